@@ -1,0 +1,95 @@
+// Shared by `npm run dev` and `npm run bench`: run wrangler, wait for the worker, seed an account.
+import { spawn, spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+
+const require = createRequire(import.meta.url);
+export const root = path.join(import.meta.dirname, "..", "..");
+const wranglerBin = path.join(path.dirname(require.resolve("wrangler/package.json")), "bin", "wrangler.js");
+
+/** .dev.vars holds local secrets; a fresh clone gets the committed development values. */
+export function ensureDevVars() {
+  const target = path.join(root, ".dev.vars");
+  if (!existsSync(target)) copyFileSync(path.join(root, ".dev.vars.example"), target);
+  const vars = {};
+  for (const line of readFileSync(target, "utf8").split("\n")) {
+    const match = /^\s*([A-Z_]+)\s*=\s*"?(.*?)"?\s*$/.exec(line);
+    if (match) vars[match[1]] = match[2];
+  }
+  return vars;
+}
+
+export function wrangler(args, options = {}) {
+  return spawnSync(process.execPath, [wranglerBin, ...args], {
+    cwd: root,
+    stdio: "inherit",
+    env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
+    ...options,
+  });
+}
+
+export function prepare() {
+  const vars = ensureDevVars();
+  spawnSync(process.execPath, [path.join(root, "scripts", "docs-assets.mjs")], { stdio: "inherit" });
+  const migrated = wrangler(["d1", "migrations", "apply", "DB", "--local"]);
+  if (migrated.status !== 0) throw new Error("applying local D1 migrations failed");
+  return vars;
+}
+
+/** Starts `wrangler dev` on `port`; resolves once /healthz answers. */
+export async function startWorker(port, { quiet = false, vars = {} } = {}) {
+  const args = [wranglerBin, "dev", "--port", String(port), "--ip", "127.0.0.1"];
+  for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    stdio: quiet ? "ignore" : "inherit",
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let attempt = 0; attempt < 240; attempt++) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited with ${child.exitCode}`);
+    try {
+      const response = await fetch(`${base}/healthz`);
+      if (response.ok) return { child, base };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  child.kill();
+  throw new Error("wrangler dev did not become ready in 120 s");
+}
+
+export async function adminCall(base, adminToken, method, route, body) {
+  const response = await fetch(`${base}/internal/admin${route}`, {
+    method,
+    headers: { Authorization: `Bearer ${adminToken}`, "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const payload = await response.json();
+  if (!response.ok) throw new Error(`${method} ${route}: ${response.status} ${JSON.stringify(payload)}`);
+  return payload;
+}
+
+/**
+ * An account with an API key. The token is kept in .wrangler/ (git-ignored) so later runs print the
+ * same key; a key that no longer works is replaced.
+ */
+export async function ensureAccount(base, adminToken, { email, plan, balance_usd, limits, file }) {
+  const stateFile = path.join(root, ".wrangler", file);
+  if (existsSync(stateFile)) {
+    const saved = JSON.parse(readFileSync(stateFile, "utf8"));
+    const check = await fetch(`${base}/v1/users/me`, { headers: { Authorization: `Bearer ${saved.token}` } });
+    if (check.ok) return saved;
+  }
+  const found = await adminCall(base, adminToken, "GET", `/accounts?email=${encodeURIComponent(email)}`);
+  const account =
+    found.data[0] ?? (await adminCall(base, adminToken, "POST", "/accounts", { email, plan, balance_usd }));
+  if (limits) await adminCall(base, adminToken, "PATCH", `/accounts/${account.id}`, { limits });
+  const key = await adminCall(base, adminToken, "POST", `/accounts/${account.id}/api-keys`, {});
+  const saved = { accountId: account.id, email, token: key.token };
+  mkdirSync(path.dirname(stateFile), { recursive: true });
+  writeFileSync(stateFile, JSON.stringify(saved, null, 2));
+  return saved;
+}

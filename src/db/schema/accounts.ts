@@ -1,0 +1,120 @@
+import { sql } from "drizzle-orm";
+import { check, index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+export const plans = ["trial", "pay-as-you-go", "starter", "pro", "business", "enterprise"] as const;
+export type Plan = (typeof plans)[number];
+
+export const kycStatuses = ["not-submitted", "pending", "approved", "rejected"] as const;
+export type KycStatus = (typeof kycStatuses)[number];
+
+export const products = ["residential", "mobile", "isp"] as const;
+export type Product = (typeof products)[number];
+
+export interface BillingAddress {
+  line1: string;
+  line2?: string | null;
+  city: string;
+  state?: string | null;
+  postal_code?: string | null;
+  country: string;
+}
+
+/** Per-account overrides of plan limits (enterprise / custom plans). */
+export interface LimitOverrides {
+  api_burst_per_min?: number;
+  api_daily?: number | null;
+  concurrent?: Partial<Record<Product, number>>;
+  rps?: Partial<Record<Product, number>>;
+}
+
+const inList = (column: string, values: readonly string[]) =>
+  sql.raw(`${column} IN (${values.map((v) => `'${v}'`).join(", ")})`);
+
+export const accounts = sqliteTable(
+  "accounts",
+  {
+    id: text("id").primaryKey(),
+    email: text("email").notNull().unique(),
+    company: text("company"),
+    plan: text("plan", { enum: plans }).notNull(),
+    kycStatus: text("kyc_status", { enum: kycStatuses }).notNull().default("not-submitted"),
+    riskReview: integer("risk_review", { mode: "boolean" }).notNull().default(false),
+    // Money in integer minor units; the CHECK makes a negative balance impossible whatever the code does.
+    balanceMinor: integer("balance_minor").notNull().default(0),
+    currency: text("currency").notNull().default("USD"),
+    billingAddress: text("billing_address", { mode: "json" }).$type<BillingAddress>(),
+    taxId: text("tax_id"),
+    defaultCurrency: text("default_currency").notNull().default("USD"),
+    notificationEmail: text("notification_email"),
+    limits: text("limits", { mode: "json" }).$type<LimitOverrides>(),
+    mfaEnabled: integer("mfa_enabled", { mode: "boolean" }).notNull().default(false),
+    mfaSecretSealed: text("mfa_secret_sealed"),
+    mfaPendingSecretSealed: text("mfa_pending_secret_sealed"),
+    // The last TOTP time step accepted: a code is good once.
+    mfaLastStep: integer("mfa_last_step"),
+    lastLoginAt: integer("last_login_at"),
+    lastLoginIp: text("last_login_ip"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    check("accounts_balance_non_negative", sql`${t.balanceMinor} >= 0`),
+    check("accounts_plan_known", inList("plan", plans)),
+    check("accounts_kyc_known", inList("kyc_status", kycStatuses)),
+  ],
+);
+
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
+    tokenHash: text("token_hash").notNull().unique(),
+    // First characters of the token, safe to show in dashboards to tell keys apart.
+    tokenHint: text("token_hint").notNull(),
+    // null = every product.
+    products: text("products", { mode: "json" }).$type<Product[]>(),
+    createdAt: integer("created_at").notNull(),
+    revokedAt: integer("revoked_at"),
+  },
+  (t) => [index("api_keys_account").on(t.accountId)],
+);
+
+export const mfaRecoveryCodes = sqliteTable(
+  "mfa_recovery_codes",
+  {
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
+    codeHash: text("code_hash").notNull(),
+    // Codes of an enrollment that is not verified yet stay pending until the first TOTP code.
+    pending: integer("pending", { mode: "boolean" }).notNull(),
+    usedAt: integer("used_at"),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.codeHash] })],
+);
+
+export type AccountRow = typeof accounts.$inferSelect;
+export type ApiKeyRow = typeof apiKeys.$inferSelect;
+
+/**
+ * Every movement of money. The account's balance always equals the sum of its entries:
+ * both are written in the same D1 batch.
+ */
+export const ledgerEntries = sqliteTable(
+  "ledger_entries",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
+    // Signed minor units: credits positive, debits negative.
+    amountMinor: integer("amount_minor").notNull(),
+    reason: text("reason").notNull(),
+    reference: text("reference"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("ledger_entries_account").on(t.accountId, t.id)],
+);

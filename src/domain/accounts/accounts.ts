@@ -1,0 +1,173 @@
+import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import {
+  type AccountRow,
+  accounts,
+  type BillingAddress,
+  type KycStatus,
+  type LimitOverrides,
+  ledgerEntries,
+  type Plan,
+} from "../../db/schema";
+import { MINUTE, now } from "../../platform/clock";
+import { ApiError } from "../../platform/errors";
+import { newId } from "../../platform/ids";
+import type { Minor } from "../../platform/money";
+import { billingAddressProblem, normalizeTaxId, taxIdProblem } from "./tax-jurisdiction";
+
+export async function findAccount(db: Database, accountId: string): Promise<AccountRow> {
+  const account = await db.select().from(accounts).where(eq(accounts.id, accountId)).get();
+  if (!account) throw new ApiError("not_found", "No account with this id exists.");
+  return account;
+}
+
+export interface NewAccount {
+  email: string;
+  plan: Plan;
+  company: string | null;
+  kycStatus: KycStatus;
+  balanceMinor: Minor;
+}
+
+export async function createAccount(db: Database, input: NewAccount): Promise<AccountRow> {
+  await assertEmailFree(db, input.email);
+  const at = now();
+  const id = newId("account", at);
+  const insert = db.insert(accounts).values({
+    id,
+    email: input.email,
+    plan: input.plan,
+    company: input.company,
+    kycStatus: input.kycStatus,
+    createdAt: at,
+    updatedAt: at,
+  });
+  try {
+    if (input.balanceMinor > 0) {
+      await db.batch([insert, ...creditStatements(db, id, input.balanceMinor, "initial_credit", null, at)]);
+    } else {
+      await insert;
+    }
+  } catch (error) {
+    // Two concurrent creations with one email: the UNIQUE index decides.
+    if (String(error).includes("UNIQUE")) throw new ApiError("email_in_use");
+    throw error;
+  }
+  return findAccount(db, id);
+}
+
+async function assertEmailFree(db: Database, email: string, exceptAccountId?: string): Promise<void> {
+  const holder = await db.select({ id: accounts.id }).from(accounts).where(eq(accounts.email, email)).get();
+  if (holder && holder.id !== exceptAccountId) throw new ApiError("email_in_use");
+}
+
+/** A credit: one ledger entry and the balance change, atomically. */
+function creditStatements(
+  db: Database,
+  accountId: string,
+  amount: Minor,
+  reason: string,
+  reference: string | null,
+  at: number,
+) {
+  return [
+    db
+      .insert(ledgerEntries)
+      .values({ id: newId("ledgerEntry", at), accountId, amountMinor: amount, reason, reference, createdAt: at }),
+    db
+      .update(accounts)
+      .set({ balanceMinor: sql`${accounts.balanceMinor} + ${amount}`, updatedAt: at })
+      .where(eq(accounts.id, accountId)),
+  ] as const;
+}
+
+export async function creditAccount(
+  db: Database,
+  accountId: string,
+  amount: Minor,
+  reason: string,
+): Promise<AccountRow> {
+  await findAccount(db, accountId);
+  await db.batch([...creditStatements(db, accountId, amount, reason, null, now())]);
+  return findAccount(db, accountId);
+}
+
+/** Fields the account holder may change (spec §2.1). */
+export interface ProfilePatch {
+  company?: string | null;
+  billing_address?: BillingAddress | null;
+  tax_id?: string | null;
+  default_currency?: string;
+  notification_email?: string | null;
+}
+
+/** Throws `invalid_billing_address` when the patch would leave address or tax id failing jurisdiction rules. */
+export function validateProfilePatch(account: AccountRow, patch: ProfilePatch): void {
+  const address = patch.billing_address === undefined ? account.billingAddress : patch.billing_address;
+  if (patch.billing_address) {
+    const problem = billingAddressProblem(patch.billing_address);
+    if (problem) throw new ApiError("invalid_billing_address", problem);
+  }
+  const taxId = patch.tax_id === undefined ? account.taxId : patch.tax_id;
+  if (taxId && (patch.tax_id !== undefined || patch.billing_address !== undefined)) {
+    const problem = taxIdProblem(taxId, address?.country ?? null);
+    if (problem) throw new ApiError("invalid_billing_address", problem);
+  }
+}
+
+export async function updateProfile(db: Database, account: AccountRow, patch: ProfilePatch): Promise<AccountRow> {
+  validateProfilePatch(account, patch);
+  const changes: Partial<typeof accounts.$inferInsert> = { updatedAt: now() };
+  if (patch.company !== undefined) changes.company = patch.company;
+  if (patch.billing_address !== undefined) changes.billingAddress = patch.billing_address;
+  if (patch.tax_id !== undefined) changes.taxId = patch.tax_id === null ? null : normalizeTaxId(patch.tax_id);
+  if (patch.default_currency !== undefined) changes.defaultCurrency = patch.default_currency;
+  if (patch.notification_email !== undefined) changes.notificationEmail = patch.notification_email;
+  await db.update(accounts).set(changes).where(eq(accounts.id, account.id));
+  return findAccount(db, account.id);
+}
+
+/** Fields operators may change through the admin API. */
+export interface AdminAccountPatch {
+  plan?: Plan;
+  kyc_status?: KycStatus;
+  email?: string;
+  risk_review?: boolean;
+  company?: string | null;
+  limits?: LimitOverrides | null;
+}
+
+export async function adminUpdateAccount(
+  db: Database,
+  accountId: string,
+  patch: AdminAccountPatch,
+): Promise<AccountRow> {
+  await findAccount(db, accountId);
+  if (patch.email !== undefined) await assertEmailFree(db, patch.email, accountId);
+  const changes: Partial<typeof accounts.$inferInsert> = { updatedAt: now() };
+  if (patch.plan !== undefined) changes.plan = patch.plan;
+  if (patch.kyc_status !== undefined) changes.kycStatus = patch.kyc_status;
+  if (patch.email !== undefined) changes.email = patch.email;
+  if (patch.risk_review !== undefined) changes.riskReview = patch.risk_review;
+  if (patch.company !== undefined) changes.company = patch.company;
+  if (patch.limits !== undefined) changes.limits = patch.limits;
+  try {
+    await db.update(accounts).set(changes).where(eq(accounts.id, accountId));
+  } catch (error) {
+    if (String(error).includes("UNIQUE")) throw new ApiError("email_in_use");
+    throw error;
+  }
+  return findAccount(db, accountId);
+}
+
+/**
+ * Records the latest authenticated call. The key's guard asks for this at most once a minute;
+ * the WHERE clause keeps several keys of one account from writing more often than that.
+ */
+export async function recordLogin(db: Database, accountId: string, ip: string | null): Promise<void> {
+  const at = now();
+  await db
+    .update(accounts)
+    .set({ lastLoginAt: at, lastLoginIp: ip })
+    .where(and(eq(accounts.id, accountId), or(isNull(accounts.lastLoginAt), lt(accounts.lastLoginAt, at - MINUTE))));
+}

@@ -1,0 +1,148 @@
+import { and, eq, isNull, lt, or } from "drizzle-orm";
+import * as OTPAuth from "otpauth";
+import type { Database } from "../../db/client";
+import { type AccountRow, accounts, mfaRecoveryCodes } from "../../db/schema";
+import { now } from "../../platform/clock";
+import { randomString, seal, sha256Hex, unseal } from "../../platform/crypto";
+import { ApiError } from "../../platform/errors";
+
+const ISSUER = "Proxy Account API";
+const PERIOD_SECONDS = 30;
+/** Codes one time step early or late are accepted (clock drift). */
+const DRIFT_STEPS = 1;
+export const RECOVERY_CODE_COUNT = 10;
+const RECOVERY_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789";
+
+export interface Enrollment {
+  method: "totp";
+  secret: string;
+  otpauth_uri: string;
+  recovery_codes: string[];
+}
+
+function totpFor(secretBase32: string, label: string): OTPAuth.TOTP {
+  return new OTPAuth.TOTP({
+    issuer: ISSUER,
+    label,
+    algorithm: "SHA1",
+    digits: 6,
+    period: PERIOD_SECONDS,
+    secret: OTPAuth.Secret.fromBase32(secretBase32),
+  });
+}
+
+/**
+ * Starts a TOTP enrollment: a new secret and recovery codes, both pending until the
+ * first valid code is verified. An enabled factor stays in force until then.
+ */
+export async function enrollTotp(db: Database, sealingKey: string, account: AccountRow): Promise<Enrollment> {
+  const secret = new OTPAuth.Secret({ size: 20 }).base32;
+  const codes = Array.from({ length: RECOVERY_CODE_COUNT }, () => {
+    const raw = randomString(10, RECOVERY_ALPHABET);
+    return `${raw.slice(0, 5)}-${raw.slice(5)}`;
+  });
+  const hashes = await Promise.all(codes.map(sha256Hex));
+  await db.batch([
+    db
+      .update(accounts)
+      .set({ mfaPendingSecretSealed: await seal(secret, sealingKey), updatedAt: now() })
+      .where(eq(accounts.id, account.id)),
+    db
+      .delete(mfaRecoveryCodes)
+      .where(and(eq(mfaRecoveryCodes.accountId, account.id), eq(mfaRecoveryCodes.pending, true))),
+    db.insert(mfaRecoveryCodes).values(hashes.map((codeHash) => ({ accountId: account.id, codeHash, pending: true }))),
+  ]);
+  return { method: "totp", secret, otpauth_uri: totpFor(secret, account.email).toString(), recovery_codes: codes };
+}
+
+/** Confirms a pending enrollment with a code from the authenticator: MFA is then enabled. */
+export async function verifyEnrollment(
+  db: Database,
+  sealingKey: string,
+  account: AccountRow,
+  code: string,
+): Promise<void> {
+  if (!account.mfaPendingSecretSealed) {
+    throw new ApiError("invalid_request", "No MFA enrollment is pending: POST /v1/users/me/security/mfa first.");
+  }
+  const secret = await unseal(account.mfaPendingSecretSealed, sealingKey);
+  const step = matchingStep(secret, account.email, code);
+  if (step === null) throw new ApiError("mfa_required", "The code does not match the pending enrollment.");
+  await db.batch([
+    db
+      .update(accounts)
+      .set({
+        mfaEnabled: true,
+        mfaSecretSealed: account.mfaPendingSecretSealed,
+        mfaPendingSecretSealed: null,
+        mfaLastStep: step,
+        updatedAt: now(),
+      })
+      .where(eq(accounts.id, account.id)),
+    db
+      .delete(mfaRecoveryCodes)
+      .where(and(eq(mfaRecoveryCodes.accountId, account.id), eq(mfaRecoveryCodes.pending, false))),
+    db.update(mfaRecoveryCodes).set({ pending: false }).where(eq(mfaRecoveryCodes.accountId, account.id)),
+  ]);
+}
+
+export async function disableMfa(db: Database, accountId: string): Promise<void> {
+  await db.batch([
+    db
+      .update(accounts)
+      .set({
+        mfaEnabled: false,
+        mfaSecretSealed: null,
+        mfaPendingSecretSealed: null,
+        mfaLastStep: null,
+        updatedAt: now(),
+      })
+      .where(eq(accounts.id, accountId)),
+    db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.accountId, accountId)),
+  ]);
+}
+
+/**
+ * Checks a second factor: a current TOTP code (each accepted once) or an unused recovery code.
+ * Both are consumed with a conditional UPDATE, so two concurrent uses of one code cannot both pass.
+ */
+export async function consumeMfaCode(
+  db: Database,
+  sealingKey: string,
+  account: AccountRow,
+  code: string,
+): Promise<boolean> {
+  if (!account.mfaEnabled || !account.mfaSecretSealed) return false;
+  const trimmed = code.trim();
+  if (/^\d{6}$/.test(trimmed)) {
+    const step = matchingStep(await unseal(account.mfaSecretSealed, sealingKey), account.email, trimmed);
+    if (step === null) return false;
+    const updated = await db
+      .update(accounts)
+      .set({ mfaLastStep: step })
+      .where(and(eq(accounts.id, account.id), or(isNull(accounts.mfaLastStep), lt(accounts.mfaLastStep, step))))
+      .returning({ id: accounts.id });
+    return updated.length === 1;
+  }
+  const used = await db
+    .update(mfaRecoveryCodes)
+    .set({ usedAt: now() })
+    .where(
+      and(
+        eq(mfaRecoveryCodes.accountId, account.id),
+        eq(mfaRecoveryCodes.codeHash, await sha256Hex(trimmed.toLowerCase())),
+        eq(mfaRecoveryCodes.pending, false),
+        isNull(mfaRecoveryCodes.usedAt),
+      ),
+    )
+    .returning({ accountId: mfaRecoveryCodes.accountId });
+  return used.length === 1;
+}
+
+/** The time step a code belongs to (within the allowed drift), or null. */
+function matchingStep(secret: string, label: string, code: string): number | null {
+  const timestamp = now();
+  const delta = totpFor(secret, label).validate({ token: code.trim(), timestamp, window: DRIFT_STEPS });
+  if (delta === null) return null;
+  return Math.floor(timestamp / 1000 / PERIOD_SECONDS) + delta;
+}

@@ -1,0 +1,83 @@
+import type { LimitOverrides, Plan, Product } from "../db/schema";
+
+export interface ApiRateLimits {
+  /** Requests per rolling 60 seconds. */
+  perMinute: number;
+  /** Requests per rolling 24 hours; null = unlimited. */
+  perDay: number | null;
+}
+
+export interface PlanLimits {
+  api: ApiRateLimits;
+  /** Gateway concurrent connections per sub-user (spec §8.2); ISP has per-IP limits only. */
+  concurrent: Record<Exclude<Product, "isp">, number>;
+  /** Gateway requests per rolling second per sub-user (spec §8.3). */
+  rps: Record<Exclude<Product, "isp">, number>;
+}
+
+const trial: PlanLimits = {
+  api: { perMinute: 30, perDay: 1_000 },
+  concurrent: { residential: 25, mobile: 10 },
+  rps: { residential: 50, mobile: 25 },
+};
+const starter: PlanLimits = {
+  api: { perMinute: 60, perDay: 10_000 },
+  concurrent: { residential: 200, mobile: 50 },
+  rps: { residential: 200, mobile: 100 },
+};
+const pro: PlanLimits = {
+  api: { perMinute: 600, perDay: null },
+  concurrent: { residential: 600, mobile: 200 },
+  rps: { residential: 1_000, mobile: 500 },
+};
+const business: PlanLimits = {
+  api: { perMinute: 1_200, perDay: null },
+  concurrent: { residential: 2_000, mobile: 500 },
+  rps: { residential: 3_000, mobile: 1_500 },
+};
+
+/**
+ * Spec §8 limits per plan. `pay-as-you-go` has no row in the spec's tables and uses Starter's;
+ * `enterprise` is "custom": Business values unless the account carries overrides (docs/decisions.md).
+ */
+export const planLimits: Record<Plan, PlanLimits> = {
+  trial,
+  "pay-as-you-go": starter,
+  starter,
+  pro,
+  business,
+  enterprise: business,
+};
+
+/** Plans in ascending order, for "this plan or above" gates. */
+const planRank: Record<Plan, number> = {
+  trial: 0,
+  "pay-as-you-go": 1,
+  starter: 2,
+  pro: 3,
+  business: 4,
+  enterprise: 5,
+};
+
+export function planAtLeast(plan: Plan, minimum: Plan): boolean {
+  return planRank[plan] >= planRank[minimum];
+}
+
+/** The limits in force for an account: its plan's, with the account's overrides on top. */
+export function effectiveLimits(plan: Plan, overrides: LimitOverrides | null | undefined): PlanLimits {
+  const base = planLimits[plan];
+  if (!overrides) return base;
+  return {
+    api: {
+      perMinute: overrides.api_burst_per_min ?? base.api.perMinute,
+      perDay: overrides.api_daily === undefined ? base.api.perDay : overrides.api_daily,
+    },
+    concurrent: { ...base.concurrent, ...withoutIsp(overrides.concurrent) },
+    rps: { ...base.rps, ...withoutIsp(overrides.rps) },
+  };
+}
+
+function withoutIsp(values: Partial<Record<Product, number>> | undefined) {
+  const { isp: _isp, ...rest } = values ?? {};
+  return rest;
+}

@@ -1,0 +1,24 @@
+import { createApp } from "./app";
+import { ApiError, errorBody } from "./platform/errors";
+import { newId } from "./platform/ids";
+import { logError } from "./platform/logger";
+
+export { ApiKeyGuard } from "../durable-objects";
+
+const app = createApp();
+
+export default {
+  async fetch(request, env, ctx) {
+    try {
+      return await app.fetch(request, env, ctx);
+    } catch (error) {
+      // Hono hands only Error instances to the app's error handler; this catches any other throw.
+      const requestId = newId("request");
+      logError("unhandled_throw", { request_id: requestId }, error);
+      return Response.json(errorBody(new ApiError("internal_error"), requestId), {
+        status: 500,
+        headers: { "X-Request-Id": requestId },
+      });
+    }
+  },
+} satisfies ExportedHandler<Cloudflare.Env>;

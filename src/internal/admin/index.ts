@@ -1,0 +1,15 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../env";
+import { internalAuth } from "../../middleware/internal-auth";
+import { validationHook } from "../../platform/validation";
+import { adminAccountRoutes } from "./accounts";
+import { adminApiKeyRoutes } from "./api-keys";
+
+/** The operators' and dashboard's API, outside `/v1`, behind ADMIN_TOKEN. */
+export function adminApp(): OpenAPIHono<AppEnv> {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  app.use("*", internalAuth("ADMIN_TOKEN"));
+  adminAccountRoutes(app);
+  adminApiKeyRoutes(app);
+  return app;
+}

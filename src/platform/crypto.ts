@@ -1,0 +1,87 @@
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const encoder = new TextEncoder();
+
+/** A uniformly random string over `alphabet` (rejection sampling, no modulo bias). */
+export function randomString(length: number, alphabet = BASE62): string {
+  const limit = 256 - (256 % alphabet.length);
+  let out = "";
+  while (out.length < length) {
+    for (const byte of crypto.getRandomValues(new Uint8Array(length * 2))) {
+      if (byte < limit) out += alphabet[byte % alphabet.length];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+export function toHex(bytes: ArrayBuffer | Uint8Array): string {
+  return [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * SHA-256 hex digest. The standard hash for high-entropy generated secrets
+ * (API keys, generated passwords, recovery codes): a brute force over their
+ * entropy is infeasible, so a slow KDF would only add latency.
+ */
+export async function sha256Hex(value: string): Promise<string> {
+  return toHex(await crypto.subtle.digest("SHA-256", encoder.encode(value)));
+}
+
+/** Constant-time comparison of two strings of any length (compares their digests). */
+export async function timingSafeEqual(a: string, b: string): Promise<boolean> {
+  const [da, db] = await Promise.all([
+    crypto.subtle.digest("SHA-256", encoder.encode(a)),
+    crypto.subtle.digest("SHA-256", encoder.encode(b)),
+  ]);
+  return crypto.subtle.timingSafeEqual(da, db);
+}
+
+function base64ToBytes(value: string): Uint8Array<ArrayBuffer> {
+  return Uint8Array.from(atob(value), (c) => c.charCodeAt(0));
+}
+
+function bytesToBase64(bytes: Uint8Array): string {
+  return btoa(String.fromCharCode(...bytes));
+}
+
+export function base64UrlEncode(value: string): string {
+  return bytesToBase64(encoder.encode(value)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+export function base64UrlDecode(value: string): string {
+  const padded = value.replace(/-/g, "+").replace(/_/g, "/") + "=".repeat((4 - (value.length % 4)) % 4);
+  return new TextDecoder().decode(base64ToBytes(padded));
+}
+
+const sealingKeys = new Map<string, Promise<CryptoKey>>();
+
+function sealingKey(secret: string): Promise<CryptoKey> {
+  let key = sealingKeys.get(secret);
+  if (!key) {
+    key = crypto.subtle.importKey("raw", base64ToBytes(secret), "AES-GCM", false, ["encrypt", "decrypt"]);
+    sealingKeys.set(secret, key);
+  }
+  return key;
+}
+
+/** Encrypts a secret that must be read back later (e.g. a TOTP seed) with AES-256-GCM. */
+export async function seal(plaintext: string, sealingSecret: string): Promise<string> {
+  const iv = crypto.getRandomValues(new Uint8Array(12));
+  const cipher = await crypto.subtle.encrypt(
+    { name: "AES-GCM", iv },
+    await sealingKey(sealingSecret),
+    encoder.encode(plaintext),
+  );
+  return `v1.${bytesToBase64(iv)}.${bytesToBase64(new Uint8Array(cipher))}`;
+}
+
+export async function unseal(sealed: string, sealingSecret: string): Promise<string> {
+  const [version, iv, cipher] = sealed.split(".");
+  if (version !== "v1" || !iv || !cipher) throw new Error("Unsupported sealed value");
+  const plain = await crypto.subtle.decrypt(
+    { name: "AES-GCM", iv: base64ToBytes(iv) },
+    await sealingKey(sealingSecret),
+    base64ToBytes(cipher),
+  );
+  return new TextDecoder().decode(plain);
+}

@@ -1,0 +1,90 @@
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+/**
+ * The one catalogue of error codes. Every error the API returns is one of these,
+ * with exactly this status. The OpenAPI error responses are generated from it too.
+ */
+export const errorCatalogue = {
+  // Platform
+  invalid_json: { status: 400, message: "The request body is not valid JSON." },
+  unauthorized: { status: 401, message: "A valid API key is required: send `Authorization: Bearer <API_KEY>`." },
+  feature_not_in_plan: { status: 403, message: "This feature is not included in the account's plan." },
+  mfa_required: { status: 403, message: "This action requires a valid MFA code in the X-MFA-Code header." },
+  subuser_scope_mismatch: { status: 403, message: "The API key's product scope does not cover this sub-user." },
+  not_found: { status: 404, message: "The requested resource does not exist." },
+  method_not_allowed: { status: 405, message: "The method is not allowed on this resource." },
+  idempotency_key_in_use: {
+    status: 409,
+    message: "A request with this Idempotency-Key is still being processed; retry later.",
+  },
+  invalid_request: { status: 422, message: "The request is invalid." },
+  idempotency_key_reused: {
+    status: 422,
+    message: "This Idempotency-Key was already used with a different request.",
+  },
+  rate_limited: { status: 429, message: "API rate limit exceeded; retry after the time in Retry-After." },
+  internal_error: { status: 500, message: "An internal error occurred. Quote the request_id when contacting support." },
+
+  // Spec §7
+  invalid_cron: { status: 422, message: "The schedule is not a valid 5-field cron expression." },
+  destination_unreachable: { status: 422, message: "The webhook destination failed the pre-flight check." },
+  downgrade_below_usage: { status: 409, message: "Cannot downgrade below the usage of the current period." },
+  already_subscribed: { status: 409, message: "A subscription already exists for this product and plan." },
+  unknown_plan: { status: 422, message: "The plan tier does not exist for this product." },
+  insufficient_balance: { status: 409, message: "The balance cannot cover this order." },
+  kyc_required: { status: 409, message: "The account is under risk review; complete KYC to continue." },
+  insufficient_inventory: { status: 422, message: "Not enough IPs are available in the requested geo or ASN." },
+  quantity_out_of_range: { status: 422, message: "ISP quantity must be between 5 and 5000." },
+  label_taken: { status: 409, message: "The label is used by another sub-user." },
+  over_plan_limit: { status: 422, message: "The value is above the plan's limit." },
+  subuser_not_found: { status: 404, message: "No sub-user with this id exists." },
+  already_whitelisted: { status: 409, message: "This IP or CIDR is already on this whitelist." },
+  invalid_cidr: { status: 422, message: "IPv4 blocks may be at most /24 and IPv6 blocks at most /64." },
+  over_limit: { status: 422, message: "This whitelist scope already holds the maximum of 50 entries." },
+  email_in_use: { status: 409, message: "This email address is already on file." },
+  invalid_billing_address: { status: 422, message: "The billing address failed tax-jurisdiction validation." },
+  session_not_found: { status: 404, message: "The session expired or never existed." },
+  range_too_wide: { status: 422, message: "The range from..to may span at most 90 days." },
+  invalid_group_by: { status: 422, message: "Unknown group_by value." },
+} as const satisfies Record<string, { status: ContentfulStatusCode; message: string }>;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+export interface FieldProblem {
+  field: string;
+  message: string;
+}
+
+/** The one error type. Throw it anywhere; the app's error handler renders it. */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: ContentfulStatusCode;
+  readonly details?: FieldProblem[];
+  readonly headers?: Record<string, string>;
+
+  constructor(
+    code: ErrorCode,
+    message?: string,
+    extra: { details?: FieldProblem[]; headers?: Record<string, string> } = {},
+  ) {
+    super(message ?? errorCatalogue[code].message);
+    this.name = "ApiError";
+    this.code = code;
+    this.status = errorCatalogue[code].status;
+    this.details = extra.details;
+    this.headers = extra.headers;
+  }
+}
+
+export interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+  request_id: string;
+  details?: FieldProblem[];
+}
+
+export function errorBody(error: ApiError, requestId: string): ErrorBody {
+  const body: ErrorBody = { code: error.code, message: error.message, request_id: requestId };
+  if (error.details) body.details = error.details;
+  return body;
+}

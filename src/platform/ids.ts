@@ -1,0 +1,33 @@
+import { monotonicFactory } from "ulid";
+
+/** Resource id prefixes (spec §1), plus the platform's own (`key_`, `wl_`). */
+export const idPrefixes = {
+  account: "usr",
+  apiKey: "key",
+  subuser: "sub",
+  batch: "bat",
+  order: "ord",
+  subscription: "sbn",
+  session: "ses",
+  request: "req",
+  report: "rep",
+  run: "run",
+  ledgerEntry: "led",
+  whitelist: "wl",
+} as const;
+
+export type IdKind = keyof typeof idPrefixes;
+export type IdPrefix = (typeof idPrefixes)[IdKind];
+
+const nextUlid = monotonicFactory();
+
+/** `usr_01J…`: a ULID (monotonic within a millisecond) behind the resource's prefix. */
+export function newId(kind: IdKind, time?: number): string {
+  return `${idPrefixes[kind]}_${nextUlid(time)}`;
+}
+
+const ulidPattern = "[0-9A-HJKMNP-TV-Z]{26}";
+
+export function isId(kind: IdKind, value: string): boolean {
+  return new RegExp(`^${idPrefixes[kind]}_${ulidPattern}$`).test(value);
+}

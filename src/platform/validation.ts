@@ -1,0 +1,32 @@
+import type { ZodError } from "zod";
+import { ApiError, type FieldProblem } from "./errors";
+
+type Target = "json" | "query" | "param" | "header" | "cookie" | "form";
+
+/** Turns every zod issue into a field problem: `billing_address.country`, `limit`, `body`. */
+export function fieldProblems(error: ZodError, target: Target): FieldProblem[] {
+  return error.issues.flatMap((issue) => {
+    const base = issue.path.map(String).join(".");
+    if (issue.code === "unrecognized_keys") {
+      return issue.keys.map((key) => ({
+        field: base ? `${base}.${key}` : key,
+        message: "is not a recognised field",
+      }));
+    }
+    return [{ field: base || (target === "json" ? "body" : target), message: issue.message }];
+  });
+}
+
+export function invalidRequest(details: FieldProblem[]): ApiError {
+  const [first] = details;
+  const more = details.length > 1 ? ` (and ${details.length - 1} more problem${details.length > 2 ? "s" : ""})` : "";
+  const message = first ? `${first.field}: ${first.message}${more}` : "The request is invalid.";
+  return new ApiError("invalid_request", message, { details });
+}
+
+/** The validation hook of every router: a failed schema is a 422 `invalid_request` naming each field. */
+export function validationHook(
+  result: { target: string } & ({ success: true } | { success: false; error: ZodError }),
+): void {
+  if (!result.success) throw invalidRequest(fieldProblems(result.error, result.target as Target));
+}

@@ -1,0 +1,20 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import { database } from "../../db/client";
+import { findAccount } from "../../domain/accounts/accounts";
+import type { AppEnv } from "../../env";
+import { apiRoute, jsonContent } from "../../platform/openapi";
+import { accountSchema, presentAccount } from "../../schemas/account";
+
+export const route = apiRoute({
+  method: "get",
+  path: "/users/me",
+  tags: ["Account"],
+  summary: "Get the account",
+  description: "The account that owns the API key, with its prepaid balance.",
+  responses: { 200: jsonContent(accountSchema, "The account.") },
+});
+
+export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+  const account = await findAccount(database(c.env.DB), c.var.principal.accountId);
+  return c.json(presentAccount(account), 200);
+};

@@ -10,6 +10,8 @@ export function logInfo(event: string, fields: LogFields): void {
 
 export function logError(event: string, fields: LogFields, error: unknown): void {
   const detail =
-    error instanceof Error ? { error: error.name, error_message: error.message } : { error: String(error) };
+    error instanceof Error
+      ? { error: error.name, error_message: error.message }
+      : { error: error?.constructor?.name ?? typeof error, error_message: (error as { message?: string })?.message };
   console.error(JSON.stringify({ level: "error", event, ...fields, ...detail }));
 }

@@ -52,7 +52,6 @@ const idempotencyHeader = z.object({
     .string()
     .optional()
     .openapi({
-      param: { name: "Idempotency-Key", in: "header" },
       description: "Up to 64 characters. Retries with the same key replay the first response for 24 hours.",
       example: "order-2026-11-21-0001",
     }),

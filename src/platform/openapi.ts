@@ -48,13 +48,10 @@ const writeErrors = [
 ] as const satisfies ErrorCode[];
 
 const idempotencyHeader = z.object({
-  "idempotency-key": z
-    .string()
-    .optional()
-    .openapi({
-      description: "Up to 64 characters. Retries with the same key replay the first response for 24 hours.",
-      example: "order-2026-11-21-0001",
-    }),
+  "idempotency-key": z.string().optional().openapi({
+    description: "Up to 64 characters. Retries with the same key replay the first response for 24 hours.",
+    example: "order-2026-11-21-0001",
+  }),
 });
 
 type ApiRouteConfig = RouteConfig & { errors?: readonly ErrorCode[] };

@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { ApiKeyGuard } from "../../durable-objects/api-key-guard";
 import { apiKeyGuard } from "../../durable-objects";
+import type { ApiKeyGuard } from "../../durable-objects/api-key-guard";
 import { sha256Hex } from "../../src/platform/crypto";
 import { createAccount } from "../helpers/accounts";
 import { call, env, json } from "../helpers/http";
@@ -33,9 +33,17 @@ describe("Idempotency-Key (spec §8.5)", () => {
   it("refuses the same key with a different body or path with 422 idempotency_key_reused, without side effects", async () => {
     const account = await createAccount({ company: "Before" });
     const key = "patch-1";
-    const first = await call("PATCH", "/v1/users/me", { token: account.token, body: { company: "After" }, headers: { "Idempotency-Key": key } });
+    const first = await call("PATCH", "/v1/users/me", {
+      token: account.token,
+      body: { company: "After" },
+      headers: { "Idempotency-Key": key },
+    });
     expect(first.status).toBe(200);
-    const otherBody = await call("PATCH", "/v1/users/me", { token: account.token, body: { company: "Other" }, headers: { "Idempotency-Key": key } });
+    const otherBody = await call("PATCH", "/v1/users/me", {
+      token: account.token,
+      body: { company: "Other" },
+      headers: { "Idempotency-Key": key },
+    });
     expect(otherBody.status).toBe(422);
     expect((await json(otherBody)).code).toBe("idempotency_key_reused");
     const otherPath = await enroll(account.token, key);
@@ -95,7 +103,11 @@ describe("Idempotency-Key (spec §8.5)", () => {
     const invalid = await enroll(account.token, "fix-me", { method: "sms" });
     expect(invalid.status).toBe(422);
     expect((await json(invalid)).code).toBe("invalid_request");
-    const malformed = await call("POST", ENROLL, { token: account.token, body: "{", headers: { "Idempotency-Key": "fix-me" } });
+    const malformed = await call("POST", ENROLL, {
+      token: account.token,
+      body: "{",
+      headers: { "Idempotency-Key": "fix-me" },
+    });
     expect(malformed.status).toBe(400);
     const corrected = await enroll(account.token, "fix-me");
     expect(corrected.status).toBe(201);

@@ -102,7 +102,9 @@ describe("OpenAPI document, docs page and Postman collection", () => {
     expect(response.status).toBe(200);
     const collection = await json(response);
     expect(collection.info.schema).toContain("v2.1.0");
-    const names = collection.item.flatMap((folder: { item: Array<{ name: string }> }) => folder.item.map((i) => i.name));
+    const names = collection.item.flatMap((folder: { item: Array<{ name: string }> }) =>
+      folder.item.map((i) => i.name),
+    );
     expect(names).toContain("Get the account");
     expect(JSON.stringify(collection)).not.toContain("/internal/");
   });

@@ -1,0 +1,34 @@
+import { Hono } from "hono";
+import { describe, expect, it } from "vitest";
+import type { Plan } from "../../src/db/schema";
+import { planAtLeast } from "../../src/domain/plans";
+import type { AppEnv } from "../../src/env";
+import { requirePlan } from "../../src/middleware/gates";
+import { handleError } from "../../src/platform/error-handler";
+
+describe("plan gate", () => {
+  it("orders plans trial < pay-as-you-go < starter < pro < business < enterprise", () => {
+    expect(planAtLeast("pro", "pro")).toBe(true);
+    expect(planAtLeast("enterprise", "pro")).toBe(true);
+    expect(planAtLeast("starter", "pro")).toBe(false);
+    expect(planAtLeast("pay-as-you-go", "starter")).toBe(false);
+  });
+
+  it("answers 403 feature_not_in_plan below the minimum plan", async () => {
+    const app = new Hono<AppEnv>();
+    app.use("*", async (c, next) => {
+      c.set("requestId", "req_test");
+      c.set("principal", { keyId: "k", accountId: "a", plan: c.req.query("plan") as Plan, products: null });
+      await next();
+    });
+    app.get("/reports", (c) => {
+      requirePlan(c, "pro", "Reports");
+      return c.json({ ok: true });
+    });
+    app.onError(handleError);
+    const denied = await app.request("/reports?plan=starter");
+    expect(denied.status).toBe(403);
+    expect(await denied.json()).toMatchObject({ code: "feature_not_in_plan", request_id: "req_test" });
+    expect((await app.request("/reports?plan=pro")).status).toBe(200);
+  });
+});

@@ -41,6 +41,8 @@ export type AdmitResult =
       config: GuardConfig;
       /** True at most once a minute: the caller then records the account's last login. */
       touchLogin: boolean;
+      /** Changes whenever the account's data changes: callers may reuse an account read at the same revision. */
+      accountRevision: string;
       idempotency: IdempotencyClaim;
     };
 
@@ -61,6 +63,9 @@ export class ApiKeyGuard extends DurableObject {
   private config: GuardConfig | null = null;
   private windows!: RollingWindows;
   private lastLoginTouch = 0;
+  // A fresh epoch per instance: after a restart no cached account read can match an old revision.
+  private readonly epoch = randomString(8);
+  private accountRevision = 0;
   private lastStoragePrune = 0;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
@@ -112,8 +117,14 @@ export class ApiKeyGuard extends DurableObject {
       rate,
       config,
       touchLogin,
+      accountRevision: `${this.epoch}.${this.accountRevision}`,
       idempotency: idempotency ? this.claim(idempotency, at) : { state: "none" },
     };
+  }
+
+  /** The account's data changed (balance, profile, MFA, login): reads cached at older revisions are stale. */
+  accountChanged(): void {
+    this.accountRevision++;
   }
 
   /** Stores the finished response of a claimed key, for replay. */

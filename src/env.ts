@@ -7,6 +7,8 @@ export interface Principal {
   plan: Plan;
   /** The key's product scope; null = every product. */
   products: Product[] | null;
+  /** The guard's revision of the account's data for this request (see account-cache). */
+  accountRevision: string;
 }
 
 export interface AppEnv {

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
-import { database } from "../db/client";
 import type { AccountRow, Plan } from "../db/schema";
 import { consumeMfaCode } from "../domain/accounts/mfa";
+import { domainContext } from "../domain/context";
 import { planAtLeast } from "../domain/plans";
 import type { AppEnv } from "../env";
 import { ApiError } from "../platform/errors";
@@ -23,7 +23,7 @@ export async function requireMfa(c: Context<AppEnv>, account: AccountRow): Promi
   if (!account.mfaEnabled) return;
   const code = c.req.header(MFA_HEADER);
   if (!code) throw new ApiError("mfa_required", `This action requires an MFA code in the ${MFA_HEADER} header.`);
-  if (!(await consumeMfaCode(database(c.env.DB), c.env.SEALING_KEY, account, code))) {
+  if (!(await consumeMfaCode(domainContext(c.env), account, code))) {
     throw new ApiError("mfa_required", "The MFA code is invalid or was already used.");
   }
 }

@@ -7,6 +7,7 @@ import { database } from "../db/client";
 import type { Plan } from "../db/schema";
 import { recordLogin } from "../domain/accounts/accounts";
 import { syncGuard } from "../domain/api-keys/api-keys";
+import { domainContext } from "../domain/context";
 import type { AppEnv } from "../env";
 import { sha256Hex } from "../platform/crypto";
 import { ApiError } from "../platform/errors";
@@ -36,9 +37,10 @@ export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
     accountId: config.accountId,
     plan: config.plan as Plan,
     products: config.products as AppEnv["Variables"]["principal"]["products"],
+    accountRevision: result.accountRevision,
   });
   if (result.touchLogin) {
-    await recordLogin(database(c.env.DB), config.accountId, c.req.header("CF-Connecting-IP") ?? null);
+    await recordLogin(domainContext(c.env), config.accountId, c.req.header("CF-Connecting-IP") ?? null);
   }
 
   const claim = result.idempotency;

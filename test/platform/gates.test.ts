@@ -18,7 +18,13 @@ describe("plan gate", () => {
     const app = new Hono<AppEnv>();
     app.use("*", async (c, next) => {
       c.set("requestId", "req_test");
-      c.set("principal", { keyId: "k", accountId: "a", plan: c.req.query("plan") as Plan, products: null });
+      c.set("principal", {
+        keyId: "k",
+        accountId: "a",
+        plan: c.req.query("plan") as Plan,
+        products: null,
+        accountRevision: "r",
+      });
       await next();
     });
     app.get("/reports", (c) => {

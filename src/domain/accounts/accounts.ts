@@ -13,6 +13,9 @@ import { MINUTE, now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { newId } from "../../platform/ids";
 import type { Minor } from "../../platform/money";
+import { syncAccountGuards } from "../api-keys/api-keys";
+import type { DomainContext } from "../context";
+import { accountChanged } from "./account-cache";
 import { billingAddressProblem, normalizeTaxId, taxIdProblem } from "./tax-jurisdiction";
 
 export async function findAccount(db: Database, accountId: string): Promise<AccountRow> {
@@ -82,14 +85,15 @@ function creditStatements(
 }
 
 export async function creditAccount(
-  db: Database,
+  ctx: DomainContext,
   accountId: string,
   amount: Minor,
   reason: string,
 ): Promise<AccountRow> {
-  await findAccount(db, accountId);
-  await db.batch([...creditStatements(db, accountId, amount, reason, null, now())]);
-  return findAccount(db, accountId);
+  await findAccount(ctx.db, accountId);
+  await ctx.db.batch([...creditStatements(ctx.db, accountId, amount, reason, null, now())]);
+  await accountChanged(ctx, accountId);
+  return findAccount(ctx.db, accountId);
 }
 
 /** Fields the account holder may change (spec §2.1). */
@@ -115,7 +119,7 @@ export function validateProfilePatch(account: AccountRow, patch: ProfilePatch): 
   }
 }
 
-export async function updateProfile(db: Database, account: AccountRow, patch: ProfilePatch): Promise<AccountRow> {
+export async function updateProfile(ctx: DomainContext, account: AccountRow, patch: ProfilePatch): Promise<AccountRow> {
   validateProfilePatch(account, patch);
   const changes: Partial<typeof accounts.$inferInsert> = { updatedAt: now() };
   if (patch.company !== undefined) changes.company = patch.company;
@@ -123,8 +127,9 @@ export async function updateProfile(db: Database, account: AccountRow, patch: Pr
   if (patch.tax_id !== undefined) changes.taxId = patch.tax_id === null ? null : normalizeTaxId(patch.tax_id);
   if (patch.default_currency !== undefined) changes.defaultCurrency = patch.default_currency;
   if (patch.notification_email !== undefined) changes.notificationEmail = patch.notification_email;
-  await db.update(accounts).set(changes).where(eq(accounts.id, account.id));
-  return findAccount(db, account.id);
+  await ctx.db.update(accounts).set(changes).where(eq(accounts.id, account.id));
+  await accountChanged(ctx, account.id);
+  return findAccount(ctx.db, account.id);
 }
 
 /** Fields operators may change through the admin API. */
@@ -138,10 +143,11 @@ export interface AdminAccountPatch {
 }
 
 export async function adminUpdateAccount(
-  db: Database,
+  ctx: DomainContext,
   accountId: string,
   patch: AdminAccountPatch,
 ): Promise<AccountRow> {
+  const { db } = ctx;
   await findAccount(db, accountId);
   if (patch.email !== undefined) await assertEmailFree(db, patch.email, accountId);
   const changes: Partial<typeof accounts.$inferInsert> = { updatedAt: now() };
@@ -157,6 +163,9 @@ export async function adminUpdateAccount(
     if (String(error).includes("UNIQUE")) throw new ApiError("email_in_use");
     throw error;
   }
+  // Plan and limits are enforced by the keys' guards: push them before answering.
+  if (patch.plan !== undefined || patch.limits !== undefined) await syncAccountGuards(db, ctx.env, accountId);
+  await accountChanged(ctx, accountId);
   return findAccount(db, accountId);
 }
 
@@ -164,10 +173,12 @@ export async function adminUpdateAccount(
  * Records the latest authenticated call. The key's guard asks for this at most once a minute;
  * the WHERE clause keeps several keys of one account from writing more often than that.
  */
-export async function recordLogin(db: Database, accountId: string, ip: string | null): Promise<void> {
+export async function recordLogin(ctx: DomainContext, accountId: string, ip: string | null): Promise<void> {
   const at = now();
-  await db
+  const updated = await ctx.db
     .update(accounts)
     .set({ lastLoginAt: at, lastLoginIp: ip })
-    .where(and(eq(accounts.id, accountId), or(isNull(accounts.lastLoginAt), lt(accounts.lastLoginAt, at - MINUTE))));
+    .where(and(eq(accounts.id, accountId), or(isNull(accounts.lastLoginAt), lt(accounts.lastLoginAt, at - MINUTE))))
+    .returning({ id: accounts.id });
+  if (updated.length > 0) await accountChanged(ctx, accountId);
 }

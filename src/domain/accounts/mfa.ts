@@ -1,10 +1,11 @@
 import { and, eq, isNull, lt, or } from "drizzle-orm";
 import * as OTPAuth from "otpauth";
-import type { Database } from "../../db/client";
 import { type AccountRow, accounts, mfaRecoveryCodes } from "../../db/schema";
 import { now } from "../../platform/clock";
 import { randomString, seal, sha256Hex, unseal } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
+import type { DomainContext } from "../context";
+import { accountChanged } from "./account-cache";
 
 const ISSUER = "Proxy Account API";
 const PERIOD_SECONDS = 30;
@@ -35,7 +36,8 @@ function totpFor(secretBase32: string, label: string): OTPAuth.TOTP {
  * Starts a TOTP enrollment: a new secret and recovery codes, both pending until the
  * first valid code is verified. An enabled factor stays in force until then.
  */
-export async function enrollTotp(db: Database, sealingKey: string, account: AccountRow): Promise<Enrollment> {
+export async function enrollTotp(ctx: DomainContext, account: AccountRow): Promise<Enrollment> {
+  const { db } = ctx;
   const secret = new OTPAuth.Secret({ size: 20 }).base32;
   const codes = Array.from({ length: RECOVERY_CODE_COUNT }, () => {
     const raw = randomString(10, RECOVERY_ALPHABET);
@@ -45,27 +47,24 @@ export async function enrollTotp(db: Database, sealingKey: string, account: Acco
   await db.batch([
     db
       .update(accounts)
-      .set({ mfaPendingSecretSealed: await seal(secret, sealingKey), updatedAt: now() })
+      .set({ mfaPendingSecretSealed: await seal(secret, ctx.env.SEALING_KEY), updatedAt: now() })
       .where(eq(accounts.id, account.id)),
     db
       .delete(mfaRecoveryCodes)
       .where(and(eq(mfaRecoveryCodes.accountId, account.id), eq(mfaRecoveryCodes.pending, true))),
     db.insert(mfaRecoveryCodes).values(hashes.map((codeHash) => ({ accountId: account.id, codeHash, pending: true }))),
   ]);
+  await accountChanged(ctx, account.id);
   return { method: "totp", secret, otpauth_uri: totpFor(secret, account.email).toString(), recovery_codes: codes };
 }
 
 /** Confirms a pending enrollment with a code from the authenticator: MFA is then enabled. */
-export async function verifyEnrollment(
-  db: Database,
-  sealingKey: string,
-  account: AccountRow,
-  code: string,
-): Promise<void> {
+export async function verifyEnrollment(ctx: DomainContext, account: AccountRow, code: string): Promise<void> {
+  const { db } = ctx;
   if (!account.mfaPendingSecretSealed) {
     throw new ApiError("invalid_request", "No MFA enrollment is pending: POST /v1/users/me/security/mfa first.");
   }
-  const secret = await unseal(account.mfaPendingSecretSealed, sealingKey);
+  const secret = await unseal(account.mfaPendingSecretSealed, ctx.env.SEALING_KEY);
   const step = matchingStep(secret, account.email, code);
   if (step === null) throw new ApiError("mfa_required", "The code does not match the pending enrollment.");
   await db.batch([
@@ -84,9 +83,11 @@ export async function verifyEnrollment(
       .where(and(eq(mfaRecoveryCodes.accountId, account.id), eq(mfaRecoveryCodes.pending, false))),
     db.update(mfaRecoveryCodes).set({ pending: false }).where(eq(mfaRecoveryCodes.accountId, account.id)),
   ]);
+  await accountChanged(ctx, account.id);
 }
 
-export async function disableMfa(db: Database, accountId: string): Promise<void> {
+export async function disableMfa(ctx: DomainContext, accountId: string): Promise<void> {
+  const { db } = ctx;
   await db.batch([
     db
       .update(accounts)
@@ -100,22 +101,19 @@ export async function disableMfa(db: Database, accountId: string): Promise<void>
       .where(eq(accounts.id, accountId)),
     db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.accountId, accountId)),
   ]);
+  await accountChanged(ctx, accountId);
 }
 
 /**
  * Checks a second factor: a current TOTP code (each accepted once) or an unused recovery code.
  * Both are consumed with a conditional UPDATE, so two concurrent uses of one code cannot both pass.
  */
-export async function consumeMfaCode(
-  db: Database,
-  sealingKey: string,
-  account: AccountRow,
-  code: string,
-): Promise<boolean> {
+export async function consumeMfaCode(ctx: DomainContext, account: AccountRow, code: string): Promise<boolean> {
+  const { db } = ctx;
   if (!account.mfaEnabled || !account.mfaSecretSealed) return false;
   const trimmed = code.trim();
   if (/^\d{6}$/.test(trimmed)) {
-    const step = matchingStep(await unseal(account.mfaSecretSealed, sealingKey), account.email, trimmed);
+    const step = matchingStep(await unseal(account.mfaSecretSealed, ctx.env.SEALING_KEY), account.email, trimmed);
     if (step === null) return false;
     const updated = await db
       .update(accounts)

@@ -3,7 +3,7 @@ import { and, eq } from "drizzle-orm";
 import { database } from "../../db/client";
 import { accounts, kycStatuses, plans } from "../../db/schema";
 import { adminUpdateAccount, createAccount, creditAccount, findAccount } from "../../domain/accounts/accounts";
-import { syncAccountGuards } from "../../domain/api-keys/api-keys";
+import { domainContext } from "../../domain/context";
 import type { AppEnv } from "../../env";
 import { hasCentPrecision, toMinor } from "../../platform/money";
 import { internalRoute, jsonBody, jsonContent } from "../../platform/openapi";
@@ -145,22 +145,13 @@ export function adminAccountRoutes(app: OpenAPIHono<AppEnv>): void {
   });
 
   app.openapi(updateAccountRoute, async (c) => {
-    const db = database(c.env.DB);
-    const { id } = c.req.valid("param");
-    const patch = c.req.valid("json");
-    const account = await adminUpdateAccount(db, id, patch);
-    if (patch.plan !== undefined || patch.limits !== undefined) await syncAccountGuards(db, c.env, id);
+    const account = await adminUpdateAccount(domainContext(c.env), c.req.valid("param").id, c.req.valid("json"));
     return c.json(presentAdminAccount(account), 200);
   });
 
   app.openapi(creditRoute, async (c) => {
-    const { id } = c.req.valid("param");
-    const account = await creditAccount(
-      database(c.env.DB),
-      id,
-      toMinor(c.req.valid("json").amount_usd),
-      "admin_credit",
-    );
+    const amount = toMinor(c.req.valid("json").amount_usd);
+    const account = await creditAccount(domainContext(c.env), c.req.valid("param").id, amount, "admin_credit");
     return c.json(presentAdminAccount(account), 200);
   });
 }

@@ -1,8 +1,9 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { database } from "../../db/client";
 import { findAccount } from "../../domain/accounts/accounts";
 import { disableMfa } from "../../domain/accounts/mfa";
+import { domainContext } from "../../domain/context";
 import type { AppEnv } from "../../env";
+import { currentAccount } from "../../middleware/current-account";
 import { requireMfa } from "../../middleware/gates";
 import { apiRoute, jsonContent } from "../../platform/openapi";
 import { presentSecurity, securitySchema } from "../../schemas/account";
@@ -18,9 +19,9 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const db = database(c.env.DB);
-  const account = await findAccount(db, c.var.principal.accountId);
+  const ctx = domainContext(c.env);
+  const account = await currentAccount(c);
   await requireMfa(c, account);
-  await disableMfa(db, account.id);
-  return c.json(presentSecurity(await findAccount(db, account.id)), 200);
+  await disableMfa(ctx, account.id);
+  return c.json(presentSecurity(await findAccount(ctx.db, account.id)), 200);
 };

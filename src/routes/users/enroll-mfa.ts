@@ -1,8 +1,8 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
-import { database } from "../../db/client";
-import { findAccount } from "../../domain/accounts/accounts";
 import { enrollTotp, RECOVERY_CODE_COUNT } from "../../domain/accounts/mfa";
+import { domainContext } from "../../domain/context";
 import type { AppEnv } from "../../env";
+import { currentAccount } from "../../middleware/current-account";
 import { requireMfa } from "../../middleware/gates";
 import { apiRoute, jsonBody, jsonContent } from "../../platform/openapi";
 
@@ -42,9 +42,8 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const db = database(c.env.DB);
-  const account = await findAccount(db, c.var.principal.accountId);
+  const account = await currentAccount(c);
   await requireMfa(c, account);
-  const result = await enrollTotp(db, c.env.SEALING_KEY, account);
+  const result = await enrollTotp(domainContext(c.env), account);
   return c.json({ ...result, status: "pending_verification" as const }, 201);
 };

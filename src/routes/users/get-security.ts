@@ -1,7 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { database } from "../../db/client";
-import { findAccount } from "../../domain/accounts/accounts";
 import type { AppEnv } from "../../env";
+import { currentAccount } from "../../middleware/current-account";
 import { apiRoute, jsonContent } from "../../platform/openapi";
 import { presentSecurity, securitySchema } from "../../schemas/account";
 
@@ -16,6 +15,6 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const account = await findAccount(database(c.env.DB), c.var.principal.accountId);
+  const account = await currentAccount(c);
   return c.json(presentSecurity(account), 200);
 };

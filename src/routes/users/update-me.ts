@@ -1,7 +1,8 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
-import { database } from "../../db/client";
-import { findAccount, updateProfile, validateProfilePatch } from "../../domain/accounts/accounts";
+import { updateProfile, validateProfilePatch } from "../../domain/accounts/accounts";
+import { domainContext } from "../../domain/context";
 import type { AppEnv } from "../../env";
+import { currentAccount } from "../../middleware/current-account";
 import { requireMfa } from "../../middleware/gates";
 import { apiRoute, jsonBody, jsonContent } from "../../platform/openapi";
 import { accountSchema, billingAddressSchema, presentAccount, supportedCurrencies } from "../../schemas/account";
@@ -33,11 +34,10 @@ export const route = apiRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const patch = c.req.valid("json");
-  const db = database(c.env.DB);
-  const account = await findAccount(db, c.var.principal.accountId);
+  const account = await currentAccount(c);
   if (patch.billing_address !== undefined || patch.tax_id !== undefined) {
     validateProfilePatch(account, patch); // before the MFA code is spent on a doomed request
     await requireMfa(c, account);
   }
-  return c.json(presentAccount(await updateProfile(db, account, patch)), 200);
+  return c.json(presentAccount(await updateProfile(domainContext(c.env), account, patch)), 200);
 };

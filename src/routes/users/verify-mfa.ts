@@ -1,8 +1,9 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
-import { database } from "../../db/client";
 import { findAccount } from "../../domain/accounts/accounts";
 import { verifyEnrollment } from "../../domain/accounts/mfa";
+import { domainContext } from "../../domain/context";
 import type { AppEnv } from "../../env";
+import { currentAccount } from "../../middleware/current-account";
 import { apiRoute, jsonBody, jsonContent } from "../../platform/openapi";
 import { presentSecurity, securitySchema } from "../../schemas/account";
 
@@ -22,8 +23,8 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const db = database(c.env.DB);
-  const account = await findAccount(db, c.var.principal.accountId);
-  await verifyEnrollment(db, c.env.SEALING_KEY, account, c.req.valid("json").code);
-  return c.json(presentSecurity(await findAccount(db, account.id)), 200);
+  const ctx = domainContext(c.env);
+  const account = await currentAccount(c);
+  await verifyEnrollment(ctx, account, c.req.valid("json").code);
+  return c.json(presentSecurity(await findAccount(ctx.db, account.id)), 200);
 };

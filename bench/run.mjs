@@ -1,0 +1,82 @@
+// `npm run bench`: starts the worker locally (wrangler dev), drives each route with autocannon, and compares
+// every route with a bare route measured in the same run. Results: bench/results/<date>.json and latest.md.
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import autocannon from "autocannon";
+import { ensureAccount, prepare, root, startWorker } from "../scripts/lib/local-worker.mjs";
+
+const PORT = 8799;
+const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+
+const vars = prepare();
+const { child, base } = await startWorker(PORT, { quiet: true, vars: { LOG_REQUESTS: "false" } });
+
+try {
+  const account = await ensureAccount(base, vars.ADMIN_TOKEN, {
+    email: "bench@example.com",
+    plan: "enterprise",
+    balance_usd: 1_000_000,
+    // The benchmark measures the API's work, not its rate limiter's refusals.
+    limits: { api_burst_per_min: 1_000_000_000, api_daily: null },
+    file: "bench-account.json",
+  });
+  const auth = { Authorization: `Bearer ${account.token}` };
+
+  const targets = [
+    { name: "bare route (GET /healthz)", path: "/healthz", bare: true },
+    { name: "GET /v1/users/me", path: "/v1/users/me", headers: auth },
+  ];
+
+  const rows = [];
+  for (const target of targets) {
+    await run(target, 2); // warm-up
+    const result = await run(target, DURATION_S);
+    rows.push({
+      name: target.name,
+      bare: Boolean(target.bare),
+      rps: result.requests.average,
+      p50: result.latency.p50,
+      p99: result.latency.p99,
+      ok: result["2xx"],
+      errors: result.non2xx + result.errors,
+    });
+  }
+
+  const bare = rows.find((row) => row.bare);
+  const lines = [
+    `# Benchmark ${new Date().toISOString()}`,
+    "",
+    `wrangler dev on this machine, autocannon ${CONNECTIONS} connections, ${DURATION_S} s per route (after a 2 s warm-up).`,
+    "",
+    "| route | req/s | p50 ms | p99 ms | vs bare (req/s) | non-2xx |",
+    "|---|---:|---:|---:|---:|---:|",
+    ...rows.map(
+      (row) =>
+        `| ${row.name} | ${row.rps.toFixed(0)} | ${row.p50} | ${row.p99} | ${((row.rps / bare.rps) * 100).toFixed(0)}% | ${row.errors} |`,
+    ),
+  ];
+  console.log(`\n${lines.join("\n")}\n`);
+
+  const dir = path.join(root, "bench", "results");
+  mkdirSync(dir, { recursive: true });
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  writeFileSync(
+    path.join(dir, `${stamp}.json`),
+    JSON.stringify({ connections: CONNECTIONS, durationS: DURATION_S, rows }, null, 2),
+  );
+  writeFileSync(path.join(dir, "latest.md"), `${lines.join("\n")}\n`);
+} finally {
+  child.kill("SIGTERM");
+}
+
+function run(target, duration) {
+  return autocannon({
+    url: `${base}${target.path}`,
+    method: target.method ?? "GET",
+    headers: target.headers,
+    body: target.body,
+    connections: CONNECTIONS,
+    duration,
+  });
+}

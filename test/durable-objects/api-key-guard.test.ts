@@ -1,0 +1,56 @@
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { apiKeyGuard } from "../../durable-objects";
+import type { ApiKeyGuard } from "../../durable-objects/api-key-guard";
+import { accountAtRevision } from "../../src/domain/accounts/account-cache";
+import { domainContext } from "../../src/domain/context";
+import { createAccount } from "../helpers/accounts";
+import { admin, call, env, json } from "../helpers/http";
+
+describe("ApiKeyGuard", () => {
+  it("persists the per-second hit buckets in its SQLite storage", async () => {
+    const account = await createAccount({ plan: "trial" });
+    for (let i = 0; i < 3; i++) await call("GET", "/v1/users/me", { token: account.token });
+    const total = await runInDurableObject(apiKeyGuard(env, account.keyId), (_guard: ApiKeyGuard, state) => {
+      return state.storage.sql.exec<{ total: number }>("SELECT SUM(count) AS total FROM hits").one().total;
+    });
+    expect(total).toBe(3);
+  });
+
+  it("moves the account revision when the account changes, so cached reads are dropped", async () => {
+    const account = await createAccount();
+    const guard = apiKeyGuard(env, account.keyId);
+    const before = await guard.admit(null);
+    await guard.accountChanged();
+    const after = await guard.admit(null);
+    expect(before.outcome === "admitted" && after.outcome === "admitted").toBe(true);
+    if (before.outcome !== "admitted" || after.outcome !== "admitted") return;
+    expect(after.accountRevision).not.toBe(before.accountRevision);
+  });
+
+  it("a cached account row is reused only at the same revision", async () => {
+    const account = await createAccount({ company: "Old" });
+    const ctx = domainContext(env);
+    expect((await accountAtRevision(ctx, account.id, "k|r1")).company).toBe("Old");
+    await env.DB.prepare("UPDATE accounts SET company = 'New' WHERE id = ?").bind(account.id).run();
+    expect((await accountAtRevision(ctx, account.id, "k|r1")).company).toBe("Old");
+    expect((await accountAtRevision(ctx, account.id, "k|r2")).company).toBe("New");
+  });
+});
+
+describe("account reads stay fresh despite caching", () => {
+  it("a write through one key, or by an operator, shows on the next read through another key", async () => {
+    const account = await createAccount({ balance_usd: 5 });
+    const second = await json(await admin("POST", `/accounts/${account.id}/api-keys`, {}));
+    await call("GET", "/v1/users/me", { token: account.token });
+    await call("PATCH", "/v1/users/me", { token: second.token, body: { company: "Renamed" } });
+    expect((await json(await call("GET", "/v1/users/me", { token: account.token }))).company).toBe("Renamed");
+    await admin("POST", `/accounts/${account.id}/credits`, { amount_usd: 1.25 });
+    expect((await json(await call("GET", "/v1/users/me", { token: account.token }))).balance.amount).toBe(6.25);
+    await admin("PATCH", `/accounts/${account.id}`, { plan: "starter", kyc_status: "pending" });
+    expect(await json(await call("GET", "/v1/users/me", { token: second.token }))).toMatchObject({
+      plan: "starter",
+      kyc_status: "pending",
+    });
+  });
+});

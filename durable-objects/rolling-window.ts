@@ -1,4 +1,5 @@
 import { DAY, MINUTE, SECOND } from "../src/platform/clock";
+import { SlidingLog } from "./sliding-log";
 
 /**
  * Rolling windows for one API key: an exact 60-second window (millisecond timestamps)
@@ -25,8 +26,7 @@ export interface WindowVerdict {
 }
 
 export class RollingWindows {
-  private minuteHits: number[] = [];
-  private minuteHead = 0;
+  private readonly minute = new SlidingLog(MINUTE);
   private dayBuckets: Array<{ second: number; count: number }> = [];
   private dayTotal = 0;
 
@@ -38,7 +38,7 @@ export class RollingWindows {
       windows.dayTotal += bucket.count;
       // The exact millisecond is unknown after a restart: assume the latest, the conservative choice.
       const latest = windows.bucketLatest(bucket);
-      if (latest > now - MINUTE) for (let i = 0; i < bucket.count; i++) windows.minuteHits.push(latest);
+      if (latest > now - MINUTE) for (let i = 0; i < bucket.count; i++) windows.minute.add(latest);
     }
     windows.prune(now);
     return windows;
@@ -47,7 +47,7 @@ export class RollingWindows {
   /** Counts the request if both windows have room. Returns the verdict either way. */
   admit(now: number, limits: WindowLimits): WindowVerdict {
     this.prune(now);
-    const minuteCount = this.minuteHits.length - this.minuteHead;
+    const minuteCount = this.minute.count(now);
     const minuteFull = minuteCount >= limits.perMinute;
     const dayFull = limits.perDay !== null && this.dayTotal >= limits.perDay;
 
@@ -75,7 +75,7 @@ export class RollingWindows {
   }
 
   private record(now: number): void {
-    this.minuteHits.push(now);
+    this.minute.add(now);
     const second = Math.floor(now / SECOND);
     const last = this.dayBuckets[this.dayBuckets.length - 1];
     if (last && last.second === second) last.count++;
@@ -85,13 +85,6 @@ export class RollingWindows {
 
   /** Drops what has left the windows. Returns the oldest second still held, for storage pruning. */
   prune(now: number): number | null {
-    while (this.minuteHead < this.minuteHits.length && (this.minuteHits[this.minuteHead] as number) <= now - MINUTE) {
-      this.minuteHead++;
-    }
-    if (this.minuteHead > 1024 && this.minuteHead * 2 > this.minuteHits.length) {
-      this.minuteHits = this.minuteHits.slice(this.minuteHead);
-      this.minuteHead = 0;
-    }
     let dropped = 0;
     while (dropped < this.dayBuckets.length && this.bucketLatest(this.dayBuckets[dropped]!) <= now - DAY) {
       this.dayTotal -= this.dayBuckets[dropped]!.count;
@@ -103,8 +96,7 @@ export class RollingWindows {
 
   /** Epoch second at which the oldest request of the minute window leaves it. */
   private minuteReset(now: number): number {
-    const oldest = this.minuteHits[this.minuteHead] ?? now;
-    return Math.ceil((oldest + MINUTE) / SECOND);
+    return Math.ceil((this.minute.nextExpiry(now) ?? now + MINUTE) / SECOND);
   }
 
   private dayReset(now: number): number {

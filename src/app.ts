@@ -1,6 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "./env";
 import { adminApp } from "./internal/admin";
+import { gatewayApp } from "./internal/gateway";
 import { apiKeyAuth } from "./middleware/api-key-auth";
 import { jsonBody } from "./middleware/json-body";
 import { keyGuard } from "./middleware/key-guard";
@@ -9,8 +10,10 @@ import { docsPage } from "./openapi/docs-page";
 import { openApiDocument } from "./openapi/document";
 import { handleError, notFoundHandler } from "./platform/error-handler";
 import { validationHook } from "./platform/validation";
+import { subuserRoutes } from "./routes/subusers";
 import * as postman from "./routes/tools/postman-collection";
 import { usersRoutes } from "./routes/users";
+import { whitelistRoutes } from "./routes/whitelists";
 
 /**
  * The request path: request id → (public docs | admin auth | API-key auth → per-key guard → JSON body)
@@ -28,10 +31,13 @@ export function createApp(): OpenAPIHono<AppEnv> {
   app.get("/v1/docs", (c) => c.html(docsPage("/v1/openapi.json")));
 
   app.route("/internal/admin", adminApp());
+  app.route("/internal/gateway", gatewayApp());
 
   const v1 = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   v1.use("*", apiKeyAuth, keyGuard, jsonBody);
   usersRoutes(v1);
+  subuserRoutes(v1);
+  whitelistRoutes(v1);
   v1.openapi(postman.route, postman.handler(document));
   app.route("/v1", v1);
 

@@ -3,7 +3,7 @@ import { ApiError, errorBody } from "./platform/errors";
 import { newId } from "./platform/ids";
 import { logError } from "./platform/logger";
 
-export { ApiKeyGuard } from "../durable-objects";
+export { ApiKeyGuard, SubuserGate } from "../durable-objects";
 
 const app = createApp();
 

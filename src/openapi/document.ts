@@ -24,6 +24,8 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>, origin: string): OpenA
       servers: [{ url: origin, description: "This deployment" }],
       tags: [
         { name: "Account", description: "The account that owns the API key." },
+        { name: "Sub-users", description: "The unit of access control on the gateway." },
+        { name: "Whitelists", description: "Source IPs that may use a sub-user without a password." },
         { name: "Tools", description: "Specification files and tools." },
         {
           name: "Internal: admin",

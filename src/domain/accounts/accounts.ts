@@ -15,6 +15,7 @@ import { newId } from "../../platform/ids";
 import type { Minor } from "../../platform/money";
 import { syncAccountGuards } from "../api-keys/api-keys";
 import type { DomainContext } from "../context";
+import { syncAccountGates } from "../subusers/gate-sync";
 import { accountChanged } from "./account-cache";
 import { billingAddressProblem, normalizeTaxId, taxIdProblem } from "./tax-jurisdiction";
 
@@ -164,7 +165,9 @@ export async function adminUpdateAccount(
     throw error;
   }
   // Plan and limits are enforced by the keys' guards: push them before answering.
-  if (patch.plan !== undefined || patch.limits !== undefined) await syncAccountGuards(db, ctx.env, accountId);
+  if (patch.plan !== undefined || patch.limits !== undefined) {
+    await Promise.all([syncAccountGuards(db, ctx.env, accountId), syncAccountGates(ctx, accountId)]);
+  }
   await accountChanged(ctx, accountId);
   return findAccount(db, accountId);
 }

@@ -1,0 +1,164 @@
+import { DurableObject } from "cloudflare:workers";
+import { MINUTE, now, SECOND } from "../src/platform/clock";
+import { randomString } from "../src/platform/crypto";
+import { blockContains, type IpBlock, parseBlock, parseIp } from "../src/platform/ip";
+import { SlidingLog } from "./sliding-log";
+
+type GatewayProduct = "residential" | "mobile" | "isp";
+
+/** Everything the gate needs to decide, pushed by the API whenever the sub-user, its whitelist or its plan changes. */
+export interface GateConfig {
+  subuserId: string;
+  accountId: string;
+  name: string;
+  products: GatewayProduct[];
+  status: "active" | "disabled" | "deleted";
+  passwordHash: string;
+  previousPasswordHash: string | null;
+  previousPasswordUntil: number | null;
+  /** Effective limits per product: the sub-user's own, capped by the plan (null = no per-sub-user cap). */
+  limits: Partial<Record<GatewayProduct, { concurrent: number | null; rps: number | null }>>;
+  whitelist: Array<{ product: GatewayProduct; ip: string }>;
+}
+
+export interface DecideInput {
+  product: GatewayProduct;
+  /** SHA-256 of the presented password, or null when none was presented. */
+  passwordHash: string | null;
+  sourceIp: string;
+}
+
+export type Decision =
+  | { outcome: "unconfigured" }
+  | { outcome: "allow"; subuserId: string; lease: string; cacheTtlS: number }
+  | { outcome: "deny"; status: 403 | 407 | 429; errorCode: string; retryAfterS?: number };
+
+/** A lease not released by the gateway is reclaimed after this long, so a crashed gateway cannot leak slots. */
+export const LEASE_TTL_MS = 10 * MINUTE;
+/** The gateway may reuse an allow this long (at most 60 s: whitelist removal and deletion take effect within 60 s). */
+export const MAX_CACHE_TTL_S = 30;
+
+/**
+ * One per sub-user (addressed by its gateway name). Decides each proxy request: credentials or whitelist,
+ * status, product, rolling 1-second rps and open-lease concurrency. `decide` never awaits, so the limits
+ * are exact under concurrent calls.
+ */
+export class SubuserGate extends DurableObject {
+  private readonly sql: SqlStorage;
+  private config: GateConfig | null = null;
+  private whitelist: Array<{ product: GatewayProduct; block: IpBlock }> = [];
+  private readonly requests = new SlidingLog(SECOND);
+  private readonly leases = new Map<string, number>();
+
+  constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    this.sql.exec(`
+      CREATE TABLE IF NOT EXISTS config (id INTEGER PRIMARY KEY CHECK (id = 1), value TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS leases (id TEXT PRIMARY KEY, expires_at INTEGER NOT NULL);
+    `);
+    const stored = this.sql.exec<{ value: string }>("SELECT value FROM config WHERE id = 1").toArray()[0];
+    if (stored) this.apply(JSON.parse(stored.value) as GateConfig);
+    for (const lease of this.sql.exec<{ id: string; expires_at: number }>("SELECT id, expires_at FROM leases")) {
+      this.leases.set(lease.id, lease.expires_at);
+    }
+  }
+
+  configure(config: GateConfig): void {
+    this.apply(config);
+    this.sql.exec("INSERT OR REPLACE INTO config (id, value) VALUES (1, ?)", JSON.stringify(config));
+  }
+
+  decide(input: DecideInput): Decision {
+    const config = this.config;
+    if (!config) return { outcome: "unconfigured" };
+    const at = now();
+    if (config.status === "deleted") return deny(407, "auth-failed");
+
+    const passwordOk = input.passwordHash !== null && this.passwordMatches(config, input.passwordHash, at);
+    if (input.passwordHash !== null && !passwordOk) return deny(407, "auth-failed");
+    if (input.passwordHash === null && !this.whitelisted(input.product, input.sourceIp)) {
+      return deny(407, "not-whitelisted");
+    }
+    if (config.status === "disabled") return deny(403, "subuser-disabled");
+    if (!config.products.includes(input.product)) return deny(403, "product-not-allowed");
+
+    const limits = config.limits[input.product] ?? { concurrent: null, rps: null };
+    if (limits.rps !== null && this.requests.count(at) >= limits.rps) {
+      const freesAt = this.requests.nextExpiry(at) ?? at + SECOND;
+      return deny(429, "rps-limit", Math.max(1, Math.ceil((freesAt - at) / SECOND)));
+    }
+    if (limits.concurrent !== null && this.openLeases(at, limits.concurrent) >= limits.concurrent) {
+      return deny(429, "concurrent-limit", 1);
+    }
+
+    this.requests.add(at);
+    const lease = `${config.name}.${randomString(20)}`;
+    this.leases.set(lease, at + LEASE_TTL_MS);
+    this.sql.exec("INSERT INTO leases (id, expires_at) VALUES (?, ?)", lease, at + LEASE_TTL_MS);
+    return { outcome: "allow", subuserId: config.subuserId, lease, cacheTtlS: this.cacheTtl(config, input, at) };
+  }
+
+  /** Frees a concurrency slot. Releasing an unknown or already released lease is harmless. */
+  release(lease: string): boolean {
+    const existed = this.leases.delete(lease);
+    if (existed) this.sql.exec("DELETE FROM leases WHERE id = ?", lease);
+    return existed;
+  }
+
+  private apply(config: GateConfig): void {
+    this.config = config;
+    this.whitelist = config.whitelist.flatMap((entry) => {
+      const parsed = parseBlock(entry.ip);
+      return parsed.ok ? [{ product: entry.product, block: parsed.block }] : [];
+    });
+  }
+
+  private passwordMatches(config: GateConfig, hash: string, at: number): boolean {
+    if (constantTimeEqual(hash, config.passwordHash)) return true;
+    return (
+      config.previousPasswordHash !== null &&
+      config.previousPasswordUntil !== null &&
+      at < config.previousPasswordUntil &&
+      constantTimeEqual(hash, config.previousPasswordHash)
+    );
+  }
+
+  private whitelisted(product: GatewayProduct, sourceIp: string): boolean {
+    const ip = parseIp(sourceIp);
+    return ip !== null && this.whitelist.some((entry) => entry.product === product && blockContains(entry.block, ip));
+  }
+
+  /** Open leases; expired ones are swept only when they could make the difference. */
+  private openLeases(at: number, limit: number): number {
+    if (this.leases.size < limit) return this.leases.size;
+    for (const [lease, expiresAt] of this.leases) {
+      if (expiresAt <= at) {
+        this.leases.delete(lease);
+        this.sql.exec("DELETE FROM leases WHERE id = ?", lease);
+      }
+    }
+    return this.leases.size;
+  }
+
+  /** A decision made with a rotated-out password may only be reused while that password still works. */
+  private cacheTtl(config: GateConfig, input: DecideInput, at: number): number {
+    const usedPrevious = input.passwordHash !== null && !constantTimeEqual(input.passwordHash, config.passwordHash);
+    if (!usedPrevious || config.previousPasswordUntil === null) return MAX_CACHE_TTL_S;
+    return Math.max(0, Math.min(MAX_CACHE_TTL_S, Math.floor((config.previousPasswordUntil - at) / SECOND)));
+  }
+}
+
+function deny(status: 403 | 407 | 429, errorCode: string, retryAfterS?: number): Decision {
+  return retryAfterS === undefined
+    ? { outcome: "deny", status, errorCode }
+    : { outcome: "deny", status, errorCode, retryAfterS };
+}
+
+/** Equal-length hex digests compared without an early exit. */
+function constantTimeEqual(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let difference = 0;
+  for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return difference === 0;
+}

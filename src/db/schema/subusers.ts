@@ -1,0 +1,69 @@
+import { sql } from "drizzle-orm";
+import { check, index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { accounts, type Product } from "./accounts";
+
+export const subuserStatuses = ["active", "disabled"] as const;
+export type SubuserStatus = (typeof subuserStatuses)[number];
+
+/**
+ * Deleted sub-users keep their row (deleted_at set): their generated `name` stays taken forever,
+ * while their label is free again for a new sub-user.
+ */
+export const subusers = sqliteTable(
+  "subusers",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
+    name: text("name").notNull().unique(),
+    label: text("label").notNull(),
+    products: text("products", { mode: "json" }).$type<Product[]>().notNull(),
+    status: text("status", { enum: subuserStatuses }).notNull().default("active"),
+    concurrentMax: integer("concurrent_max").notNull(),
+    rpsMax: integer("rps_max").notNull(),
+    passwordHash: text("password_hash").notNull(),
+    // After a rotation the replaced password keeps working until previous_password_until (60 s).
+    previousPasswordHash: text("previous_password_hash"),
+    previousPasswordUntil: integer("previous_password_until"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+    deletedAt: integer("deleted_at"),
+  },
+  (t) => [
+    uniqueIndex("subusers_live_label").on(t.accountId, t.label).where(sql`deleted_at IS NULL`),
+    index("subusers_account").on(t.accountId, t.id),
+    check("subusers_status_known", sql`status IN ('active', 'disabled')`),
+    check("subusers_limits_range", sql`concurrent_max BETWEEN 1 AND 10000 AND rps_max BETWEEN 1 AND 10000`),
+  ],
+);
+
+/**
+ * Whitelist entries of every scope: a sub-user and one of its products, or (ISP) a batch.
+ * `ip` is the canonical text of an address or block, so equal entries compare equal.
+ */
+export const whitelistScopes = ["subuser", "batch"] as const;
+export type WhitelistScope = (typeof whitelistScopes)[number];
+
+export const whitelistEntries = sqliteTable(
+  "whitelist_entries",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
+    scope: text("scope", { enum: whitelistScopes }).notNull(),
+    scopeId: text("scope_id").notNull(),
+    product: text("product").$type<Product>().notNull(),
+    ip: text("ip").notNull(),
+    label: text("label"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("whitelist_entries_unique").on(t.scope, t.scopeId, t.product, t.ip),
+    index("whitelist_entries_account").on(t.accountId, t.id),
+  ],
+);
+
+export type SubuserRow = typeof subusers.$inferSelect;
+export type WhitelistEntryRow = typeof whitelistEntries.$inferSelect;

@@ -1,0 +1,237 @@
+import { and, eq, isNull, type SQL, sql } from "drizzle-orm";
+import {
+  type AccountRow,
+  type Product,
+  type SubuserRow,
+  type SubuserStatus,
+  subusers,
+  whitelistEntries,
+} from "../../db/schema";
+import type { Principal } from "../../env";
+import { now, SECOND } from "../../platform/clock";
+import { randomString, sha256Hex } from "../../platform/crypto";
+import { ApiError } from "../../platform/errors";
+import { isId, newId } from "../../platform/ids";
+import { keysetPage } from "../../platform/pagination";
+import type { DomainContext } from "../context";
+import { syncGate } from "./gate-sync";
+import { capsFor, defaultLimits } from "./limits";
+
+/** A replaced password keeps working this long after a rotation (spec §4.2). */
+export const PASSWORD_OVERLAP_MS = 60 * SECOND;
+const PASSWORD_LENGTH = 32;
+const NAME_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
+
+export interface NewSubuser {
+  label: string;
+  products: Product[];
+  concurrent_max?: number;
+  rps_max?: number;
+}
+
+export interface SubuserPatch {
+  label?: string;
+  status?: SubuserStatus;
+  concurrent_max?: number;
+  rps_max?: number;
+}
+
+/** A key scoped to some products manages only sub-users whose products all lie in that scope. */
+export function inKeyScope(principal: Principal, products: Product[]): boolean {
+  return principal.products === null || products.every((product) => principal.products?.includes(product));
+}
+
+function assertInKeyScope(principal: Principal, products: Product[]): void {
+  if (!inKeyScope(principal, products)) {
+    throw new ApiError(
+      "subuser_scope_mismatch",
+      "The API key's product scope does not cover this sub-user's products.",
+    );
+  }
+}
+
+function assertWithinPlan(account: AccountRow, products: Product[], concurrentMax: number, rpsMax: number): void {
+  const caps = capsFor(account.plan, account.limits, products);
+  if (caps.concurrent !== null && concurrentMax > caps.concurrent) {
+    throw new ApiError(
+      "over_plan_limit",
+      `concurrent_max: the ${account.plan} plan allows at most ${caps.concurrent} for these products.`,
+    );
+  }
+  if (caps.rps !== null && rpsMax > caps.rps) {
+    throw new ApiError(
+      "over_plan_limit",
+      `rps_max: the ${account.plan} plan allows at most ${caps.rps} for these products.`,
+    );
+  }
+}
+
+function newPassword(): string {
+  return randomString(PASSWORD_LENGTH);
+}
+
+export async function createSubuser(
+  ctx: DomainContext,
+  principal: Principal,
+  account: AccountRow,
+  input: NewSubuser,
+): Promise<{ subuser: SubuserRow; password: string }> {
+  assertInKeyScope(principal, input.products);
+  if (account.plan === "trial" && input.products.includes("isp")) {
+    throw new ApiError("feature_not_in_plan", "ISP is not available on the trial plan.");
+  }
+  const defaults = defaultLimits(account.plan, account.limits, input.products);
+  const concurrentMax = input.concurrent_max ?? defaults.concurrent;
+  const rpsMax = input.rps_max ?? defaults.rps;
+  assertWithinPlan(account, input.products, concurrentMax, rpsMax);
+
+  const password = newPassword();
+  const passwordHash = await sha256Hex(password);
+  const at = now();
+  for (let attempt = 0; ; attempt++) {
+    const row = {
+      id: newId("subuser", at),
+      accountId: account.id,
+      name: `s${randomString(10, NAME_ALPHABET)}`,
+      label: input.label,
+      products: input.products,
+      status: "active" as const,
+      concurrentMax,
+      rpsMax,
+      passwordHash,
+      createdAt: at,
+      updatedAt: at,
+    };
+    try {
+      const [subuser] = await ctx.db.insert(subusers).values(row).returning();
+      await syncGate(ctx, row.name);
+      return { subuser: subuser as SubuserRow, password };
+    } catch (error) {
+      const message = String(error);
+      if (message.includes("subusers.label")) throw new ApiError("label_taken");
+      // A generated name collided with an existing one (never reused): draw another.
+      if (!message.includes("subusers.name") || attempt >= 4) throw error;
+    }
+  }
+}
+
+export interface SubuserFilters {
+  product?: Product;
+  status?: SubuserStatus;
+  label_contains?: string;
+  cursor?: string;
+  limit: number;
+}
+
+export async function listSubusers(ctx: DomainContext, principal: Principal, filters: SubuserFilters) {
+  const page = keysetPage(subusers.id, filters);
+  const conditions: Array<SQL | undefined> = [
+    eq(subusers.accountId, principal.accountId),
+    isNull(subusers.deletedAt),
+    page.where,
+    filters.status ? eq(subusers.status, filters.status) : undefined,
+    filters.label_contains ? sql`instr(${subusers.label}, ${filters.label_contains}) > 0` : undefined,
+    filters.product
+      ? sql`EXISTS (SELECT 1 FROM json_each(${subusers.products}) WHERE value = ${filters.product})`
+      : undefined,
+    principal.products === null
+      ? undefined
+      : sql`NOT EXISTS (SELECT 1 FROM json_each(${subusers.products}) WHERE value NOT IN (${sql.join(
+          principal.products.map((product) => sql`${product}`),
+          sql`, `,
+        )}))`,
+  ];
+  return ctx.db
+    .select()
+    .from(subusers)
+    .where(and(...conditions))
+    .orderBy(page.orderBy)
+    .limit(page.limit);
+}
+
+/**
+ * A live sub-user of the caller's account that the key may manage. Unknown ids, other accounts' ids and
+ * deleted sub-users all answer 404 `subuser_not_found`.
+ */
+export async function findSubuser(ctx: DomainContext, principal: Principal, id: string): Promise<SubuserRow> {
+  const subuser = isId("subuser", id)
+    ? await ctx.db
+        .select()
+        .from(subusers)
+        .where(and(eq(subusers.id, id), eq(subusers.accountId, principal.accountId), isNull(subusers.deletedAt)))
+        .get()
+    : undefined;
+  if (!subuser) throw new ApiError("subuser_not_found");
+  assertInKeyScope(principal, subuser.products);
+  return subuser;
+}
+
+export async function updateSubuser(
+  ctx: DomainContext,
+  principal: Principal,
+  account: AccountRow,
+  id: string,
+  patch: SubuserPatch,
+): Promise<SubuserRow> {
+  const subuser = await findSubuser(ctx, principal, id);
+  const concurrentMax = patch.concurrent_max ?? subuser.concurrentMax;
+  const rpsMax = patch.rps_max ?? subuser.rpsMax;
+  if (patch.concurrent_max !== undefined || patch.rps_max !== undefined) {
+    assertWithinPlan(account, subuser.products, concurrentMax, rpsMax);
+  }
+  const changes: Partial<typeof subusers.$inferInsert> = { updatedAt: now(), concurrentMax, rpsMax };
+  if (patch.label !== undefined) changes.label = patch.label;
+  if (patch.status !== undefined) changes.status = patch.status;
+  let updated: SubuserRow | undefined;
+  try {
+    [updated] = await ctx.db
+      .update(subusers)
+      .set(changes)
+      .where(and(eq(subusers.id, subuser.id), isNull(subusers.deletedAt)))
+      .returning();
+  } catch (error) {
+    if (String(error).includes("subusers.label")) throw new ApiError("label_taken");
+    throw error;
+  }
+  if (!updated) throw new ApiError("subuser_not_found");
+  await syncGate(ctx, updated.name);
+  return updated;
+}
+
+/** A new password, shown once; the replaced one keeps working for 60 seconds. */
+export async function rotateSubuserPassword(
+  ctx: DomainContext,
+  principal: Principal,
+  id: string,
+): Promise<{ subuser: SubuserRow; password: string }> {
+  const subuser = await findSubuser(ctx, principal, id);
+  const password = newPassword();
+  const at = now();
+  const [updated] = await ctx.db
+    .update(subusers)
+    .set({
+      passwordHash: await sha256Hex(password),
+      previousPasswordHash: subuser.passwordHash,
+      previousPasswordUntil: at + PASSWORD_OVERLAP_MS,
+      updatedAt: at,
+    })
+    .where(and(eq(subusers.id, subuser.id), isNull(subusers.deletedAt)))
+    .returning();
+  if (!updated) throw new ApiError("subuser_not_found");
+  await syncGate(ctx, updated.name);
+  return { subuser: updated, password };
+}
+
+/** Irreversible: the sub-user disappears, its whitelist goes, its name is never used again. */
+export async function deleteSubuser(ctx: DomainContext, principal: Principal, id: string): Promise<SubuserRow> {
+  const subuser = await findSubuser(ctx, principal, id);
+  const at = now();
+  await ctx.db.batch([
+    ctx.db.update(subusers).set({ deletedAt: at, updatedAt: at }).where(eq(subusers.id, subuser.id)),
+    ctx.db
+      .delete(whitelistEntries)
+      .where(and(eq(whitelistEntries.scope, "subuser"), eq(whitelistEntries.scopeId, subuser.id))),
+  ]);
+  await syncGate(ctx, subuser.name);
+  return subuser;
+}

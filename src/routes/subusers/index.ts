@@ -1,0 +1,17 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../env";
+import * as createSubuser from "./create-subuser";
+import * as deleteSubuser from "./delete-subuser";
+import * as getSubuser from "./get-subuser";
+import * as listSubusers from "./list-subusers";
+import * as rotatePassword from "./rotate-password";
+import * as updateSubuser from "./update-subuser";
+
+export function subuserRoutes(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(listSubusers.route, listSubusers.handler);
+  app.openapi(createSubuser.route, createSubuser.handler);
+  app.openapi(getSubuser.route, getSubuser.handler);
+  app.openapi(updateSubuser.route, updateSubuser.handler);
+  app.openapi(rotatePassword.route, rotatePassword.handler);
+  app.openapi(deleteSubuser.route, deleteSubuser.handler);
+}

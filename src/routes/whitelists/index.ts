@@ -1,0 +1,11 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../env";
+import * as createEntry from "./create-whitelist-entry";
+import * as deleteEntry from "./delete-whitelist-entry";
+import * as listWhitelist from "./list-whitelist";
+
+export function whitelistRoutes(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(listWhitelist.route, listWhitelist.handler);
+  app.openapi(createEntry.route, createEntry.handler);
+  app.openapi(deleteEntry.route, deleteEntry.handler);
+}

@@ -30,3 +30,9 @@ export async function json<T = Record<string, any>>(response: Response): Promise
 }
 
 export { env };
+
+export const GATEWAY_TOKEN = "test-gateway-token";
+
+export function gateway(path: string, body: unknown): Promise<Response> {
+  return call("POST", `/internal/gateway${path}`, { token: GATEWAY_TOKEN, body });
+}

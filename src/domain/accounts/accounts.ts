@@ -1,5 +1,6 @@
 import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
+import { isUniqueViolation } from "../../db/errors";
 import {
   type AccountRow,
   accounts,
@@ -54,7 +55,7 @@ export async function createAccount(db: Database, input: NewAccount): Promise<Ac
     }
   } catch (error) {
     // Two concurrent creations with one email: the UNIQUE index decides.
-    if (String(error).includes("UNIQUE")) throw new ApiError("email_in_use");
+    if (isUniqueViolation(error, "accounts.email")) throw new ApiError("email_in_use");
     throw error;
   }
   return findAccount(db, id);
@@ -161,7 +162,7 @@ export async function adminUpdateAccount(
   try {
     await db.update(accounts).set(changes).where(eq(accounts.id, accountId));
   } catch (error) {
-    if (String(error).includes("UNIQUE")) throw new ApiError("email_in_use");
+    if (isUniqueViolation(error, "accounts.email")) throw new ApiError("email_in_use");
     throw error;
   }
   // Plan and limits are enforced by the keys' guards: push them before answering.

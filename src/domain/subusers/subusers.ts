@@ -1,4 +1,5 @@
 import { and, eq, isNull, type SQL, sql } from "drizzle-orm";
+import { isUniqueViolation } from "../../db/errors";
 import {
   type AccountRow,
   type Product,
@@ -107,10 +108,9 @@ export async function createSubuser(
       await syncGate(ctx, row.name);
       return { subuser: subuser as SubuserRow, password };
     } catch (error) {
-      const message = String(error);
-      if (message.includes("subusers.label")) throw new ApiError("label_taken");
+      if (isUniqueViolation(error, "subusers.label")) throw new ApiError("label_taken");
       // A generated name collided with an existing one (never reused): draw another.
-      if (!message.includes("subusers.name") || attempt >= 4) throw error;
+      if (!isUniqueViolation(error, "subusers.name") || attempt >= 4) throw error;
     }
   }
 }
@@ -190,7 +190,7 @@ export async function updateSubuser(
       .where(and(eq(subusers.id, subuser.id), isNull(subusers.deletedAt)))
       .returning();
   } catch (error) {
-    if (String(error).includes("subusers.label")) throw new ApiError("label_taken");
+    if (isUniqueViolation(error, "subusers.label")) throw new ApiError("label_taken");
     throw error;
   }
   if (!updated) throw new ApiError("subuser_not_found");

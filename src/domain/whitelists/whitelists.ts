@@ -1,4 +1,5 @@
 import { and, eq, sql } from "drizzle-orm";
+import { isUniqueViolation } from "../../db/errors";
 import { type Product, type WhitelistEntryRow, type WhitelistScope, whitelistEntries } from "../../db/schema";
 import { now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
@@ -65,7 +66,7 @@ export async function addWhitelistEntry(
              WHERE scope = ${scope.scope} AND scope_id = ${scope.scopeId} AND product = ${scope.product}) < ${WHITELIST_LIMIT}
       RETURNING id`);
   } catch (error) {
-    if (String(error).includes("UNIQUE")) throw new ApiError("already_whitelisted");
+    if (isUniqueViolation(error)) throw new ApiError("already_whitelisted");
     throw error;
   }
   if (inserted.length === 0) throw new ApiError("over_limit");

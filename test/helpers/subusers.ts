@@ -1,0 +1,42 @@
+import type { TestAccount } from "./accounts";
+import { call, gateway, json } from "./http";
+
+export interface TestSubuser {
+  id: string;
+  name: string;
+  password: string;
+  label: string;
+  products: string[];
+  status: string;
+  concurrent_max: number;
+  rps_max: number;
+}
+
+let counter = 0;
+
+export async function createSubuser(
+  account: TestAccount,
+  body: { label?: string; products?: string[]; concurrent_max?: number; rps_max?: number } = {},
+): Promise<TestSubuser> {
+  const response = await call("POST", "/v1/subusers", {
+    token: account.token,
+    body: { label: `sub-${++counter}`, products: ["residential"], ...body },
+  });
+  if (response.status !== 201) throw new Error(`sub-user creation failed: ${response.status} ${await response.text()}`);
+  return json(response);
+}
+
+export function username(name: string, segments = "type-res-region-us"): string {
+  return `user_${name}-${segments}`;
+}
+
+export async function authorize(body: {
+  username: string;
+  password?: string | null;
+  source_ip?: string;
+  product?: string;
+}): Promise<Record<string, any>> {
+  const response = await gateway("/authorize", { source_ip: "198.51.100.10", product: "residential", ...body });
+  if (response.status !== 200) throw new Error(`authorize failed: ${response.status} ${await response.text()}`);
+  return json(response);
+}

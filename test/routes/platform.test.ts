@@ -68,6 +68,17 @@ describe("OpenAPI document, docs page and Postman collection", () => {
       "POST /v1/users/me/security/mfa/verify",
       "DELETE /v1/users/me/security/mfa",
       "GET /v1/postman/collection.json",
+      "GET /v1/subusers",
+      "POST /v1/subusers",
+      "GET /v1/subusers/{id}",
+      "PATCH /v1/subusers/{id}",
+      "POST /v1/subusers/{id}/rotate-password",
+      "DELETE /v1/subusers/{id}",
+      "GET /v1/whitelists",
+      "POST /v1/whitelists",
+      "DELETE /v1/whitelists/{id}",
+      "POST /internal/gateway/authorize",
+      "POST /internal/gateway/release",
       "POST /internal/admin/accounts",
       "GET /internal/admin/accounts",
       "GET /internal/admin/accounts/{id}",
@@ -84,6 +95,8 @@ describe("OpenAPI document, docs page and Postman collection", () => {
     expect(patchMe.responses["429"].description).toContain("rate_limited");
     expect(document.components.securitySchemes.ApiKey).toMatchObject({ type: "http", scheme: "bearer" });
     expect(document.paths["/internal/admin/accounts"].post.tags).toEqual(["Internal: admin"]);
+    expect(document.paths["/internal/gateway/authorize"].post.tags).toEqual(["Internal: gateway"]);
+    expect(document.paths["/v1/subusers"].post.responses["409"].description).toContain("label_taken");
   });
 
   it("serves a docs page whose assets come from the worker itself", async () => {

@@ -18,20 +18,49 @@ try {
     plan: "enterprise",
     balance_usd: 1_000_000,
     // The benchmark measures the API's work, not its rate limiter's refusals.
-    limits: { api_burst_per_min: 1_000_000_000, api_daily: null },
+    limits: {
+      api_burst_per_min: 1_000_000_000,
+      api_daily: null,
+      concurrent: { residential: 10_000 },
+      rps: { residential: 10_000 },
+    },
     file: "bench-account.json",
   });
   const auth = { Authorization: `Bearer ${account.token}` };
+  // A fresh sub-user per run, so leases left by an earlier run (they live 10 minutes) do not fill its slots.
+  const subuser = await post(`${base}/v1/subusers`, auth, {
+    label: `bench-${Date.now()}`,
+    products: ["residential"],
+    concurrent_max: 10_000,
+    rps_max: 10_000,
+  });
+  const gatewayAuth = { Authorization: `Bearer ${vars.GATEWAY_TOKEN}`, "Content-Type": "application/json" };
+  const authorizeBody = JSON.stringify({
+    username: `user_${subuser.name}-type-res-region-us`,
+    password: subuser.password,
+    source_ip: "198.51.100.10",
+    product: "residential",
+  });
 
   const targets = [
     { name: "bare route (GET /healthz)", path: "/healthz", bare: true },
     { name: "GET /v1/users/me", path: "/v1/users/me", headers: auth },
+    {
+      name: "POST /internal/gateway/authorize",
+      path: "/internal/gateway/authorize",
+      method: "POST",
+      headers: gatewayAuth,
+      body: authorizeBody,
+      // Every decision is a 200; count the allows separately so refusals cannot pass for throughput.
+      check: async () => (await post(`${base}/internal/gateway/authorize`, gatewayAuth, JSON.parse(authorizeBody))).allow,
+    },
   ];
 
   const rows = [];
   for (const target of targets) {
     await run(target, 2); // warm-up
     const result = await run(target, DURATION_S);
+    if (target.check && !(await target.check())) throw new Error(`${target.name}: the last decision was a refusal`);
     rows.push({
       name: target.name,
       bare: Boolean(target.bare),
@@ -68,6 +97,17 @@ try {
   writeFileSync(path.join(dir, "latest.md"), `${lines.join("\n")}\n`);
 } finally {
   child.kill("SIGTERM");
+}
+
+async function post(url, headers, body) {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { ...headers, "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const payload = await response.json();
+  if (!response.ok) throw new Error(`POST ${url}: ${response.status} ${JSON.stringify(payload)}`);
+  return payload;
 }
 
 function run(target, duration) {

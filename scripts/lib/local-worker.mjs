@@ -81,7 +81,10 @@ export async function ensureAccount(base, adminToken, { email, plan, balance_usd
   if (existsSync(stateFile)) {
     const saved = JSON.parse(readFileSync(stateFile, "utf8"));
     const check = await fetch(`${base}/v1/users/me`, { headers: { Authorization: `Bearer ${saved.token}` } });
-    if (check.ok) return saved;
+    if (check.ok) {
+      if (limits) await adminCall(base, adminToken, "PATCH", `/accounts/${saved.accountId}`, { limits });
+      return saved;
+    }
   }
   const found = await adminCall(base, adminToken, "GET", `/accounts?email=${encodeURIComponent(email)}`);
   const account =

@@ -52,7 +52,8 @@ try {
       headers: gatewayAuth,
       body: authorizeBody,
       // Every decision is a 200; count the allows separately so refusals cannot pass for throughput.
-      check: async () => (await post(`${base}/internal/gateway/authorize`, gatewayAuth, JSON.parse(authorizeBody))).allow,
+      check: async () =>
+        (await post(`${base}/internal/gateway/authorize`, gatewayAuth, JSON.parse(authorizeBody))).allow,
     },
   ];
 

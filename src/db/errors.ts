@@ -18,3 +18,9 @@ export function isUniqueViolation(error: unknown, column?: string): boolean {
   const match = /UNIQUE constraint failed: ([^\n]*)/.exec(text);
   return match !== null && (column === undefined || (match[1] ?? "").includes(column));
 }
+
+/** True when a write failed on the named CHECK constraint (`accounts_balance_non_negative`, `batch_assertion_failed`). */
+export function isCheckViolation(error: unknown, constraint: string): boolean {
+  const text = messages(error);
+  return /CHECK constraint failed/.test(text) && text.includes(constraint);
+}

@@ -46,6 +46,12 @@ export const errorCatalogue = {
   session_not_found: { status: 404, message: "The session expired or never existed." },
   range_too_wide: { status: 422, message: "The range from..to may span at most 90 days." },
   invalid_group_by: { status: 422, message: "Unknown group_by value." },
+
+  // Commerce (where the spec shows no code)
+  batch_not_active: { status: 409, message: "The ISP batch is not in a state that allows this." },
+  batch_changed: { status: 409, message: "The ISP batch changed while this request ran; retry it." },
+  refresh_already_used: { status: 409, message: "The batch was already refreshed in this billing period." },
+  subscription_not_active: { status: 409, message: "The subscription is not in a state that allows this." },
 } as const satisfies Record<string, { status: ContentfulStatusCode; message: string }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

@@ -13,6 +13,8 @@ export const idPrefixes = {
   report: "rep",
   run: "run",
   ledgerEntry: "led",
+  ip: "ip",
+  event: "evt",
   whitelist: "wl",
 } as const;
 

@@ -114,6 +114,8 @@ export const ledgerEntries = sqliteTable(
     amountMinor: integer("amount_minor").notNull(),
     reason: text("reason").notNull(),
     reference: text("reference"),
+    /** Set on charges made by jobs (renewals): a repeated or overlapping run cannot charge twice. */
+    uniqueKey: text("unique_key").unique(),
     createdAt: integer("created_at").notNull(),
   },
   (t) => [index("ledger_entries_account").on(t.accountId, t.id)],

@@ -15,6 +15,7 @@ import { ApiError } from "../../platform/errors";
 import { newId } from "../../platform/ids";
 import type { Minor } from "../../platform/money";
 import { syncAccountGuards } from "../api-keys/api-keys";
+import { movementStatements } from "../billing/ledger";
 import type { DomainContext } from "../context";
 import { syncAccountGates } from "../subusers/gate-sync";
 import { accountChanged } from "./account-cache";
@@ -49,7 +50,10 @@ export async function createAccount(db: Database, input: NewAccount): Promise<Ac
   });
   try {
     if (input.balanceMinor > 0) {
-      await db.batch([insert, ...creditStatements(db, id, input.balanceMinor, "initial_credit", null, at)]);
+      await db.batch([
+        insert,
+        ...movementStatements(db, { accountId: id, amount: input.balanceMinor, reason: "initial_credit", at }),
+      ]);
     } else {
       await insert;
     }
@@ -66,26 +70,6 @@ async function assertEmailFree(db: Database, email: string, exceptAccountId?: st
   if (holder && holder.id !== exceptAccountId) throw new ApiError("email_in_use");
 }
 
-/** A credit: one ledger entry and the balance change, atomically. */
-function creditStatements(
-  db: Database,
-  accountId: string,
-  amount: Minor,
-  reason: string,
-  reference: string | null,
-  at: number,
-) {
-  return [
-    db
-      .insert(ledgerEntries)
-      .values({ id: newId("ledgerEntry", at), accountId, amountMinor: amount, reason, reference, createdAt: at }),
-    db
-      .update(accounts)
-      .set({ balanceMinor: sql`${accounts.balanceMinor} + ${amount}`, updatedAt: at })
-      .where(eq(accounts.id, accountId)),
-  ] as const;
-}
-
 export async function creditAccount(
   ctx: DomainContext,
   accountId: string,
@@ -93,7 +77,7 @@ export async function creditAccount(
   reason: string,
 ): Promise<AccountRow> {
   await findAccount(ctx.db, accountId);
-  await ctx.db.batch([...creditStatements(ctx.db, accountId, amount, reason, null, now())]);
+  await ctx.db.batch(movementStatements(ctx.db, { accountId, amount, reason, at: now() }));
   await accountChanged(ctx, accountId);
   return findAccount(ctx.db, accountId);
 }

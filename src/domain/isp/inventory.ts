@@ -1,0 +1,119 @@
+import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
+import type { Database } from "../../db/client";
+import { ispAsns, ispIps } from "../../db/schema";
+import { fromMinor } from "../../platform/money";
+import { abortIf, type Statement } from "../billing/ledger";
+
+/** Countries where a city can be chosen (reference facts); elsewhere country only. */
+export const TIER1_COUNTRIES = new Set(["US", "GB", "DE", "FR", "JP", "KR", "BR", "CA", "AU", "IN", "NL", "SG"]);
+
+export interface Geo {
+  country: string;
+  city: string | null;
+  asn: number;
+}
+
+function inGeo(geo: Geo): SQL {
+  return and(
+    eq(ispIps.country, geo.country),
+    eq(ispIps.asn, geo.asn),
+    geo.city === null ? undefined : eq(ispIps.city, geo.city),
+  ) as SQL;
+}
+
+export async function availableCount(db: Database, geo: Geo): Promise<number> {
+  const row = await db
+    .select({ n: sql<number>`COUNT(*)` })
+    .from(ispIps)
+    .where(and(eq(ispIps.status, "available"), inGeo(geo)))
+    .get();
+  return row?.n ?? 0;
+}
+
+/**
+ * Statements that move `quantity` available IPs of a geo to a batch, and abort the batch with
+ * `insufficient_inventory` unless the batch then holds exactly `expectedTotal` IPs (a concurrent order may
+ * have taken some).
+ */
+export function allocateStatements(
+  db: Database,
+  allocation: Geo & {
+    batchId: string;
+    quantity: number;
+    status: "reserved" | "assigned";
+    expectedTotal: number;
+    at: number;
+  },
+): Statement[] {
+  const picked = db
+    .select({ id: ispIps.id })
+    .from(ispIps)
+    .where(and(eq(ispIps.status, "available"), inGeo(allocation)))
+    .orderBy(ispIps.id)
+    .limit(allocation.quantity);
+  return [
+    db
+      .update(ispIps)
+      .set({ status: allocation.status, batchId: allocation.batchId, assignedAt: allocation.at })
+      .where(inArray(ispIps.id, picked)),
+    abortIf(
+      db,
+      "inventory",
+      sql`(SELECT COUNT(*) FROM ${ispIps} WHERE ${ispIps.batchId} = ${allocation.batchId}) <> ${allocation.expectedTotal}`,
+    ),
+  ];
+}
+
+/** Returns IPs to the inventory: all of a batch's, or those matching `where`. */
+export function releaseStatement(db: Database, where: SQL): Statement {
+  return db.update(ispIps).set({ status: "available", batchId: null, assignedAt: null }).where(where);
+}
+
+export interface InventoryRow {
+  country: string;
+  asn: number;
+  carrier: string;
+  premium: boolean;
+  price_per_ip_month_usd: number;
+  available: number;
+  cities: Array<{ city: string; available: number }>;
+}
+
+/** Available quantity, cities (tier-1 countries) and price per ASN. */
+export async function listInventory(db: Database, filter: { country?: string; asn?: number }): Promise<InventoryRow[]> {
+  const counts = await db
+    .select({ country: ispIps.country, asn: ispIps.asn, city: ispIps.city, n: sql<number>`COUNT(*)` })
+    .from(ispIps)
+    .where(
+      and(
+        eq(ispIps.status, "available"),
+        filter.country ? eq(ispIps.country, filter.country) : undefined,
+        filter.asn !== undefined ? eq(ispIps.asn, filter.asn) : undefined,
+      ),
+    )
+    .groupBy(ispIps.country, ispIps.asn, ispIps.city);
+  const catalogue = await db
+    .select()
+    .from(ispAsns)
+    .where(
+      and(
+        filter.country ? eq(ispAsns.country, filter.country) : undefined,
+        filter.asn !== undefined ? eq(ispAsns.asn, filter.asn) : undefined,
+      ),
+    )
+    .orderBy(ispAsns.country, ispAsns.asn);
+  return catalogue.map((entry) => {
+    const rows = counts.filter((c) => c.country === entry.country && c.asn === entry.asn);
+    return {
+      country: entry.country,
+      asn: entry.asn,
+      carrier: entry.carrier,
+      premium: entry.premium,
+      price_per_ip_month_usd: fromMinor(entry.pricePerIpMonthMinor),
+      available: rows.reduce((sum, row) => sum + row.n, 0),
+      cities: TIER1_COUNTRIES.has(entry.country)
+        ? rows.filter((row) => row.city !== null).map((row) => ({ city: row.city as string, available: row.n }))
+        : [],
+    };
+  });
+}

@@ -10,6 +10,10 @@ import { docsPage } from "./openapi/docs-page";
 import { openApiDocument } from "./openapi/document";
 import { handleError, notFoundHandler } from "./platform/error-handler";
 import { validationHook } from "./platform/validation";
+import * as bandwidthBalance from "./routes/balance/get-bandwidth-balance";
+import { ispRoutes } from "./routes/isp";
+import { orderRoutes } from "./routes/orders";
+import { subscriptionRoutes } from "./routes/subscriptions";
 import { subuserRoutes } from "./routes/subusers";
 import * as postman from "./routes/tools/postman-collection";
 import { usersRoutes } from "./routes/users";
@@ -38,6 +42,10 @@ export function createApp(): OpenAPIHono<AppEnv> {
   usersRoutes(v1);
   subuserRoutes(v1);
   whitelistRoutes(v1);
+  orderRoutes(v1);
+  ispRoutes(v1);
+  subscriptionRoutes(v1);
+  v1.openapi(bandwidthBalance.route, bandwidthBalance.handler);
   v1.openapi(postman.route, postman.handler(document));
   app.route("/v1", v1);
 

@@ -1,4 +1,5 @@
 import { createApp } from "./app";
+import { runScheduledJobs } from "./jobs";
 import { ApiError, errorBody } from "./platform/errors";
 import { newId } from "./platform/ids";
 import { logError } from "./platform/logger";
@@ -20,5 +21,9 @@ export default {
         headers: { "X-Request-Id": requestId },
       });
     }
+  },
+
+  async scheduled(controller, env, ctx) {
+    ctx.waitUntil(runScheduledJobs(env, controller.scheduledTime));
   },
 } satisfies ExportedHandler<Cloudflare.Env>;

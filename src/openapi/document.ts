@@ -26,6 +26,9 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>, origin: string): OpenA
         { name: "Account", description: "The account that owns the API key." },
         { name: "Sub-users", description: "The unit of access control on the gateway." },
         { name: "Whitelists", description: "Source IPs that may use a sub-user without a password." },
+        { name: "Orders", description: "Bandwidth and ISP orders, and the bandwidth pools they fill." },
+        { name: "ISP", description: "Static IP inventory, batches, their IPs and whitelists." },
+        { name: "Subscriptions", description: "Recurring bandwidth tiers and ISP auto-renewal." },
         { name: "Tools", description: "Specification files and tools." },
         {
           name: "Internal: admin",

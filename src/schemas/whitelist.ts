@@ -30,3 +30,23 @@ export function presentWhitelistEntry(entry: WhitelistEntryRow): z.infer<typeof 
     created_at: toIso(entry.createdAt),
   };
 }
+
+export const batchWhitelistEntrySchema = z
+  .object({
+    id: z.string().openapi({ example: "wl_01JD2W6Q6J5E4V3N0Z9Y8X7W6V" }),
+    batch_id: z.string().openapi({ example: "bat_01JD2W6Q6J5E4V3N0Z9Y8X7W6V" }),
+    ip: z.string().openapi({ example: "203.0.113.0/24" }),
+    label: z.string().nullable(),
+    created_at: z.iso.datetime(),
+  })
+  .openapi("BatchWhitelistEntry");
+
+export function presentBatchWhitelistEntry(entry: WhitelistEntryRow): z.infer<typeof batchWhitelistEntrySchema> {
+  return {
+    id: entry.id,
+    batch_id: entry.scopeId,
+    ip: entry.ip,
+    label: entry.label,
+    created_at: toIso(entry.createdAt),
+  };
+}

@@ -205,7 +205,15 @@ export const subscriptions = sqliteTable(
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
-  (t) => [index("subscriptions_account").on(t.accountId, t.id), index("subscriptions_due").on(t.status, t.renewsAt)],
+  (t) => [
+    index("subscriptions_account").on(t.accountId, t.id),
+    index("subscriptions_due").on(t.status, t.renewsAt),
+    // One live subscription per product and plan, and one per ISP batch: races cannot create a second.
+    uniqueIndex("subscriptions_live_plan")
+      .on(t.accountId, t.product, t.plan)
+      .where(sql`status <> 'cancelled' AND batch_id IS NULL`),
+    uniqueIndex("subscriptions_live_batch").on(t.batchId).where(sql`status <> 'cancelled' AND batch_id IS NOT NULL`),
+  ],
 );
 
 // ── Events (ready for webhook delivery) ─────────────────────────────────────────────────────────────

@@ -100,7 +100,7 @@ function unchanged(ctx: DomainContext, batch: BatchRow): Statement {
   );
 }
 
-const conflict = () => new ApiError("batch_changed", "The batch changed meanwhile; retry the request.");
+export const conflict = () => new ApiError("batch_changed", "The batch changed meanwhile; retry the request.");
 
 /** Replaces every IP of the batch, once per billing period; uses up that period's free replacements. */
 export async function refreshBatch(ctx: DomainContext, principal: Principal, id: string): Promise<BatchRow> {
@@ -139,48 +139,55 @@ export async function renewBatch(
   principal: Principal,
   id: string,
   months: number,
-  uniqueKey: string | null = null,
 ): Promise<BatchRow> {
   const batch = await findBatch(ctx, principal, id);
   assertUsable(batch, "renew", ["active", "grace"]);
-  await runMoneyBatch(ctx.db, renewalStatements(ctx, batch, months, now(), uniqueKey), { state: conflict() });
+  const renewal = { months, price: batch.pricePerIpMonthMinor * batch.quantity * months, at: now(), uniqueKey: null };
+  await runMoneyBatch(ctx.db, renewalStatements(ctx, batch, renewal), { state: conflict() });
   await accountChanged(ctx, batch.accountId);
   return findBatch(ctx, principal, id);
 }
 
+export interface Renewal {
+  months: number;
+  price: Minor;
+  at: number;
+  /** Set by the auto-renewal job: the same period is never charged twice. */
+  uniqueKey: string | null;
+}
+
 /** The statements of a renewal, shared by `POST …/renew` and the auto-renewal job. */
-export function renewalStatements(
-  ctx: DomainContext,
-  batch: BatchRow,
-  months: number,
-  at: number,
-  uniqueKey: string | null,
-): Statement[] {
-  const price: Minor = batch.pricePerIpMonthMinor * batch.quantity * months;
+export function renewalStatements(ctx: DomainContext, batch: BatchRow, renewal: Renewal): Statement[] {
   // An active batch extends from its end; a batch in grace starts a new period now (its IPs did not work).
-  const periodStart = batch.status === "grace" ? at : batch.expiresAt;
+  const periodStart = batch.status === "grace" ? renewal.at : batch.expiresAt;
+  const expiresAt = addMonths(periodStart, renewal.months);
   return [
     unchanged(ctx, batch),
     ...movementStatements(ctx.db, {
       accountId: batch.accountId,
-      amount: -price,
+      amount: -renewal.price,
       reason: "isp_renewal",
       reference: batch.id,
-      uniqueKey,
-      at,
+      uniqueKey: renewal.uniqueKey,
+      at: renewal.at,
     }),
     ctx.db
       .update(ispBatches)
       .set({
         status: "active",
         periodStart,
-        expiresAt: addMonths(periodStart, months),
+        expiresAt,
         graceUntil: null,
         replacementsUsed: 0,
         refreshUsed: false,
-        updatedAt: at,
+        updatedAt: renewal.at,
       })
       .where(eq(ispBatches.id, batch.id)),
+    // An ISP subscription follows its batch's period.
+    ctx.db
+      .update(subscriptions)
+      .set({ periodStart, renewsAt: expiresAt, status: "active", pastDueSince: null, updatedAt: renewal.at })
+      .where(and(eq(subscriptions.batchId, batch.id), inArray(subscriptions.status, ["active", "past_due"]))),
   ];
 }
 

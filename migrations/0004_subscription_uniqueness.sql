@@ -1,0 +1,2 @@
+CREATE UNIQUE INDEX `subscriptions_live_plan` ON `subscriptions` (`account_id`,`product`,`plan`) WHERE status <> 'cancelled' AND batch_id IS NULL;--> statement-breakpoint
+CREATE UNIQUE INDEX `subscriptions_live_batch` ON `subscriptions` (`batch_id`) WHERE status <> 'cancelled' AND batch_id IS NOT NULL;

@@ -1,0 +1,27 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../env";
+import * as batchWhitelist from "./batch-whitelist";
+import * as getBatch from "./get-batch";
+import * as getInventory from "./get-inventory";
+import * as listBatchIps from "./list-batch-ips";
+import * as listBatches from "./list-batches";
+import * as refreshBatch from "./refresh-batch";
+import * as releaseBatch from "./release-batch";
+import * as renewBatch from "./renew-batch";
+import * as replaceIp from "./replace-ip";
+import * as rotateBatchPassword from "./rotate-batch-password";
+
+export function ispRoutes(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(getInventory.route, getInventory.handler);
+  app.openapi(listBatches.route, listBatches.handler);
+  app.openapi(getBatch.route, getBatch.handler);
+  app.openapi(listBatchIps.route, listBatchIps.handler);
+  app.openapi(refreshBatch.route, refreshBatch.handler);
+  app.openapi(renewBatch.route, renewBatch.handler);
+  app.openapi(rotateBatchPassword.route, rotateBatchPassword.handler);
+  app.openapi(releaseBatch.route, releaseBatch.handler);
+  app.openapi(replaceIp.route, replaceIp.handler);
+  app.openapi(batchWhitelist.listRoute, batchWhitelist.list);
+  app.openapi(batchWhitelist.addRoute, batchWhitelist.add);
+  app.openapi(batchWhitelist.removeRoute, batchWhitelist.remove);
+}

@@ -1,0 +1,28 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import { domainContext } from "../../domain/context";
+import { refreshBatch } from "../../domain/isp/batches";
+import type { AppEnv } from "../../env";
+import { apiRoute, jsonContent } from "../../platform/openapi";
+import { batchIdParam, batchSchema, presentBatch } from "../../schemas/commerce";
+
+export const route = apiRoute({
+  method: "post",
+  path: "/isp/batches/{id}/refresh",
+  tags: ["ISP"],
+  summary: "Refresh all IPs of a batch",
+  description: "Replaces every IP; allowed once per billing period and uses up that period's free replacements.",
+  request: { params: batchIdParam },
+  errors: [
+    "not_found",
+    "subuser_scope_mismatch",
+    "refresh_already_used",
+    "batch_not_active",
+    "insufficient_inventory",
+    "batch_changed",
+  ],
+  responses: { 200: jsonContent(batchSchema, "The refreshed batch.") },
+});
+
+export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+  return c.json(presentBatch(await refreshBatch(domainContext(c.env), c.var.principal, c.req.valid("param").id)), 200);
+};

@@ -48,7 +48,8 @@ export function movementStatements(db: Database, movement: Movement): [Statement
  * be true (enough IPs reserved, a row still in the expected state) is asserted in SQL, each kind with its own CHECK.
  */
 export function abortIf(db: Database, kind: AssertionKind, condition: SQL): Statement {
-  return db.run(sql`INSERT INTO ${batchAssertions} (failed) SELECT ${kind} WHERE ${condition}`);
+  // An insert builder, not `db.run`: drizzle's D1 batch cannot bind the parameters of raw statements.
+  return db.insert(batchAssertions).select(sql`SELECT ${kind} AS failed WHERE ${condition}`);
 }
 
 /**

@@ -4,14 +4,18 @@ import { admin, call, env, json } from "../helpers/http";
 import { createSubuser } from "../helpers/subusers";
 
 async function ledgerSum(accountId: string): Promise<number> {
-  const row = await env.DB.prepare("SELECT COALESCE(SUM(amount_minor), 0) AS total FROM ledger_entries WHERE account_id = ?")
+  const row = await env.DB.prepare(
+    "SELECT COALESCE(SUM(amount_minor), 0) AS total FROM ledger_entries WHERE account_id = ?",
+  )
     .bind(accountId)
     .first<{ total: number }>();
   return row?.total ?? 0;
 }
 
 async function balanceMinor(accountId: string): Promise<number> {
-  const row = await env.DB.prepare("SELECT balance_minor FROM accounts WHERE id = ?").bind(accountId).first<{ balance_minor: number }>();
+  const row = await env.DB.prepare("SELECT balance_minor FROM accounts WHERE id = ?")
+    .bind(accountId)
+    .first<{ balance_minor: number }>();
   return row?.balance_minor ?? -1;
 }
 
@@ -46,15 +50,18 @@ describe("bandwidth orders (spec §2.4, §3.1, §4.3)", () => {
     expect((await json(await call("GET", "/v1/mobile/balance", { token: account.token }))).gb_remaining).toBe(1.001);
   });
 
-  it.each([[{ product: "residential", gb: 0 }], [{ product: "residential", gb: -1 }], [{ product: "residential", gb: 1.0001 }], [{ product: "datacenter", gb: 1 }], [{ product: "residential" }]])(
-    "rejects %j with 422 invalid_request",
-    async (body) => {
-      const account = await createAccount({ balance_usd: 100 });
-      const response = await order(account.token, body);
-      expect(response.status).toBe(422);
-      expect((await json(response)).code).toBe("invalid_request");
-    },
-  );
+  it.each([
+    [{ product: "residential", gb: 0 }],
+    [{ product: "residential", gb: -1 }],
+    [{ product: "residential", gb: 1.0001 }],
+    [{ product: "datacenter", gb: 1 }],
+    [{ product: "residential" }],
+  ])("rejects %j with 422 invalid_request", async (body) => {
+    const account = await createAccount({ balance_usd: 100 });
+    const response = await order(account.token, body);
+    expect(response.status).toBe(422);
+    expect((await json(response)).code).toBe("invalid_request");
+  });
 
   it("answers 409 insufficient_balance and writes nothing when the balance cannot cover it", async () => {
     const account = await createAccount({ balance_usd: 4 });
@@ -68,7 +75,9 @@ describe("bandwidth orders (spec §2.4, §3.1, §4.3)", () => {
 
   it("concurrent orders that together exceed the balance: exactly as many succeed as it covers", async () => {
     const account = await createAccount({ balance_usd: 45 }); // ten 1-GB residential orders
-    const results = await Promise.all(Array.from({ length: 16 }, () => order(account.token, { product: "residential", gb: 1 })));
+    const results = await Promise.all(
+      Array.from({ length: 16 }, () => order(account.token, { product: "residential", gb: 1 })),
+    );
     expect(results.filter((r) => r.status === 201)).toHaveLength(10);
     for (const refused of results.filter((r) => r.status !== 201)) {
       expect(refused.status).toBe(409);
@@ -86,7 +95,8 @@ describe("bandwidth orders (spec §2.4, §3.1, §4.3)", () => {
     );
     const created = first.filter((r) => r.status === 201);
     expect(created.length).toBeGreaterThanOrEqual(1);
-    for (const other of first.filter((r) => r.status !== 201)) expect((await json(other)).code).toBe("idempotency_key_in_use");
+    for (const other of first.filter((r) => r.status !== 201))
+      expect((await json(other)).code).toBe("idempotency_key_in_use");
     const retry = await order(account.token, { product: "residential", gb: 2 }, "order-once");
     expect(retry.status).toBe(201);
     expect(retry.headers.get("Idempotent-Replayed")).toBe("true");
@@ -121,9 +131,17 @@ describe("ISP orders and inventory (spec §4.3)", () => {
     const account = await createAccount();
     const us = await json(await call("GET", "/v1/isp/inventory?country=us&asn=7922", { token: account.token }));
     expect(us.data).toHaveLength(1);
-    expect(us.data[0]).toMatchObject({ country: "US", asn: 7922, carrier: "Comcast", premium: false, price_per_ip_month_usd: 6 });
+    expect(us.data[0]).toMatchObject({
+      country: "US",
+      asn: 7922,
+      carrier: "Comcast",
+      premium: false,
+      price_per_ip_month_usd: 6,
+    });
     expect(us.data[0].cities.map((c: { city: string }) => c.city).sort()).toEqual(["la", "newyork"]);
-    expect(us.data[0].available).toBe(us.data[0].cities.reduce((n: number, c: { available: number }) => n + c.available, 0));
+    expect(us.data[0].available).toBe(
+      us.data[0].cities.reduce((n: number, c: { available: number }) => n + c.available, 0),
+    );
     const premium = await json(await call("GET", "/v1/isp/inventory?country=US&asn=7018", { token: account.token }));
     expect(premium.data[0]).toMatchObject({ premium: true, price_per_ip_month_usd: 7.2 });
     const longTail = await json(await call("GET", "/v1/isp/inventory?country=PL", { token: account.token }));
@@ -164,7 +182,14 @@ describe("ISP orders and inventory (spec §4.3)", () => {
   ])("quantity %i → 422 %s", async (quantity, code) => {
     const account = await createAccount({ balance_usd: 1000 });
     const subuser = await createSubuser(account, { products: ["isp"] });
-    const response = await order(account.token, { product: "isp", country: "US", asn: 7922, quantity, months: 1, subuser: subuser.id });
+    const response = await order(account.token, {
+      product: "isp",
+      country: "US",
+      asn: 7922,
+      quantity,
+      months: 1,
+      subuser: subuser.id,
+    });
     expect(response.status).toBe(422);
     expect((await json(response)).code).toBe(code);
   });
@@ -172,10 +197,24 @@ describe("ISP orders and inventory (spec §4.3)", () => {
   it("422 insufficient_inventory beyond the stock of the geo/ASN; nothing is charged", async () => {
     const account = await createAccount({ balance_usd: 100000 });
     const subuser = await createSubuser(account, { products: ["isp"] });
-    const response = await order(account.token, { product: "isp", country: "ZA", asn: 37457, quantity: 101, months: 1, subuser: subuser.id });
+    const response = await order(account.token, {
+      product: "isp",
+      country: "ZA",
+      asn: 37457,
+      quantity: 101,
+      months: 1,
+      subuser: subuser.id,
+    });
     expect(response.status).toBe(422);
     expect((await json(response)).code).toBe("insufficient_inventory");
-    const unknownAsn = await order(account.token, { product: "isp", country: "US", asn: 1, quantity: 5, months: 1, subuser: subuser.id });
+    const unknownAsn = await order(account.token, {
+      product: "isp",
+      country: "US",
+      asn: 1,
+      quantity: 5,
+      months: 1,
+      subuser: subuser.id,
+    });
     expect((await json(unknownAsn)).code).toBe("insufficient_inventory");
     expect(await balanceMinor(account.id)).toBe(10000000);
   });
@@ -186,12 +225,27 @@ describe("ISP orders and inventory (spec §4.3)", () => {
     const other = await createAccount();
     const foreign = await createSubuser(other, { products: ["isp"] });
     for (const subuser of [residential.id, foreign.id, "sub_01JD2W6Q6J5E4V3N0Z9Y8X7W6V"]) {
-      const response = await order(account.token, { product: "isp", country: "US", asn: 7922, quantity: 5, months: 1, subuser });
+      const response = await order(account.token, {
+        product: "isp",
+        country: "US",
+        asn: 7922,
+        quantity: 5,
+        months: 1,
+        subuser,
+      });
       expect(response.status).toBe(404);
       expect((await json(response)).code).toBe("subuser_not_found");
     }
     const isp = await createSubuser(account, { products: ["isp"] });
-    const city = await order(account.token, { product: "isp", country: "PL", city: "warsaw", asn: 5617, quantity: 5, months: 1, subuser: isp.id });
+    const city = await order(account.token, {
+      product: "isp",
+      country: "PL",
+      city: "warsaw",
+      asn: 5617,
+      quantity: 5,
+      months: 1,
+      subuser: isp.id,
+    });
     expect(city.status).toBe(422);
     expect((await json(city)).details[0].field).toBe("city");
   });
@@ -201,12 +255,21 @@ describe("ISP orders and inventory (spec §4.3)", () => {
     const subuser = await createSubuser(account, { products: ["isp"] });
     const results = await Promise.all(
       Array.from({ length: 3 }, () =>
-        order(account.token, { product: "isp", country: "AR", asn: 7303, quantity: 40, months: 1, subuser: subuser.id }),
+        order(account.token, {
+          product: "isp",
+          country: "AR",
+          asn: 7303,
+          quantity: 40,
+          months: 1,
+          subuser: subuser.id,
+        }),
       ),
     );
     expect(results.filter((r) => r.status === 201)).toHaveLength(2);
     expect(results.filter((r) => r.status === 422)).toHaveLength(1);
-    const taken = await env.DB.prepare("SELECT COUNT(*) AS n, COUNT(DISTINCT batch_id) AS b FROM isp_ips WHERE country = 'AR' AND batch_id IS NOT NULL").first();
+    const taken = await env.DB.prepare(
+      "SELECT COUNT(*) AS n, COUNT(DISTINCT batch_id) AS b FROM isp_ips WHERE country = 'AR' AND batch_id IS NOT NULL",
+    ).first();
     expect(taken).toEqual({ n: 80, b: 2 });
     expect(await balanceMinor(account.id)).toBe(10000000 - 2 * 40 * 600);
   });

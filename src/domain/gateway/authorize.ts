@@ -4,6 +4,7 @@ import type { Product } from "../../db/schema";
 import { sha256Hex } from "../../platform/crypto";
 import type { DomainContext } from "../context";
 import { syncGate } from "../subusers/gate-sync";
+import { authorizeIspRequest, type IspDecision } from "./authorize-isp";
 import { type GatewayTarget, parseUsername } from "./username";
 
 /** Service code of gateway 429s (spec §7). */
@@ -14,6 +15,8 @@ export interface AuthorizeRequest {
   password?: string | null;
   source_ip: string;
   product: Product;
+  /** ISP: the addressed static IP. */
+  dest_ip?: string;
 }
 
 export type GatewayDecision =
@@ -31,7 +34,14 @@ export type GatewayDecision =
  * The gateway's access decision for one proxy request: the username grammar here, then one call to the
  * sub-user's gate (credentials or whitelist, status, product, rps and concurrency).
  */
-export async function authorizeProxyRequest(ctx: DomainContext, request: AuthorizeRequest): Promise<GatewayDecision> {
+export async function authorizeProxyRequest(
+  ctx: DomainContext,
+  request: AuthorizeRequest,
+): Promise<GatewayDecision | IspDecision> {
+  if (request.product === "isp") {
+    if (!request.dest_ip) return { allow: false, status: 400, error_code: "bad-username" };
+    return authorizeIspRequest(ctx, { ...request, dest_ip: request.dest_ip });
+  }
   const parsed = parseUsername(request.username, ctx.env.GATEWAY_USER_PREFIX);
   if (!parsed.ok) return { allow: false, status: 400, error_code: parsed.error };
   const { name, product, target } = parsed.value;

@@ -20,17 +20,28 @@ const targetSchema = z.object({
   sesstime: z.number().int().nullable(),
 });
 
+const ispTargetSchema = z.object({
+  type: z.literal("isp"),
+  ip: z.string(),
+  port: z.number().int(),
+  batch_id: z.string(),
+  country: z.string(),
+  city: z.string().nullable(),
+  asn: z.number().int(),
+});
+
 const decisionSchema = z
   .union([
     z.object({
       allow: z.literal(true),
       subuser: z.string(),
       product: z.enum(products),
-      lease: z
-        .string()
-        .openapi({ description: "Release it when the connection closes; expires by itself after 10 min." }),
+      lease: z.string().nullable().openapi({
+        description:
+          "Release it when the connection closes; expires by itself after 10 min. null for ISP (per-IP limits only).",
+      }),
       cache_ttl_s: z.number().int().min(0).max(60),
-      target: targetSchema,
+      target: z.union([targetSchema, ispTargetSchema]),
     }),
     z.object({
       allow: z.literal(false),
@@ -38,7 +49,8 @@ const decisionSchema = z
       error_code: z.string().openapi({
         description:
           "400: bad-username, unknown-region, state-without-region, city-without-state, session-incomplete, " +
-          "sesstime-out-of-range. 407: auth-failed, not-whitelisted. 403: subuser-disabled, product-not-allowed. " +
+          "sesstime-out-of-range. 407: auth-failed, not-whitelisted. 403: subuser-disabled, product-not-allowed, " +
+          "and for ISP ip-expired (grace period), ip-released, ip-provisioning. " +
           "429: concurrent-limit, rps-limit (the only retryable ones).",
       }),
       service_code: z.literal(30002).optional(),
@@ -62,6 +74,11 @@ const authorizeRoute = internalRoute(
             password: z.string().max(256).nullable().optional(),
             source_ip: z.string().refine((ip) => parseIp(ip) !== null, "must be an IPv4 or IPv6 address"),
             product: z.enum(products),
+            dest_ip: z
+              .string()
+              .refine((ip) => parseIp(ip) !== null, "must be an IPv4 or IPv6 address")
+              .optional()
+              .openapi({ description: "ISP only: the static IP the client addressed." }),
           })
           .openapi("GatewayAuthorizeRequest", {
             example: {

@@ -7,6 +7,7 @@ import { batchIdParam } from "../../schemas/commerce";
 
 const ipLine = z
   .object({
+    ip_id: z.string().openapi({ description: "For `POST /isp/ips/{ip_id}/replace`." }),
     ip: z.string(),
     port: z.number().int(),
     user: z.string(),
@@ -24,7 +25,7 @@ export const route = apiRoute({
   summary: "List a batch's IPs with credentials",
   description:
     "`plain`: `ip:port:user:pass` per line. `csv`: header `ip,port,user,pass,country,city,asn`. `json` (default): " +
-    "an array of objects. Every IP listens on port 8000 for HTTP, HTTPS and SOCKS5; user and password are the batch's.",
+    "an array of objects (with `ip_id` for replacements). Every IP listens on port 8000 for HTTP, HTTPS and SOCKS5; user and password are the batch's.",
   request: {
     params: batchIdParam,
     query: z.object({ format: z.enum(["plain", "csv", "json"]).default("json") }),
@@ -47,6 +48,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const batch = await findBatch(ctx, c.var.principal, c.req.valid("param").id);
   const { user, password } = await batchCredentials(ctx, batch);
   const lines = (await batchIps(ctx, batch.id)).map((ip) => ({
+    ip_id: ip.id,
     ip: ip.ip,
     port: ip.port,
     user,

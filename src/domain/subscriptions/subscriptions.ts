@@ -365,7 +365,7 @@ export function shrinkBatchStatements(ctx: DomainContext, batchId: string, keep:
     .from(ispIps)
     .where(eq(ispIps.batchId, batchId))
     .orderBy(sql`${ispIps.assignedAt} DESC, ${ispIps.id} DESC`)
-    .limit(-1)
+    .limit(ISP_QUANTITY.max)
     .offset(keep);
   return [
     ctx.db

@@ -4,6 +4,7 @@ import { internalAuth } from "../../middleware/internal-auth";
 import { validationHook } from "../../platform/validation";
 import { adminAccountRoutes } from "./accounts";
 import { adminApiKeyRoutes } from "./api-keys";
+import { adminPriceRoutes } from "./prices";
 
 /** The operators' and dashboard's API, outside `/v1`, behind ADMIN_TOKEN. */
 export function adminApp(): OpenAPIHono<AppEnv> {
@@ -11,5 +12,6 @@ export function adminApp(): OpenAPIHono<AppEnv> {
   app.use("*", internalAuth("ADMIN_TOKEN"));
   adminAccountRoutes(app);
   adminApiKeyRoutes(app);
+  adminPriceRoutes(app);
   return app;
 }

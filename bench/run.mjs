@@ -57,6 +57,15 @@ try {
     },
   ];
 
+  targets.push({
+    name: "POST /v1/orders (bandwidth, distinct Idempotency-Keys)",
+    path: "/v1/orders",
+    method: "POST",
+    headers: { ...auth, "Content-Type": "application/json", "Idempotency-Key": "bench-[<id>]" },
+    body: JSON.stringify({ product: "residential", gb: 0.001 }),
+    idReplacement: true,
+  });
+
   const rows = [];
   for (const target of targets) {
     await run(target, 2); // warm-up
@@ -117,6 +126,7 @@ function run(target, duration) {
     method: target.method ?? "GET",
     headers: target.headers,
     body: target.body,
+    idReplacement: target.idReplacement ?? false,
     connections: CONNECTIONS,
     duration,
   });

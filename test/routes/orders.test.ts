@@ -40,6 +40,11 @@ describe("bandwidth orders (spec §2.4, §3.1, §4.3)", () => {
     const pool = await json(await call("GET", "/v1/residential/balance", { token: account.token }));
     expect(pool).toEqual({ product: "residential", gb_purchased: 10, gb_used: 0, gb_remaining: 10 });
     expect((await json(await call("GET", "/v1/mobile/balance", { token: account.token }))).gb_remaining).toBe(0);
+    const event = await env.DB.prepare("SELECT type, payload FROM events WHERE account_id = ?")
+      .bind(account.id)
+      .first();
+    expect(event?.type).toBe("order.completed");
+    expect(JSON.parse(event?.payload as string)).toEqual({ order_id: body.id, product: "residential", total_usd: 45 });
   });
 
   it("prices mobile at 8.00/GB and accepts 3 decimals, rounding the total up to the cent", async () => {

@@ -1,4 +1,4 @@
-import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
+import { and, eq, isNull, lt, or } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import {
@@ -7,7 +7,6 @@ import {
   type BillingAddress,
   type KycStatus,
   type LimitOverrides,
-  ledgerEntries,
   type Plan,
 } from "../../db/schema";
 import { MINUTE, now } from "../../platform/clock";

@@ -1,11 +1,11 @@
-import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { AccountRow, BatchRow, IspIpRow } from "../../db/schema";
 import { ispBatches, ispIps, subscriptions, subusers } from "../../db/schema";
 import type { Principal } from "../../env";
 import { addMonths, DAY, now, SECOND } from "../../platform/clock";
 import { randomString, seal, sha256Hex, unseal } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
-import { isId, newId } from "../../platform/ids";
+import { isId } from "../../platform/ids";
 import type { Minor } from "../../platform/money";
 import { keysetPage } from "../../platform/pagination";
 import { accountChanged } from "../accounts/account-cache";

@@ -96,6 +96,8 @@ export async function orderIsp(
   const catalogue = await ispAsn(ctx.db, input.country, input.asn);
   if (!catalogue)
     throw new ApiError("insufficient_inventory", `No IPs of AS${input.asn} are offered in ${input.country}.`);
+  const geo = { country: input.country, city, asn: input.asn };
+  if ((await availableCount(ctx.db, geo)) < input.quantity) throw new ApiError("insufficient_inventory");
 
   const at = now();
   const total: Minor = catalogue.pricePerIpMonthMinor * input.quantity * input.months;

@@ -1,4 +1,4 @@
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { AccountRow, BatchRow, IspIpRow } from "../../db/schema";
 import { ispBatches, ispIps, subscriptions, subusers } from "../../db/schema";
 import type { Principal } from "../../env";
@@ -102,27 +102,46 @@ function unchanged(ctx: DomainContext, batch: BatchRow): Statement {
 
 export const conflict = () => new ApiError("batch_changed", "The batch changed meanwhile; retry the request.");
 
+/**
+ * Swaps IPs of a batch (all, or those matching `retire`) for fresh ones of the same geo; the retired IPs return
+ * to the inventory at once. The batch aborts with `insufficient_inventory` if the geo cannot supply them.
+ */
+function swapStatements(
+  ctx: DomainContext,
+  batch: BatchRow,
+  swap: { retire: SQL | undefined; count: number; city: string | null; at: number },
+): Statement[] {
+  const retiring = `${batch.id}:retiring`;
+  return [
+    ctx.db
+      .update(ispIps)
+      .set({ batchId: retiring })
+      .where(and(eq(ispIps.batchId, batch.id), swap.retire)),
+    ...allocateStatements(ctx.db, {
+      country: batch.country,
+      city: swap.city,
+      asn: batch.asn,
+      batchId: batch.id,
+      quantity: swap.count,
+      status: "assigned",
+      expectedTotal: batch.quantity,
+      at: swap.at,
+    }),
+    releaseStatement(ctx.db, eq(ispIps.batchId, retiring)),
+  ];
+}
+
 /** Replaces every IP of the batch, once per billing period; uses up that period's free replacements. */
 export async function refreshBatch(ctx: DomainContext, principal: Principal, id: string): Promise<BatchRow> {
   const batch = await findBatch(ctx, principal, id);
   assertUsable(batch, "refresh");
   if (batch.refreshUsed) throw new ApiError("refresh_already_used");
   const at = now();
-  const retiring = `${batch.id}:retiring`;
   await runMoneyBatch(
     ctx.db,
     [
       unchanged(ctx, batch),
-      ctx.db.update(ispIps).set({ batchId: retiring }).where(eq(ispIps.batchId, batch.id)),
-      ...allocateStatements(ctx.db, {
-        ...batch,
-        batchId: batch.id,
-        quantity: batch.quantity,
-        status: "assigned",
-        expectedTotal: batch.quantity,
-        at,
-      }),
-      releaseStatement(ctx.db, eq(ispIps.batchId, retiring)),
+      ...swapStatements(ctx, batch, { retire: undefined, count: batch.quantity, city: batch.city, at }),
       ctx.db
         .update(ispBatches)
         .set({ refreshUsed: true, replacementsUsed: freeReplacementsPerPeriod(batch.quantity), updatedAt: at })
@@ -279,22 +298,9 @@ export async function replaceIp(
   const quotaLeft = batch.replacementsUsed < freeReplacementsPerPeriod(batch.quantity);
   const free = withinFreeWindow || quotaLeft;
   const charge: Minor = free ? 0 : batch.pricePerIpMonthMinor;
-  const retiring = `${batch.id}:retiring`;
-
   const statements: Statement[] = [
     unchanged(ctx, batch),
-    ctx.db.update(ispIps).set({ batchId: retiring }).where(eq(ispIps.id, ip.id)),
-    ...allocateStatements(ctx.db, {
-      country: batch.country,
-      city: ip.city ?? batch.city,
-      asn: batch.asn,
-      batchId: batch.id,
-      quantity: 1,
-      status: "assigned",
-      expectedTotal: batch.quantity,
-      at,
-    }),
-    releaseStatement(ctx.db, eq(ispIps.batchId, retiring)),
+    ...swapStatements(ctx, batch, { retire: eq(ispIps.id, ip.id), count: 1, city: ip.city ?? batch.city, at }),
     ctx.db
       .update(ispBatches)
       .set({ replacementsUsed: withinFreeWindow ? batch.replacementsUsed : batch.replacementsUsed + 1, updatedAt: at })

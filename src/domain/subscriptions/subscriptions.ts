@@ -39,6 +39,37 @@ export interface SubscriptionPatch {
   quantity?: number;
 }
 
+/** A new subscription row: what differs per product is given, the rest starts empty. */
+function newSubscription(
+  fields: Pick<
+    SubscriptionRow,
+    | "accountId"
+    | "product"
+    | "plan"
+    | "batchId"
+    | "cycle"
+    | "quantity"
+    | "gbIncluded"
+    | "priceMinor"
+    | "periodStart"
+    | "renewsAt"
+  > & { periodStartUsedMb: number; at: number },
+): SubscriptionRow {
+  const { at, ...rest } = fields;
+  return {
+    id: newId("subscription", at),
+    ...rest,
+    status: "active",
+    pendingPlan: null,
+    pendingCycle: null,
+    pendingQuantity: null,
+    pastDueSince: null,
+    archivedAt: null,
+    createdAt: at,
+    updatedAt: at,
+  };
+}
+
 const alreadySubscribed = () => new ApiError("already_subscribed");
 const changedMeanwhile = () =>
   new ApiError("subscription_not_active", "The subscription changed while this request ran; retry it.");
@@ -83,8 +114,7 @@ async function subscribeBandwidth(
   const at = now();
   const months = cycleMonths(input.cycle);
   const pool = await findPool(ctx.db, account.id, input.product);
-  const subscription: SubscriptionRow = {
-    id: newId("subscription", at),
+  const subscription = newSubscription({
     accountId: account.id,
     product: input.product,
     plan: input.plan,
@@ -93,18 +123,12 @@ async function subscribeBandwidth(
     quantity: null,
     gbIncluded: tier.gbIncluded * months,
     priceMinor: cyclePrice(tier.monthlyPriceMinor, input.cycle),
-    status: "active",
     periodStart: at,
     renewsAt: addMonths(at, months),
     periodStartUsedMb: pool.usedMb,
-    pendingPlan: null,
-    pendingCycle: null,
-    pendingQuantity: null,
-    pastDueSince: null,
-    archivedAt: null,
-    createdAt: at,
-    updatedAt: at,
-  };
+    at,
+  });
+
   await runMoneyBatch(ctx.db, [
     ...movementStatements(ctx.db, {
       accountId: account.id,
@@ -133,8 +157,7 @@ async function subscribeBatch(ctx: DomainContext, principal: Principal, batchId:
     .get();
   if (live) throw alreadySubscribed();
   const at = now();
-  const subscription: SubscriptionRow = {
-    id: newId("subscription", at),
+  const subscription = newSubscription({
     accountId: batch.accountId,
     product: "isp",
     plan: null,
@@ -143,18 +166,12 @@ async function subscribeBatch(ctx: DomainContext, principal: Principal, batchId:
     quantity: batch.quantity,
     gbIncluded: null,
     priceMinor: cyclePrice(batch.pricePerIpMonthMinor * batch.quantity, cycle),
-    status: "active",
     periodStart: batch.periodStart,
     renewsAt: batch.expiresAt,
     periodStartUsedMb: 0,
-    pendingPlan: null,
-    pendingCycle: null,
-    pendingQuantity: null,
-    pastDueSince: null,
-    archivedAt: null,
-    createdAt: at,
-    updatedAt: at,
-  };
+    at,
+  });
+
   await ctx.db.batch([
     ctx.db.insert(subscriptions).values(subscription),
     ctx.db

@@ -15,6 +15,7 @@ export const idPrefixes = {
   ledgerEntry: "led",
   ip: "ip",
   event: "evt",
+  replacement: "rpl",
   whitelist: "wl",
 } as const;
 

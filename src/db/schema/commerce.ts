@@ -239,3 +239,18 @@ export type OrderRow = typeof orders.$inferSelect;
 export type BatchRow = typeof ispBatches.$inferSelect;
 export type IspIpRow = typeof ispIps.$inferSelect;
 export type SubscriptionRow = typeof subscriptions.$inferSelect;
+
+/** Every IP replacement, with the customer's reason and what it cost. */
+export const ipReplacements = sqliteTable(
+  "ip_replacements",
+  {
+    id: text("id").primaryKey(),
+    batchId: text("batch_id").notNull(),
+    replacedIpId: text("replaced_ip_id").notNull(),
+    reason: text("reason").notNull(),
+    free: integer("free", { mode: "boolean" }).notNull(),
+    chargedMinor: integer("charged_minor").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("ip_replacements_batch").on(t.batchId, t.id)],
+);

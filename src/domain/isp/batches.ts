@@ -1,11 +1,11 @@
 import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { AccountRow, BatchRow, IspIpRow } from "../../db/schema";
-import { ispBatches, ispIps, subscriptions, subusers } from "../../db/schema";
+import { ipReplacements, ispBatches, ispIps, subscriptions, subusers } from "../../db/schema";
 import type { Principal } from "../../env";
 import { addMonths, DAY, now, SECOND } from "../../platform/clock";
 import { randomString, seal, sha256Hex, unseal } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
-import { isId } from "../../platform/ids";
+import { isId, newId } from "../../platform/ids";
 import type { Minor } from "../../platform/money";
 import { keysetPage } from "../../platform/pagination";
 import { accountChanged } from "../accounts/account-cache";
@@ -279,9 +279,10 @@ export interface Replacement {
 export async function replaceIp(
   ctx: DomainContext,
   principal: Principal,
-  ipId: string,
   account: AccountRow,
+  request: { ipId: string; reason: string },
 ): Promise<Replacement> {
+  const { ipId, reason } = request;
   assertIspScope(principal);
   const current = await ctx.db
     .select({ ip: ispIps, batch: ispBatches })
@@ -306,6 +307,17 @@ export async function replaceIp(
       .set({ replacementsUsed: withinFreeWindow ? batch.replacementsUsed : batch.replacementsUsed + 1, updatedAt: at })
       .where(eq(ispBatches.id, batch.id)),
   ];
+  statements.push(
+    ctx.db.insert(ipReplacements).values({
+      id: newId("replacement", at),
+      batchId: batch.id,
+      replacedIpId: ip.id,
+      reason,
+      free,
+      chargedMinor: charge,
+      createdAt: at,
+    }),
+  );
   if (charge > 0) {
     statements.push(
       ...movementStatements(ctx.db, {

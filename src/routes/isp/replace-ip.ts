@@ -43,7 +43,8 @@ export const route = apiRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const account = await currentAccount(c);
-  const result = await replaceIp(domainContext(c.env), c.var.principal, c.req.valid("param").ip_id, account);
+  const request = { ipId: c.req.valid("param").ip_id, reason: c.req.valid("json").reason };
+  const result = await replaceIp(domainContext(c.env), c.var.principal, account, request);
   return c.json(
     {
       replaced: { ...presentIp(result.replaced), status: "released" },

@@ -105,7 +105,9 @@ describe("ISP batch lifecycle (spec §3.1, §3.6, §4.4) with a moved clock", ()
     expect(billed).toMatchObject({ free: false, charged_usd: 6 });
     expect(await balance(account.token)).toBe(874);
     expect(await batchIps(account, batchId)).toHaveLength(20);
-    const log = await env.DB.prepare("SELECT reason, free, charged_minor FROM ip_replacements WHERE batch_id = ? ORDER BY id")
+    const log = await env.DB.prepare(
+      "SELECT reason, free, charged_minor FROM ip_replacements WHERE batch_id = ? ORDER BY id",
+    )
       .bind(batchId)
       .all();
     expect(log.results.map((r) => [r.reason, r.free, r.charged_minor])).toEqual([

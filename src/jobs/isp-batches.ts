@@ -1,8 +1,7 @@
 import { and, eq, inArray, lte, sql } from "drizzle-orm";
-import { isCheckViolation } from "../db/errors";
 import { type BatchRow, ispBatches, ispIps, orders, type SubscriptionRow, subscriptions } from "../db/schema";
 import { accountChanged } from "../domain/accounts/account-cache";
-import { abortIf, runMoneyBatch, type Statement } from "../domain/billing/ledger";
+import { abortIf, runGuardedBatch, type Statement } from "../domain/billing/ledger";
 import { cycleMonths, cyclePrice } from "../domain/billing/prices";
 import type { DomainContext } from "../domain/context";
 import { eventStatement, eventTypes } from "../domain/events";
@@ -22,8 +21,9 @@ export async function completeProvisioning(ctx: DomainContext, at: number): Prom
     .from(ispBatches)
     .where(and(eq(ispBatches.status, "provisioning"), lte(ispBatches.provisionReadyAt, at)));
   for (const batch of due) {
-    await ctx.db
-      .batch([
+    await runGuardedBatch(
+      ctx.db,
+      [
         // Only a batch still provisioning moves: a run that overlaps another changes nothing twice.
         abortIf(
           ctx.db,
@@ -46,8 +46,9 @@ export async function completeProvisioning(ctx: DomainContext, at: number): Prom
           dedupeKey: `${eventTypes.orderCompleted}:${batch.orderId}`,
           at,
         }),
-      ])
-      .catch(ignoreStateConflict);
+      ],
+      { state: conflict() },
+    ).catch(ignoreStateConflict);
   }
   return due.length;
 }
@@ -95,7 +96,7 @@ async function autoRenew(
         ]
       : [];
   try {
-    await runMoneyBatch(ctx.db, [unchangedCheck as Statement, ...shrinking, ...renewing], { state: conflict() });
+    await runGuardedBatch(ctx.db, [unchangedCheck as Statement, ...shrinking, ...renewing], { state: conflict() });
     await accountChanged(ctx, batch.accountId);
     return true;
   } catch (error) {
@@ -127,7 +128,7 @@ export async function releaseAfterGrace(ctx: DomainContext, at: number): Promise
     .from(ispBatches)
     .where(and(eq(ispBatches.status, "grace"), lte(ispBatches.graceUntil, at)));
   for (const batch of due) {
-    await runMoneyBatch(ctx.db, releaseStatements(ctx, batch, at), { state: conflict() }).catch(ignoreStateConflict);
+    await runGuardedBatch(ctx.db, releaseStatements(ctx, batch, at), { state: conflict() }).catch(ignoreStateConflict);
   }
   return due.length;
 }
@@ -161,6 +162,5 @@ export async function warnExpiringBatches(ctx: DomainContext, at: number): Promi
 /** A run that lost a race to another (the row is no longer as it read it) has nothing left to do. */
 function ignoreStateConflict(error: unknown): void {
   if (error instanceof ApiError && error.code === "batch_changed") return;
-  if (isCheckViolation(error, "assert_state")) return;
   throw error;
 }

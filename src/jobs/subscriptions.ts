@@ -1,7 +1,7 @@
 import { and, eq, inArray, lte, sql } from "drizzle-orm";
 import { type SubscriptionRow, subscriptions } from "../db/schema";
 import { accountChanged } from "../domain/accounts/account-cache";
-import { abortIf, movementStatements, runMoneyBatch } from "../domain/billing/ledger";
+import { abortIf, movementStatements, runGuardedBatch } from "../domain/billing/ledger";
 import { addToPoolStatement, findPool, MB_PER_GB } from "../domain/billing/pools";
 import { type BandwidthProduct, cycleMonths, cyclePrice, findTier } from "../domain/billing/prices";
 import type { DomainContext } from "../domain/context";
@@ -45,7 +45,7 @@ async function renewBandwidth(ctx: DomainContext, subscription: SubscriptionRow,
   const gbIncluded = tier.gbIncluded * months;
   const pool = await findPool(ctx.db, subscription.accountId, product);
   try {
-    await runMoneyBatch(
+    await runGuardedBatch(
       ctx.db,
       [
         abortIf(

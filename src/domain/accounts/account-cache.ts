@@ -1,8 +1,9 @@
 import { eq } from "drizzle-orm";
 import { apiKeyGuard } from "../../../durable-objects";
-import { type AccountRow, accounts, apiKeys } from "../../db/schema";
+import { type AccountRow, accounts } from "../../db/schema";
 import { now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
+import { accountKeyIds } from "../api-keys/api-keys";
 import type { DomainContext } from "../context";
 
 /**
@@ -35,6 +36,6 @@ export async function accountAtRevision(ctx: DomainContext, accountId: string, r
 /** Call after any write to an account row: cached reads of it become stale everywhere. */
 export async function accountChanged(ctx: DomainContext, accountId: string): Promise<void> {
   entries.delete(accountId);
-  const keys = await ctx.db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.accountId, accountId));
-  await Promise.all(keys.map((key) => apiKeyGuard(ctx.env, key.id).accountChanged()));
+  const keyIds = await accountKeyIds(ctx.db, accountId);
+  await Promise.all(keyIds.map((keyId) => apiKeyGuard(ctx.env, keyId).accountChanged()));
 }

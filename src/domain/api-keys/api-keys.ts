@@ -97,10 +97,15 @@ export async function syncGuard(db: Database, env: Cloudflare.Env, keyId: string
   return config;
 }
 
+/** The ids of every key of an account (revoked ones too: their guards still answer). */
+export async function accountKeyIds(db: Database, accountId: string): Promise<string[]> {
+  const keys = await db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.accountId, accountId));
+  return keys.map((key) => key.id);
+}
+
 /** Pushes an account's current plan and limits to the guards of all its keys. */
 export async function syncAccountGuards(db: Database, env: Cloudflare.Env, accountId: string): Promise<void> {
-  const keys = await db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.accountId, accountId));
-  await Promise.all(keys.map((key) => syncGuard(db, env, key.id)));
+  await Promise.all((await accountKeyIds(db, accountId)).map((keyId) => syncGuard(db, env, keyId)));
 }
 
 export async function revokeApiKey(db: Database, env: Cloudflare.Env, keyId: string): Promise<void> {

@@ -53,10 +53,11 @@ export function abortIf(db: Database, kind: AssertionKind, condition: SQL): Stat
 }
 
 /**
- * Runs a batch that moves money, all or nothing. An overdraft is 409 `insufficient_balance`; a failed assertion
+ * Runs a D1 batch whose guards (the balance CHECK, `abortIf` assertions, unique charge keys) may abort it, all or
+ * nothing. An overdraft is 409 `insufficient_balance`; a failed assertion
  * is the error given for its kind; a job charge already made (same unique key) returns false; the rest rethrows.
  */
-export async function runMoneyBatch(
+export async function runGuardedBatch(
   db: Database,
   statements: Statement[],
   assertionErrors: Partial<Record<AssertionKind, ApiError>> = {},

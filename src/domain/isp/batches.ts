@@ -9,7 +9,7 @@ import { isId, newId } from "../../platform/ids";
 import type { Minor } from "../../platform/money";
 import { keysetPage } from "../../platform/pagination";
 import { accountChanged } from "../accounts/account-cache";
-import { abortIf, movementStatements, runMoneyBatch, type Statement } from "../billing/ledger";
+import { abortIf, movementStatements, runGuardedBatch, type Statement } from "../billing/ledger";
 import type { DomainContext } from "../context";
 import { inKeyScope } from "../subusers/subusers";
 import { allocateStatements, releaseStatement } from "./inventory";
@@ -137,7 +137,7 @@ export async function refreshBatch(ctx: DomainContext, principal: Principal, id:
   assertUsable(batch, "refresh");
   if (batch.refreshUsed) throw new ApiError("refresh_already_used");
   const at = now();
-  await runMoneyBatch(
+  await runGuardedBatch(
     ctx.db,
     [
       unchanged(ctx, batch),
@@ -162,7 +162,7 @@ export async function renewBatch(
   const batch = await findBatch(ctx, principal, id);
   assertUsable(batch, "renew", ["active", "grace"]);
   const renewal = { months, price: batch.pricePerIpMonthMinor * batch.quantity * months, at: now(), uniqueKey: null };
-  await runMoneyBatch(ctx.db, renewalStatements(ctx, batch, renewal), { state: conflict() });
+  await runGuardedBatch(ctx.db, renewalStatements(ctx, batch, renewal), { state: conflict() });
   await accountChanged(ctx, batch.accountId);
   return findBatch(ctx, principal, id);
 }
@@ -216,7 +216,7 @@ export async function rotateBatchPassword(ctx: DomainContext, principal: Princip
   assertUsable(batch, "rotate the password of", ["provisioning", "active", "grace"]);
   const fresh = await newBatchPassword(ctx.env.SEALING_KEY);
   const at = now();
-  await runMoneyBatch(
+  await runGuardedBatch(
     ctx.db,
     [
       unchanged(ctx, batch),
@@ -240,7 +240,7 @@ export async function rotateBatchPassword(ctx: DomainContext, principal: Princip
 export async function releaseBatch(ctx: DomainContext, principal: Principal, id: string): Promise<BatchRow> {
   const batch = await findBatch(ctx, principal, id);
   assertUsable(batch, "release", ["provisioning", "active", "grace"]);
-  await runMoneyBatch(ctx.db, releaseStatements(ctx, batch, now()), { state: conflict() });
+  await runGuardedBatch(ctx.db, releaseStatements(ctx, batch, now()), { state: conflict() });
   return findBatch(ctx, principal, id);
 }
 
@@ -329,7 +329,7 @@ export async function replaceIp(
       }),
     );
   }
-  await runMoneyBatch(ctx.db, statements, { state: conflict(), inventory: new ApiError("insufficient_inventory") });
+  await runGuardedBatch(ctx.db, statements, { state: conflict(), inventory: new ApiError("insufficient_inventory") });
   if (charge > 0) await accountChanged(ctx, account.id);
 
   const fresh = await ctx.db

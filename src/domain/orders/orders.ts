@@ -7,7 +7,7 @@ import { isId, newId } from "../../platform/ids";
 import { fromMinor, type Minor } from "../../platform/money";
 import { keysetPage } from "../../platform/pagination";
 import { accountChanged } from "../accounts/account-cache";
-import { movementStatements, runMoneyBatch } from "../billing/ledger";
+import { movementStatements, runGuardedBatch } from "../billing/ledger";
 import { addToPoolStatement, gbToMb } from "../billing/pools";
 import { type BandwidthProduct, bandwidthPricePerGb, bandwidthTotal, ispAsn } from "../billing/prices";
 import type { DomainContext } from "../context";
@@ -43,7 +43,7 @@ export async function orderBandwidth(
     createdAt: at,
     updatedAt: at,
   };
-  await runMoneyBatch(ctx.db, [
+  await runGuardedBatch(ctx.db, [
     ...movementStatements(ctx.db, { accountId: account.id, amount: -total, reason: "order", reference: order.id, at }),
     ctx.db.insert(orders).values(order),
     addToPoolStatement(ctx.db, account.id, input.product, gbToMb(input.gb)),
@@ -125,7 +125,7 @@ export async function orderIsp(
     createdAt: at,
     updatedAt: at,
   };
-  await runMoneyBatch(
+  await runGuardedBatch(
     ctx.db,
     [
       ...movementStatements(ctx.db, { accountId: account.id, amount: -total, reason: "order", reference: orderId, at }),

@@ -16,7 +16,7 @@ import { isId, newId } from "../../platform/ids";
 import type { Minor } from "../../platform/money";
 import { keysetPage } from "../../platform/pagination";
 import { accountChanged } from "../accounts/account-cache";
-import { abortIf, movementStatements, runMoneyBatch, type Statement } from "../billing/ledger";
+import { abortIf, movementStatements, runGuardedBatch, type Statement } from "../billing/ledger";
 import { addToPoolStatement, findPool, MB_PER_GB } from "../billing/pools";
 import { type BandwidthProduct, cycleMonths, cyclePrice, findTier, remainingShare } from "../billing/prices";
 import type { DomainContext } from "../context";
@@ -129,7 +129,7 @@ async function subscribeBandwidth(
     at,
   });
 
-  await runMoneyBatch(ctx.db, [
+  await runGuardedBatch(ctx.db, [
     ...movementStatements(ctx.db, {
       accountId: account.id,
       amount: -subscription.priceMinor,
@@ -262,7 +262,7 @@ export async function updateSubscription(
     );
   }
   statements.push(ctx.db.update(subscriptions).set(changes).where(eq(subscriptions.id, subscription.id)));
-  await runMoneyBatch(ctx.db, statements, {
+  await runGuardedBatch(ctx.db, statements, {
     state: changedMeanwhile(),
     inventory: new ApiError("insufficient_inventory"),
   });
@@ -371,7 +371,7 @@ async function transition(
       ctx.db.update(ispBatches).set({ autoRenew: false, updatedAt: at }).where(eq(ispBatches.id, subscription.batchId)),
     );
   }
-  await runMoneyBatch(ctx.db, statements, { state: changedMeanwhile() });
+  await runGuardedBatch(ctx.db, statements, { state: changedMeanwhile() });
   return findSubscription(ctx, principal, id);
 }
 

@@ -155,7 +155,7 @@ export const ispIps = sqliteTable(
   (t) => [index("isp_ips_stock").on(t.status, t.country, t.asn, t.city), index("isp_ips_batch").on(t.batchId)],
 );
 
-/** The conditions a money batch can assert; each has its own CHECK so a failure says which one broke. */
+/** The conditions a guarded batch can assert; each has its own CHECK so a failure says which one broke. */
 export const assertionKinds = ["inventory", "state", "quota"] as const;
 export type AssertionKind = (typeof assertionKinds)[number];
 

@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { DAY, MINUTE, now, SECOND } from "../src/platform/clock";
 import { randomString } from "../src/platform/crypto";
-import { RollingWindows, type WindowLimits, type WindowVerdict } from "./rolling-window";
+import { type DayBucket, RollingWindows, type WindowLimits, type WindowVerdict } from "./rolling-window";
 
 /** What the guard must know about its key; pushed by whoever changes the key or its account. */
 export interface GuardConfig {
@@ -12,10 +12,13 @@ export interface GuardConfig {
   revoked: boolean;
 }
 
+/** A response kept for idempotent replays. */
 export interface StoredResponse {
   status: number;
   headers: Record<string, string>;
   body: string;
+  /** The body is sealed (AES-GCM, by the caller): the response showed a secret. */
+  sealed?: boolean;
 }
 
 export interface IdempotencyRequest {
@@ -46,6 +49,14 @@ export type AdmitResult =
       idempotency: IdempotencyClaim;
     };
 
+/** What the request did, told to its guard once it has finished. */
+export interface Settlement {
+  /** The idempotency claim to complete (with the response to replay) or to forget (response null). */
+  claim?: { key: string; token: string; response: StoredResponse | null };
+  /** The request changed the account's data: cached reads at the current revision are stale. */
+  accountChanged?: boolean;
+}
+
 /** How long a claimed key stays locked if its request never finishes (a crashed worker). */
 export const IDEMPOTENCY_LEASE_MS = 60 * SECOND;
 /** How long a finished response is replayed. */
@@ -54,26 +65,29 @@ const LOGIN_TOUCH_INTERVAL_MS = MINUTE;
 const STORAGE_PRUNE_INTERVAL_MS = 10 * SECOND;
 
 /**
- * One per API key. Every authenticated request makes exactly one call here (`admit`):
- * revocation check, both rolling rate-limit windows and the idempotency claim, decided
- * atomically because a Durable Object runs one call at a time and nothing here awaits.
+ * One per API key (and one per client address for unauthenticated calls). Every authenticated request makes
+ * one call here before its handler (`admit`: revocation, both rolling rate-limit windows, the idempotency
+ * claim) and at most one after it (`settle`). A Durable Object runs one call at a time and nothing here
+ * awaits, so limits and claims are exact under concurrency. Internals are `#private`: only the public methods
+ * can be called over RPC, through `ApiKeyGuardClient`.
  */
 export class ApiKeyGuard extends DurableObject {
-  private readonly sql: SqlStorage;
-  private config: GuardConfig | null = null;
-  private windows!: RollingWindows;
-  private lastLoginTouch = 0;
+  readonly #sql: SqlStorage;
+  #config: GuardConfig | null = null;
+  readonly #windows: RollingWindows;
+  #lastLoginTouch = 0;
   // A fresh epoch per instance: after a restart no cached account read can match an old revision.
-  private readonly epoch = randomString(8);
-  private accountRevision = 0;
-  private lastStoragePrune = 0;
+  readonly #epoch = randomString(8);
+  #accountRevision = 0;
+  #lastStoragePrune = 0;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
-    this.sql = ctx.storage.sql;
-    this.sql.exec(`
+    this.#sql = ctx.storage.sql;
+    this.#sql.exec(`
       CREATE TABLE IF NOT EXISTS config (id INTEGER PRIMARY KEY CHECK (id = 1), value TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS hits (second INTEGER PRIMARY KEY, count INTEGER NOT NULL);
+      DROP TABLE IF EXISTS hits;
+      CREATE TABLE IF NOT EXISTS day_buckets (second INTEGER PRIMARY KEY, count INTEGER NOT NULL, last_ms INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS idempotency (
         key TEXT PRIMARY KEY,
         fingerprint TEXT NOT NULL,
@@ -84,68 +98,90 @@ export class ApiKeyGuard extends DurableObject {
       );
       CREATE INDEX IF NOT EXISTS idempotency_expiry ON idempotency (expires_at);
     `);
-    const stored = this.sql.exec<{ value: string }>("SELECT value FROM config WHERE id = 1").toArray()[0];
-    this.config = stored ? (JSON.parse(stored.value) as GuardConfig) : null;
-    const buckets = this.sql.exec<{ second: number; count: number }>("SELECT second, count FROM hits ORDER BY second");
-    this.windows = RollingWindows.fromBuckets(buckets, now());
+    const stored = this.#sql.exec<{ value: string }>("SELECT value FROM config WHERE id = 1").toArray()[0];
+    this.#config = stored ? (JSON.parse(stored.value) as GuardConfig) : null;
+    const buckets = this.#sql
+      .exec<{ second: number; count: number; last_ms: number }>(
+        "SELECT second, count, last_ms FROM day_buckets ORDER BY second",
+      )
+      .toArray()
+      .map((row) => ({ second: row.second, count: row.count, lastMs: row.last_ms }));
+    this.#windows = RollingWindows.fromBuckets(buckets, now());
   }
 
   configure(config: GuardConfig): void {
-    this.config = config;
-    this.sql.exec("INSERT OR REPLACE INTO config (id, value) VALUES (1, ?)", JSON.stringify(config));
+    this.#config = config;
+    this.#sql.exec("INSERT OR REPLACE INTO config (id, value) VALUES (1, ?)", JSON.stringify(config));
   }
 
-  admit(idempotency: IdempotencyRequest | null): AdmitResult {
-    const config = this.config;
-    if (!config) return { outcome: "unconfigured" };
-    if (config.revoked) return { outcome: "revoked" };
+  /** Admits a request of the key. `config` (loaded from D1 by the client) is applied first when given. */
+  admit(idempotency: IdempotencyRequest | null, config?: GuardConfig): AdmitResult {
+    if (config) this.configure(config);
+    const current = this.#config;
+    if (!current) return { outcome: "unconfigured" };
+    if (current.revoked) return { outcome: "revoked" };
 
     const at = now();
-    const rate = this.windows.admit(at, config.limits);
-    this.pruneStorage(at);
+    const rate = this.#count(at, current.limits);
     if (!rate.allowed) return { outcome: "limited", rate };
-    this.sql.exec(
-      "INSERT INTO hits (second, count) VALUES (?, 1) ON CONFLICT (second) DO UPDATE SET count = count + 1",
-      Math.floor(at / SECOND),
-    );
 
-    const touchLogin = at - this.lastLoginTouch >= LOGIN_TOUCH_INTERVAL_MS;
-    if (touchLogin) this.lastLoginTouch = at;
-
+    const touchLogin = at - this.#lastLoginTouch >= LOGIN_TOUCH_INTERVAL_MS;
+    if (touchLogin) this.#lastLoginTouch = at;
     return {
       outcome: "admitted",
       rate,
-      config,
+      config: current,
       touchLogin,
-      accountRevision: `${this.epoch}.${this.accountRevision}`,
-      idempotency: idempotency ? this.claim(idempotency, at) : { state: "none" },
+      accountRevision: `${this.#epoch}.${this.#accountRevision}`,
+      idempotency: idempotency ? this.#claim(idempotency, at) : { state: "none" },
     };
+  }
+
+  /** Counts an unauthenticated call from one client address against `limits`. */
+  admitUnauthenticated(limits: WindowLimits): WindowVerdict {
+    return this.#count(now(), limits);
+  }
+
+  /** Completes or forgets the request's idempotency claim, and moves the account revision if it changed. */
+  settle(settlement: Settlement): void {
+    if (settlement.accountChanged) this.#accountRevision++;
+    const claim = settlement.claim;
+    if (!claim) return;
+    if (claim.response === null) {
+      this.#sql.exec("DELETE FROM idempotency WHERE key = ? AND token = ?", claim.key, claim.token);
+      return;
+    }
+    this.#sql.exec(
+      "UPDATE idempotency SET response = ?, token = NULL, locked_until = NULL, expires_at = ? WHERE key = ? AND token = ?",
+      JSON.stringify(claim.response),
+      now() + IDEMPOTENCY_TTL_MS,
+      claim.key,
+      claim.token,
+    );
   }
 
   /** The account's data changed (balance, profile, MFA, login): reads cached at older revisions are stale. */
   accountChanged(): void {
-    this.accountRevision++;
+    this.#accountRevision++;
   }
 
-  /** Stores the finished response of a claimed key, for replay. */
-  complete(key: string, token: string, response: StoredResponse): void {
-    const at = now();
-    this.sql.exec(
-      "UPDATE idempotency SET response = ?, token = NULL, locked_until = NULL, expires_at = ? WHERE key = ? AND token = ?",
-      JSON.stringify(response),
-      at + IDEMPOTENCY_TTL_MS,
-      key,
-      token,
-    );
+  #count(at: number, limits: WindowLimits): WindowVerdict {
+    const rate = this.#windows.admit(at, limits);
+    this.#pruneStorage(at);
+    const bucket: DayBucket | undefined = rate.allowed ? this.#windows.currentBucket(at) : undefined;
+    if (bucket) {
+      this.#sql.exec(
+        "INSERT OR REPLACE INTO day_buckets (second, count, last_ms) VALUES (?, ?, ?)",
+        bucket.second,
+        bucket.count,
+        bucket.lastMs,
+      );
+    }
+    return rate;
   }
 
-  /** Forgets a claimed key whose request must not be remembered (validation error, server error). */
-  release(key: string, token: string): void {
-    this.sql.exec("DELETE FROM idempotency WHERE key = ? AND token = ?", key, token);
-  }
-
-  private claim({ key, fingerprint }: IdempotencyRequest, at: number): IdempotencyClaim {
-    const row = this.sql
+  #claim({ key, fingerprint }: IdempotencyRequest, at: number): IdempotencyClaim {
+    const row = this.#sql
       .exec<{ fingerprint: string; locked_until: number | null; response: string | null; expires_at: number }>(
         "SELECT fingerprint, locked_until, response, expires_at FROM idempotency WHERE key = ?",
         key,
@@ -158,7 +194,7 @@ export class ApiKeyGuard extends DurableObject {
 
     // New key, expired record, or a claim whose lease ran out (its worker crashed): claim afresh.
     const token = randomString(24);
-    this.sql.exec(
+    this.#sql.exec(
       "INSERT OR REPLACE INTO idempotency (key, fingerprint, token, locked_until, response, expires_at) VALUES (?, ?, ?, ?, NULL, ?)",
       key,
       fingerprint,
@@ -169,11 +205,11 @@ export class ApiKeyGuard extends DurableObject {
     return { state: "claimed", token };
   }
 
-  private pruneStorage(at: number): void {
-    if (at - this.lastStoragePrune < STORAGE_PRUNE_INTERVAL_MS) return;
-    this.lastStoragePrune = at;
-    const oldestSecond = this.windows.prune(at);
-    this.sql.exec("DELETE FROM hits WHERE second < ?", oldestSecond ?? Math.floor(at / SECOND) + 1);
-    this.sql.exec("DELETE FROM idempotency WHERE expires_at <= ?", at);
+  #pruneStorage(at: number): void {
+    if (at - this.#lastStoragePrune < STORAGE_PRUNE_INTERVAL_MS) return;
+    this.#lastStoragePrune = at;
+    const oldestSecond = this.#windows.prune(at);
+    this.#sql.exec("DELETE FROM day_buckets WHERE second < ?", oldestSecond ?? Math.floor(at / SECOND) + 1);
+    this.#sql.exec("DELETE FROM idempotency WHERE expires_at <= ?", at);
   }
 }

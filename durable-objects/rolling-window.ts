@@ -2,13 +2,12 @@ import { DAY, MINUTE, SECOND } from "../src/platform/clock";
 import { SlidingLog } from "./sliding-log";
 
 /**
- * Rolling windows for one API key: an exact 60-second window (millisecond timestamps)
- * and a 24-hour window counted in one-second buckets. A bucket stays in the 24-hour
- * window until its *last* millisecond has left it, so the daily count is never under
- * the truth (it can only over-count by less than one second's worth of requests).
+ * Rolling windows for one caller: an exact 60-second window (millisecond timestamps) and a 24-hour window
+ * counted in one-second buckets. A bucket remembers its latest request and stays in the 24-hour window until
+ * that request has left it, so the daily count is never under the truth.
  *
- * Pure in-memory logic: the Durable Object persists the per-second buckets and
- * rebuilds the windows from them after a restart.
+ * Pure in-memory logic: the Durable Object persists the buckets and rebuilds the windows from them after a
+ * restart.
  */
 export interface WindowLimits {
   perMinute: number;
@@ -20,25 +19,32 @@ export interface WindowVerdict {
   /** Limit, remaining and reset (epoch seconds) of the window with the lower remaining. */
   limit: number;
   remaining: number;
+  /** The epoch second at which the window's oldest counted request has left it. */
   reset: number;
-  /** Whole seconds to wait, on a refusal; equals reset minus the current epoch second. */
+  /** On a refusal: whole seconds until the oldest request leaves the window (1-60, or 1-86,400 for the day). */
   retryAfter?: number;
 }
 
-export class RollingWindows {
-  private readonly minute = new SlidingLog(MINUTE);
-  private dayBuckets: Array<{ second: number; count: number }> = [];
-  private dayTotal = 0;
+export interface DayBucket {
+  second: number;
+  count: number;
+  /** The latest request counted in this second (ms). */
+  lastMs: number;
+}
 
-  /** Restores state from persisted per-second buckets. */
-  static fromBuckets(buckets: Iterable<{ second: number; count: number }>, now: number): RollingWindows {
+export class RollingWindows {
+  readonly #minute = new SlidingLog(MINUTE);
+  #dayBuckets: DayBucket[] = [];
+  #dayTotal = 0;
+
+  /** Restores state from persisted buckets. */
+  static fromBuckets(buckets: Iterable<DayBucket>, now: number): RollingWindows {
     const windows = new RollingWindows();
     for (const bucket of buckets) {
-      windows.dayBuckets.push({ ...bucket });
-      windows.dayTotal += bucket.count;
-      // The exact millisecond is unknown after a restart: assume the latest, the conservative choice.
-      const latest = windows.bucketLatest(bucket);
-      if (latest > now - MINUTE) for (let i = 0; i < bucket.count; i++) windows.minute.add(latest);
+      windows.#dayBuckets.push({ ...bucket });
+      windows.#dayTotal += bucket.count;
+      // Each request's exact millisecond is unknown after a restart: assume the latest, the conservative choice.
+      if (bucket.lastMs > now - MINUTE) for (let i = 0; i < bucket.count; i++) windows.#minute.add(bucket.lastMs);
     }
     windows.prune(now);
     return windows;
@@ -47,66 +53,77 @@ export class RollingWindows {
   /** Counts the request if both windows have room. Returns the verdict either way. */
   admit(now: number, limits: WindowLimits): WindowVerdict {
     this.prune(now);
-    const minuteCount = this.minute.count(now);
+    const minuteCount = this.#minute.count(now);
     const minuteFull = minuteCount >= limits.perMinute;
-    const dayFull = limits.perDay !== null && this.dayTotal >= limits.perDay;
+    const dayFull = limits.perDay !== null && this.#dayTotal >= limits.perDay;
 
     if (minuteFull || dayFull) {
-      const minuteReset = this.minuteReset(now);
-      const dayReset = this.dayReset(now);
-      const useDay = dayFull && (!minuteFull || dayReset > minuteReset);
-      const reset = useDay ? dayReset : minuteReset;
+      const minuteLeaves = this.#minuteLeaves(now);
+      const dayLeaves = this.#dayLeaves(now);
+      const useDay = dayFull && (!minuteFull || dayLeaves > minuteLeaves);
+      const leaves = useDay ? dayLeaves : minuteLeaves;
+      const windowSeconds = (useDay ? DAY : MINUTE) / SECOND;
       return {
         allowed: false,
         limit: useDay ? (limits.perDay as number) : limits.perMinute,
         remaining: 0,
-        reset,
-        retryAfter: Math.max(1, reset - Math.floor(now / SECOND)),
+        reset: Math.ceil(leaves / SECOND),
+        retryAfter: Math.min(windowSeconds, Math.max(1, Math.ceil((leaves - now) / SECOND))),
       };
     }
 
-    this.record(now);
+    this.#record(now);
     const minuteRemaining = limits.perMinute - (minuteCount + 1);
-    const dayRemaining = limits.perDay === null ? Number.POSITIVE_INFINITY : limits.perDay - this.dayTotal;
+    const dayRemaining = limits.perDay === null ? Number.POSITIVE_INFINITY : limits.perDay - this.#dayTotal;
     if (dayRemaining < minuteRemaining) {
-      return { allowed: true, limit: limits.perDay as number, remaining: dayRemaining, reset: this.dayReset(now) };
+      const reset = Math.ceil(this.#dayLeaves(now) / SECOND);
+      return { allowed: true, limit: limits.perDay as number, remaining: dayRemaining, reset };
     }
-    return { allowed: true, limit: limits.perMinute, remaining: minuteRemaining, reset: this.minuteReset(now) };
+    return {
+      allowed: true,
+      limit: limits.perMinute,
+      remaining: minuteRemaining,
+      reset: Math.ceil(this.#minuteLeaves(now) / SECOND),
+    };
   }
 
-  private record(now: number): void {
-    this.minute.add(now);
-    const second = Math.floor(now / SECOND);
-    const last = this.dayBuckets[this.dayBuckets.length - 1];
-    if (last && last.second === second) last.count++;
-    else this.dayBuckets.push({ second, count: 1 });
-    this.dayTotal++;
+  /** The bucket that `now` was counted in, for persisting. */
+  currentBucket(now: number): DayBucket | undefined {
+    const last = this.#dayBuckets[this.#dayBuckets.length - 1];
+    return last?.second === Math.floor(now / SECOND) ? last : undefined;
   }
 
   /** Drops what has left the windows. Returns the oldest second still held, for storage pruning. */
   prune(now: number): number | null {
     let dropped = 0;
-    while (dropped < this.dayBuckets.length && this.bucketLatest(this.dayBuckets[dropped]!) <= now - DAY) {
-      this.dayTotal -= this.dayBuckets[dropped]!.count;
+    while (dropped < this.#dayBuckets.length && this.#dayBuckets[dropped]!.lastMs <= now - DAY) {
+      this.#dayTotal -= this.#dayBuckets[dropped]!.count;
       dropped++;
     }
-    if (dropped > 0) this.dayBuckets.splice(0, dropped);
-    return this.dayBuckets[0]?.second ?? null;
+    if (dropped > 0) this.#dayBuckets.splice(0, dropped);
+    return this.#dayBuckets[0]?.second ?? null;
   }
 
-  /** Epoch second at which the oldest request of the minute window leaves it. */
-  private minuteReset(now: number): number {
-    return Math.ceil((this.minute.nextExpiry(now) ?? now + MINUTE) / SECOND);
+  #record(now: number): void {
+    this.#minute.add(now);
+    const second = Math.floor(now / SECOND);
+    const last = this.#dayBuckets[this.#dayBuckets.length - 1];
+    if (last && last.second === second) {
+      last.count++;
+      last.lastMs = Math.max(last.lastMs, now);
+    } else {
+      this.#dayBuckets.push({ second, count: 1, lastMs: now });
+    }
+    this.#dayTotal++;
   }
 
-  private dayReset(now: number): number {
-    const oldest = this.dayBuckets[0];
-    const leaves = oldest ? this.bucketLatest(oldest) + DAY : now + DAY;
-    return Math.ceil(leaves / SECOND);
+  /** When (ms) the oldest request of the minute window leaves it. */
+  #minuteLeaves(now: number): number {
+    return this.#minute.nextExpiry(now) ?? now + MINUTE;
   }
 
-  /** The latest millisecond a request in this bucket may have arrived at. */
-  private bucketLatest(bucket: { second: number }): number {
-    return bucket.second * SECOND + SECOND - 1;
+  #dayLeaves(now: number): number {
+    const oldest = this.#dayBuckets[0];
+    return oldest ? oldest.lastMs + DAY : now + DAY;
   }
 }

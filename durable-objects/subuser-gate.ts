@@ -41,80 +41,86 @@ export const MAX_CACHE_TTL_S = 30;
 /**
  * One per sub-user (addressed by its gateway name). Decides each proxy request: credentials or whitelist,
  * status, product, rolling 1-second rps and open-lease concurrency. `decide` never awaits, so the limits
- * are exact under concurrent calls.
+ * are exact under concurrent calls. Internals are `#private`: callers use `SubuserGateClient`.
  */
 export class SubuserGate extends DurableObject {
-  private readonly sql: SqlStorage;
-  private config: GateConfig | null = null;
-  private whitelist: Array<{ product: GatewayProduct; block: IpBlock }> = [];
-  private readonly requests = new SlidingLog(SECOND);
-  private readonly leases = new Map<string, number>();
+  readonly #sql: SqlStorage;
+  #config: GateConfig | null = null;
+  #whitelist: Array<{ product: GatewayProduct; block: IpBlock }> = [];
+  readonly #requests = new SlidingLog(SECOND);
+  readonly #leases = new Map<string, number>();
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
-    this.sql = ctx.storage.sql;
-    this.sql.exec(`
+    this.#sql = ctx.storage.sql;
+    this.#sql.exec(`
       CREATE TABLE IF NOT EXISTS config (id INTEGER PRIMARY KEY CHECK (id = 1), value TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS leases (id TEXT PRIMARY KEY, expires_at INTEGER NOT NULL);
     `);
-    const stored = this.sql.exec<{ value: string }>("SELECT value FROM config WHERE id = 1").toArray()[0];
-    if (stored) this.apply(JSON.parse(stored.value) as GateConfig);
-    for (const lease of this.sql.exec<{ id: string; expires_at: number }>("SELECT id, expires_at FROM leases")) {
-      this.leases.set(lease.id, lease.expires_at);
+    const stored = this.#sql.exec<{ value: string }>("SELECT value FROM config WHERE id = 1").toArray()[0];
+    if (stored) this.#apply(JSON.parse(stored.value) as GateConfig);
+    for (const lease of this.#sql.exec<{ id: string; expires_at: number }>("SELECT id, expires_at FROM leases")) {
+      this.#leases.set(lease.id, lease.expires_at);
     }
   }
 
   configure(config: GateConfig): void {
-    this.apply(config);
-    this.sql.exec("INSERT OR REPLACE INTO config (id, value) VALUES (1, ?)", JSON.stringify(config));
+    this.#apply(config);
+    this.#sql.exec("INSERT OR REPLACE INTO config (id, value) VALUES (1, ?)", JSON.stringify(config));
   }
 
-  decide(input: DecideInput): Decision {
-    const config = this.config;
-    if (!config) return { outcome: "unconfigured" };
+  /** Decides one proxy request. `config` (loaded from D1 by the client) is applied first when given. */
+  decide(input: DecideInput, config?: GateConfig): Decision {
+    if (config) this.configure(config);
+    const current = this.#config;
+    if (!current) return { outcome: "unconfigured" };
+    return this.#decide(current, input);
+  }
+
+  #decide(config: GateConfig, input: DecideInput): Decision {
     const at = now();
     if (config.status === "deleted") return deny(407, "auth-failed");
 
-    const passwordOk = input.passwordHash !== null && this.passwordMatches(config, input.passwordHash, at);
+    const passwordOk = input.passwordHash !== null && this.#passwordMatches(config, input.passwordHash, at);
     if (input.passwordHash !== null && !passwordOk) return deny(407, "auth-failed");
-    if (input.passwordHash === null && !this.whitelisted(input.product, input.sourceIp)) {
+    if (input.passwordHash === null && !this.#whitelisted(input.product, input.sourceIp)) {
       return deny(407, "not-whitelisted");
     }
     if (config.status === "disabled") return deny(403, "subuser-disabled");
     if (!config.products.includes(input.product)) return deny(403, "product-not-allowed");
 
     const limits = config.limits[input.product] ?? { concurrent: null, rps: null };
-    if (limits.rps !== null && this.requests.count(at) >= limits.rps) {
-      const freesAt = this.requests.nextExpiry(at) ?? at + SECOND;
+    if (limits.rps !== null && this.#requests.count(at) >= limits.rps) {
+      const freesAt = this.#requests.nextExpiry(at) ?? at + SECOND;
       return deny(429, "rps-limit", Math.max(1, Math.ceil((freesAt - at) / SECOND)));
     }
-    if (limits.concurrent !== null && this.openLeases(at, limits.concurrent) >= limits.concurrent) {
+    if (limits.concurrent !== null && this.#openLeases(at, limits.concurrent) >= limits.concurrent) {
       return deny(429, "concurrent-limit", 1);
     }
 
-    this.requests.add(at);
+    this.#requests.add(at);
     const lease = `${config.name}.${randomString(20)}`;
-    this.leases.set(lease, at + LEASE_TTL_MS);
-    this.sql.exec("INSERT INTO leases (id, expires_at) VALUES (?, ?)", lease, at + LEASE_TTL_MS);
-    return { outcome: "allow", subuserId: config.subuserId, lease, cacheTtlS: this.cacheTtl(config, input, at) };
+    this.#leases.set(lease, at + LEASE_TTL_MS);
+    this.#sql.exec("INSERT INTO leases (id, expires_at) VALUES (?, ?)", lease, at + LEASE_TTL_MS);
+    return { outcome: "allow", subuserId: config.subuserId, lease, cacheTtlS: this.#cacheTtl(config, input, at) };
   }
 
   /** Frees a concurrency slot. Releasing an unknown or already released lease is harmless. */
   release(lease: string): boolean {
-    const existed = this.leases.delete(lease);
-    if (existed) this.sql.exec("DELETE FROM leases WHERE id = ?", lease);
+    const existed = this.#leases.delete(lease);
+    if (existed) this.#sql.exec("DELETE FROM leases WHERE id = ?", lease);
     return existed;
   }
 
-  private apply(config: GateConfig): void {
-    this.config = config;
-    this.whitelist = config.whitelist.flatMap((entry) => {
+  #apply(config: GateConfig): void {
+    this.#config = config;
+    this.#whitelist = config.whitelist.flatMap((entry) => {
       const parsed = parseBlock(entry.ip);
       return parsed.ok ? [{ product: entry.product, block: parsed.block }] : [];
     });
   }
 
-  private passwordMatches(config: GateConfig, hash: string, at: number): boolean {
+  #passwordMatches(config: GateConfig, hash: string, at: number): boolean {
     if (constantTimeEqual(hash, config.passwordHash)) return true;
     return (
       config.previousPasswordHash !== null &&
@@ -124,25 +130,25 @@ export class SubuserGate extends DurableObject {
     );
   }
 
-  private whitelisted(product: GatewayProduct, sourceIp: string): boolean {
+  #whitelisted(product: GatewayProduct, sourceIp: string): boolean {
     const ip = parseIp(sourceIp);
-    return ip !== null && this.whitelist.some((entry) => entry.product === product && blockContains(entry.block, ip));
+    return ip !== null && this.#whitelist.some((entry) => entry.product === product && blockContains(entry.block, ip));
   }
 
   /** Open leases; expired ones are swept only when they could make the difference. */
-  private openLeases(at: number, limit: number): number {
-    if (this.leases.size < limit) return this.leases.size;
-    for (const [lease, expiresAt] of this.leases) {
+  #openLeases(at: number, limit: number): number {
+    if (this.#leases.size < limit) return this.#leases.size;
+    for (const [lease, expiresAt] of this.#leases) {
       if (expiresAt <= at) {
-        this.leases.delete(lease);
-        this.sql.exec("DELETE FROM leases WHERE id = ?", lease);
+        this.#leases.delete(lease);
+        this.#sql.exec("DELETE FROM leases WHERE id = ?", lease);
       }
     }
-    return this.leases.size;
+    return this.#leases.size;
   }
 
   /** A decision made with a rotated-out password may only be reused while that password still works. */
-  private cacheTtl(config: GateConfig, input: DecideInput, at: number): number {
+  #cacheTtl(config: GateConfig, input: DecideInput, at: number): number {
     const usedPrevious = input.passwordHash !== null && !constantTimeEqual(input.passwordHash, config.passwordHash);
     if (!usedPrevious || config.previousPasswordUntil === null) return MAX_CACHE_TTL_S;
     return Math.max(0, Math.min(MAX_CACHE_TTL_S, Math.floor((config.previousPasswordUntil - at) / SECOND)));

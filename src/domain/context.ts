@@ -1,11 +1,28 @@
 import { type Database, database } from "../db/client";
+import type { Plan, Product } from "../db/schema";
 
-/** What every domain verb runs with: the database and the bindings. */
+/** What every domain verb runs with: the database and the bindings. Time comes from `platform/clock`. */
 export interface DomainContext {
   db: Database;
   env: Cloudflare.Env;
+  /**
+   * Set on API requests: account changes made through the request's own key are told to that key's guard in
+   * the one call the request makes after its handler (`settle`), instead of a call of their own.
+   */
+  keySettlement?: { keyId: string; accountChanged: boolean };
 }
 
 export function domainContext(env: Cloudflare.Env): DomainContext {
   return { db: database(env.DB), env };
+}
+
+/** Who is calling: resolved from the API key by the auth middleware and the key's guard. */
+export interface Principal {
+  keyId: string;
+  accountId: string;
+  plan: Plan;
+  /** The key's product scope; null = every product. */
+  products: Product[] | null;
+  /** The guard's revision of the account's data for this request (see db/account-cache). */
+  accountRevision: string;
 }

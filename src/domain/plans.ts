@@ -1,4 +1,6 @@
 import type { LimitOverrides, Plan, Product } from "../db/schema";
+import { ApiError } from "../platform/errors";
+import type { Principal } from "./context";
 
 export interface ApiRateLimits {
   /** Requests per rolling 60 seconds. */
@@ -49,6 +51,9 @@ export const planLimits: Record<Plan, PlanLimits> = {
   enterprise: business,
 };
 
+/** Calls without a valid API key are limited per client address, so guessing keys or scanning costs time. */
+export const unauthenticatedLimits: ApiRateLimits = { perMinute: 60, perDay: 1_000 };
+
 /** Plans in ascending order, for "this plan or above" gates. */
 const planRank: Record<Plan, number> = {
   trial: 0,
@@ -63,14 +68,21 @@ export function planAtLeast(plan: Plan, minimum: Plan): boolean {
   return planRank[plan] >= planRank[minimum];
 }
 
+/** The plan gate: 403 `feature_not_in_plan` below `minimum` (e.g. reports need Pro). */
+export function assertPlanAtLeast(principal: Principal, minimum: Plan, feature: string): void {
+  if (!planAtLeast(principal.plan, minimum)) {
+    throw new ApiError("feature_not_in_plan", `${feature} requires the ${minimum} plan or above.`);
+  }
+}
+
 /** The limits in force for an account: its plan's, with the account's overrides on top. */
 export function effectiveLimits(plan: Plan, overrides: LimitOverrides | null | undefined): PlanLimits {
   const base = planLimits[plan];
   if (!overrides) return base;
   return {
     api: {
-      perMinute: overrides.api_burst_per_min ?? base.api.perMinute,
-      perDay: overrides.api_daily === undefined ? base.api.perDay : overrides.api_daily,
+      perMinute: overrides.apiBurstPerMin ?? base.api.perMinute,
+      perDay: overrides.apiDaily === undefined ? base.api.perDay : overrides.apiDaily,
     },
     concurrent: { ...base.concurrent, ...withoutIsp(overrides.concurrent) },
     rps: { ...base.rps, ...withoutIsp(overrides.rps) },

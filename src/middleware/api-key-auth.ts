@@ -1,15 +1,25 @@
 import { createMiddleware } from "hono/factory";
-import { database } from "../db/client";
-import { keyIdForToken } from "../domain/api-keys/api-keys";
+import { keyIdForToken, unauthenticatedGuard } from "../domain/api-keys/api-keys";
+import { unauthenticatedLimits } from "../domain/plans";
 import type { AppEnv } from "../env";
 import { ApiError } from "../platform/errors";
 import { bearerToken } from "./bearer";
+import { rateLimited, setRateLimitHeaders } from "./rate-limit-headers";
 
-/** Resolves `Authorization: Bearer <API_KEY>` to a key id (cached); revocation is the guard's job. */
+/**
+ * Resolves `Authorization: Bearer <API_KEY>` to a key id (cached); revocation is the guard's job. A call
+ * without a valid key is counted against its client address and answered 401 (or 429 past that limit).
+ */
 export const apiKeyAuth = createMiddleware<AppEnv>(async (c, next) => {
   const token = bearerToken(c);
-  const keyId = token ? await keyIdForToken(database(c.env.DB), token) : null;
-  if (!keyId) throw new ApiError("unauthorized");
+  const keyId = token ? await keyIdForToken(c.var.ctx, token) : null;
+  if (!keyId) {
+    const client = c.req.header("CF-Connecting-IP") ?? "unknown";
+    const rate = await unauthenticatedGuard(c.var.ctx, client).admitUnauthenticated(unauthenticatedLimits);
+    setRateLimitHeaders(c, rate);
+    if (!rate.allowed) throw rateLimited(rate);
+    throw new ApiError("unauthorized");
+  }
   c.set("keyId", keyId);
   await next();
 });

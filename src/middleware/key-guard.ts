@@ -1,77 +1,70 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { apiKeyGuard } from "../../durable-objects";
-import type { AdmitResult, IdempotencyRequest, StoredResponse } from "../../durable-objects/api-key-guard";
-import type { WindowVerdict } from "../../durable-objects/rolling-window";
-import { database } from "../db/client";
-import type { Plan } from "../db/schema";
+import type { IdempotencyRequest, Settlement, StoredResponse } from "../../durable-objects/api-key-guard";
+import type { Plan, Product } from "../db/schema";
 import { recordLogin } from "../domain/accounts/accounts";
-import { syncGuard } from "../domain/api-keys/api-keys";
-import { domainContext } from "../domain/context";
+import { keyGuard as guardOf } from "../domain/api-keys/api-keys";
 import type { AppEnv } from "../env";
-import { sha256Hex } from "../platform/crypto";
+import { seal, sha256Hex, unseal } from "../platform/crypto";
 import { ApiError } from "../platform/errors";
+import { IDEMPOTENCY_KEY_MAX_LENGTH } from "../platform/route-definitions";
+import { rateLimited, setRateLimitHeaders } from "./rate-limit-headers";
 
-export const IDEMPOTENCY_KEY_MAX_LENGTH = 64;
 const MUTATING_METHODS = new Set(["POST", "PATCH", "PUT", "DELETE"]);
-const REPLAYED_HEADERS = ["content-type", "location", "link"];
+const REPLAYED_HEADERS = ["content-type", "location", "link", "cache-control"];
 /** Failures that say nothing was attempted: the key stays free for a corrected request. */
 const FORGOTTEN_CODES = new Set(["invalid_request", "invalid_json"]);
 
 /**
- * The per-key guard, in one Durable Object call: revocation, rolling rate-limit windows,
- * and the idempotency claim. After the handler it stores (or releases) the idempotent response.
+ * The per-key guard: one Durable Object call before the handler (revocation, rolling rate-limit windows, the
+ * idempotency claim) and at most one after it (`settle`: the response to replay, and whether the account
+ * changed). Responses that show a secret (`Cache-Control: no-store`) are stored sealed.
  */
 export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
   const idempotency = await idempotencyRequest(c);
-  const result = await admit(c, idempotency);
+  const guard = guardOf(c.var.ctx, c.var.keyId);
+  const result = await guard.admit(idempotency);
   if (result.outcome === "unconfigured" || result.outcome === "revoked") throw new ApiError("unauthorized");
   setRateLimitHeaders(c, result.rate);
-  if (result.outcome === "limited") {
-    throw new ApiError("rate_limited", undefined, { headers: { "Retry-After": String(result.rate.retryAfter) } });
-  }
+  if (result.outcome === "limited") throw rateLimited(result.rate);
 
   const { config } = result;
+  const keySettlement = { keyId: c.var.keyId, accountChanged: false };
+  c.set("ctx", { ...c.var.ctx, keySettlement });
   c.set("principal", {
     keyId: c.var.keyId,
     accountId: config.accountId,
     plan: config.plan as Plan,
-    products: config.products as AppEnv["Variables"]["principal"]["products"],
+    products: config.products as Product[] | null,
     accountRevision: result.accountRevision,
   });
   if (result.touchLogin) {
-    await recordLogin(domainContext(c.env), config.accountId, c.req.header("CF-Connecting-IP") ?? null);
+    await recordLogin(c.var.ctx, config.accountId, c.req.header("CF-Connecting-IP") ?? null);
   }
 
   const claim = result.idempotency;
+  const settlement: Settlement = {};
   switch (claim.state) {
-    case "none":
-      return next();
     case "mismatch":
       throw new ApiError("idempotency_key_reused");
     case "in_flight":
       throw new ApiError("idempotency_key_in_use");
     case "replay":
       return replay(c, claim.response);
-    case "claimed": {
-      const key = (idempotency as IdempotencyRequest).key;
-      const guard = apiKeyGuard(c.env, c.var.keyId);
+    case "none":
       await next();
-      const stored = await toStoredResponse(c);
-      if (stored) await guard.complete(key, claim.token, stored);
-      else await guard.release(key, claim.token);
-    }
+      break;
+    case "claimed":
+      await next();
+      settlement.claim = {
+        key: (idempotency as IdempotencyRequest).key,
+        token: claim.token,
+        response: await toStoredResponse(c),
+      };
   }
+  settlement.accountChanged = keySettlement.accountChanged;
+  if (settlement.claim || settlement.accountChanged) await guard.settle(settlement);
 });
-
-async function admit(c: Context<AppEnv>, idempotency: IdempotencyRequest | null): Promise<AdmitResult> {
-  const guard = apiKeyGuard(c.env, c.var.keyId);
-  const result = await guard.admit(idempotency);
-  if (result.outcome !== "unconfigured") return result;
-  // First use of this key by its guard (or its storage was lost): load it from D1 once.
-  const config = await syncGuard(database(c.env.DB), c.env, c.var.keyId);
-  return config ? guard.admit(idempotency) : result;
-}
 
 async function idempotencyRequest(c: Context<AppEnv>): Promise<IdempotencyRequest | null> {
   if (!MUTATING_METHODS.has(c.req.method)) return null;
@@ -86,15 +79,10 @@ async function idempotencyRequest(c: Context<AppEnv>): Promise<IdempotencyReques
   return { key, fingerprint: await sha256Hex(`${c.req.method} ${url.pathname}${url.search}\n${body}`) };
 }
 
-function setRateLimitHeaders(c: Context, rate: WindowVerdict): void {
-  c.header("X-RateLimit-Limit", String(rate.limit));
-  c.header("X-RateLimit-Remaining", String(rate.remaining));
-  c.header("X-RateLimit-Reset", String(rate.reset));
-}
-
-function replay(c: Context<AppEnv>, stored: StoredResponse): Response {
+async function replay(c: Context<AppEnv>, stored: StoredResponse): Promise<Response> {
   c.set("replayed", true);
-  return c.newResponse(stored.body, stored.status as 200, { ...stored.headers, "Idempotent-Replayed": "true" });
+  const body = stored.sealed ? await unseal(stored.body, c.env.SEALING_KEY) : stored.body;
+  return c.newResponse(body, stored.status as 200, { ...stored.headers, "Idempotent-Replayed": "true" });
 }
 
 /** The response to remember for replays, or null when the key must be forgotten. */
@@ -107,6 +95,10 @@ async function toStoredResponse(c: Context<AppEnv>): Promise<StoredResponse | nu
   for (const name of REPLAYED_HEADERS) {
     const value = res.headers.get(name);
     if (value !== null) headers[name] = value;
+  }
+  // A response that shows a secret once is kept only sealed: the retry of a lost answer still gets it.
+  if (headers["cache-control"] === "no-store") {
+    return { status: res.status, headers, body: await seal(body, c.env.SEALING_KEY), sealed: true };
   }
   return { status: res.status, headers, body };
 }

@@ -1,7 +1,7 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { AppEnv } from "../env";
-import { ApiError, errorBody } from "./errors";
+import { ApiError, type ErrorCode, errorBody } from "./errors";
 import { logError } from "./logger";
 
 function render(c: Context<AppEnv>, error: ApiError): Response {
@@ -9,13 +9,24 @@ function render(c: Context<AppEnv>, error: ApiError): Response {
   return c.json(errorBody(error, c.var.requestId), error.status);
 }
 
+/**
+ * What Hono's own HTTP exceptions mean in the catalogue: its validators throw 400 for a body that is not JSON
+ * and 415 for a body of another media type (both the API's `invalid_json` rule), body limits 413.
+ */
+const httpExceptionCodes: Partial<Record<number, ErrorCode>> = {
+  400: "invalid_json",
+  401: "unauthorized",
+  404: "not_found",
+  405: "method_not_allowed",
+  413: "payload_too_large",
+  415: "invalid_json",
+};
+
 /** The one place where anything thrown becomes `{code, message, request_id}`. */
 export const handleError: ErrorHandler<AppEnv> = (error, c) => {
   if (error instanceof ApiError) return render(c, error);
-  if (error instanceof HTTPException && error.status === 400) {
-    // Hono's validators throw this for a body that is not valid JSON.
-    return render(c, new ApiError("invalid_json"));
-  }
+  const code = error instanceof HTTPException ? httpExceptionCodes[error.status] : undefined;
+  if (code) return render(c, new ApiError(code));
   logError("unhandled_error", { request_id: c.var.requestId, method: c.req.method, route: c.req.routePath }, error);
   return render(c, new ApiError("internal_error"));
 };

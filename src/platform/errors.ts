@@ -13,6 +13,7 @@ export const errorCatalogue = {
   subuser_scope_mismatch: { status: 403, message: "The API key's product scope does not cover this sub-user." },
   not_found: { status: 404, message: "The requested resource does not exist." },
   method_not_allowed: { status: 405, message: "The method is not allowed on this resource." },
+  payload_too_large: { status: 413, message: "The request body is too large." },
   idempotency_key_in_use: {
     status: 409,
     message: "A request with this Idempotency-Key is still being processed; retry later.",

@@ -1,125 +1,79 @@
+import ipaddr from "ipaddr.js";
+
 /**
- * IP addresses and CIDR blocks: parsing, canonical text, and containment. Pure and synchronous
- * (the sub-user gate matches source IPs inside a Durable Object call without awaiting).
+ * IP addresses and CIDR blocks, on `ipaddr.js`: strict parsing, canonical text, containment. IPv4-mapped IPv6
+ * (`::ffff:a.b.c.d`) is the IPv4 address it maps, both when a block is stored and when a source IP is matched,
+ * so the IPv4 rules apply to it. Pure and synchronous: the sub-user gate matches inside a Durable Object call.
  */
+export type IpAddress = ipaddr.IPv4 | ipaddr.IPv6;
+
 export interface IpBlock {
-  version: 4 | 6;
-  /** The network address as an unsigned integer. */
-  network: bigint;
+  /** The network address (host bits zero). */
+  address: IpAddress;
   prefix: number;
 }
 
 export type ParsedBlock = { ok: true; block: IpBlock } | { ok: false; reason: "malformed" | "host_bits" };
 
-const IPV4_OCTET = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
+const MAPPED_PREFIX = 96;
 
-export function parseIpv4(text: string): bigint | null {
-  const parts = text.split(".");
-  if (parts.length !== 4) return null;
-  let value = 0n;
-  for (const part of parts) {
-    if (!IPV4_OCTET.test(part)) return null;
-    value = (value << 8n) | BigInt(part);
-  }
-  return value;
-}
-
-export function parseIpv6(text: string): bigint | null {
-  if (!/^[0-9a-fA-F:.]+$/.test(text) || text.length > 45) return null;
-  const halves = text.split("::");
-  if (halves.length > 2) return null;
-  const groups = (half: string) => (half === "" ? [] : half.split(":"));
-  const head = groups(halves[0] ?? "");
-  const tail = halves.length === 2 ? groups(halves[1] ?? "") : [];
-  // An embedded IPv4 address takes the last two groups.
-  const last = (halves.length === 2 ? tail : head).at(-1);
-  const words: number[] = [];
-  const pushGroups = (list: string[]) => {
-    for (const group of list) {
-      if (!/^[0-9a-fA-F]{1,4}$/.test(group)) return false;
-      words.push(Number.parseInt(group, 16));
-    }
-    return true;
-  };
-  let embedded: bigint | null = null;
-  if (last?.includes(".")) {
-    embedded = parseIpv4(last);
-    if (embedded === null) return null;
-    (halves.length === 2 ? tail : head).pop();
-  }
-  const explicit = head.length + tail.length + (embedded === null ? 0 : 2);
-  if (halves.length === 1 && explicit !== 8) return null;
-  if (halves.length === 2 && explicit > 7) return null;
-  if (!pushGroups(head)) return null;
-  const headWords = words.splice(0);
-  if (!pushGroups(tail)) return null;
-  const tailWords = words.splice(0);
-  const zeros = 8 - explicit;
-  const all = [...headWords, ...Array(zeros).fill(0), ...tailWords];
-  let value = 0n;
-  for (const word of all) value = (value << 16n) | BigInt(word);
-  if (embedded !== null) value = (value << 32n) | embedded;
-  return value;
-}
-
-export function parseIp(text: string): { version: 4 | 6; value: bigint } | null {
-  const v4 = parseIpv4(text);
-  if (v4 !== null) return { version: 4, value: v4 };
-  const v6 = parseIpv6(text);
-  return v6 === null ? null : { version: 6, value: v6 };
+/** A single address in standard notation (four decimal parts for IPv4, no zone id), unmapped; else null. */
+export function parseIp(text: string): IpAddress | null {
+  if (ipaddr.IPv4.isValidFourPartDecimal(text)) return ipaddr.IPv4.parse(text);
+  if (!text.includes(":") || text.includes("%") || !ipaddr.IPv6.isValid(text)) return null;
+  const address = ipaddr.IPv6.parse(text);
+  return address.isIPv4MappedAddress() ? address.toIPv4Address() : address;
 }
 
 /** An address or `address/prefix`. A block whose host bits are set is refused rather than silently widened. */
 export function parseBlock(text: string): ParsedBlock {
-  const [address, prefixText, extra] = text.trim().split("/");
-  if (extra !== undefined || !address) return { ok: false, reason: "malformed" };
-  const ip = parseIp(address);
-  if (!ip) return { ok: false, reason: "malformed" };
-  const bits = ip.version === 4 ? 32 : 128;
+  const [addressText, prefixText, extra] = text.trim().split("/");
+  if (extra !== undefined || !addressText) return { ok: false, reason: "malformed" };
+  const parsed = parseIp(addressText);
+  if (!parsed) return { ok: false, reason: "malformed" };
+  // A mapped address was written as IPv6: its prefix counts the 96 bits of the mapping prefix.
+  const mapped = parsed.kind() === "ipv4" && addressText.includes(":");
+  const bits = parsed.kind() === "ipv4" ? 32 : 128;
   let prefix = bits;
   if (prefixText !== undefined) {
     if (!/^\d{1,3}$/.test(prefixText)) return { ok: false, reason: "malformed" };
-    prefix = Number(prefixText);
+    prefix = Number(prefixText) - (mapped ? MAPPED_PREFIX : 0);
     if (prefix > bits) return { ok: false, reason: "malformed" };
+    // A block wider than the mapped range is an IPv6 block around it: keep it as written.
+    if (prefix < 0) return parseIpv6Block(addressText, Number(prefixText));
   }
-  const hostMask = (1n << BigInt(bits - prefix)) - 1n;
-  if ((ip.value & hostMask) !== 0n) return { ok: false, reason: "host_bits" };
-  return { ok: true, block: { version: ip.version, network: ip.value, prefix } };
+  const network = networkAddress(parsed, prefix);
+  if (network.toString() !== parsed.toString()) return { ok: false, reason: "host_bits" };
+  return { ok: true, block: { address: network, prefix } };
 }
 
-export function formatIp(version: 4 | 6, value: bigint): string {
-  if (version === 4) return [24n, 16n, 8n, 0n].map((shift) => String((value >> shift) & 255n)).join(".");
-  const words = Array.from({ length: 8 }, (_, i) => Number((value >> BigInt((7 - i) * 16)) & 0xffffn));
-  // RFC 5952: compress the longest run (≥ 2) of zero groups, the first one on a tie; lower-case hex.
-  let bestStart = -1;
-  let bestLength = 1;
-  for (let i = 0; i < 8; ) {
-    if (words[i] !== 0) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && words[j] === 0) j++;
-    if (j - i > bestLength) {
-      bestStart = i;
-      bestLength = j - i;
-    }
-    i = j;
-  }
-  const hex = words.map((word) => word.toString(16));
-  if (bestStart === -1) return hex.join(":");
-  return `${hex.slice(0, bestStart).join(":")}::${hex.slice(bestStart + bestLength).join(":")}`;
+function parseIpv6Block(addressText: string, prefix: number): ParsedBlock {
+  const address = ipaddr.IPv6.parse(addressText);
+  const network = networkAddress(address, prefix);
+  if (network.toString() !== address.toString()) return { ok: false, reason: "host_bits" };
+  return { ok: true, block: { address: network, prefix } };
 }
 
-/** Canonical text: a single address without a prefix, a block as `network/prefix`. */
+function networkAddress(address: IpAddress, prefix: number): IpAddress {
+  const bytes = address.toByteArray();
+  return ipaddr.fromByteArray(
+    bytes.map((byte, index) => {
+      const keep = Math.max(0, Math.min(8, prefix - index * 8));
+      return byte & ((0xff << (8 - keep)) & 0xff);
+    }),
+  );
+}
+
+export function formatIp(address: IpAddress): string {
+  return address.kind() === "ipv6" ? (address as ipaddr.IPv6).toRFC5952String() : address.toString();
+}
+
+/** Canonical text: a single address without a prefix, a block as `network/prefix` (RFC 5952 for IPv6). */
 export function formatBlock(block: IpBlock): string {
-  const address = formatIp(block.version, block.network);
-  return block.prefix === (block.version === 4 ? 32 : 128) ? address : `${address}/${block.prefix}`;
+  const address = formatIp(block.address);
+  return block.prefix === (block.address.kind() === "ipv4" ? 32 : 128) ? address : `${address}/${block.prefix}`;
 }
 
-export function blockContains(block: IpBlock, ip: { version: 4 | 6; value: bigint }): boolean {
-  if (block.version !== ip.version) return false;
-  const bits = block.version === 4 ? 32 : 128;
-  const shift = BigInt(bits - block.prefix);
-  return ip.value >> shift === block.network >> shift;
+export function blockContains(block: IpBlock, ip: IpAddress): boolean {
+  return block.address.kind() === ip.kind() && ip.match(block.address, block.prefix);
 }

@@ -4,28 +4,34 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Context } from "hono";
 import { base64UrlDecode, base64UrlEncode } from "./crypto";
 import { ApiError } from "./errors";
+import { queryInteger, token } from "./fields";
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
 
+/** What every list verb takes: an opaque cursor and a page size. */
+export interface PageQuery {
+  cursor?: string;
+  limit: number;
+}
+
 /** Query parameters shared by every list endpoint. */
+const cursorSchema = token(/^[A-Za-z0-9_-]+$/, 256, "not a cursor returned by this API");
+
 export const paginationQuery = z.object({
-  cursor: z.string().max(256).optional().openapi({
-    description: "Opaque cursor from a previous page's `next_cursor`.",
-  }),
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(MAX_PAGE_SIZE)
+  cursor: cursorSchema.optional().openapi({ description: "Opaque cursor from a previous page's `next_cursor`." }),
+  limit: queryInteger(1, MAX_PAGE_SIZE)
     .default(DEFAULT_PAGE_SIZE)
-    .openapi({ description: `Page size, 1-${MAX_PAGE_SIZE}.`, example: DEFAULT_PAGE_SIZE }),
+    .openapi({
+      description: `Page size, 1-${MAX_PAGE_SIZE}; default ${DEFAULT_PAGE_SIZE}.`,
+      example: DEFAULT_PAGE_SIZE,
+    }),
 });
 
 export function pageSchema<T extends z.ZodType>(item: T) {
   return z.object({
-    data: z.array(item),
-    next_cursor: z.string().nullable().openapi({ description: "Cursor of the next page; null on the last page." }),
+    data: z.array(item).max(MAX_PAGE_SIZE),
+    next_cursor: cursorSchema.nullable().openapi({ description: "Cursor of the next page; null on the last page." }),
   });
 }
 
@@ -47,7 +53,7 @@ export function cursorAfter(cursor: string | undefined): string | null {
 }
 
 /** The keyset clauses of a page: rows after the cursor, newest first, one extra row to see if more follow. */
-export function keysetPage(idColumn: SQLiteColumn, query: { cursor?: string; limit: number }) {
+export function keysetPage(idColumn: SQLiteColumn, query: PageQuery) {
   const after = cursorAfter(query.cursor);
   return {
     where: (after ? lt(idColumn, after) : undefined) as SQL | undefined,

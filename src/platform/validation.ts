@@ -1,5 +1,5 @@
 import type { ZodError } from "zod";
-import { ApiError, type FieldProblem } from "./errors";
+import { ApiError, type ErrorCode, type FieldProblem } from "./errors";
 
 type Target = "json" | "query" | "param" | "header" | "cookie" | "form";
 
@@ -17,16 +17,23 @@ export function fieldProblems(error: ZodError, target: Target): FieldProblem[] {
   });
 }
 
-export function invalidRequest(details: FieldProblem[]): ApiError {
+export function invalidRequest(details: FieldProblem[], code: ErrorCode = "invalid_request"): ApiError {
   const [first] = details;
   const more = details.length > 1 ? ` (and ${details.length - 1} more problem${details.length > 2 ? "s" : ""})` : "";
   const message = first ? `${first.field}: ${first.message}${more}` : "The request is invalid.";
-  return new ApiError("invalid_request", message, { details });
+  return new ApiError(code, message, { details });
 }
 
-/** The validation hook of every router: a failed schema is a 422 `invalid_request` naming each field. */
+/**
+ * The validation hook of every router: a failed schema is a 422 `invalid_request` naming each field, unless a
+ * field's rule carries its own code from the catalogue (`rangedInteger`).
+ */
 export function validationHook(
   result: { target: string } & ({ success: true } | { success: false; error: ZodError }),
 ): void {
-  if (!result.success) throw invalidRequest(fieldProblems(result.error, result.target as Target));
+  if (result.success) return;
+  const ownCode = result.error.issues
+    .map((issue) => (issue.code === "custom" ? (issue.params as { code?: ErrorCode } | undefined)?.code : undefined))
+    .find((code) => code !== undefined);
+  throw invalidRequest(fieldProblems(result.error, result.target as Target), ownCode);
 }

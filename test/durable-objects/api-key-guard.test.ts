@@ -1,25 +1,24 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { apiKeyGuard } from "../../durable-objects";
 import type { ApiKeyGuard } from "../../durable-objects/api-key-guard";
-import { accountAtRevision } from "../../src/domain/accounts/account-cache";
+import { accountAtRevision } from "../../src/db/account-cache";
 import { domainContext } from "../../src/domain/context";
 import { createAccount } from "../helpers/accounts";
-import { admin, call, env, json } from "../helpers/http";
+import { admin, call, env, guardStub, json } from "../helpers/http";
 
 describe("ApiKeyGuard", () => {
-  it("persists the per-second hit buckets in its SQLite storage", async () => {
+  it("persists the per-second buckets of the day window in its SQLite storage", async () => {
     const account = await createAccount({ plan: "trial" });
     for (let i = 0; i < 3; i++) await call("GET", "/v1/users/me", { token: account.token });
-    const total = await runInDurableObject(apiKeyGuard(env, account.keyId), (_guard: ApiKeyGuard, state) => {
-      return state.storage.sql.exec<{ total: number }>("SELECT SUM(count) AS total FROM hits").one().total;
+    const total = await runInDurableObject(guardStub(account.keyId), (_guard: ApiKeyGuard, state) => {
+      return state.storage.sql.exec<{ total: number }>("SELECT SUM(count) AS total FROM day_buckets").one().total;
     });
     expect(total).toBe(3);
   });
 
   it("moves the account revision when the account changes, so cached reads are dropped", async () => {
     const account = await createAccount();
-    const guard = apiKeyGuard(env, account.keyId);
+    const guard = guardStub(account.keyId);
     const before = await guard.admit(null);
     await guard.accountChanged();
     const after = await guard.admit(null);

@@ -28,17 +28,36 @@ describe("RollingWindows (pure logic)", () => {
     expect(second).toMatchObject({ allowed: true, limit: 2, remaining: 1, reset: (T0 + 60_000) / 1000 });
   });
 
-  it("enforces the 24-hour window and releases a bucket only once its last millisecond has left", () => {
+  it("enforces the 24-hour window and releases a bucket once its latest request has left", () => {
     const windows = new RollingWindows();
-    const limits = { perMinute: 100, perDay: 2 };
+    const limits = { perMinute: 100, perDay: 3 };
+    expect(windows.admit(T0 + 200, limits).allowed).toBe(true);
     expect(windows.admit(T0 + 500, limits).allowed).toBe(true);
     expect(windows.admit(T0 + 3_600_000, limits).allowed).toBe(true);
     const refused = windows.admit(T0 + 7_200_000, limits);
-    expect(refused).toMatchObject({ allowed: false, limit: 2 });
-    // Bucket of second T0 holds requests up to T0 + 999 ms: it leaves at T0 + 24 h + 999 ms.
-    expect(windows.admit(T0 + 86_400_000 + 998, limits).allowed).toBe(false);
-    expect(windows.admit(T0 + 86_400_000 + 999, limits).allowed).toBe(true);
+    expect(refused).toMatchObject({ allowed: false, limit: 3 });
+    // The bucket of second T0 holds requests at +200 and +500 ms: it leaves when the later one does.
+    expect(windows.admit(T0 + 86_400_000 + 499, limits).allowed).toBe(false);
+    expect(windows.admit(T0 + 86_400_000 + 500, limits).allowed).toBe(true);
     expect(refused.reset).toBe(T0 / 1000 + 86_400 + 1);
+    expect(refused.retryAfter).toBe(86_400 - 7_200 + 1);
+  });
+
+  it("Retry-After is the whole seconds until the oldest request leaves: never above 60 (or 86,400)", () => {
+    const windows = new RollingWindows();
+    const burst = { perMinute: 2, perDay: null };
+    windows.admit(T0 + 900, burst);
+    windows.admit(T0 + 901, burst);
+    const refused = windows.admit(T0 + 950, burst);
+    // The oldest leaves at T0 + 60.9 s: 59.95 s from now → 60, and the reset second agrees (T0 + 61).
+    expect(refused.retryAfter).toBe(60);
+    expect(refused.reset).toBe(T0 / 1000 + 61);
+    expect(refused.reset - (T0 + 950) / 1000).toBeLessThanOrEqual((refused.retryAfter as number) + 1);
+
+    const daily = new RollingWindows();
+    const day = { perMinute: 100, perDay: 1 };
+    daily.admit(T0 + 999, day);
+    expect(daily.admit(T0 + 999, day).retryAfter).toBe(86_400);
   });
 
   it("never counts refused requests", () => {
@@ -50,7 +69,7 @@ describe("RollingWindows (pure logic)", () => {
   });
 
   it("restores from persisted buckets conservatively (latest millisecond of each second)", () => {
-    const restored = RollingWindows.fromBuckets([{ second: T0 / 1000, count: 2 }], T0 + 1_000);
+    const restored = RollingWindows.fromBuckets([{ second: T0 / 1000, count: 2, lastMs: T0 + 999 }], T0 + 1_000);
     const limits = { perMinute: 2, perDay: null };
     expect(restored.admit(T0 + 59_999, limits).allowed).toBe(false);
     expect(restored.admit(T0 + 60_999, limits).allowed).toBe(true);

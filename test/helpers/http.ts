@@ -36,3 +36,8 @@ export const GATEWAY_TOKEN = "test-gateway-token";
 export function gateway(path: string, body: unknown): Promise<Response> {
   return call("POST", `/internal/gateway${path}`, { token: GATEWAY_TOKEN, body });
 }
+
+/** The raw stub of a key's guard, for tests that look inside it (`runInDurableObject`). */
+export function guardStub(keyId: string) {
+  return env.API_KEY_GUARD.get(env.API_KEY_GUARD.idFromName(keyId));
+}

@@ -1,9 +1,9 @@
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import type { Plan } from "../../src/db/schema";
-import { planAtLeast } from "../../src/domain/plans";
+import type { Principal } from "../../src/domain/context";
+import { assertPlanAtLeast, planAtLeast } from "../../src/domain/plans";
 import type { AppEnv } from "../../src/env";
-import { requirePlan } from "../../src/middleware/gates";
 import { handleError } from "../../src/platform/error-handler";
 
 describe("plan gate", () => {
@@ -18,17 +18,17 @@ describe("plan gate", () => {
     const app = new Hono<AppEnv>();
     app.use("*", async (c, next) => {
       c.set("requestId", "req_test");
-      c.set("principal", {
+      await next();
+    });
+    app.get("/reports", (c) => {
+      const principal: Principal = {
         keyId: "k",
         accountId: "a",
         plan: c.req.query("plan") as Plan,
         products: null,
         accountRevision: "r",
-      });
-      await next();
-    });
-    app.get("/reports", (c) => {
-      requirePlan(c, "pro", "Reports");
+      };
+      assertPlanAtLeast(principal, "pro", "Reports");
       return c.json({ ok: true });
     });
     app.onError(handleError);

@@ -18,7 +18,11 @@ describe("IP parsing", () => {
     ["2001:db8::/64", "2001:db8::/64"],
     ["2001:db8::1/128", "2001:db8::1"],
     ["::", "::"],
-    ["::ffff:192.0.2.1", "::ffff:c000:201"],
+    // IPv4-mapped IPv6 is the IPv4 address (or block) it maps.
+    ["::ffff:192.0.2.1", "192.0.2.1"],
+    ["::ffff:c000:201", "192.0.2.1"],
+    ["::ffff:192.0.2.0/120", "192.0.2.0/24"],
+    ["::ffff:0.0.0.0/96", "0.0.0.0/0"],
     ["fe80::1:2:3:4", "fe80::1:2:3:4"],
   ])("%s → %s", (input, expected) => {
     expect(canonical(input)).toBe(expected);
@@ -38,6 +42,10 @@ describe("IP parsing", () => {
     ["", "malformed"],
     ["1.2.3.4/24/1", "malformed"],
     ["1.2.3.4/ 24", "malformed"],
+    ["fe80::1%eth0", "malformed"],
+    ["0x7f.0.0.1", "malformed"],
+    ["127.1", "malformed"],
+    ["::ffff:192.0.2.1/120", "host_bits"],
   ])("%s is refused (%s)", (input, reason) => {
     expect(canonical(input)).toBe(reason);
   });
@@ -53,5 +61,12 @@ describe("IP parsing", () => {
     if (!v6.ok) throw new Error("parse");
     expect(blockContains(v6.block, parseIp("2001:db8:1:2:ffff::9")!)).toBe(true);
     expect(blockContains(v6.block, parseIp("2001:db8:1:3::9")!)).toBe(false);
+  });
+
+  it("matches an IPv4-mapped source address as the IPv4 address it maps", () => {
+    const block = parseBlock("198.51.100.0/24");
+    if (!block.ok) throw new Error("parse");
+    expect(blockContains(block.block, parseIp("::ffff:198.51.100.7")!)).toBe(true);
+    expect(blockContains(block.block, parseIp("::ffff:198.51.101.7")!)).toBe(false);
   });
 });

@@ -5,14 +5,14 @@ const address = (over: Record<string, string | null>) => ({ line1: "1 Main St", 
 
 describe("tax jurisdiction rules", () => {
   it.each([
-    [{ country: "US", state: "CA", postal_code: "94105" }, true],
-    [{ country: "US", state: "CA", postal_code: "94105-1234" }, true],
-    [{ country: "US", state: "XX", postal_code: "94105" }, false],
-    [{ country: "US", state: "CA", postal_code: "9410" }, false],
-    [{ country: "US", state: null, postal_code: "94105" }, false],
-    [{ country: "CA", state: "ON", postal_code: "K1A 0B1" }, true],
-    [{ country: "CA", state: "ZZ", postal_code: "K1A 0B1" }, false],
-    [{ country: "DE", postal_code: "10115" }, true],
+    [{ country: "US", state: "CA", postalCode: "94105" }, true],
+    [{ country: "US", state: "CA", postalCode: "94105-1234" }, true],
+    [{ country: "US", state: "XX", postalCode: "94105" }, false],
+    [{ country: "US", state: "CA", postalCode: "9410" }, false],
+    [{ country: "US", state: null, postalCode: "94105" }, false],
+    [{ country: "CA", state: "ON", postalCode: "K1A 0B1" }, true],
+    [{ country: "CA", state: "ZZ", postalCode: "K1A 0B1" }, false],
+    [{ country: "DE", postalCode: "10115" }, true],
     [{ country: "XK" }, false],
     [{ country: "ZZ" }, false],
   ])("address %j valid = %s", (over, valid) => {

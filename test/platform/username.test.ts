@@ -11,7 +11,7 @@ describe("gateway username grammar (reference facts)", () => {
       value: {
         name: "s1a2b3c4d5e",
         product: "residential",
-        target: { type: "res", region: "us", state: "ca", city: "la", asn: 7922, session_id: "abc123", sesstime: 30 },
+        target: { type: "res", region: "us", state: "ca", city: "la", asn: 7922, sessionId: "abc123", sesstime: 30 },
       },
     });
   });
@@ -19,7 +19,7 @@ describe("gateway username grammar (reference facts)", () => {
   it("parses a minimal mobile username (rotating)", () => {
     const result = parse("user_abc-type-mob-region-de");
     expect(result.ok && result.value.product).toBe("mobile");
-    expect(result.ok && result.value.target.session_id).toBeNull();
+    expect(result.ok && result.value.target.sessionId).toBeNull();
   });
 
   it.each([

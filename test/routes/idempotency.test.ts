@@ -1,10 +1,9 @@
 import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { apiKeyGuard } from "../../durable-objects";
 import type { ApiKeyGuard } from "../../durable-objects/api-key-guard";
 import { sha256Hex } from "../../src/platform/crypto";
 import { createAccount } from "../helpers/accounts";
-import { call, env, json } from "../helpers/http";
+import { call, guardStub, json } from "../helpers/http";
 
 const ENROLL = "/v1/users/me/security/mfa";
 const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
@@ -74,7 +73,7 @@ describe("Idempotency-Key (spec §8.5)", () => {
     const body = JSON.stringify({ method: "totp" });
     const fingerprint = await sha256Hex(`POST ${ENROLL}\n${body}`);
     // A request that claimed the key and never finished (its worker crashed).
-    await runInDurableObject(apiKeyGuard(env, account.keyId), (guard: ApiKeyGuard) =>
+    await runInDurableObject(guardStub(account.keyId), (guard: ApiKeyGuard) =>
       guard.admit({ key: "crashy", fingerprint }),
     );
     const during = await enroll(account.token, "crashy");

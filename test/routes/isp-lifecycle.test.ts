@@ -47,9 +47,11 @@ describe("ISP batch lifecycle (spec §3.1, §3.6, §4.4) with a moved clock", ()
     await runCron(at(T0 + 2 * MINUTE + 1_000));
     await runCron(at(T0 + 3 * MINUTE)); // a repeated run changes nothing twice
     expect((await getBatch(account, batchId)).status).toBe("active");
-    expect((await json(await call("GET", `/v1/orders/${orderId}`, { token: account.token }))).status).toBe("completed");
+    const order = await json(await call("GET", `/v1/orders/${orderId}`, { token: account.token }));
+    expect(order.status).toBe("completed");
+    // One order.completed event, the same shape as a bandwidth order's, whatever the runs.
     expect(await events(account.id, "order.completed")).toEqual([
-      { order_id: orderId, product: "isp", batch_id: batchId },
+      { order_id: orderId, product: "isp", total_usd: order.total_usd, batch_id: batchId },
     ]);
 
     // The IP list in its three formats, with the batch's user and password.

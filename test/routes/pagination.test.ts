@@ -46,8 +46,11 @@ describe("cursor pagination (shared helper)", () => {
   });
 
   it("defaults to 50, caps at 200, and validates limit and cursor", async () => {
-    const all = await json(await admin("GET", "/accounts"));
-    expect(all.data.length).toBeLessThanOrEqual(50);
+    const existing = (await json(await admin("GET", "/accounts?limit=200"))).data.length;
+    await makeAccounts(Math.max(0, 55 - existing));
+    const firstPage = await json(await admin("GET", "/accounts"));
+    expect(firstPage.data).toHaveLength(50);
+    expect(firstPage.next_cursor).not.toBeNull();
     for (const query of ["limit=0", "limit=201", "limit=abc", "cursor=garbage"]) {
       const response = await admin("GET", `/accounts?${query}`);
       expect(response.status, query).toBe(422);

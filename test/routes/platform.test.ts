@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createAccount } from "../helpers/accounts";
-import { call, json } from "../helpers/http";
+import { ADMIN_TOKEN, call, GATEWAY_TOKEN, json } from "../helpers/http";
 
 describe("platform conventions", () => {
   it("puts a req_ request id on every response, matching the error body's", async () => {
@@ -50,80 +50,105 @@ describe("platform conventions", () => {
   });
 });
 
+function operationsOf(document: Record<string, any>): Set<string> {
+  const operations = new Set<string>();
+  for (const [path, methods] of Object.entries<Record<string, unknown>>(document.paths)) {
+    for (const method of Object.keys(methods)) operations.add(`${method.toUpperCase()} ${path}`);
+  }
+  return operations;
+}
+
 describe("OpenAPI document, docs page and Postman collection", () => {
-  it("serves an OpenAPI 3.1 document without a token, covering every route of the app", async () => {
+  it("serves the public OpenAPI 3.1 document without a token: every /v1 route and nothing internal", async () => {
     const response = await call("GET", "/v1/openapi.json");
     expect(response.status).toBe(200);
     const document = await json(response);
     expect(document.openapi).toBe("3.1.0");
-    const documented = new Set<string>();
-    for (const [path, operations] of Object.entries<Record<string, unknown>>(document.paths)) {
-      for (const method of Object.keys(operations)) documented.add(`${method.toUpperCase()} ${path}`);
-    }
+    expect(document.servers[0].url).toBe("https://api.test/v1");
+    const documented = operationsOf(document);
     for (const expected of [
-      "GET /v1/users/me",
-      "PATCH /v1/users/me",
-      "GET /v1/users/me/security",
-      "POST /v1/users/me/security/mfa",
-      "POST /v1/users/me/security/mfa/verify",
-      "DELETE /v1/users/me/security/mfa",
-      "GET /v1/postman/collection.json",
-      "GET /v1/subusers",
-      "POST /v1/subusers",
-      "GET /v1/subusers/{id}",
-      "PATCH /v1/subusers/{id}",
-      "POST /v1/subusers/{id}/rotate-password",
-      "DELETE /v1/subusers/{id}",
-      "GET /v1/whitelists",
-      "POST /v1/whitelists",
-      "DELETE /v1/whitelists/{id}",
-      "POST /v1/orders",
-      "GET /v1/orders",
-      "GET /v1/orders/{id}",
-      "GET /v1/{product}/balance",
-      "GET /v1/isp/inventory",
-      "GET /v1/isp/batches",
-      "GET /v1/isp/batches/{id}",
-      "GET /v1/isp/batches/{id}/ips",
-      "POST /v1/isp/batches/{id}/refresh",
-      "POST /v1/isp/batches/{id}/renew",
-      "POST /v1/isp/batches/{id}/rotate-password",
-      "DELETE /v1/isp/batches/{id}",
-      "POST /v1/isp/ips/{ip_id}/replace",
-      "GET /v1/isp/batches/{id}/whitelist",
-      "POST /v1/isp/batches/{id}/whitelist",
-      "DELETE /v1/isp/batches/{id}/whitelist/{entry_id}",
-      "GET /v1/subscriptions",
-      "POST /v1/subscriptions",
-      "GET /v1/subscriptions/{id}",
-      "PATCH /v1/subscriptions/{id}",
-      "POST /v1/subscriptions/{id}/pause",
-      "POST /v1/subscriptions/{id}/cancel",
-      "GET /internal/admin/prices",
-      "PUT /internal/admin/prices/bandwidth/{product}",
-      "PUT /internal/admin/prices/isp/{country}/{asn}",
-      "PUT /internal/admin/prices/tiers/{product}/{plan}",
-      "PUT /internal/admin/accounts/{id}/custom-tiers/{product}",
-      "POST /internal/gateway/authorize",
-      "POST /internal/gateway/release",
-      "POST /internal/admin/accounts",
-      "GET /internal/admin/accounts",
-      "GET /internal/admin/accounts/{id}",
-      "PATCH /internal/admin/accounts/{id}",
-      "POST /internal/admin/accounts/{id}/credits",
-      "POST /internal/admin/accounts/{id}/api-keys",
-      "GET /internal/admin/accounts/{id}/api-keys",
-      "DELETE /internal/admin/api-keys/{id}",
+      "GET /users/me",
+      "PATCH /users/me",
+      "GET /users/me/security",
+      "POST /users/me/security/mfa",
+      "POST /users/me/security/mfa/verify",
+      "DELETE /users/me/security/mfa",
+      "GET /postman/collection.json",
+      "GET /subusers",
+      "POST /subusers",
+      "GET /subusers/{id}",
+      "PATCH /subusers/{id}",
+      "POST /subusers/{id}/rotate-password",
+      "DELETE /subusers/{id}",
+      "GET /whitelists",
+      "POST /whitelists",
+      "DELETE /whitelists/{id}",
+      "POST /orders",
+      "GET /orders",
+      "GET /orders/{id}",
+      "GET /{product}/balance",
+      "GET /isp/inventory",
+      "GET /isp/batches",
+      "GET /isp/batches/{id}",
+      "GET /isp/batches/{id}/ips",
+      "POST /isp/batches/{id}/refresh",
+      "POST /isp/batches/{id}/renew",
+      "POST /isp/batches/{id}/rotate-password",
+      "DELETE /isp/batches/{id}",
+      "POST /isp/ips/{ip_id}/replace",
+      "GET /isp/batches/{id}/whitelist",
+      "POST /isp/batches/{id}/whitelist",
+      "DELETE /isp/batches/{id}/whitelist/{entry_id}",
+      "GET /subscriptions",
+      "POST /subscriptions",
+      "GET /subscriptions/{id}",
+      "PATCH /subscriptions/{id}",
+      "POST /subscriptions/{id}/pause",
+      "POST /subscriptions/{id}/cancel",
     ]) {
       expect(documented, expected).toContain(expected);
     }
-    const patchMe = document.paths["/v1/users/me"].patch;
+    expect(
+      [...documented].filter((operation) => operation.includes("/internal") || operation.includes("/admin")),
+    ).toEqual([]);
+    const patchMe = document.paths["/users/me"].patch;
     expect(patchMe.responses["422"].description).toContain("invalid_billing_address");
     expect(patchMe.responses["429"].description).toContain("rate_limited");
     expect(document.components.securitySchemes.ApiKey).toMatchObject({ type: "http", scheme: "bearer" });
-    expect(document.paths["/internal/admin/accounts"].post.tags).toEqual(["Internal: admin"]);
-    expect(document.paths["/internal/gateway/authorize"].post.tags).toEqual(["Internal: gateway"]);
-    expect(document.paths["/v1/subusers"].post.responses["409"].description).toContain("label_taken");
+    expect(Object.keys(document.components.securitySchemes)).toEqual(["ApiKey"]);
+    expect(document.paths["/subusers"].post.responses["409"].description).toContain("label_taken");
+  });
+
+  it("serves the internal document (admin and gateway contracts) only with the admin token", async () => {
+    expect((await call("GET", "/internal/openapi.json")).status).toBe(401);
+    expect((await call("GET", "/internal/openapi.json", { token: GATEWAY_TOKEN })).status).toBe(401);
+    const response = await call("GET", "/internal/openapi.json", { token: ADMIN_TOKEN });
+    expect(response.status).toBe(200);
+    const document = await json(response);
+    expect(document.servers[0].url).toBe("https://api.test/internal");
+    const documented = operationsOf(document);
+    for (const expected of [
+      "GET /admin/prices",
+      "PUT /admin/prices/bandwidth/{product}",
+      "PUT /admin/prices/isp/{country}/{asn}",
+      "PUT /admin/prices/tiers/{product}/{plan}",
+      "PUT /admin/accounts/{id}/custom-tiers/{product}",
+      "POST /gateway/authorize",
+      "POST /gateway/release",
+      "POST /admin/accounts",
+      "GET /admin/accounts",
+      "GET /admin/accounts/{id}",
+      "PATCH /admin/accounts/{id}",
+      "POST /admin/accounts/{id}/credits",
+      "POST /admin/accounts/{id}/api-keys",
+      "GET /admin/accounts/{id}/api-keys",
+      "DELETE /admin/api-keys/{id}",
+    ]) {
+      expect(documented, expected).toContain(expected);
+    }
+    expect(document.paths["/admin/accounts"].post.tags).toEqual(["Admin"]);
+    expect(document.paths["/gateway/authorize"].post.tags).toEqual(["Gateway"]);
+    expect(Object.keys(document.components.securitySchemes).sort()).toEqual(["AdminToken", "GatewayToken"]);
   });
 
   it("serves a docs page whose assets come from the worker itself", async () => {
@@ -146,6 +171,7 @@ describe("OpenAPI document, docs page and Postman collection", () => {
       folder.item.map((i) => i.name),
     );
     expect(names).toContain("Get the account");
+    expect(names.length).toBeGreaterThan(30);
     expect(JSON.stringify(collection)).not.toContain("/internal/");
   });
 });

@@ -55,6 +55,21 @@ describe("API rate limits per key (spec §8.1)", () => {
     expect((await getMe(account.token)).status).toBe(200);
   });
 
+  it("a fresh burst of a 60-second window answers Retry-After 60 at most, and X-RateLimit-Reset agrees", async () => {
+    const account = await createAccount({ plan: "trial" });
+    vi.setSystemTime(T0 + 900);
+    await statuses(Array.from({ length: 30 }, () => getMe(account.token)));
+    vi.setSystemTime(T0 + 950);
+    const limited = await getMe(account.token);
+    expect(limited.status).toBe(429);
+    const retryAfter = Number(limited.headers.get("Retry-After"));
+    const reset = Number(limited.headers.get("X-RateLimit-Reset"));
+    expect(retryAfter).toBe(60);
+    // Reset is the epoch second at which the oldest request (T0 + 0.9 s) has left: T0 + 61 s.
+    expect(reset).toBe(T0 / 1000 + 61);
+    expect(reset - Math.floor((T0 + 950) / 1000)).toBeLessThanOrEqual(retryAfter + 1);
+  });
+
   it("puts X-RateLimit-* on every authenticated response, errors included", async () => {
     const account = await createAccount({ plan: "starter" });
     const first = await getMe(account.token);
@@ -77,9 +92,11 @@ describe("API rate limits per key (spec §8.1)", () => {
     const limited = await getMe(account.token);
     expect(limited.status).toBe(429);
     expect(limited.headers.get("X-RateLimit-Limit")).toBe("1000");
-    expect(Number(limited.headers.get("Retry-After"))).toBe(86_401);
+    // All 1,000 were counted at T0 (the clock stands still): the window frees exactly 24 h later.
+    expect(Number(limited.headers.get("Retry-After"))).toBe(86_400);
+    expect(Number(limited.headers.get("X-RateLimit-Reset"))).toBe(T0 / 1000 + 86_400);
 
-    vi.setSystemTime(T0 + 86_400_000 + 999);
+    vi.setSystemTime(T0 + 86_400_000);
     expect((await getMe(account.token)).status).toBe(200);
   });
 

@@ -15,14 +15,15 @@ export interface BillingAddress {
   line2?: string | null;
   city: string;
   state?: string | null;
-  postal_code?: string | null;
+  postalCode?: string | null;
   country: string;
 }
 
 /** Per-account overrides of plan limits (enterprise / custom plans). */
 export interface LimitOverrides {
-  api_burst_per_min?: number;
-  api_daily?: number | null;
+  apiBurstPerMin?: number;
+  /** null = unlimited. */
+  apiDaily?: number | null;
   concurrent?: Partial<Record<Product, number>>;
   rps?: Partial<Record<Product, number>>;
 }

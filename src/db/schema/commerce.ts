@@ -69,6 +69,26 @@ export const bandwidthPools = sqliteTable(
 export const orderStatuses = ["provisioning", "completed"] as const;
 export type OrderStatus = (typeof orderStatuses)[number];
 
+/** What a bandwidth order bought. */
+export interface BandwidthOrderDetails {
+  gb: number;
+  pricePerGbMinor: number;
+}
+
+/** What an ISP order bought: the batch it created and the terms it was created with. */
+export interface IspOrderDetails {
+  batchId: string;
+  quantity: number;
+  country: string;
+  city: string | null;
+  asn: number;
+  months: number;
+  pricePerIpMonthMinor: number;
+  expiresAt: number;
+}
+
+export type OrderDetails = BandwidthOrderDetails | IspOrderDetails;
+
 export const orders = sqliteTable(
   "orders",
   {
@@ -79,7 +99,7 @@ export const orders = sqliteTable(
     product: text("product").$type<Product>().notNull(),
     status: text("status", { enum: orderStatuses }).notNull(),
     totalMinor: integer("total_minor").notNull(),
-    details: text("details", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    details: text("details", { mode: "json" }).$type<OrderDetails>().notNull(),
     batchId: text("batch_id"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),

@@ -1,6 +1,7 @@
 import { and, eq, isNull, lt, or } from "drizzle-orm";
-import type { Database } from "../../db/client";
+import { accountAtRevision, accountAtRevisionWith } from "../../db/account-cache";
 import { isUniqueViolation } from "../../db/errors";
+import { commit, type Statement, writesAccount } from "../../db/guarded-batch";
 import {
   type AccountRow,
   accounts,
@@ -13,17 +14,33 @@ import { MINUTE, now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { newId } from "../../platform/ids";
 import type { Minor } from "../../platform/money";
+import { keysetPage, type PageQuery } from "../../platform/pagination";
 import { syncAccountGuards } from "../api-keys/api-keys";
 import { movementStatements } from "../billing/ledger";
-import type { DomainContext } from "../context";
+import type { DomainContext, Principal } from "../context";
 import { syncAccountGates } from "../subusers/gate-sync";
-import { accountChanged } from "./account-cache";
+import { accountUpdate } from "./account-writes";
+import { assertMfa } from "./mfa";
 import { billingAddressProblem, normalizeTaxId, taxIdProblem } from "./tax-jurisdiction";
 
-export async function findAccount(db: Database, accountId: string): Promise<AccountRow> {
-  const account = await db.select().from(accounts).where(eq(accounts.id, accountId)).get();
+export async function findAccount(ctx: DomainContext, accountId: string): Promise<AccountRow> {
+  const account = await ctx.db.select().from(accounts).where(eq(accounts.id, accountId)).get();
   if (!account) throw new ApiError("not_found", "No account with this id exists.");
   return account;
+}
+
+/** The caller's account, read at the revision its key's guard reported for this request (cached per isolate). */
+export function currentAccount(ctx: DomainContext, principal: Principal): Promise<AccountRow> {
+  return accountAtRevision(ctx, principal.accountId, revisionOf(principal));
+}
+
+/** The caller's account and the result of `query`, in one D1 round trip when the account is not cached. */
+export function currentAccountWith<Q extends Statement>(ctx: DomainContext, principal: Principal, query: Q) {
+  return accountAtRevisionWith(ctx, principal.accountId, revisionOf(principal), query);
+}
+
+function revisionOf(principal: Principal): string {
+  return `${principal.keyId}|${principal.accountRevision}`;
 }
 
 export interface NewAccount {
@@ -34,39 +51,44 @@ export interface NewAccount {
   balanceMinor: Minor;
 }
 
-export async function createAccount(db: Database, input: NewAccount): Promise<AccountRow> {
-  await assertEmailFree(db, input.email);
+export async function createAccount(ctx: DomainContext, input: NewAccount): Promise<AccountRow> {
+  await assertEmailFree(ctx, input.email);
   const at = now();
   const id = newId("account", at);
-  const insert = db.insert(accounts).values({
-    id,
-    email: input.email,
-    plan: input.plan,
-    company: input.company,
-    kycStatus: input.kycStatus,
-    createdAt: at,
-    updatedAt: at,
-  });
+  const { balanceMinor, ...fields } = input;
+  const statements: Statement[] = [ctx.db.insert(accounts).values({ id, ...fields, createdAt: at, updatedAt: at })];
+  if (balanceMinor > 0) {
+    statements.push(
+      ...movementStatements(ctx.db, { accountId: id, amount: balanceMinor, reason: "initial_credit", at }),
+    );
+  }
+  await withUniqueEmail(() => commit(ctx, statements));
+  return findAccount(ctx, id);
+}
+
+export function listAccounts(ctx: DomainContext, query: PageQuery & { email?: string }) {
+  const page = keysetPage(accounts.id, query);
+  return ctx.db
+    .select()
+    .from(accounts)
+    .where(and(page.where, query.email ? eq(accounts.email, query.email) : undefined))
+    .orderBy(page.orderBy)
+    .limit(page.limit);
+}
+
+async function assertEmailFree(ctx: DomainContext, email: string, exceptAccountId?: string): Promise<void> {
+  const holder = await ctx.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.email, email)).get();
+  if (holder && holder.id !== exceptAccountId) throw new ApiError("email_in_use");
+}
+
+/** Two concurrent writes of one email: the UNIQUE index decides. */
+async function withUniqueEmail<T>(write: () => Promise<T>): Promise<T> {
   try {
-    if (input.balanceMinor > 0) {
-      await db.batch([
-        insert,
-        ...movementStatements(db, { accountId: id, amount: input.balanceMinor, reason: "initial_credit", at }),
-      ]);
-    } else {
-      await insert;
-    }
+    return await write();
   } catch (error) {
-    // Two concurrent creations with one email: the UNIQUE index decides.
     if (isUniqueViolation(error, "accounts.email")) throw new ApiError("email_in_use");
     throw error;
   }
-  return findAccount(db, id);
-}
-
-async function assertEmailFree(db: Database, email: string, exceptAccountId?: string): Promise<void> {
-  const holder = await db.select({ id: accounts.id }).from(accounts).where(eq(accounts.email, email)).get();
-  if (holder && holder.id !== exceptAccountId) throw new ApiError("email_in_use");
 }
 
 export async function creditAccount(
@@ -75,54 +97,63 @@ export async function creditAccount(
   amount: Minor,
   reason: string,
 ): Promise<AccountRow> {
-  await findAccount(ctx.db, accountId);
-  await ctx.db.batch(movementStatements(ctx.db, { accountId, amount, reason, at: now() }));
-  await accountChanged(ctx, accountId);
-  return findAccount(ctx.db, accountId);
+  await findAccount(ctx, accountId);
+  await commit(ctx, movementStatements(ctx.db, { accountId, amount, reason, at: now() }));
+  return findAccount(ctx, accountId);
 }
 
 /** Fields the account holder may change (spec §2.1). */
 export interface ProfilePatch {
   company?: string | null;
-  billing_address?: BillingAddress | null;
-  tax_id?: string | null;
-  default_currency?: string;
-  notification_email?: string | null;
+  billingAddress?: BillingAddress | null;
+  taxId?: string | null;
+  defaultCurrency?: string;
+  notificationEmail?: string | null;
+}
+
+/**
+ * Updates the profile. Changing the billing address or tax id is a gated action: with MFA enabled it needs
+ * `mfaCode`, which is checked only once the patch itself is valid, so a doomed request never spends a code.
+ */
+export async function updateProfile(
+  ctx: DomainContext,
+  principal: Principal,
+  patch: ProfilePatch,
+  mfaCode: string | undefined,
+): Promise<AccountRow> {
+  const account = await currentAccount(ctx, principal);
+  assertValidProfile(account, patch);
+  if (patch.billingAddress !== undefined || patch.taxId !== undefined) await assertMfa(ctx, account, mfaCode);
+  const changes: Partial<AccountRow> = { updatedAt: now() };
+  if (patch.company !== undefined) changes.company = patch.company;
+  if (patch.billingAddress !== undefined) changes.billingAddress = patch.billingAddress;
+  if (patch.taxId !== undefined) changes.taxId = patch.taxId === null ? null : normalizeTaxId(patch.taxId);
+  if (patch.defaultCurrency !== undefined) changes.defaultCurrency = patch.defaultCurrency;
+  if (patch.notificationEmail !== undefined) changes.notificationEmail = patch.notificationEmail;
+  await commit(ctx, [accountUpdate(ctx, account.id, changes)]);
+  return findAccount(ctx, account.id);
 }
 
 /** Throws `invalid_billing_address` when the patch would leave address or tax id failing jurisdiction rules. */
-export function validateProfilePatch(account: AccountRow, patch: ProfilePatch): void {
-  const address = patch.billing_address === undefined ? account.billingAddress : patch.billing_address;
-  if (patch.billing_address) {
-    const problem = billingAddressProblem(patch.billing_address);
+function assertValidProfile(account: AccountRow, patch: ProfilePatch): void {
+  const address = patch.billingAddress === undefined ? account.billingAddress : patch.billingAddress;
+  if (patch.billingAddress) {
+    const problem = billingAddressProblem(patch.billingAddress);
     if (problem) throw new ApiError("invalid_billing_address", problem);
   }
-  const taxId = patch.tax_id === undefined ? account.taxId : patch.tax_id;
-  if (taxId && (patch.tax_id !== undefined || patch.billing_address !== undefined)) {
+  const taxId = patch.taxId === undefined ? account.taxId : patch.taxId;
+  if (taxId && (patch.taxId !== undefined || patch.billingAddress !== undefined)) {
     const problem = taxIdProblem(taxId, address?.country ?? null);
     if (problem) throw new ApiError("invalid_billing_address", problem);
   }
 }
 
-export async function updateProfile(ctx: DomainContext, account: AccountRow, patch: ProfilePatch): Promise<AccountRow> {
-  validateProfilePatch(account, patch);
-  const changes: Partial<typeof accounts.$inferInsert> = { updatedAt: now() };
-  if (patch.company !== undefined) changes.company = patch.company;
-  if (patch.billing_address !== undefined) changes.billingAddress = patch.billing_address;
-  if (patch.tax_id !== undefined) changes.taxId = patch.tax_id === null ? null : normalizeTaxId(patch.tax_id);
-  if (patch.default_currency !== undefined) changes.defaultCurrency = patch.default_currency;
-  if (patch.notification_email !== undefined) changes.notificationEmail = patch.notification_email;
-  await ctx.db.update(accounts).set(changes).where(eq(accounts.id, account.id));
-  await accountChanged(ctx, account.id);
-  return findAccount(ctx.db, account.id);
-}
-
 /** Fields operators may change through the admin API. */
 export interface AdminAccountPatch {
   plan?: Plan;
-  kyc_status?: KycStatus;
+  kycStatus?: KycStatus;
   email?: string;
-  risk_review?: boolean;
+  riskReview?: boolean;
   company?: string | null;
   limits?: LimitOverrides | null;
 }
@@ -132,28 +163,14 @@ export async function adminUpdateAccount(
   accountId: string,
   patch: AdminAccountPatch,
 ): Promise<AccountRow> {
-  const { db } = ctx;
-  await findAccount(db, accountId);
-  if (patch.email !== undefined) await assertEmailFree(db, patch.email, accountId);
-  const changes: Partial<typeof accounts.$inferInsert> = { updatedAt: now() };
-  if (patch.plan !== undefined) changes.plan = patch.plan;
-  if (patch.kyc_status !== undefined) changes.kycStatus = patch.kyc_status;
-  if (patch.email !== undefined) changes.email = patch.email;
-  if (patch.risk_review !== undefined) changes.riskReview = patch.risk_review;
-  if (patch.company !== undefined) changes.company = patch.company;
-  if (patch.limits !== undefined) changes.limits = patch.limits;
-  try {
-    await db.update(accounts).set(changes).where(eq(accounts.id, accountId));
-  } catch (error) {
-    if (isUniqueViolation(error, "accounts.email")) throw new ApiError("email_in_use");
-    throw error;
-  }
-  // Plan and limits are enforced by the keys' guards: push them before answering.
+  await findAccount(ctx, accountId);
+  if (patch.email !== undefined) await assertEmailFree(ctx, patch.email, accountId);
+  await withUniqueEmail(() => commit(ctx, [accountUpdate(ctx, accountId, { ...patch, updatedAt: now() })]));
+  // Plan and limits are enforced by the keys' guards and the sub-users' gates: push them before answering.
   if (patch.plan !== undefined || patch.limits !== undefined) {
-    await Promise.all([syncAccountGuards(db, ctx.env, accountId), syncAccountGates(ctx, accountId)]);
+    await Promise.all([syncAccountGuards(ctx, accountId), syncAccountGates(ctx, accountId)]);
   }
-  await accountChanged(ctx, accountId);
-  return findAccount(db, accountId);
+  return findAccount(ctx, accountId);
 }
 
 /**
@@ -162,10 +179,15 @@ export async function adminUpdateAccount(
  */
 export async function recordLogin(ctx: DomainContext, accountId: string, ip: string | null): Promise<void> {
   const at = now();
-  const updated = await ctx.db
-    .update(accounts)
-    .set({ lastLoginAt: at, lastLoginIp: ip })
-    .where(and(eq(accounts.id, accountId), or(isNull(accounts.lastLoginAt), lt(accounts.lastLoginAt, at - MINUTE))))
-    .returning({ id: accounts.id });
-  if (updated.length > 0) await accountChanged(ctx, accountId);
+  await commit(ctx, [
+    writesAccount(
+      ctx.db
+        .update(accounts)
+        .set({ lastLoginAt: at, lastLoginIp: ip })
+        .where(
+          and(eq(accounts.id, accountId), or(isNull(accounts.lastLoginAt), lt(accounts.lastLoginAt, at - MINUTE))),
+        ),
+      accountId,
+    ),
+  ]);
 }

@@ -1,11 +1,12 @@
 import { and, eq, isNull, lt, or } from "drizzle-orm";
 import * as OTPAuth from "otpauth";
+import { commit } from "../../db/guarded-batch";
 import { type AccountRow, accounts, mfaRecoveryCodes } from "../../db/schema";
 import { now } from "../../platform/clock";
 import { randomString, seal, sha256Hex, unseal } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
 import type { DomainContext } from "../context";
-import { accountChanged } from "./account-cache";
+import { accountUpdate } from "./account-writes";
 
 const ISSUER = "Proxy Account API";
 const PERIOD_SECONDS = 30;
@@ -17,8 +18,20 @@ const RECOVERY_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789";
 export interface Enrollment {
   method: "totp";
   secret: string;
-  otpauth_uri: string;
-  recovery_codes: string[];
+  otpauthUri: string;
+  recoveryCodes: string[];
+}
+
+/**
+ * The MFA gate of gated actions: when the account has MFA enabled, the request must carry a current TOTP code
+ * (or an unused recovery code); otherwise 403 `mfa_required`. The code is consumed.
+ */
+export async function assertMfa(ctx: DomainContext, account: AccountRow, code: string | undefined): Promise<void> {
+  if (!account.mfaEnabled) return;
+  if (!code) throw new ApiError("mfa_required", "This action requires an MFA code in the X-MFA-Code header.");
+  if (!(await consumeMfaCode(ctx, account, code))) {
+    throw new ApiError("mfa_required", "The MFA code is invalid or was already used.");
+  }
 }
 
 function totpFor(secretBase32: string, label: string): OTPAuth.TOTP {
@@ -36,26 +49,30 @@ function totpFor(secretBase32: string, label: string): OTPAuth.TOTP {
  * Starts a TOTP enrollment: a new secret and recovery codes, both pending until the
  * first valid code is verified. An enabled factor stays in force until then.
  */
-export async function enrollTotp(ctx: DomainContext, account: AccountRow): Promise<Enrollment> {
+export async function enrollTotp(
+  ctx: DomainContext,
+  account: AccountRow,
+  mfaCode: string | undefined,
+): Promise<Enrollment> {
   const { db } = ctx;
+  await assertMfa(ctx, account, mfaCode);
   const secret = new OTPAuth.Secret({ size: 20 }).base32;
   const codes = Array.from({ length: RECOVERY_CODE_COUNT }, () => {
     const raw = randomString(10, RECOVERY_ALPHABET);
     return `${raw.slice(0, 5)}-${raw.slice(5)}`;
   });
   const hashes = await Promise.all(codes.map(sha256Hex));
-  await db.batch([
-    db
-      .update(accounts)
-      .set({ mfaPendingSecretSealed: await seal(secret, ctx.env.SEALING_KEY), updatedAt: now() })
-      .where(eq(accounts.id, account.id)),
+  await commit(ctx, [
+    accountUpdate(ctx, account.id, {
+      mfaPendingSecretSealed: await seal(secret, ctx.env.SEALING_KEY),
+      updatedAt: now(),
+    }),
     db
       .delete(mfaRecoveryCodes)
       .where(and(eq(mfaRecoveryCodes.accountId, account.id), eq(mfaRecoveryCodes.pending, true))),
     db.insert(mfaRecoveryCodes).values(hashes.map((codeHash) => ({ accountId: account.id, codeHash, pending: true }))),
   ]);
-  await accountChanged(ctx, account.id);
-  return { method: "totp", secret, otpauth_uri: totpFor(secret, account.email).toString(), recovery_codes: codes };
+  return { method: "totp", secret, otpauthUri: totpFor(secret, account.email).toString(), recoveryCodes: codes };
 }
 
 /** Confirms a pending enrollment with a code from the authenticator: MFA is then enabled. */
@@ -67,41 +84,34 @@ export async function verifyEnrollment(ctx: DomainContext, account: AccountRow, 
   const secret = await unseal(account.mfaPendingSecretSealed, ctx.env.SEALING_KEY);
   const step = matchingStep(secret, account.email, code);
   if (step === null) throw new ApiError("mfa_required", "The code does not match the pending enrollment.");
-  await db.batch([
-    db
-      .update(accounts)
-      .set({
-        mfaEnabled: true,
-        mfaSecretSealed: account.mfaPendingSecretSealed,
-        mfaPendingSecretSealed: null,
-        mfaLastStep: step,
-        updatedAt: now(),
-      })
-      .where(eq(accounts.id, account.id)),
+  await commit(ctx, [
+    accountUpdate(ctx, account.id, {
+      mfaEnabled: true,
+      mfaSecretSealed: account.mfaPendingSecretSealed,
+      mfaPendingSecretSealed: null,
+      mfaLastStep: step,
+      updatedAt: now(),
+    }),
     db
       .delete(mfaRecoveryCodes)
       .where(and(eq(mfaRecoveryCodes.accountId, account.id), eq(mfaRecoveryCodes.pending, false))),
     db.update(mfaRecoveryCodes).set({ pending: false }).where(eq(mfaRecoveryCodes.accountId, account.id)),
   ]);
-  await accountChanged(ctx, account.id);
 }
 
-export async function disableMfa(ctx: DomainContext, accountId: string): Promise<void> {
-  const { db } = ctx;
-  await db.batch([
-    db
-      .update(accounts)
-      .set({
-        mfaEnabled: false,
-        mfaSecretSealed: null,
-        mfaPendingSecretSealed: null,
-        mfaLastStep: null,
-        updatedAt: now(),
-      })
-      .where(eq(accounts.id, accountId)),
-    db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.accountId, accountId)),
+/** Turns MFA off and deletes the recovery codes: a gated action itself. */
+export async function disableMfa(ctx: DomainContext, account: AccountRow, mfaCode: string | undefined): Promise<void> {
+  await assertMfa(ctx, account, mfaCode);
+  await commit(ctx, [
+    accountUpdate(ctx, account.id, {
+      mfaEnabled: false,
+      mfaSecretSealed: null,
+      mfaPendingSecretSealed: null,
+      mfaLastStep: null,
+      updatedAt: now(),
+    }),
+    ctx.db.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.accountId, account.id)),
   ]);
-  await accountChanged(ctx, accountId);
 }
 
 /**

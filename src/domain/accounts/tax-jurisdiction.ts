@@ -60,15 +60,15 @@ export function billingAddressProblem(address: BillingAddress): string | null {
   if (country === "US") {
     if (!address.state || !US_STATES.has(address.state))
       return "billing_address.state: a valid US state code is required.";
-    if (!address.postal_code || !/^\d{5}(-\d{4})?$/.test(address.postal_code)) {
-      return "billing_address.postal_code: a US ZIP code (12345 or 12345-6789) is required.";
+    if (!address.postalCode || !/^\d{5}(-\d{4})?$/.test(address.postalCode)) {
+      return "billing_address.postalCode: a US ZIP code (12345 or 12345-6789) is required.";
     }
   }
   if (country === "CA") {
     if (!address.state || !CA_PROVINCES.has(address.state))
       return "billing_address.state: a valid Canadian province code is required.";
-    if (!address.postal_code || !/^[A-Z]\d[A-Z] ?\d[A-Z]\d$/.test(address.postal_code)) {
-      return "billing_address.postal_code: a Canadian postal code (A1A 1A1) is required.";
+    if (!address.postalCode || !/^[A-Z]\d[A-Z] ?\d[A-Z]\d$/.test(address.postalCode)) {
+      return "billing_address.postalCode: a Canadian postal code (A1A 1A1) is required.";
     }
   }
   return null;

@@ -1,44 +1,58 @@
 import { and, eq, isNull } from "drizzle-orm";
-import { apiKeyGuard } from "../../../durable-objects";
+import { ApiKeyGuardClient } from "../../../durable-objects";
 import type { GuardConfig } from "../../../durable-objects/api-key-guard";
-import type { Database } from "../../db/client";
-import { accounts, apiKeys, type Product } from "../../db/schema";
+import { type ApiKeyRow, accounts, apiKeys, type Product } from "../../db/schema";
 import { now } from "../../platform/clock";
 import { randomString, sha256Hex } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
 import { newId } from "../../platform/ids";
+import { keysetPage, type PageQuery } from "../../platform/pagination";
+import type { DomainContext } from "../context";
 import { effectiveLimits } from "../plans";
 
-/** `live_` then 64 base62 characters (~381 bits). `test_` is reserved for the future sandbox. */
+/** `live_` then 64 base62 characters (~381 bits). `test_` is reserved for the sandbox. */
 export const API_KEY_PREFIX = "live_";
 const API_KEY_PATTERN = /^live_[0-9A-Za-z]{64}$/;
 
-export interface IssuedApiKey {
-  id: string;
-  token: string;
-  products: Product[] | null;
-  created_at: string;
+/** The guard of one API key, which loads the key's configuration from D1 on its first use. */
+export function keyGuard(ctx: DomainContext, keyId: string): ApiKeyGuardClient {
+  return new ApiKeyGuardClient(ctx.env, keyId, () => loadGuardConfig(ctx, keyId));
 }
 
+/** The guard that limits calls without a valid key, one per client address. */
+export function unauthenticatedGuard(ctx: DomainContext, clientAddress: string): ApiKeyGuardClient {
+  return new ApiKeyGuardClient(ctx.env, `unauthenticated:${clientAddress}`);
+}
+
+/** A new key; its token is returned once and stored only as a SHA-256 hash. */
 export async function issueApiKey(
-  db: Database,
-  env: Cloudflare.Env,
+  ctx: DomainContext,
   accountId: string,
   products: Product[] | null,
-): Promise<IssuedApiKey> {
+): Promise<{ key: ApiKeyRow; token: string }> {
   const token = API_KEY_PREFIX + randomString(64);
-  const id = newId("apiKey");
-  const createdAt = now();
-  await db.insert(apiKeys).values({
-    id,
+  const key: ApiKeyRow = {
+    id: newId("apiKey"),
     accountId,
     tokenHash: await sha256Hex(token),
     tokenHint: token.slice(0, API_KEY_PREFIX.length + 6),
     products,
-    createdAt,
-  });
-  await syncGuard(db, env, id);
-  return { id, token, products, created_at: new Date(createdAt).toISOString() };
+    createdAt: now(),
+    revokedAt: null,
+  };
+  await ctx.db.insert(apiKeys).values(key);
+  await syncGuard(ctx, key.id);
+  return { key, token };
+}
+
+export function listApiKeys(ctx: DomainContext, accountId: string, query: PageQuery) {
+  const page = keysetPage(apiKeys.id, query);
+  return ctx.db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.accountId, accountId), page.where))
+    .orderBy(page.orderBy)
+    .limit(page.limit);
 }
 
 interface CachedKey {
@@ -53,14 +67,14 @@ const KEY_CACHE_TTL_MS = 10 * 60_000;
 const KEY_CACHE_MAX = 10_000;
 
 /** The id of the key behind a bearer token, or null when the token is malformed or unknown. */
-export async function keyIdForToken(db: Database, token: string): Promise<string | null> {
+export async function keyIdForToken(ctx: DomainContext, token: string): Promise<string | null> {
   if (!API_KEY_PATTERN.test(token)) return null;
   const hash = await sha256Hex(token);
   const at = now();
   const cached = keyCache.get(hash);
   if (cached && cached.expiresAt > at) return cached.keyId;
 
-  const row = await db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.tokenHash, hash)).get();
+  const row = await ctx.db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.tokenHash, hash)).get();
   if (!row) return null;
   if (keyCache.size >= KEY_CACHE_MAX) keyCache.clear();
   keyCache.set(hash, { keyId: row.id, expiresAt: at + KEY_CACHE_TTL_MS });
@@ -68,8 +82,8 @@ export async function keyIdForToken(db: Database, token: string): Promise<string
 }
 
 /** What the key's guard needs to know, read from D1 (the source of truth). */
-export async function loadGuardConfig(db: Database, keyId: string): Promise<GuardConfig | null> {
-  const row = await db
+async function loadGuardConfig(ctx: DomainContext, keyId: string): Promise<GuardConfig | null> {
+  const row = await ctx.db
     .select({
       accountId: apiKeys.accountId,
       products: apiKeys.products,
@@ -91,32 +105,27 @@ export async function loadGuardConfig(db: Database, keyId: string): Promise<Guar
   };
 }
 
-export async function syncGuard(db: Database, env: Cloudflare.Env, keyId: string): Promise<GuardConfig | null> {
-  const config = await loadGuardConfig(db, keyId);
-  if (config) await apiKeyGuard(env, keyId).configure(config);
-  return config;
+async function syncGuard(ctx: DomainContext, keyId: string): Promise<void> {
+  const config = await loadGuardConfig(ctx, keyId);
+  if (config) await keyGuard(ctx, keyId).configure(config);
 }
 
-/** The ids of every key of an account (revoked ones too: their guards still answer). */
-export async function accountKeyIds(db: Database, accountId: string): Promise<string[]> {
-  const keys = await db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.accountId, accountId));
-  return keys.map((key) => key.id);
+/** Pushes an account's current plan and limits to the guards of all its keys (revoked ones too). */
+export async function syncAccountGuards(ctx: DomainContext, accountId: string): Promise<void> {
+  const keys = await ctx.db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.accountId, accountId));
+  await Promise.all(keys.map((key) => syncGuard(ctx, key.id)));
 }
 
-/** Pushes an account's current plan and limits to the guards of all its keys. */
-export async function syncAccountGuards(db: Database, env: Cloudflare.Env, accountId: string): Promise<void> {
-  await Promise.all((await accountKeyIds(db, accountId)).map((keyId) => syncGuard(db, env, keyId)));
-}
-
-export async function revokeApiKey(db: Database, env: Cloudflare.Env, keyId: string): Promise<void> {
-  const revoked = await db
+/** Revokes a key everywhere before answering. Revoking twice is harmless. */
+export async function revokeApiKey(ctx: DomainContext, keyId: string): Promise<void> {
+  const revoked = await ctx.db
     .update(apiKeys)
     .set({ revokedAt: now() })
     .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)))
     .returning({ id: apiKeys.id });
   if (revoked.length === 0) {
-    const exists = await db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.id, keyId)).get();
+    const exists = await ctx.db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.id, keyId)).get();
     if (!exists) throw new ApiError("not_found", "No API key with this id exists.");
   }
-  await syncGuard(db, env, keyId);
+  await syncGuard(ctx, keyId);
 }

@@ -3,16 +3,21 @@ import type { Database } from "../../db/client";
 import { bandwidthPrices, type Cycle, customTiers, ispAsns, subscriptionTiers } from "../../db/schema";
 import { ApiError } from "../../platform/errors";
 import type { Minor } from "../../platform/money";
+import type { DomainContext } from "../context";
 
 export type BandwidthProduct = "residential" | "mobile";
 
 /** Annual cycles are priced 10% below twelve monthly cycles (spec §2.6). */
 export const ANNUAL_DISCOUNT_PERCENT = 10;
 
-export async function bandwidthPricePerGb(db: Database, product: BandwidthProduct): Promise<Minor> {
-  const row = await db.select().from(bandwidthPrices).where(eq(bandwidthPrices.product, product)).get();
-  if (!row) throw new ApiError("internal_error", `No price is set for ${product} bandwidth.`);
-  return row.pricePerGbMinor;
+/** The query for a bandwidth product's price per GB (to run alone, or in a batch of reads). */
+export function bandwidthPriceQuery(db: Database, product: BandwidthProduct) {
+  return db.select().from(bandwidthPrices).where(eq(bandwidthPrices.product, product));
+}
+
+export function requirePrice<T>(row: T | undefined, what: string): T {
+  if (!row) throw new Error(`No price is set for ${what}.`);
+  return row;
 }
 
 /** GB (up to 3 decimals) × price per GB, rounded up to the cent so no order is free. */
@@ -20,8 +25,8 @@ export function bandwidthTotal(gb: number, pricePerGb: Minor): Minor {
   return Math.ceil((Math.round(gb * 1000) * pricePerGb) / 1000);
 }
 
-export async function ispAsn(db: Database, country: string, asn: number) {
-  return db
+export function ispAsn(ctx: DomainContext, country: string, asn: number) {
+  return ctx.db
     .select()
     .from(ispAsns)
     .where(and(eq(ispAsns.country, country), eq(ispAsns.asn, asn)))
@@ -36,27 +41,25 @@ export interface Tier {
 
 /** A subscription tier of a product; `enterprise` exists only with an operator-set custom price for the account. */
 export async function findTier(
-  db: Database,
+  ctx: DomainContext,
   accountId: string,
   product: BandwidthProduct,
   plan: string,
 ): Promise<Tier> {
-  if (plan === "enterprise") {
-    const custom = await db
-      .select()
-      .from(customTiers)
-      .where(and(eq(customTiers.accountId, accountId), eq(customTiers.product, product)))
-      .get();
-    if (custom) return { plan, gbIncluded: custom.gbIncluded, monthlyPriceMinor: custom.monthlyPriceMinor };
-  } else {
-    const tier = await db
-      .select()
-      .from(subscriptionTiers)
-      .where(and(eq(subscriptionTiers.product, product), eq(subscriptionTiers.plan, plan)))
-      .get();
-    if (tier) return { plan, gbIncluded: tier.gbIncluded, monthlyPriceMinor: tier.monthlyPriceMinor };
-  }
-  throw new ApiError("unknown_plan", `There is no ${plan} tier for ${product}.`);
+  const row =
+    plan === "enterprise"
+      ? await ctx.db
+          .select()
+          .from(customTiers)
+          .where(and(eq(customTiers.accountId, accountId), eq(customTiers.product, product)))
+          .get()
+      : await ctx.db
+          .select()
+          .from(subscriptionTiers)
+          .where(and(eq(subscriptionTiers.product, product), eq(subscriptionTiers.plan, plan)))
+          .get();
+  if (!row) throw new ApiError("unknown_plan", `There is no ${plan} tier for ${product}.`);
+  return { plan, gbIncluded: row.gbIncluded, monthlyPriceMinor: row.monthlyPriceMinor };
 }
 
 export function cycleMonths(cycle: Cycle): number {
@@ -72,4 +75,60 @@ export function cyclePrice(monthly: Minor, cycle: Cycle): Minor {
 export function remainingShare(periodStart: number, periodEnd: number, at: number): number {
   if (periodEnd <= periodStart) return 0;
   return Math.min(1, Math.max(0, (periodEnd - at) / (periodEnd - periodStart)));
+}
+
+// ── The catalogue, as operators edit it ───────────────────────────────────────────────────────────
+
+export interface PriceCatalogue {
+  bandwidth: Array<{ product: BandwidthProduct; pricePerGbMinor: Minor }>;
+  isp: Array<{ country: string; asn: number; carrier: string; premium: boolean; pricePerIpMonthMinor: Minor }>;
+  tiers: Array<{ product: BandwidthProduct; plan: string; gbIncluded: number; monthlyPriceMinor: Minor }>;
+}
+
+export async function priceCatalogue(ctx: DomainContext): Promise<PriceCatalogue> {
+  const [bandwidth, isp, tiers] = await ctx.db.batch([
+    ctx.db.select().from(bandwidthPrices).orderBy(bandwidthPrices.product),
+    ctx.db.select().from(ispAsns).orderBy(ispAsns.country, ispAsns.asn),
+    ctx.db.select().from(subscriptionTiers).orderBy(subscriptionTiers.product, subscriptionTiers.monthlyPriceMinor),
+  ]);
+  return { bandwidth, isp, tiers };
+}
+
+export async function setBandwidthPrice(ctx: DomainContext, product: BandwidthProduct, pricePerGbMinor: Minor) {
+  await ctx.db
+    .insert(bandwidthPrices)
+    .values({ product, pricePerGbMinor })
+    .onConflictDoUpdate({ target: bandwidthPrices.product, set: { pricePerGbMinor } });
+}
+
+export async function setIspAsnPrice(ctx: DomainContext, asn: PriceCatalogue["isp"][number]) {
+  const { country, asn: number, ...values } = asn;
+  await ctx.db
+    .insert(ispAsns)
+    .values(asn)
+    .onConflictDoUpdate({ target: [ispAsns.country, ispAsns.asn], set: values });
+  return { country, asn: number };
+}
+
+export async function setTier(ctx: DomainContext, tier: PriceCatalogue["tiers"][number]) {
+  const { product, plan, ...values } = tier;
+  await ctx.db
+    .insert(subscriptionTiers)
+    .values(tier)
+    .onConflictDoUpdate({ target: [subscriptionTiers.product, subscriptionTiers.plan], set: values });
+  return { product, plan };
+}
+
+/** An account's enterprise tier: makes `plan: enterprise` subscribable for that account and product. */
+export async function setCustomTier(
+  ctx: DomainContext,
+  accountId: string,
+  tier: { product: BandwidthProduct; gbIncluded: number; monthlyPriceMinor: Minor },
+) {
+  const { product, ...values } = tier;
+  await ctx.db
+    .insert(customTiers)
+    .values({ accountId, ...tier })
+    .onConflictDoUpdate({ target: [customTiers.accountId, customTiers.product], set: values });
+  return { accountId, ...tier };
 }

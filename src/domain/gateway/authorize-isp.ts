@@ -2,27 +2,9 @@ import { and, eq } from "drizzle-orm";
 import { ispBatches, ispIps, subusers, whitelistEntries } from "../../db/schema";
 import { now } from "../../platform/clock";
 import { sha256Hex, timingSafeEqual } from "../../platform/crypto";
-import { blockContains, parseBlock, parseIp } from "../../platform/ip";
+import { blockContains, formatIp, parseBlock, parseIp } from "../../platform/ip";
 import type { DomainContext } from "../context";
-
-export type IspDecision =
-  | {
-      allow: true;
-      subuser: string;
-      product: "isp";
-      lease: null;
-      cache_ttl_s: number;
-      target: {
-        type: "isp";
-        ip: string;
-        port: number;
-        batch_id: string;
-        country: string;
-        city: string | null;
-        asn: number;
-      };
-    }
-  | { allow: false; status: 400 | 403 | 407; error_code: string };
+import { type GatewayDecision, refuse } from "./decision";
 
 const ISP_CACHE_TTL_S = 30;
 
@@ -33,24 +15,24 @@ const ISP_CACHE_TTL_S = 30;
  */
 export async function authorizeIspRequest(
   ctx: DomainContext,
-  request: { username: string; password?: string | null; source_ip: string; dest_ip: string },
-): Promise<IspDecision> {
+  request: { username: string; password?: string | null; sourceIp: string; destIp: string },
+): Promise<GatewayDecision> {
   const prefix = `${ctx.env.GATEWAY_USER_PREFIX}_`;
   const name = request.username.startsWith(prefix) ? request.username.slice(prefix.length) : "";
-  if (!/^[a-z0-9]{1,32}$/.test(name)) return { allow: false, status: 400, error_code: "bad-username" };
+  const destIp = parseIp(request.destIp);
+  if (!/^[a-z0-9]{1,32}$/.test(name) || !destIp) return refuse(400, "bad-username");
 
   const row = await ctx.db
     .select({ ip: ispIps, batch: ispBatches, subuser: subusers })
     .from(ispIps)
     .innerJoin(ispBatches, eq(ispBatches.id, ispIps.batchId))
     .innerJoin(subusers, eq(subusers.id, ispBatches.subuserId))
-    .where(eq(ispIps.ip, request.dest_ip))
+    .where(eq(ispIps.ip, formatIp(destIp)))
     .get();
-  if (!row || row.batch.status === "released") return { allow: false, status: 403, error_code: "ip-released" };
+  if (!row || row.batch.status === "released") return refuse(403, "ip-released");
   const { ip, batch, subuser } = row;
 
-  if (subuser.name !== name || subuser.deletedAt !== null)
-    return { allow: false, status: 407, error_code: "auth-failed" };
+  if (subuser.name !== name || subuser.deletedAt !== null) return refuse(407, "auth-failed");
   const at = now();
   if (request.password) {
     const hash = await sha256Hex(request.password);
@@ -59,27 +41,25 @@ export async function authorizeIspRequest(
       batch.previousPasswordHash !== null &&
       (batch.previousPasswordUntil ?? 0) > at &&
       (await timingSafeEqual(hash, batch.previousPasswordHash));
-    if (!current && !previous) return { allow: false, status: 407, error_code: "auth-failed" };
-  } else if (!(await batchWhitelisted(ctx, batch.id, request.source_ip))) {
-    return { allow: false, status: 407, error_code: "not-whitelisted" };
+    if (!current && !previous) return refuse(407, "auth-failed");
+  } else if (!(await batchWhitelisted(ctx, batch.id, request.sourceIp))) {
+    return refuse(407, "not-whitelisted");
   }
-  if (subuser.status === "disabled") return { allow: false, status: 403, error_code: "subuser-disabled" };
-  if (ip.status !== "assigned" || batch.status === "provisioning") {
-    return { allow: false, status: 403, error_code: "ip-provisioning" };
-  }
-  if (batch.status === "grace" || batch.expiresAt <= at) return { allow: false, status: 403, error_code: "ip-expired" };
+  if (subuser.status === "disabled") return refuse(403, "subuser-disabled");
+  if (ip.status !== "assigned" || batch.status === "provisioning") return refuse(403, "ip-provisioning");
+  if (batch.status === "grace" || batch.expiresAt <= at) return refuse(403, "ip-expired");
 
   return {
     allow: true,
-    subuser: subuser.id,
+    subuserId: subuser.id,
     product: "isp",
     lease: null,
-    cache_ttl_s: Math.max(0, Math.min(ISP_CACHE_TTL_S, Math.floor((batch.expiresAt - at) / 1000))),
+    cacheTtlS: Math.max(0, Math.min(ISP_CACHE_TTL_S, Math.floor((batch.expiresAt - at) / 1000))),
     target: {
       type: "isp",
       ip: ip.ip,
       port: ip.port,
-      batch_id: batch.id,
+      batchId: batch.id,
       country: ip.country,
       city: ip.city,
       asn: ip.asn,

@@ -18,7 +18,8 @@ export interface GatewayTarget {
   state: string | null;
   city: string | null;
   asn: number | null;
-  session_id: string | null;
+  sessionId: string | null;
+  /** Minutes. */
   sesstime: number | null;
 }
 
@@ -90,7 +91,7 @@ export function parseUsername(username: string, prefix: string): UsernameResult 
         state: segments.state ?? null,
         city: segments.city ?? null,
         asn,
-        session_id: segments.session ?? null,
+        sessionId: segments.session ?? null,
         sesstime,
       },
     },

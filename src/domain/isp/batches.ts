@@ -1,18 +1,16 @@
 import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
-import type { AccountRow, BatchRow, IspIpRow } from "../../db/schema";
-import { ipReplacements, ispBatches, ispIps, subscriptions, subusers } from "../../db/schema";
-import type { Principal } from "../../env";
-import { addMonths, DAY, now, SECOND } from "../../platform/clock";
+import type { Database } from "../../db/client";
+import { type Statement, unchangedSince } from "../../db/guarded-batch";
+import type { BatchRow, IspIpRow } from "../../db/schema";
+import { ispBatches, ispIps, subusers } from "../../db/schema";
+import { addMonths, DAY, SECOND } from "../../platform/clock";
 import { randomString, seal, sha256Hex, unseal } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
-import { isId, newId } from "../../platform/ids";
-import type { Minor } from "../../platform/money";
-import { keysetPage } from "../../platform/pagination";
-import { accountChanged } from "../accounts/account-cache";
-import { abortIf, movementStatements, runGuardedBatch, type Statement } from "../billing/ledger";
-import type { DomainContext } from "../context";
-import { inKeyScope } from "../subusers/subusers";
-import { allocateStatements, releaseStatement } from "./inventory";
+import { isId } from "../../platform/ids";
+import { keysetPage, type PageQuery } from "../../platform/pagination";
+import type { DomainContext, Principal } from "../context";
+import { assertInScope } from "../scope";
+import { allocateStatements, type Geo, releaseStatement } from "./inventory";
 
 /** Replacements are free this long after purchase (spec §4.4). */
 export const FREE_REPLACEMENT_WINDOW_MS = 14 * DAY;
@@ -22,25 +20,26 @@ export const FREE_REPLACEMENT_PERCENT = 10;
 export const GRACE_PERIOD_MS = 7 * DAY;
 export const PASSWORD_OVERLAP_MS = 60 * SECOND;
 const BATCH_PASSWORD_LENGTH = 24;
+/** IPs per batch (spec §8.5). */
+export const ISP_QUANTITY = { min: 5, max: 5000 } as const;
+
+export function assertIspQuantity(quantity: number): void {
+  if (quantity < ISP_QUANTITY.min || quantity > ISP_QUANTITY.max) throw new ApiError("quantity_out_of_range");
+}
 
 export function freeReplacementsPerPeriod(quantity: number): number {
   return Math.ceil((quantity * FREE_REPLACEMENT_PERCENT) / 100);
 }
 
+/** A batch password: shown in IP lists (so sealed) and checked by the gateway (so hashed). */
 export async function newBatchPassword(sealingKey: string) {
   const password = randomString(BATCH_PASSWORD_LENGTH);
   return { password, passwordSealed: await seal(password, sealingKey), passwordHash: await sha256Hex(password) };
 }
 
-function assertIspScope(principal: Principal): void {
-  if (!inKeyScope(principal, ["isp"])) {
-    throw new ApiError("subuser_scope_mismatch", "The API key's product scope does not cover ISP.");
-  }
-}
-
 /** A batch of the caller's account; unknown ids and other accounts' ids are both 404 `not_found`. */
 export async function findBatch(ctx: DomainContext, principal: Principal, id: string): Promise<BatchRow> {
-  assertIspScope(principal);
+  assertInScope(principal, ["isp"]);
   const batch = isId("batch", id)
     ? await ctx.db
         .select()
@@ -52,14 +51,14 @@ export async function findBatch(ctx: DomainContext, principal: Principal, id: st
   return batch;
 }
 
-function assertUsable(batch: BatchRow, action: string, allowed: BatchRow["status"][] = ["active"]): void {
+export function assertBatchUsable(batch: BatchRow, action: string, allowed: BatchRow["status"][] = ["active"]): void {
   if (!allowed.includes(batch.status)) {
     throw new ApiError("batch_not_active", `Cannot ${action} a batch that is ${batch.status}.`);
   }
 }
 
-export function listBatches(ctx: DomainContext, principal: Principal, query: { cursor?: string; limit: number }) {
-  assertIspScope(principal);
+export function listBatches(ctx: DomainContext, principal: Principal, query: PageQuery) {
+  assertInScope(principal, ["isp"]);
   const page = keysetPage(ispBatches.id, query);
   return ctx.db
     .select()
@@ -69,7 +68,7 @@ export function listBatches(ctx: DomainContext, principal: Principal, query: { c
     .limit(page.limit);
 }
 
-export async function batchIps(ctx: DomainContext, batchId: string): Promise<IspIpRow[]> {
+export function batchIps(ctx: DomainContext, batchId: string): Promise<IspIpRow[]> {
   return ctx.db
     .select()
     .from(ispIps)
@@ -90,253 +89,130 @@ export async function batchCredentials(ctx: DomainContext, batch: BatchRow) {
   };
 }
 
-/** Aborts the batch unless the row is still as read (a concurrent change wins, this one retries). */
-function unchanged(ctx: DomainContext, batch: BatchRow): Statement {
-  return abortIf(
-    ctx.db,
-    "state",
-    sql`NOT EXISTS (SELECT 1 FROM ${ispBatches} WHERE ${ispBatches.id} = ${batch.id}
-        AND ${ispBatches.updatedAt} = ${batch.updatedAt})`,
-  );
+// ── Statements on the ISP tables, for the guarded batches that compose them ────────────────────────
+
+export const batchChanged = () => new ApiError("batch_changed", "The batch changed meanwhile; retry the request.");
+
+export function batchUnchanged(db: Database, batch: BatchRow): Statement {
+  return unchangedSince(db, ispBatches, batch);
 }
 
-export const conflict = () => new ApiError("batch_changed", "The batch changed meanwhile; retry the request.");
+export function insertBatchStatement(db: Database, batch: typeof ispBatches.$inferInsert): Statement {
+  return db.insert(ispBatches).values(batch);
+}
+
+export function updateBatchStatement(db: Database, batchId: string, changes: Partial<BatchRow>): Statement {
+  return db.update(ispBatches).set(changes).where(eq(ispBatches.id, batchId));
+}
+
+function geoOf(batch: BatchRow, city: string | null = batch.city): Geo {
+  return { country: batch.country, city, asn: batch.asn };
+}
 
 /**
  * Swaps IPs of a batch (all, or those matching `retire`) for fresh ones of the same geo; the retired IPs return
- * to the inventory at once. The batch aborts with `insufficient_inventory` if the geo cannot supply them.
+ * to the inventory at once. The batch aborts with `inventory` if the geo cannot supply them.
  */
-function swapStatements(
-  ctx: DomainContext,
+export function swapIpsStatements(
+  db: Database,
   batch: BatchRow,
   swap: { retire: SQL | undefined; count: number; city: string | null; at: number },
 ): Statement[] {
   const retiring = `${batch.id}:retiring`;
   return [
-    ctx.db
+    db
       .update(ispIps)
       .set({ batchId: retiring })
       .where(and(eq(ispIps.batchId, batch.id), swap.retire)),
-    ...allocateStatements(ctx.db, {
-      country: batch.country,
-      city: swap.city,
-      asn: batch.asn,
+    ...allocateStatements(db, {
+      ...geoOf(batch, swap.city),
       batchId: batch.id,
       quantity: swap.count,
       status: "assigned",
       expectedTotal: batch.quantity,
       at: swap.at,
     }),
-    releaseStatement(ctx.db, eq(ispIps.batchId, retiring)),
+    releaseStatement(db, eq(ispIps.batchId, retiring)),
   ];
 }
 
-/** Replaces every IP of the batch, once per billing period; uses up that period's free replacements. */
-export async function refreshBatch(ctx: DomainContext, principal: Principal, id: string): Promise<BatchRow> {
-  const batch = await findBatch(ctx, principal, id);
-  assertUsable(batch, "refresh");
-  if (batch.refreshUsed) throw new ApiError("refresh_already_used");
-  const at = now();
-  await runGuardedBatch(
-    ctx.db,
-    [
-      unchanged(ctx, batch),
-      ...swapStatements(ctx, batch, { retire: undefined, count: batch.quantity, city: batch.city, at }),
-      ctx.db
-        .update(ispBatches)
-        .set({ refreshUsed: true, replacementsUsed: freeReplacementsPerPeriod(batch.quantity), updatedAt: at })
-        .where(eq(ispBatches.id, batch.id)),
-    ],
-    { state: conflict(), inventory: new ApiError("insufficient_inventory") },
-  );
-  return findBatch(ctx, principal, id);
+/** The new period of a renewal: an active batch extends from its end; one in grace starts now (its IPs stopped). */
+export function renewedPeriod(batch: BatchRow, months: number, at: number) {
+  const periodStart = batch.status === "grace" ? at : batch.expiresAt;
+  return { periodStart, expiresAt: addMonths(periodStart, months) };
 }
 
-/** Extends the batch by `months` (same IPs, same password) and starts a new billing period. */
-export async function renewBatch(
-  ctx: DomainContext,
-  principal: Principal,
-  id: string,
-  months: number,
-): Promise<BatchRow> {
-  const batch = await findBatch(ctx, principal, id);
-  assertUsable(batch, "renew", ["active", "grace"]);
-  const renewal = { months, price: batch.pricePerIpMonthMinor * batch.quantity * months, at: now(), uniqueKey: null };
-  await runGuardedBatch(ctx.db, renewalStatements(ctx, batch, renewal), { state: conflict() });
-  await accountChanged(ctx, batch.accountId);
-  return findBatch(ctx, principal, id);
+export function renewBatchStatement(
+  db: Database,
+  batch: BatchRow,
+  period: { periodStart: number; expiresAt: number },
+  at: number,
+) {
+  return updateBatchStatement(db, batch.id, {
+    status: "active",
+    ...period,
+    graceUntil: null,
+    replacementsUsed: 0,
+    refreshUsed: false,
+    updatedAt: at,
+  });
 }
 
-export interface Renewal {
-  months: number;
-  price: Minor;
-  at: number;
-  /** Set by the auto-renewal job: the same period is never charged twice. */
-  uniqueKey: string | null;
-}
-
-/** The statements of a renewal, shared by `POST …/renew` and the auto-renewal job. */
-export function renewalStatements(ctx: DomainContext, batch: BatchRow, renewal: Renewal): Statement[] {
-  // An active batch extends from its end; a batch in grace starts a new period now (its IPs did not work).
-  const periodStart = batch.status === "grace" ? renewal.at : batch.expiresAt;
-  const expiresAt = addMonths(periodStart, renewal.months);
+/** The IPs return to the inventory at once and the batch is released; no refund. */
+export function releaseBatchStatements(db: Database, batch: BatchRow, at: number): Statement[] {
   return [
-    unchanged(ctx, batch),
-    ...movementStatements(ctx.db, {
-      accountId: batch.accountId,
-      amount: -renewal.price,
-      reason: "isp_renewal",
-      reference: batch.id,
-      uniqueKey: renewal.uniqueKey,
-      at: renewal.at,
-    }),
-    ctx.db
-      .update(ispBatches)
-      .set({
-        status: "active",
-        periodStart,
-        expiresAt,
-        graceUntil: null,
-        replacementsUsed: 0,
-        refreshUsed: false,
-        updatedAt: renewal.at,
-      })
-      .where(eq(ispBatches.id, batch.id)),
-    // An ISP subscription follows its batch's period.
-    ctx.db
-      .update(subscriptions)
-      .set({ periodStart, renewsAt: expiresAt, status: "active", pastDueSince: null, updatedAt: renewal.at })
-      .where(and(eq(subscriptions.batchId, batch.id), inArray(subscriptions.status, ["active", "past_due"]))),
+    releaseStatement(db, eq(ispIps.batchId, batch.id)),
+    updateBatchStatement(db, batch.id, { status: "released", releasedAt: at, autoRenew: false, updatedAt: at }),
   ];
 }
 
-/** A new batch password, shown once; the old one keeps working for 60 seconds. */
-export async function rotateBatchPassword(ctx: DomainContext, principal: Principal, id: string) {
-  const batch = await findBatch(ctx, principal, id);
-  assertUsable(batch, "rotate the password of", ["provisioning", "active", "grace"]);
-  const fresh = await newBatchPassword(ctx.env.SEALING_KEY);
-  const at = now();
-  await runGuardedBatch(
-    ctx.db,
-    [
-      unchanged(ctx, batch),
-      ctx.db
-        .update(ispBatches)
-        .set({
-          passwordSealed: fresh.passwordSealed,
-          passwordHash: fresh.passwordHash,
-          previousPasswordHash: batch.passwordHash,
-          previousPasswordUntil: at + PASSWORD_OVERLAP_MS,
-          updatedAt: at,
-        })
-        .where(eq(ispBatches.id, batch.id)),
-    ],
-    { state: conflict() },
-  );
-  return { batch: await findBatch(ctx, principal, id), password: fresh.password };
-}
-
-/** Releases the whole batch: its IPs return to the inventory at once; no refund. */
-export async function releaseBatch(ctx: DomainContext, principal: Principal, id: string): Promise<BatchRow> {
-  const batch = await findBatch(ctx, principal, id);
-  assertUsable(batch, "release", ["provisioning", "active", "grace"]);
-  await runGuardedBatch(ctx.db, releaseStatements(ctx, batch, now()), { state: conflict() });
-  return findBatch(ctx, principal, id);
-}
-
-/** Shared by DELETE and the grace-expiry job. */
-export function releaseStatements(ctx: DomainContext, batch: BatchRow, at: number): Statement[] {
+/** Provisioning finishes: the reserved IPs become the batch's and the batch is active. */
+export function activateBatchStatements(db: Database, batch: BatchRow, at: number): Statement[] {
   return [
-    unchanged(ctx, batch),
-    releaseStatement(ctx.db, eq(ispIps.batchId, batch.id)),
-    ctx.db
-      .update(ispBatches)
-      .set({ status: "released", releasedAt: at, autoRenew: false, updatedAt: at })
-      .where(eq(ispBatches.id, batch.id)),
-    ctx.db
-      .update(subscriptions)
-      .set({ status: "cancelled", archivedAt: at, updatedAt: at })
-      .where(
-        and(
-          eq(subscriptions.batchId, batch.id),
-          inArray(subscriptions.status, ["active", "paused", "cancelling", "past_due"]),
-        ),
-      ),
+    db
+      .update(ispIps)
+      .set({ status: "assigned", assignedAt: at })
+      .where(and(eq(ispIps.batchId, batch.id), eq(ispIps.status, "reserved"))),
+    updateBatchStatement(db, batch.id, { status: "active", updatedAt: at }),
   ];
 }
 
-export interface Replacement {
-  replaced: IspIpRow;
-  ip: IspIpRow;
-  charged_minor: Minor;
-  free: boolean;
-}
-
-/**
- * Replaces one IP: free within 14 days of purchase, then 10% of the batch (rounded up) per period, then
- * billed at the per-IP monthly rate. The new IP comes from the same geo; the old one returns at once.
- */
-export async function replaceIp(
-  ctx: DomainContext,
-  principal: Principal,
-  account: AccountRow,
-  request: { ipId: string; reason: string },
-): Promise<Replacement> {
-  const { ipId, reason } = request;
-  assertIspScope(principal);
-  const current = await ctx.db
-    .select({ ip: ispIps, batch: ispBatches })
-    .from(ispIps)
-    .innerJoin(ispBatches, eq(ispBatches.id, ispIps.batchId))
-    .where(and(eq(ispIps.id, ipId), eq(ispIps.status, "assigned"), eq(ispBatches.accountId, account.id)))
-    .get();
-  if (!current) throw new ApiError("not_found", "No IP with this id is assigned to one of your batches.");
-  const { ip, batch } = current;
-  assertUsable(batch, "replace an IP of");
-
-  const at = now();
-  const withinFreeWindow = at < batch.purchasedAt + FREE_REPLACEMENT_WINDOW_MS;
-  const quotaLeft = batch.replacementsUsed < freeReplacementsPerPeriod(batch.quantity);
-  const free = withinFreeWindow || quotaLeft;
-  const charge: Minor = free ? 0 : batch.pricePerIpMonthMinor;
-  const statements: Statement[] = [
-    unchanged(ctx, batch),
-    ...swapStatements(ctx, batch, { retire: eq(ispIps.id, ip.id), count: 1, city: ip.city ?? batch.city, at }),
-    ctx.db
-      .update(ispBatches)
-      .set({ replacementsUsed: withinFreeWindow ? batch.replacementsUsed : batch.replacementsUsed + 1, updatedAt: at })
-      .where(eq(ispBatches.id, batch.id)),
-  ];
-  statements.push(
-    ctx.db.insert(ipReplacements).values({
-      id: newId("replacement", at),
-      batchId: batch.id,
-      replacedIpId: ip.id,
-      reason,
-      free,
-      chargedMinor: charge,
-      createdAt: at,
-    }),
-  );
-  if (charge > 0) {
-    statements.push(
-      ...movementStatements(ctx.db, {
-        accountId: account.id,
-        amount: -charge,
-        reason: "isp_replacement",
-        reference: ip.id,
-        at,
-      }),
+/** The batch's period ended unpaid: its IPs stop working for the 7-day grace period. */
+export function enterGraceStatement(db: Database, batch: BatchRow, at: number): Statement {
+  return db
+    .update(ispBatches)
+    .set({ status: "grace", graceUntil: batch.expiresAt + GRACE_PERIOD_MS, updatedAt: at })
+    .where(
+      and(eq(ispBatches.id, batch.id), eq(ispBatches.status, "active"), eq(ispBatches.expiresAt, batch.expiresAt)),
     );
-  }
-  await runGuardedBatch(ctx.db, statements, { state: conflict(), inventory: new ApiError("insufficient_inventory") });
-  if (charge > 0) await accountChanged(ctx, account.id);
+}
 
-  const fresh = await ctx.db
-    .select()
+/** More IPs for a batch now (reserved while it is still provisioning). */
+export function growBatchStatements(db: Database, batch: BatchRow, quantity: number, at: number): Statement[] {
+  return [
+    ...allocateStatements(db, {
+      ...geoOf(batch),
+      batchId: batch.id,
+      quantity: quantity - batch.quantity,
+      status: batch.status === "provisioning" ? "reserved" : "assigned",
+      expectedTotal: quantity,
+      at,
+    }),
+    updateBatchStatement(db, batch.id, { quantity, updatedAt: at }),
+  ];
+}
+
+/** Fewer IPs at renewal: the most recently assigned go back first. */
+export function shrinkBatchStatements(db: Database, batchId: string, keep: number): Statement[] {
+  const surplus = db
+    .select({ id: ispIps.id })
     .from(ispIps)
-    .where(and(eq(ispIps.batchId, batch.id), eq(ispIps.assignedAt, at)))
-    .orderBy(ispIps.id)
-    .get();
-  return { replaced: ip, ip: fresh as IspIpRow, charged_minor: charge, free };
+    .where(eq(ispIps.batchId, batchId))
+    .orderBy(sql`${ispIps.assignedAt} DESC, ${ispIps.id} DESC`)
+    .limit(ISP_QUANTITY.max)
+    .offset(keep);
+  return [
+    releaseStatement(db, inArray(ispIps.id, surplus)),
+    db.update(ispBatches).set({ quantity: keep }).where(eq(ispBatches.id, batchId)),
+  ];
 }

@@ -1,8 +1,10 @@
 import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
+import { abortIf, type Statement } from "../../db/guarded-batch";
 import { ispAsns, ispIps } from "../../db/schema";
-import { fromMinor } from "../../platform/money";
-import { abortIf, type Statement } from "../billing/ledger";
+import type { Minor } from "../../platform/money";
+import type { DomainContext, Principal } from "../context";
+import { assertInScope } from "../scope";
 
 /** Countries where a city can be chosen (reference facts); elsewhere country only. */
 export const TIER1_COUNTRIES = new Set(["US", "GB", "DE", "FR", "JP", "KR", "BR", "CA", "AU", "IN", "NL", "SG"]);
@@ -21,8 +23,8 @@ function inGeo(geo: Geo): SQL {
   ) as SQL;
 }
 
-export async function availableCount(db: Database, geo: Geo): Promise<number> {
-  const row = await db
+export async function availableCount(ctx: DomainContext, geo: Geo): Promise<number> {
+  const row = await ctx.db
     .select({ n: sql<number>`COUNT(*)` })
     .from(ispIps)
     .where(and(eq(ispIps.status, "available"), inGeo(geo)))
@@ -74,34 +76,42 @@ export interface InventoryRow {
   asn: number;
   carrier: string;
   premium: boolean;
-  price_per_ip_month_usd: number;
+  pricePerIpMonthMinor: Minor;
   available: number;
   cities: Array<{ city: string; available: number }>;
 }
 
 /** Available quantity, cities (tier-1 countries) and price per ASN. */
-export async function listInventory(db: Database, filter: { country?: string; asn?: number }): Promise<InventoryRow[]> {
-  const counts = await db
-    .select({ country: ispIps.country, asn: ispIps.asn, city: ispIps.city, n: sql<number>`COUNT(*)` })
-    .from(ispIps)
-    .where(
-      and(
-        eq(ispIps.status, "available"),
-        filter.country ? eq(ispIps.country, filter.country) : undefined,
-        filter.asn !== undefined ? eq(ispIps.asn, filter.asn) : undefined,
-      ),
-    )
-    .groupBy(ispIps.country, ispIps.asn, ispIps.city);
-  const catalogue = await db
-    .select()
-    .from(ispAsns)
-    .where(
-      and(
-        filter.country ? eq(ispAsns.country, filter.country) : undefined,
-        filter.asn !== undefined ? eq(ispAsns.asn, filter.asn) : undefined,
-      ),
-    )
-    .orderBy(ispAsns.country, ispAsns.asn);
+export async function listInventory(
+  ctx: DomainContext,
+  principal: Principal,
+  filter: { country?: string; asn?: number },
+): Promise<InventoryRow[]> {
+  assertInScope(principal, ["isp"]);
+  const { db } = ctx;
+  const [counts, catalogue] = await db.batch([
+    db
+      .select({ country: ispIps.country, asn: ispIps.asn, city: ispIps.city, n: sql<number>`COUNT(*)` })
+      .from(ispIps)
+      .where(
+        and(
+          eq(ispIps.status, "available"),
+          filter.country ? eq(ispIps.country, filter.country) : undefined,
+          filter.asn !== undefined ? eq(ispIps.asn, filter.asn) : undefined,
+        ),
+      )
+      .groupBy(ispIps.country, ispIps.asn, ispIps.city),
+    db
+      .select()
+      .from(ispAsns)
+      .where(
+        and(
+          filter.country ? eq(ispAsns.country, filter.country) : undefined,
+          filter.asn !== undefined ? eq(ispAsns.asn, filter.asn) : undefined,
+        ),
+      )
+      .orderBy(ispAsns.country, ispAsns.asn),
+  ]);
   return catalogue.map((entry) => {
     const rows = counts.filter((c) => c.country === entry.country && c.asn === entry.asn);
     return {
@@ -109,7 +119,7 @@ export async function listInventory(db: Database, filter: { country?: string; as
       asn: entry.asn,
       carrier: entry.carrier,
       premium: entry.premium,
-      price_per_ip_month_usd: fromMinor(entry.pricePerIpMonthMinor),
+      pricePerIpMonthMinor: entry.pricePerIpMonthMinor,
       available: rows.reduce((sum, row) => sum + row.n, 0),
       cities: TIER1_COUNTRIES.has(entry.country)
         ? rows.filter((row) => row.city !== null).map((row) => ({ city: row.city as string, available: row.n }))

@@ -1,63 +1,29 @@
 import { and, eq } from "drizzle-orm";
-import { type AccountRow, ispBatches, type OrderRow, orders } from "../../db/schema";
-import type { Principal } from "../../env";
-import { addMonths, now, SECOND, toIso } from "../../platform/clock";
+import type { Database } from "../../db/client";
+import { commit, type Statement } from "../../db/guarded-batch";
+import { type AccountRow, type OrderRow, orders } from "../../db/schema";
+import { addMonths, now, SECOND } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { isId, newId } from "../../platform/ids";
 import { fromMinor, type Minor } from "../../platform/money";
-import { keysetPage } from "../../platform/pagination";
-import { accountChanged } from "../accounts/account-cache";
-import { movementStatements, runGuardedBatch } from "../billing/ledger";
+import { keysetPage, type PageQuery } from "../../platform/pagination";
+import { currentAccount, currentAccountWith } from "../accounts/accounts";
+import { movementStatements } from "../billing/ledger";
 import { addToPoolStatement, gbToMb } from "../billing/pools";
-import { type BandwidthProduct, bandwidthPricePerGb, bandwidthTotal, ispAsn } from "../billing/prices";
-import type { DomainContext } from "../context";
+import { type BandwidthProduct, bandwidthPriceQuery, bandwidthTotal, ispAsn, requirePrice } from "../billing/prices";
+import type { DomainContext, Principal } from "../context";
 import { eventStatement, eventTypes } from "../events";
-import { newBatchPassword } from "../isp/batches";
+import { assertIspQuantity, insertBatchStatement, newBatchPassword } from "../isp/batches";
 import { allocateStatements, availableCount, TIER1_COUNTRIES } from "../isp/inventory";
+import { assertInScope, productInScope } from "../scope";
 import { findSubuser } from "../subusers/subusers";
-
-export const ISP_QUANTITY = { min: 5, max: 5000 } as const;
 
 /** KYC is not required by default; an account under risk review needs an approved KYC to order (spec §7). */
 export function assertKycClear(account: AccountRow): void {
   if (account.riskReview && account.kycStatus !== "approved") throw new ApiError("kyc_required");
 }
 
-export async function orderBandwidth(
-  ctx: DomainContext,
-  account: AccountRow,
-  input: { product: BandwidthProduct; gb: number },
-): Promise<OrderRow> {
-  assertKycClear(account);
-  const pricePerGb = await bandwidthPricePerGb(ctx.db, input.product);
-  const total = bandwidthTotal(input.gb, pricePerGb);
-  const at = now();
-  const order: OrderRow = {
-    id: newId("order", at),
-    accountId: account.id,
-    product: input.product,
-    status: "completed",
-    totalMinor: total,
-    details: { gb: input.gb, price_per_gb: fromMinor(pricePerGb) },
-    batchId: null,
-    createdAt: at,
-    updatedAt: at,
-  };
-  await runGuardedBatch(ctx.db, [
-    ...movementStatements(ctx.db, { accountId: account.id, amount: -total, reason: "order", reference: order.id, at }),
-    ctx.db.insert(orders).values(order),
-    addToPoolStatement(ctx.db, account.id, input.product, gbToMb(input.gb)),
-    eventStatement(ctx.db, {
-      accountId: account.id,
-      type: eventTypes.orderCompleted,
-      payload: { order_id: order.id, product: order.product, total_usd: fromMinor(total) },
-      dedupeKey: `${eventTypes.orderCompleted}:${order.id}`,
-      at,
-    }),
-  ]);
-  await accountChanged(ctx, account.id);
-  return order;
-}
+export type NewOrder = { product: BandwidthProduct; gb: number } | ({ product: "isp" } & IspOrderInput);
 
 export interface IspOrderInput {
   country: string;
@@ -65,7 +31,64 @@ export interface IspOrderInput {
   asn: number;
   quantity: number;
   months: number;
-  subuser: string;
+  subuserId: string;
+}
+
+export async function placeOrder(ctx: DomainContext, principal: Principal, input: NewOrder): Promise<OrderRow> {
+  assertInScope(principal, [input.product]);
+  return input.product === "isp" ? orderIsp(ctx, principal, input) : orderBandwidth(ctx, principal, input);
+}
+
+/** Bandwidth: priced per GB, debited at once, completed, the GB added to the product's pool. */
+async function orderBandwidth(
+  ctx: DomainContext,
+  principal: Principal,
+  input: { product: BandwidthProduct; gb: number },
+): Promise<OrderRow> {
+  // The account (unless cached) and the price arrive in one D1 round trip.
+  const [account, price] = await currentAccountWith(ctx, principal, bandwidthPriceQuery(ctx.db, input.product));
+  assertKycClear(account);
+  const pricePerGbMinor = requirePrice(price[0], `${input.product} bandwidth`).pricePerGbMinor;
+  const total = bandwidthTotal(input.gb, pricePerGbMinor);
+  const at = now();
+  const order: OrderRow = {
+    id: newId("order", at),
+    accountId: account.id,
+    product: input.product,
+    status: "completed",
+    totalMinor: total,
+    details: { gb: input.gb, pricePerGbMinor },
+    batchId: null,
+    createdAt: at,
+    updatedAt: at,
+  };
+  await commit(ctx, [
+    ...movementStatements(ctx.db, { accountId: account.id, amount: -total, reason: "order", reference: order.id, at }),
+    ctx.db.insert(orders).values(order),
+    addToPoolStatement(ctx.db, account.id, input.product, gbToMb(input.gb)),
+    orderCompletedEvent(ctx.db, order, at),
+  ]);
+  return order;
+}
+
+/** `order.completed`, recorded once per order whatever runs twice. */
+function orderCompletedEvent(
+  db: Database,
+  order: Pick<OrderRow, "id" | "accountId" | "product" | "totalMinor" | "batchId">,
+  at: number,
+): Statement {
+  return eventStatement(db, {
+    accountId: order.accountId,
+    type: eventTypes.orderCompleted,
+    payload: {
+      order_id: order.id,
+      product: order.product,
+      total_usd: fromMinor(order.totalMinor),
+      ...(order.batchId ? { batch_id: order.batchId } : {}),
+    },
+    dedupeKey: `${eventTypes.orderCompleted}:${order.id}`,
+    at,
+  });
 }
 
 /** How long provisioning takes: configurable, longer for long-tail (non tier-1) countries. */
@@ -74,30 +97,26 @@ function provisioningDelayMs(env: Cloudflare.Env, country: string): number {
   return Number(seconds) * SECOND;
 }
 
-export async function orderIsp(
-  ctx: DomainContext,
-  principal: Principal,
-  account: AccountRow,
-  input: IspOrderInput,
-): Promise<OrderRow> {
-  if (input.quantity < ISP_QUANTITY.min || input.quantity > ISP_QUANTITY.max) {
-    throw new ApiError("quantity_out_of_range");
-  }
+/** ISP: debited at once; a batch is created with its IPs reserved, and the order is provisioning until the job completes it. */
+async function orderIsp(ctx: DomainContext, principal: Principal, input: IspOrderInput): Promise<OrderRow> {
+  assertIspQuantity(input.quantity);
   const city = input.city ?? null;
   if (city !== null && !TIER1_COUNTRIES.has(input.country)) {
     const message = `city: a city can be chosen only in tier-1 countries (${[...TIER1_COUNTRIES].join(", ")}).`;
     throw new ApiError("invalid_request", message, { details: [{ field: "city", message }] });
   }
-  const subuser = await findSubuser(ctx, principal, input.subuser);
+  const subuser = await findSubuser(ctx, principal, input.subuserId);
   if (!subuser.products.includes("isp")) {
     throw new ApiError("subuser_not_found", "The sub-user has no ISP access; create one with the isp product.");
   }
+  const account = await currentAccount(ctx, principal);
   assertKycClear(account);
-  const catalogue = await ispAsn(ctx.db, input.country, input.asn);
-  if (!catalogue)
+  const catalogue = await ispAsn(ctx, input.country, input.asn);
+  if (!catalogue) {
     throw new ApiError("insufficient_inventory", `No IPs of AS${input.asn} are offered in ${input.country}.`);
+  }
   const geo = { country: input.country, city, asn: input.asn };
-  if ((await availableCount(ctx.db, geo)) < input.quantity) throw new ApiError("insufficient_inventory");
+  if ((await availableCount(ctx, geo)) < input.quantity) throw new ApiError("insufficient_inventory");
 
   const at = now();
   const total: Minor = catalogue.pricePerIpMonthMinor * input.quantity * input.months;
@@ -112,33 +131,29 @@ export async function orderIsp(
     status: "provisioning",
     totalMinor: total,
     details: {
-      batch_id: batchId,
+      batchId,
       quantity: input.quantity,
-      country: input.country,
-      city,
-      asn: input.asn,
+      ...geo,
       months: input.months,
-      price_per_ip_month: fromMinor(catalogue.pricePerIpMonthMinor),
-      expires_at: toIso(expiresAt),
+      pricePerIpMonthMinor: catalogue.pricePerIpMonthMinor,
+      expiresAt,
     },
     batchId,
     createdAt: at,
     updatedAt: at,
   };
-  await runGuardedBatch(
-    ctx.db,
+  await commit(
+    ctx,
     [
       ...movementStatements(ctx.db, { accountId: account.id, amount: -total, reason: "order", reference: orderId, at }),
       ctx.db.insert(orders).values(order),
-      ctx.db.insert(ispBatches).values({
+      insertBatchStatement(ctx.db, {
         id: batchId,
         accountId: account.id,
         subuserId: subuser.id,
         orderId,
         status: "provisioning",
-        country: input.country,
-        city,
-        asn: input.asn,
+        ...geo,
         quantity: input.quantity,
         pricePerIpMonthMinor: catalogue.pricePerIpMonthMinor,
         purchasedAt: at,
@@ -151,9 +166,7 @@ export async function orderIsp(
         updatedAt: at,
       }),
       ...allocateStatements(ctx.db, {
-        country: input.country,
-        city,
-        asn: input.asn,
+        ...geo,
         batchId,
         quantity: input.quantity,
         status: "reserved",
@@ -161,18 +174,29 @@ export async function orderIsp(
         at,
       }),
     ],
-    { inventory: new ApiError("insufficient_inventory") },
+    { inventory: () => new ApiError("insufficient_inventory") },
   );
-  await accountChanged(ctx, account.id);
   return order;
 }
 
-export function listOrders(ctx: DomainContext, principal: Principal, query: { cursor?: string; limit: number }) {
+/** The provisioning job finished the order's batch: the order completes (once) and says so in an event. */
+export function completeIspOrderStatements(db: Database, order: OrderRow, at: number): Statement[] {
+  return [
+    db
+      .update(orders)
+      .set({ status: "completed", updatedAt: at })
+      .where(and(eq(orders.id, order.id), eq(orders.status, "provisioning"))),
+    orderCompletedEvent(db, order, at),
+  ];
+}
+
+/** The account's orders that the key's scope covers, newest first. */
+export function listOrders(ctx: DomainContext, principal: Principal, query: PageQuery) {
   const page = keysetPage(orders.id, query);
   return ctx.db
     .select()
     .from(orders)
-    .where(and(eq(orders.accountId, principal.accountId), page.where))
+    .where(and(eq(orders.accountId, principal.accountId), productInScope(principal, orders.product), page.where))
     .orderBy(page.orderBy)
     .limit(page.limit);
 }
@@ -186,5 +210,6 @@ export async function findOrder(ctx: DomainContext, principal: Principal, id: st
         .get()
     : undefined;
   if (!order) throw new ApiError("not_found", "No order with this id exists.");
+  assertInScope(principal, [order.product]);
   return order;
 }

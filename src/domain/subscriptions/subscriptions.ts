@@ -1,37 +1,33 @@
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { isUniqueViolation } from "../../db/errors";
-import {
-  type AccountRow,
-  type BatchRow,
-  type Cycle,
-  ispBatches,
-  ispIps,
-  type SubscriptionRow,
-  subscriptions,
-} from "../../db/schema";
-import type { Principal } from "../../env";
+import { commit, type Statement } from "../../db/guarded-batch";
+import { type AccountRow, type Cycle, type SubscriptionRow, subscriptions } from "../../db/schema";
 import { addMonths, DAY, now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { isId, newId } from "../../platform/ids";
 import type { Minor } from "../../platform/money";
-import { keysetPage } from "../../platform/pagination";
-import { accountChanged } from "../accounts/account-cache";
-import { abortIf, movementStatements, runGuardedBatch, type Statement } from "../billing/ledger";
+import { keysetPage, type PageQuery } from "../../platform/pagination";
+import { currentAccount } from "../accounts/accounts";
+import { movementStatements } from "../billing/ledger";
 import { addToPoolStatement, findPool, MB_PER_GB } from "../billing/pools";
 import { type BandwidthProduct, cycleMonths, cyclePrice, findTier, remainingShare } from "../billing/prices";
-import type { DomainContext } from "../context";
-import { findBatch } from "../isp/batches";
-import { allocateStatements } from "../isp/inventory";
-import { assertKycClear, ISP_QUANTITY } from "../orders/orders";
+import type { DomainContext, Principal } from "../context";
+import { assertIspQuantity, findBatch, growBatchStatements, updateBatchStatement } from "../isp/batches";
+import { assertKycClear } from "../orders/orders";
+import { assertInScope, productInScope } from "../scope";
+import {
+  insertSubscriptionStatement,
+  LIVE_STATUSES,
+  subscriptionUnchanged,
+  updateSubscriptionStatement,
+} from "./statements";
 
-/** Statuses of a subscription that still counts: only `cancelled` (archived) frees its product and plan. */
-const LIVE = ["active", "paused", "cancelling", "past_due"] as const;
 /** Proration of ISP quantity increases: a month is counted as 30 days. */
 const PRORATION_MONTH_MS = 30 * DAY;
 
 export type NewSubscription =
   | { product: BandwidthProduct; plan: string; cycle: Cycle }
-  | { product: "isp"; batch_id: string; cycle: Cycle };
+  | { product: "isp"; batchId: string; cycle: Cycle };
 
 export interface SubscriptionPatch {
   plan?: string;
@@ -73,17 +69,18 @@ function newSubscription(
 const alreadySubscribed = () => new ApiError("already_subscribed");
 const changedMeanwhile = () =>
   new ApiError("subscription_not_active", "The subscription changed while this request ran; retry it.");
+const subscriptionFailures = { state: changedMeanwhile, inventory: () => new ApiError("insufficient_inventory") };
 
 export async function createSubscription(
   ctx: DomainContext,
   principal: Principal,
-  account: AccountRow,
   input: NewSubscription,
 ): Promise<SubscriptionRow> {
+  assertInScope(principal, [input.product]);
   try {
     return input.product === "isp"
-      ? await subscribeBatch(ctx, principal, input.batch_id, input.cycle)
-      : await subscribeBandwidth(ctx, account, input);
+      ? await subscribeBatch(ctx, principal, input.batchId, input.cycle)
+      : await subscribeBandwidth(ctx, await currentAccount(ctx, principal), input);
   } catch (error) {
     if (isUniqueViolation(error, "subscriptions.")) throw alreadySubscribed();
     throw error;
@@ -95,7 +92,7 @@ async function subscribeBandwidth(
   account: AccountRow,
   input: { product: BandwidthProduct; plan: string; cycle: Cycle },
 ): Promise<SubscriptionRow> {
-  const tier = await findTier(ctx.db, account.id, input.product, input.plan);
+  const tier = await findTier(ctx, account.id, input.product, input.plan);
   const live = await ctx.db
     .select({ id: subscriptions.id })
     .from(subscriptions)
@@ -104,7 +101,7 @@ async function subscribeBandwidth(
         eq(subscriptions.accountId, account.id),
         eq(subscriptions.product, input.product),
         eq(subscriptions.plan, input.plan),
-        sql`${subscriptions.status} IN ${LIVE}`,
+        sql`${subscriptions.status} IN ${LIVE_STATUSES}`,
       ),
     )
     .get();
@@ -113,7 +110,7 @@ async function subscribeBandwidth(
 
   const at = now();
   const months = cycleMonths(input.cycle);
-  const pool = await findPool(ctx.db, account.id, input.product);
+  const pool = await findPool(ctx, account.id, input.product);
   const subscription = newSubscription({
     accountId: account.id,
     product: input.product,
@@ -129,7 +126,7 @@ async function subscribeBandwidth(
     at,
   });
 
-  await runGuardedBatch(ctx.db, [
+  await commit(ctx, [
     ...movementStatements(ctx.db, {
       accountId: account.id,
       amount: -subscription.priceMinor,
@@ -137,10 +134,9 @@ async function subscribeBandwidth(
       reference: subscription.id,
       at,
     }),
-    ctx.db.insert(subscriptions).values(subscription),
+    insertSubscriptionStatement(ctx.db, subscription),
     addToPoolStatement(ctx.db, account.id, input.product, (subscription.gbIncluded ?? 0) * MB_PER_GB),
   ]);
-  await accountChanged(ctx, account.id);
   return subscription;
 }
 
@@ -153,7 +149,7 @@ async function subscribeBatch(ctx: DomainContext, principal: Principal, batchId:
   const live = await ctx.db
     .select({ id: subscriptions.id })
     .from(subscriptions)
-    .where(and(eq(subscriptions.batchId, batch.id), sql`${subscriptions.status} IN ${LIVE}`))
+    .where(and(eq(subscriptions.batchId, batch.id), sql`${subscriptions.status} IN ${LIVE_STATUSES}`))
     .get();
   if (live) throw alreadySubscribed();
   const at = now();
@@ -172,22 +168,26 @@ async function subscribeBatch(ctx: DomainContext, principal: Principal, batchId:
     at,
   });
 
-  await ctx.db.batch([
-    ctx.db.insert(subscriptions).values(subscription),
-    ctx.db
-      .update(ispBatches)
-      .set({ autoRenew: true, renewalMonths: cycleMonths(cycle), updatedAt: at })
-      .where(eq(ispBatches.id, batch.id)),
+  await commit(ctx, [
+    insertSubscriptionStatement(ctx.db, subscription),
+    updateBatchStatement(ctx.db, batch.id, { autoRenew: true, renewalMonths: cycleMonths(cycle), updatedAt: at }),
   ]);
   return subscription;
 }
 
-export function listSubscriptions(ctx: DomainContext, principal: Principal, query: { cursor?: string; limit: number }) {
+/** The account's subscriptions that the key's scope covers, newest first, archived ones included. */
+export function listSubscriptions(ctx: DomainContext, principal: Principal, query: PageQuery) {
   const page = keysetPage(subscriptions.id, query);
   return ctx.db
     .select()
     .from(subscriptions)
-    .where(and(eq(subscriptions.accountId, principal.accountId), page.where))
+    .where(
+      and(
+        eq(subscriptions.accountId, principal.accountId),
+        productInScope(principal, subscriptions.product),
+        page.where,
+      ),
+    )
     .orderBy(page.orderBy)
     .limit(page.limit);
 }
@@ -201,17 +201,8 @@ export async function findSubscription(ctx: DomainContext, principal: Principal,
         .get()
     : undefined;
   if (!subscription) throw new ApiError("not_found", "No subscription with this id exists.");
+  assertInScope(principal, [subscription.product]);
   return subscription;
-}
-
-/** Aborts the batch unless the subscription is still as read. */
-function unchanged(ctx: DomainContext, subscription: SubscriptionRow): Statement {
-  return abortIf(
-    ctx.db,
-    "state",
-    sql`NOT EXISTS (SELECT 1 FROM ${subscriptions} WHERE ${subscriptions.id} = ${subscription.id}
-        AND ${subscriptions.updatedAt} = ${subscription.updatedAt})`,
-  );
 }
 
 function invalidField(field: string, message: string): ApiError {
@@ -226,7 +217,6 @@ function invalidField(field: string, message: string): ApiError {
 export async function updateSubscription(
   ctx: DomainContext,
   principal: Principal,
-  account: AccountRow,
   id: string,
   patch: SubscriptionPatch,
 ): Promise<SubscriptionRow> {
@@ -239,53 +229,56 @@ export async function updateSubscription(
   if (!isIsp && patch.quantity !== undefined) throw invalidField("quantity", "only ISP subscriptions have a quantity.");
 
   const at = now();
-  const statements: Statement[] = [unchanged(ctx, subscription)];
-  const changes: Partial<SubscriptionRow> = { updatedAt: at };
-  let charge: Minor = 0;
-
-  if (patch.cycle !== undefined && patch.cycle !== subscription.cycle) changes.pendingCycle = patch.cycle;
+  const change: Change = {
+    statements: [subscriptionUnchanged(ctx.db, subscription)],
+    fields: { updatedAt: at },
+    charge: 0,
+  };
+  if (patch.cycle !== undefined && patch.cycle !== subscription.cycle) change.fields.pendingCycle = patch.cycle;
   if (patch.plan !== undefined && patch.plan !== subscription.plan) {
-    charge += await changePlan(ctx, account, subscription, patch.plan, at, changes, statements);
+    await changePlan(ctx, principal, subscription, patch.plan, at, change);
   }
   if (patch.quantity !== undefined && patch.quantity !== subscription.quantity) {
-    charge += await changeQuantity(ctx, principal, subscription, patch.quantity, at, changes, statements);
+    await changeQuantity(ctx, principal, subscription, patch.quantity, at, change);
   }
-  if (charge > 0) {
-    statements.push(
+  if (change.charge > 0) {
+    change.statements.push(
       ...movementStatements(ctx.db, {
-        accountId: account.id,
-        amount: -charge,
+        accountId: subscription.accountId,
+        amount: -change.charge,
         reason: "subscription_upgrade",
         reference: subscription.id,
         at,
       }),
     );
   }
-  statements.push(ctx.db.update(subscriptions).set(changes).where(eq(subscriptions.id, subscription.id)));
-  await runGuardedBatch(ctx.db, statements, {
-    state: changedMeanwhile(),
-    inventory: new ApiError("insufficient_inventory"),
-  });
-  if (charge > 0) await accountChanged(ctx, account.id);
+  change.statements.push(updateSubscriptionStatement(ctx.db, subscription.id, change.fields));
+  await commit(ctx, change.statements, subscriptionFailures);
   return findSubscription(ctx, principal, id);
+}
+
+/** What a PATCH does, built up by its parts: statements to run, fields to set, money to charge now. */
+interface Change {
+  statements: Statement[];
+  fields: Partial<SubscriptionRow>;
+  charge: Minor;
 }
 
 async function changePlan(
   ctx: DomainContext,
-  account: AccountRow,
+  principal: Principal,
   subscription: SubscriptionRow,
   plan: string,
   at: number,
-  changes: Partial<SubscriptionRow>,
-  statements: Statement[],
-): Promise<Minor> {
+  change: Change,
+): Promise<void> {
   const product = subscription.product as BandwidthProduct;
-  const tier = await findTier(ctx.db, account.id, product, plan);
+  const tier = await findTier(ctx, subscription.accountId, product, plan);
   const months = cycleMonths(subscription.cycle);
   const newPrice = cyclePrice(tier.monthlyPriceMinor, subscription.cycle);
   const newGb = tier.gbIncluded * months;
   if (newPrice <= subscription.priceMinor) {
-    const pool = await findPool(ctx.db, account.id, product);
+    const pool = await findPool(ctx, principal.accountId, product);
     const usedMb = pool.usedMb - subscription.periodStartUsedMb;
     if (usedMb > newGb * MB_PER_GB) {
       throw new ApiError(
@@ -293,14 +286,14 @@ async function changePlan(
         `This period already used ${usedMb / MB_PER_GB} GB; the ${plan} tier includes ${newGb} GB.`,
       );
     }
-    changes.pendingPlan = plan;
-    return 0;
+    change.fields.pendingPlan = plan;
+    return;
   }
   const share = remainingShare(subscription.periodStart, subscription.renewsAt, at);
   const extraMb = Math.round((newGb - (subscription.gbIncluded ?? 0)) * MB_PER_GB * share);
-  statements.push(addToPoolStatement(ctx.db, account.id, product, Math.max(0, extraMb)));
-  Object.assign(changes, { plan, priceMinor: newPrice, gbIncluded: newGb, pendingPlan: null });
-  return Math.ceil((newPrice - subscription.priceMinor) * share);
+  change.statements.push(addToPoolStatement(ctx.db, subscription.accountId, product, Math.max(0, extraMb)));
+  Object.assign(change.fields, { plan, priceMinor: newPrice, gbIncluded: newGb, pendingPlan: null });
+  change.charge += Math.ceil((newPrice - subscription.priceMinor) * share);
 }
 
 async function changeQuantity(
@@ -309,36 +302,24 @@ async function changeQuantity(
   subscription: SubscriptionRow,
   quantity: number,
   at: number,
-  changes: Partial<SubscriptionRow>,
-  statements: Statement[],
-): Promise<Minor> {
-  if (quantity < ISP_QUANTITY.min || quantity > ISP_QUANTITY.max) throw new ApiError("quantity_out_of_range");
-  const batch: BatchRow = await findBatch(ctx, principal, subscription.batchId as string);
+  change: Change,
+): Promise<void> {
+  assertIspQuantity(quantity);
+  const batch = await findBatch(ctx, principal, subscription.batchId as string);
   if (quantity < batch.quantity) {
-    changes.pendingQuantity = quantity;
-    return 0;
+    change.fields.pendingQuantity = quantity;
+    return;
   }
-  const added = quantity - batch.quantity;
-  statements.push(
-    ...allocateStatements(ctx.db, {
-      country: batch.country,
-      city: batch.city,
-      asn: batch.asn,
-      batchId: batch.id,
-      quantity: added,
-      status: batch.status === "provisioning" ? "reserved" : "assigned",
-      expectedTotal: quantity,
-      at,
-    }),
-    ctx.db.update(ispBatches).set({ quantity, updatedAt: at }).where(eq(ispBatches.id, batch.id)),
-  );
-  Object.assign(changes, {
+  change.statements.push(...growBatchStatements(ctx.db, batch, quantity, at));
+  Object.assign(change.fields, {
     quantity,
     pendingQuantity: null,
     priceMinor: cyclePrice(batch.pricePerIpMonthMinor * quantity, subscription.cycle),
   });
   const remainingMs = Math.max(0, batch.expiresAt - at);
-  return Math.ceil((batch.pricePerIpMonthMinor * added * remainingMs) / PRORATION_MONTH_MS);
+  change.charge += Math.ceil(
+    (batch.pricePerIpMonthMinor * (quantity - batch.quantity) * remainingMs) / PRORATION_MONTH_MS,
+  );
 }
 
 export async function pauseSubscription(ctx: DomainContext, principal: Principal, id: string) {
@@ -363,32 +344,12 @@ async function transition(
   }
   const at = now();
   const statements: Statement[] = [
-    unchanged(ctx, subscription),
-    ctx.db.update(subscriptions).set({ status: to, updatedAt: at }).where(eq(subscriptions.id, subscription.id)),
+    subscriptionUnchanged(ctx.db, subscription),
+    updateSubscriptionStatement(ctx.db, subscription.id, { status: to, updatedAt: at }),
   ];
   if (subscription.batchId) {
-    statements.push(
-      ctx.db.update(ispBatches).set({ autoRenew: false, updatedAt: at }).where(eq(ispBatches.id, subscription.batchId)),
-    );
+    statements.push(updateBatchStatement(ctx.db, subscription.batchId, { autoRenew: false, updatedAt: at }));
   }
-  await runGuardedBatch(ctx.db, statements, { state: changedMeanwhile() });
+  await commit(ctx, statements, subscriptionFailures);
   return findSubscription(ctx, principal, id);
-}
-
-/** The IPs a pending ISP decrease gives back at renewal: the most recently assigned first. */
-export function shrinkBatchStatements(ctx: DomainContext, batchId: string, keep: number): Statement[] {
-  const surplus = ctx.db
-    .select({ id: ispIps.id })
-    .from(ispIps)
-    .where(eq(ispIps.batchId, batchId))
-    .orderBy(sql`${ispIps.assignedAt} DESC, ${ispIps.id} DESC`)
-    .limit(ISP_QUANTITY.max)
-    .offset(keep);
-  return [
-    ctx.db
-      .update(ispIps)
-      .set({ status: "available", batchId: null, assignedAt: null })
-      .where(inArray(ispIps.id, surplus)),
-    ctx.db.update(ispBatches).set({ quantity: keep }).where(eq(ispBatches.id, batchId)),
-  ];
 }

@@ -1,20 +1,15 @@
 import { and, eq, isNull, type SQL, sql } from "drizzle-orm";
 import { isUniqueViolation } from "../../db/errors";
-import {
-  type AccountRow,
-  type Product,
-  type SubuserRow,
-  type SubuserStatus,
-  subusers,
-  whitelistEntries,
-} from "../../db/schema";
-import type { Principal } from "../../env";
+import { type AccountRow, type Product, type SubuserRow, type SubuserStatus, subusers } from "../../db/schema";
 import { now, SECOND } from "../../platform/clock";
 import { randomString, sha256Hex } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
 import { isId, newId } from "../../platform/ids";
-import { keysetPage } from "../../platform/pagination";
-import type { DomainContext } from "../context";
+import { keysetPage, type PageQuery } from "../../platform/pagination";
+import { currentAccount } from "../accounts/accounts";
+import type { DomainContext, Principal } from "../context";
+import { assertInScope, productsInScope } from "../scope";
+import { removeScopeStatement } from "../whitelists/store";
 import { syncGate } from "./gate-sync";
 import { capsFor, defaultLimits } from "./limits";
 
@@ -26,29 +21,15 @@ const NAME_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
 export interface NewSubuser {
   label: string;
   products: Product[];
-  concurrent_max?: number;
-  rps_max?: number;
+  concurrentMax?: number;
+  rpsMax?: number;
 }
 
 export interface SubuserPatch {
   label?: string;
   status?: SubuserStatus;
-  concurrent_max?: number;
-  rps_max?: number;
-}
-
-/** A key scoped to some products manages only sub-users whose products all lie in that scope. */
-export function inKeyScope(principal: Principal, products: Product[]): boolean {
-  return principal.products === null || products.every((product) => principal.products?.includes(product));
-}
-
-function assertInKeyScope(principal: Principal, products: Product[]): void {
-  if (!inKeyScope(principal, products)) {
-    throw new ApiError(
-      "subuser_scope_mismatch",
-      "The API key's product scope does not cover this sub-user's products.",
-    );
-  }
+  concurrentMax?: number;
+  rpsMax?: number;
 }
 
 function assertWithinPlan(account: AccountRow, products: Product[], concurrentMax: number, rpsMax: number): void {
@@ -74,16 +55,16 @@ function newPassword(): string {
 export async function createSubuser(
   ctx: DomainContext,
   principal: Principal,
-  account: AccountRow,
   input: NewSubuser,
 ): Promise<{ subuser: SubuserRow; password: string }> {
-  assertInKeyScope(principal, input.products);
+  assertInScope(principal, input.products);
+  const account = await currentAccount(ctx, principal);
   if (account.plan === "trial" && input.products.includes("isp")) {
     throw new ApiError("feature_not_in_plan", "ISP is not available on the trial plan.");
   }
   const defaults = defaultLimits(account.plan, account.limits, input.products);
-  const concurrentMax = input.concurrent_max ?? defaults.concurrent;
-  const rpsMax = input.rps_max ?? defaults.rps;
+  const concurrentMax = input.concurrentMax ?? defaults.concurrent;
+  const rpsMax = input.rpsMax ?? defaults.rps;
   assertWithinPlan(account, input.products, concurrentMax, rpsMax);
 
   const password = newPassword();
@@ -115,12 +96,10 @@ export async function createSubuser(
   }
 }
 
-export interface SubuserFilters {
+export interface SubuserFilters extends PageQuery {
   product?: Product;
   status?: SubuserStatus;
-  label_contains?: string;
-  cursor?: string;
-  limit: number;
+  labelContains?: string;
 }
 
 export async function listSubusers(ctx: DomainContext, principal: Principal, filters: SubuserFilters) {
@@ -130,16 +109,11 @@ export async function listSubusers(ctx: DomainContext, principal: Principal, fil
     isNull(subusers.deletedAt),
     page.where,
     filters.status ? eq(subusers.status, filters.status) : undefined,
-    filters.label_contains ? sql`instr(${subusers.label}, ${filters.label_contains}) > 0` : undefined,
+    filters.labelContains ? sql`instr(${subusers.label}, ${filters.labelContains}) > 0` : undefined,
     filters.product
       ? sql`EXISTS (SELECT 1 FROM json_each(${subusers.products}) WHERE value = ${filters.product})`
       : undefined,
-    principal.products === null
-      ? undefined
-      : sql`NOT EXISTS (SELECT 1 FROM json_each(${subusers.products}) WHERE value NOT IN (${sql.join(
-          principal.products.map((product) => sql`${product}`),
-          sql`, `,
-        )}))`,
+    productsInScope(principal, subusers.products),
   ];
   return ctx.db
     .select()
@@ -162,22 +136,21 @@ export async function findSubuser(ctx: DomainContext, principal: Principal, id: 
         .get()
     : undefined;
   if (!subuser) throw new ApiError("subuser_not_found");
-  assertInKeyScope(principal, subuser.products);
+  assertInScope(principal, subuser.products);
   return subuser;
 }
 
 export async function updateSubuser(
   ctx: DomainContext,
   principal: Principal,
-  account: AccountRow,
   id: string,
   patch: SubuserPatch,
 ): Promise<SubuserRow> {
   const subuser = await findSubuser(ctx, principal, id);
-  const concurrentMax = patch.concurrent_max ?? subuser.concurrentMax;
-  const rpsMax = patch.rps_max ?? subuser.rpsMax;
-  if (patch.concurrent_max !== undefined || patch.rps_max !== undefined) {
-    assertWithinPlan(account, subuser.products, concurrentMax, rpsMax);
+  const concurrentMax = patch.concurrentMax ?? subuser.concurrentMax;
+  const rpsMax = patch.rpsMax ?? subuser.rpsMax;
+  if (patch.concurrentMax !== undefined || patch.rpsMax !== undefined) {
+    assertWithinPlan(await currentAccount(ctx, principal), subuser.products, concurrentMax, rpsMax);
   }
   const changes: Partial<typeof subusers.$inferInsert> = { updatedAt: now(), concurrentMax, rpsMax };
   if (patch.label !== undefined) changes.label = patch.label;
@@ -228,9 +201,7 @@ export async function deleteSubuser(ctx: DomainContext, principal: Principal, id
   const at = now();
   await ctx.db.batch([
     ctx.db.update(subusers).set({ deletedAt: at, updatedAt: at }).where(eq(subusers.id, subuser.id)),
-    ctx.db
-      .delete(whitelistEntries)
-      .where(and(eq(whitelistEntries.scope, "subuser"), eq(whitelistEntries.scopeId, subuser.id))),
+    removeScopeStatement(ctx.db, "subuser", subuser.id),
   ]);
   await syncGate(ctx, subuser.name);
   return subuser;

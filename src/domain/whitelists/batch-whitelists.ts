@@ -1,8 +1,8 @@
-import type { Principal } from "../../env";
 import { ApiError } from "../../platform/errors";
-import type { DomainContext } from "../context";
+import type { PageQuery } from "../../platform/pagination";
+import type { DomainContext, Principal } from "../context";
 import { findBatch } from "../isp/batches";
-import { addWhitelistEntry, findWhitelistEntry, listWhitelistEntries, removeWhitelistEntry } from "./whitelists";
+import { addWhitelistEntry, findWhitelistEntry, listWhitelistEntries, removeWhitelistEntry } from "./store";
 
 /** ISP batch whitelists: the shared whitelist store, scoped to a batch (product `isp`); applies to every IP of it. */
 export async function whitelistBatchIp(
@@ -21,12 +21,7 @@ export async function whitelistBatchIp(
   );
 }
 
-export async function listBatchWhitelist(
-  ctx: DomainContext,
-  principal: Principal,
-  batchId: string,
-  query: { cursor?: string; limit: number },
-) {
+export async function listBatchWhitelist(ctx: DomainContext, principal: Principal, batchId: string, query: PageQuery) {
   const batch = await findBatch(ctx, principal, batchId);
   return listWhitelistEntries(ctx, { accountId: principal.accountId, scope: "batch", scopeId: batch.id }, query);
 }

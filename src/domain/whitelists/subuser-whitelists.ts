@@ -1,18 +1,18 @@
 import type { Product, WhitelistEntryRow } from "../../db/schema";
-import type { Principal } from "../../env";
 import { ApiError } from "../../platform/errors";
-import type { DomainContext } from "../context";
+import type { PageQuery } from "../../platform/pagination";
+import type { DomainContext, Principal } from "../context";
 import { syncGate } from "../subusers/gate-sync";
 import { findSubuser } from "../subusers/subusers";
-import { addWhitelistEntry, findWhitelistEntry, listWhitelistEntries, removeWhitelistEntry } from "./whitelists";
+import { addWhitelistEntry, findWhitelistEntry, listWhitelistEntries, removeWhitelistEntry } from "./store";
 
 /** Sub-user whitelists: the shared whitelist store, scoped to a sub-user and one of its products. */
 export async function whitelistSubuserIp(
   ctx: DomainContext,
   principal: Principal,
-  input: { subuser: string; product: Product; ip: string; label?: string | null },
+  input: { subuserId: string; product: Product; ip: string; label?: string | null },
 ): Promise<WhitelistEntryRow> {
-  const subuser = await findSubuser(ctx, principal, input.subuser);
+  const subuser = await findSubuser(ctx, principal, input.subuserId);
   if (!subuser.products.includes(input.product)) {
     const message = `product: the sub-user has no ${input.product} access (its products: ${subuser.products.join(", ")}).`;
     throw new ApiError("invalid_request", message, { details: [{ field: "product", message }] });
@@ -30,9 +30,9 @@ export async function whitelistSubuserIp(
 export async function listSubuserWhitelist(
   ctx: DomainContext,
   principal: Principal,
-  query: { subuser: string; cursor?: string; limit: number },
+  query: PageQuery & { subuserId: string },
 ) {
-  const subuser = await findSubuser(ctx, principal, query.subuser);
+  const subuser = await findSubuser(ctx, principal, query.subuserId);
   return listWhitelistEntries(ctx, { accountId: principal.accountId, scope: "subuser", scopeId: subuser.id }, query);
 }
 

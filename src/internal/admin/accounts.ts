@@ -1,44 +1,45 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
-import { and, eq } from "drizzle-orm";
-import { database } from "../../db/client";
-import { accounts, kycStatuses, plans } from "../../db/schema";
-import { adminUpdateAccount, createAccount, creditAccount, findAccount } from "../../domain/accounts/accounts";
-import { domainContext } from "../../domain/context";
+import { kycStatuses, plans } from "../../db/schema";
+import {
+  adminUpdateAccount,
+  createAccount,
+  creditAccount,
+  findAccount,
+  listAccounts,
+} from "../../domain/accounts/accounts";
 import type { AppEnv } from "../../env";
-import { hasCentPrecision, toMinor } from "../../platform/money";
-import { internalRoute, jsonBody, jsonContent } from "../../platform/openapi";
-import { keysetPage, pageSchema, paginationQuery, toPage } from "../../platform/pagination";
-import { adminAccountSchema, limitOverridesSchema, presentAdminAccount } from "../../schemas/admin";
+import { email, idParam, text, usd } from "../../platform/fields";
+import { toMinor } from "../../platform/money";
+import { pageSchema, paginationQuery, toPage } from "../../platform/pagination";
+import { internalRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
+import { adminAccountSchema, limitOverridesSchema, presentAdminAccount, toLimitOverrides } from "../../resources/admin";
 
-const tags = ["Internal: admin"];
-const accountParams = z.object({ id: z.string().openapi({ example: "usr_01JD2W6Q6J5E4V3N0Z9Y8X7W6V" }) });
-const usd = z.number().positive().max(10_000_000).refine(hasCentPrecision, "must have at most 2 decimals");
+const tags = ["Admin"];
+const accountParams = z.object({ id: idParam("account").openapi({ param: { name: "id", in: "path" } }) });
+const MAX_CREDIT_USD = 10_000_000;
 
 const createAccountRoute = internalRoute(
   {
+    operationId: "adminCreateAccount",
     method: "post",
     path: "/accounts",
     tags,
     summary: "Create an account",
+    description: "An account with an optional opening balance (recorded in the ledger as an initial credit).",
     request: {
       body: jsonBody(
         z
           .strictObject({
-            email: z.email().max(254),
+            email: email(),
             plan: z.enum(plans).default("trial"),
-            company: z.string().trim().min(1).max(200).nullable().default(null),
+            company: text(200, 1).trim().nullable().default(null),
             kyc_status: z.enum(kycStatuses).default("not-submitted"),
-            balance_usd: z
-              .number()
-              .min(0)
-              .max(10_000_000)
-              .refine(hasCentPrecision, "must have at most 2 decimals")
-              .default(0),
+            balance_usd: usd(MAX_CREDIT_USD, 0).default(0),
           })
           .openapi("AdminAccountCreate", { example: { email: "ops@acme.example", plan: "pro", balance_usd: 500 } }),
       ),
     },
-    errors: ["invalid_request", "email_in_use"],
+    errors: ["email_in_use"],
     responses: { 201: jsonContent(adminAccountSchema, "The new account.") },
   },
   "AdminToken",
@@ -46,11 +47,13 @@ const createAccountRoute = internalRoute(
 
 const listAccountsRoute = internalRoute(
   {
+    operationId: "adminListAccounts",
     method: "get",
     path: "/accounts",
     tags,
     summary: "List accounts",
-    request: { query: paginationQuery.extend({ email: z.email().optional() }) },
+    description: "Newest first; `email` finds one account.",
+    request: { query: paginationQuery.extend({ email: email().optional() }) },
     errors: ["invalid_request"],
     responses: { 200: jsonContent(pageSchema(adminAccountSchema), "A page of accounts, newest first.") },
   },
@@ -59,12 +62,14 @@ const listAccountsRoute = internalRoute(
 
 const getAccountRoute = internalRoute(
   {
+    operationId: "adminGetAccount",
     method: "get",
     path: "/accounts/{id}",
     tags,
     summary: "Get an account",
+    description: "The account with its risk-review flag and limit overrides.",
     request: { params: accountParams },
-    errors: ["not_found"],
+    errors: ["invalid_request", "not_found"],
     responses: { 200: jsonContent(adminAccountSchema, "The account.") },
   },
   "AdminToken",
@@ -72,6 +77,7 @@ const getAccountRoute = internalRoute(
 
 const updateAccountRoute = internalRoute(
   {
+    operationId: "adminUpdateAccount",
     method: "patch",
     path: "/accounts/{id}",
     tags,
@@ -85,15 +91,15 @@ const updateAccountRoute = internalRoute(
           .strictObject({
             plan: z.enum(plans).optional(),
             kyc_status: z.enum(kycStatuses).optional(),
-            email: z.email().max(254).optional(),
+            email: email().optional(),
             risk_review: z.boolean().optional(),
-            company: z.string().trim().min(1).max(200).nullable().optional(),
+            company: text(200, 1).trim().nullable().optional(),
             limits: limitOverridesSchema.nullable().optional(),
           })
           .openapi("AdminAccountUpdate", { example: { plan: "enterprise", limits: { api_burst_per_min: 5000 } } }),
       ),
     },
-    errors: ["invalid_request", "not_found", "email_in_use"],
+    errors: ["not_found", "email_in_use"],
     responses: { 200: jsonContent(adminAccountSchema, "The updated account.") },
   },
   "AdminToken",
@@ -101,15 +107,19 @@ const updateAccountRoute = internalRoute(
 
 const creditRoute = internalRoute(
   {
+    operationId: "adminCreditAccount",
     method: "post",
     path: "/accounts/{id}/credits",
     tags,
     summary: "Credit the prepaid balance",
+    description: "Adds money to the balance, recorded in the ledger.",
     request: {
       params: accountParams,
-      body: jsonBody(z.strictObject({ amount_usd: usd }).openapi("AdminCredit", { example: { amount_usd: 100 } })),
+      body: jsonBody(
+        z.strictObject({ amount_usd: usd(MAX_CREDIT_USD) }).openapi("AdminCredit", { example: { amount_usd: 100 } }),
+      ),
     },
-    errors: ["invalid_request", "not_found"],
+    errors: ["not_found"],
     responses: { 200: jsonContent(adminAccountSchema, "The account with its new balance.") },
   },
   "AdminToken",
@@ -117,41 +127,38 @@ const creditRoute = internalRoute(
 
 export function adminAccountRoutes(app: OpenAPIHono<AppEnv>): void {
   app.openapi(createAccountRoute, async (c) => {
-    const input = c.req.valid("json");
-    const account = await createAccount(database(c.env.DB), {
-      email: input.email,
-      plan: input.plan,
-      company: input.company,
-      kycStatus: input.kyc_status,
-      balanceMinor: toMinor(input.balance_usd),
+    const { kyc_status, balance_usd, ...input } = c.req.valid("json");
+    const account = await createAccount(c.var.ctx, {
+      ...input,
+      kycStatus: kyc_status,
+      balanceMinor: toMinor(balance_usd),
     });
     return c.json(presentAdminAccount(account), 201);
   });
 
   app.openapi(listAccountsRoute, async (c) => {
     const query = c.req.valid("query");
-    const page = keysetPage(accounts.id, query);
-    const rows = await database(c.env.DB)
-      .select()
-      .from(accounts)
-      .where(and(page.where, query.email ? eq(accounts.email, query.email) : undefined))
-      .orderBy(page.orderBy)
-      .limit(page.limit);
-    return c.json(toPage(c, rows, query.limit, presentAdminAccount), 200);
+    return c.json(toPage(c, await listAccounts(c.var.ctx, query), query.limit, presentAdminAccount), 200);
   });
 
   app.openapi(getAccountRoute, async (c) => {
-    return c.json(presentAdminAccount(await findAccount(database(c.env.DB), c.req.valid("param").id)), 200);
+    return c.json(presentAdminAccount(await findAccount(c.var.ctx, c.req.valid("param").id)), 200);
   });
 
   app.openapi(updateAccountRoute, async (c) => {
-    const account = await adminUpdateAccount(domainContext(c.env), c.req.valid("param").id, c.req.valid("json"));
+    const { kyc_status, risk_review, limits, ...patch } = c.req.valid("json");
+    const account = await adminUpdateAccount(c.var.ctx, c.req.valid("param").id, {
+      ...patch,
+      kycStatus: kyc_status,
+      riskReview: risk_review,
+      limits: limits ? toLimitOverrides(limits) : limits,
+    });
     return c.json(presentAdminAccount(account), 200);
   });
 
   app.openapi(creditRoute, async (c) => {
     const amount = toMinor(c.req.valid("json").amount_usd);
-    const account = await creditAccount(domainContext(c.env), c.req.valid("param").id, amount, "admin_credit");
+    const account = await creditAccount(c.var.ctx, c.req.valid("param").id, amount, "admin_credit");
     return c.json(presentAdminAccount(account), 200);
   });
 }

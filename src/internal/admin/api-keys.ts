@@ -1,25 +1,26 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
-import { and, eq } from "drizzle-orm";
-import { database } from "../../db/client";
-import { apiKeys, products } from "../../db/schema";
+import { products } from "../../db/schema";
 import { findAccount } from "../../domain/accounts/accounts";
-import { issueApiKey, revokeApiKey } from "../../domain/api-keys/api-keys";
+import { issueApiKey, listApiKeys, revokeApiKey } from "../../domain/api-keys/api-keys";
 import type { AppEnv } from "../../env";
-import { internalRoute, jsonBody, jsonContent } from "../../platform/openapi";
-import { keysetPage, pageSchema, paginationQuery, toPage } from "../../platform/pagination";
-import { apiKeySchema, presentApiKey, productScopeSchema } from "../../schemas/admin";
+import { id, idParam, list, timestamp, token } from "../../platform/fields";
+import { pageSchema, paginationQuery, toPage } from "../../platform/pagination";
+import { internalRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
+import { apiKeySchema, presentApiKey, productScopeSchema } from "../../resources/admin";
 
-const tags = ["Internal: admin"];
+const tags = ["Admin"];
+const accountParams = z.object({ id: idParam("account").openapi({ param: { name: "id", in: "path" } }) });
 
 const issueKeyRoute = internalRoute(
   {
+    operationId: "adminIssueApiKey",
     method: "post",
     path: "/accounts/{id}/api-keys",
     tags,
     summary: "Issue an API key",
     description: "The token is returned once and stored only as a SHA-256 hash.",
     request: {
-      params: z.object({ id: z.string() }),
+      params: accountParams,
       body: jsonBody(
         z
           .strictObject({
@@ -31,15 +32,16 @@ const issueKeyRoute = internalRoute(
           .openapi("AdminApiKeyCreate", { example: { products: ["residential"] } }),
       ),
     },
-    errors: ["invalid_request", "not_found"],
+    secret: true,
+    errors: ["not_found"],
     responses: {
       201: jsonContent(
         z
           .object({
-            id: z.string(),
-            token: z.string().openapi({ description: "Shown once.", example: "live_3kTq…" }),
-            products: z.array(z.enum(products)).nullable(),
-            created_at: z.iso.datetime(),
+            id: id("apiKey"),
+            token: token(/^live_[0-9A-Za-z]{64}$/, 69).openapi({ description: "Shown once." }),
+            products: list(z.enum(products), products.length).nullable(),
+            created_at: timestamp(),
           })
           .openapi("IssuedApiKey"),
         "The new key with its token.",
@@ -51,11 +53,13 @@ const issueKeyRoute = internalRoute(
 
 const listKeysRoute = internalRoute(
   {
+    operationId: "adminListApiKeys",
     method: "get",
     path: "/accounts/{id}/api-keys",
     tags,
     summary: "List an account's API keys",
-    request: { params: z.object({ id: z.string() }), query: paginationQuery },
+    description: "Newest first, revoked ones included; never their tokens.",
+    request: { params: accountParams, query: paginationQuery },
     errors: ["invalid_request", "not_found"],
     responses: { 200: jsonContent(pageSchema(apiKeySchema), "A page of keys, newest first (no tokens).") },
   },
@@ -64,15 +68,16 @@ const listKeysRoute = internalRoute(
 
 const revokeKeyRoute = internalRoute(
   {
+    operationId: "adminRevokeApiKey",
     method: "delete",
     path: "/api-keys/{id}",
     tags,
     summary: "Revoke an API key",
     description: "Takes effect on the key's next call, everywhere. Revoking twice is harmless.",
-    request: { params: z.object({ id: z.string() }) },
+    request: { params: z.object({ id: idParam("apiKey").openapi({ param: { name: "id", in: "path" } }) }) },
     errors: ["not_found"],
     responses: {
-      200: jsonContent(z.object({ id: z.string(), revoked: z.literal(true) }).openapi("RevokedApiKey"), "Revoked."),
+      200: jsonContent(z.object({ id: id("apiKey"), revoked: z.literal(true) }).openapi("RevokedApiKey"), "Revoked."),
     },
   },
   "AdminToken",
@@ -80,29 +85,20 @@ const revokeKeyRoute = internalRoute(
 
 export function adminApiKeyRoutes(app: OpenAPIHono<AppEnv>): void {
   app.openapi(issueKeyRoute, async (c) => {
-    const db = database(c.env.DB);
-    const account = await findAccount(db, c.req.valid("param").id);
-    const key = await issueApiKey(db, c.env, account.id, c.req.valid("json").products ?? null);
-    return c.json(key, 201);
+    const account = await findAccount(c.var.ctx, c.req.valid("param").id);
+    const { key, token } = await issueApiKey(c.var.ctx, account.id, c.req.valid("json").products ?? null);
+    return c.json({ id: key.id, token, products: key.products, created_at: presentApiKey(key).created_at }, 201);
   });
 
   app.openapi(listKeysRoute, async (c) => {
-    const db = database(c.env.DB);
-    const account = await findAccount(db, c.req.valid("param").id);
+    const account = await findAccount(c.var.ctx, c.req.valid("param").id);
     const query = c.req.valid("query");
-    const page = keysetPage(apiKeys.id, query);
-    const rows = await db
-      .select()
-      .from(apiKeys)
-      .where(and(eq(apiKeys.accountId, account.id), page.where))
-      .orderBy(page.orderBy)
-      .limit(page.limit);
-    return c.json(toPage(c, rows, query.limit, presentApiKey), 200);
+    return c.json(toPage(c, await listApiKeys(c.var.ctx, account.id, query), query.limit, presentApiKey), 200);
   });
 
   app.openapi(revokeKeyRoute, async (c) => {
     const { id } = c.req.valid("param");
-    await revokeApiKey(database(c.env.DB), c.env, id);
+    await revokeApiKey(c.var.ctx, id);
     return c.json({ id, revoked: true as const }, 200);
   });
 }

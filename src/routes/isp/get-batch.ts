@@ -1,20 +1,21 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { domainContext } from "../../domain/context";
 import { findBatch } from "../../domain/isp/batches";
 import type { AppEnv } from "../../env";
-import { apiRoute, jsonContent } from "../../platform/openapi";
-import { batchIdParam, batchSchema, presentBatch } from "../../schemas/commerce";
+import { apiRoute, jsonContent } from "../../platform/route-definitions";
+import { batchIdParam, batchSchema, presentBatch } from "../../resources/isp-batch";
 
 export const route = apiRoute({
+  operationId: "getIspBatch",
   method: "get",
   path: "/isp/batches/{id}",
   tags: ["ISP"],
   summary: "Get an ISP batch",
+  description: "Status, period, renewal and the replacement allowance of one batch.",
   request: { params: batchIdParam },
-  errors: ["not_found", "subuser_scope_mismatch"],
+  errors: ["invalid_request", "not_found", "subuser_scope_mismatch"],
   responses: { 200: jsonContent(batchSchema, "The batch.") },
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  return c.json(presentBatch(await findBatch(domainContext(c.env), c.var.principal, c.req.valid("param").id)), 200);
+  return c.json(presentBatch(await findBatch(c.var.ctx, c.var.principal, c.req.valid("param").id)), 200);
 };

@@ -1,12 +1,14 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import * as batchWhitelist from "./batch-whitelist";
+import * as addBatchWhitelistEntry from "./add-batch-whitelist-entry";
 import * as getBatch from "./get-batch";
 import * as getInventory from "./get-inventory";
 import * as listBatchIps from "./list-batch-ips";
+import * as listBatchWhitelist from "./list-batch-whitelist";
 import * as listBatches from "./list-batches";
 import * as refreshBatch from "./refresh-batch";
 import * as releaseBatch from "./release-batch";
+import * as removeBatchWhitelistEntry from "./remove-batch-whitelist-entry";
 import * as renewBatch from "./renew-batch";
 import * as replaceIp from "./replace-ip";
 import * as rotateBatchPassword from "./rotate-batch-password";
@@ -21,7 +23,7 @@ export function ispRoutes(app: OpenAPIHono<AppEnv>): void {
   app.openapi(rotateBatchPassword.route, rotateBatchPassword.handler);
   app.openapi(releaseBatch.route, releaseBatch.handler);
   app.openapi(replaceIp.route, replaceIp.handler);
-  app.openapi(batchWhitelist.listRoute, batchWhitelist.list);
-  app.openapi(batchWhitelist.addRoute, batchWhitelist.add);
-  app.openapi(batchWhitelist.removeRoute, batchWhitelist.remove);
+  app.openapi(listBatchWhitelist.route, listBatchWhitelist.handler);
+  app.openapi(addBatchWhitelistEntry.route, addBatchWhitelistEntry.handler);
+  app.openapi(removeBatchWhitelistEntry.route, removeBatchWhitelistEntry.handler);
 }

@@ -1,51 +1,58 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
-import { domainContext } from "../../domain/context";
 import { batchCredentials, batchIps, findBatch } from "../../domain/isp/batches";
 import type { AppEnv } from "../../env";
-import { apiRoute } from "../../platform/openapi";
-import { batchIdParam } from "../../schemas/commerce";
+import { countryCode, integer, list, token } from "../../platform/fields";
+import { apiRoute } from "../../platform/route-definitions";
+import { batchIdParam } from "../../resources/isp-batch";
 
 const ipLine = z
   .object({
-    ip_id: z.string().openapi({ description: "For `POST /isp/ips/{ip_id}/replace`." }),
-    ip: z.string(),
-    port: z.number().int(),
-    user: z.string(),
-    pass: z.string(),
-    country: z.string(),
-    city: z.string().nullable(),
-    asn: z.number().int(),
+    ip_id: token(/^ip_[0-9A-Za-z]+$/, 40).openapi({ description: "For `POST /isp/ips/{ip_id}/replace`." }),
+    ip: token(/^[0-9A-Fa-f:.]+$/, 45),
+    port: integer(1, 65_535),
+    user: token(/^[a-z0-9]+_[a-z0-9]+$/, 64),
+    pass: token(/^[0-9A-Za-z]+$/, 64),
+    country: countryCode(),
+    city: token(/^[a-z0-9]{1,40}$/, 40).nullable(),
+    asn: integer(1, 4_294_967_295),
   })
   .openapi("IspProxyLine");
 
 export const route = apiRoute({
+  operationId: "listIspBatchIps",
   method: "get",
   path: "/isp/batches/{id}/ips",
   tags: ["ISP"],
   summary: "List a batch's IPs with credentials",
   description:
     "`plain`: `ip:port:user:pass` per line. `csv`: header `ip,port,user,pass,country,city,asn`. `json` (default): " +
-    "an array of objects (with `ip_id` for replacements). Every IP listens on port 8000 for HTTP, HTTPS and SOCKS5; user and password are the batch's.",
-  request: {
-    params: batchIdParam,
-    query: z.object({ format: z.enum(["plain", "csv", "json"]).default("json") }),
-  },
+    "an array of objects (with `ip_id` for replacements). Every IP listens on port 8000 for HTTP, HTTPS and SOCKS5; " +
+    "user and password are the batch's.",
+  request: { params: batchIdParam, query: z.object({ format: z.enum(["plain", "csv", "json"]).default("json") }) },
+  secret: true,
   errors: ["invalid_request", "not_found", "subuser_scope_mismatch"],
   responses: {
     200: {
-      description: "The batch's IPs in the requested format.",
+      description: "The batch's assigned IPs in the requested format.",
       content: {
-        "application/json": { schema: z.array(ipLine) },
-        "text/plain": { schema: z.string().openapi({ example: "100.64.0.1:8000:user_s1a2b3c4d5e:Xy…" }) },
-        "text/csv": { schema: z.string().openapi({ example: "ip,port,user,pass,country,city,asn\n…" }) },
+        "application/json": { schema: list(ipLine, 5000) },
+        "text/plain": {
+          schema: z
+            .string()
+            .max(500_000)
+            .openapi({ example: "100.64.0.1:8000:user_s1a2b3c4d5e:Xy7Qw2Er9Ty1Ui3Op5As8Df" }),
+        },
+        "text/csv": {
+          schema: z.string().max(600_000).openapi({ example: "ip,port,user,pass,country,city,asn\n100.64.0.1,8000,…" }),
+        },
       },
     },
   },
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const ctx = domainContext(c.env);
-  const batch = await findBatch(ctx, c.var.principal, c.req.valid("param").id);
+  const { ctx, principal } = c.var;
+  const batch = await findBatch(ctx, principal, c.req.valid("param").id);
   const { user, password } = await batchCredentials(ctx, batch);
   const lines = (await batchIps(ctx, batch.id)).map((ip) => ({
     ip_id: ip.id,
@@ -57,7 +64,6 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     city: ip.city,
     asn: ip.asn,
   }));
-  c.header("Cache-Control", "no-store");
   switch (c.req.valid("query").format) {
     case "plain":
       return c.text(lines.map((l) => `${l.ip}:${l.port}:${l.user}:${l.pass}`).join("\n"), 200);

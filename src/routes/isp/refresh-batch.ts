@@ -1,11 +1,11 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { domainContext } from "../../domain/context";
-import { refreshBatch } from "../../domain/isp/batches";
+import { refreshBatch } from "../../domain/isp/batch-actions";
 import type { AppEnv } from "../../env";
-import { apiRoute, jsonContent } from "../../platform/openapi";
-import { batchIdParam, batchSchema, presentBatch } from "../../schemas/commerce";
+import { apiRoute, jsonContent } from "../../platform/route-definitions";
+import { batchIdParam, batchSchema, presentBatch } from "../../resources/isp-batch";
 
 export const route = apiRoute({
+  operationId: "refreshIspBatch",
   method: "post",
   path: "/isp/batches/{id}/refresh",
   tags: ["ISP"],
@@ -24,5 +24,5 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  return c.json(presentBatch(await refreshBatch(domainContext(c.env), c.var.principal, c.req.valid("param").id)), 200);
+  return c.json(presentBatch(await refreshBatch(c.var.ctx, c.var.principal, c.req.valid("param").id)), 200);
 };

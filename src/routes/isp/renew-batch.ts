@@ -1,11 +1,12 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
-import { domainContext } from "../../domain/context";
-import { renewBatch } from "../../domain/isp/batches";
+import { renewBatch } from "../../domain/isp/batch-actions";
 import type { AppEnv } from "../../env";
-import { apiRoute, jsonBody, jsonContent } from "../../platform/openapi";
-import { batchIdParam, batchSchema, presentBatch } from "../../schemas/commerce";
+import { integer } from "../../platform/fields";
+import { apiRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
+import { batchIdParam, batchSchema, presentBatch } from "../../resources/isp-batch";
 
 export const route = apiRoute({
+  operationId: "renewIspBatch",
   method: "post",
   path: "/isp/batches/{id}/renew",
   tags: ["ISP"],
@@ -15,20 +16,13 @@ export const route = apiRoute({
     "period is renewed from now.",
   request: {
     params: batchIdParam,
-    body: jsonBody(
-      z.strictObject({ months: z.number().int().min(1).max(36) }).openapi("IspRenew", { example: { months: 1 } }),
-    ),
+    body: jsonBody(z.strictObject({ months: integer(1, 36) }).openapi("IspRenew", { example: { months: 1 } })),
   },
   errors: ["not_found", "subuser_scope_mismatch", "insufficient_balance", "batch_not_active", "batch_changed"],
   responses: { 200: jsonContent(batchSchema, "The renewed batch with its new expires_at.") },
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const batch = await renewBatch(
-    domainContext(c.env),
-    c.var.principal,
-    c.req.valid("param").id,
-    c.req.valid("json").months,
-  );
-  return c.json(presentBatch(batch), 200);
+  const { id } = c.req.valid("param");
+  return c.json(presentBatch(await renewBatch(c.var.ctx, c.var.principal, id, c.req.valid("json").months)), 200);
 };

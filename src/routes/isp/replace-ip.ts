@@ -1,13 +1,13 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
-import { domainContext } from "../../domain/context";
-import { replaceIp } from "../../domain/isp/batches";
+import { replaceIp } from "../../domain/isp/batch-actions";
 import type { AppEnv } from "../../env";
-import { currentAccount } from "../../middleware/current-account";
+import { text, token, usdAmount } from "../../platform/fields";
 import { fromMinor } from "../../platform/money";
-import { apiRoute, jsonBody, jsonContent } from "../../platform/openapi";
-import { ispIpSchema, presentIp } from "../../schemas/commerce";
+import { apiRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
+import { ispIpSchema, presentIp } from "../../resources/isp-batch";
 
 export const route = apiRoute({
+  operationId: "replaceIspIp",
   method: "post",
   path: "/isp/ips/{ip_id}/replace",
   tags: ["ISP"],
@@ -16,10 +16,10 @@ export const route = apiRoute({
     "Free during the first 14 days after purchase; afterwards 10% of the batch (rounded up) per billing period is " +
     "free; further replacements are billed at the per-IP monthly rate. The old IP is released at once.",
   request: {
-    params: z.object({ ip_id: z.string().openapi({ example: "ip_0000042" }) }),
+    params: z.object({ ip_id: token(/^[A-Za-z0-9_-]+$/, 64, "must be an id").openapi({ example: "ip_0000042" }) }),
     body: jsonBody(
       z
-        .strictObject({ reason: z.string().trim().min(1).max(500) })
+        .strictObject({ reason: text(500, 1).trim() })
         .openapi("IpReplace", { example: { reason: "blocked by target" } }),
     ),
   },
@@ -34,7 +34,7 @@ export const route = apiRoute({
   responses: {
     200: jsonContent(
       z
-        .object({ replaced: ispIpSchema, ip: ispIpSchema, free: z.boolean(), charged_usd: z.number() })
+        .object({ replaced: ispIpSchema, ip: ispIpSchema, free: z.boolean(), charged_usd: usdAmount() })
         .openapi("IpReplacement"),
       "The new IP and what it cost.",
     ),
@@ -42,15 +42,14 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const account = await currentAccount(c);
   const request = { ipId: c.req.valid("param").ip_id, reason: c.req.valid("json").reason };
-  const result = await replaceIp(domainContext(c.env), c.var.principal, account, request);
+  const result = await replaceIp(c.var.ctx, c.var.principal, request);
   return c.json(
     {
-      replaced: { ...presentIp(result.replaced), status: "released" },
+      replaced: { ...presentIp(result.replaced), status: "released" as const },
       ip: presentIp(result.ip),
       free: result.free,
-      charged_usd: fromMinor(result.charged_minor),
+      charged_usd: fromMinor(result.chargedMinor),
     },
     200,
   );

@@ -1,38 +1,33 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
-import { domainContext } from "../../domain/context";
-import { orderBandwidth, orderIsp } from "../../domain/orders/orders";
+import { ISP_QUANTITY } from "../../domain/isp/batches";
+import { placeOrder } from "../../domain/orders/orders";
 import type { AppEnv } from "../../env";
-import { currentAccount } from "../../middleware/current-account";
-import { apiRoute, jsonBody, jsonContent } from "../../platform/openapi";
-import { orderSchema, presentOrder } from "../../schemas/commerce";
+import { countryCode, decimal, idParam, integer, rangedInteger, token } from "../../platform/fields";
+import { apiRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
+import { orderSchema, presentOrder } from "../../resources/order";
 
 const bandwidthOrder = z
   .strictObject({
     product: z.enum(["residential", "mobile"]),
-    gb: z
-      .number()
-      .positive()
-      .max(1_000_000)
-      .refine((gb) => Math.abs(gb * 1000 - Math.round(gb * 1000)) < 1e-6, "must have at most 3 decimals"),
+    gb: decimal({ unit: 0.001, min: 0.001, max: 1_000_000 }).openapi({
+      description: "GB to buy, in steps of 0.001 GB (1 MB).",
+    }),
   })
   .openapi("BandwidthOrderCreate", { example: { product: "residential", gb: 10 } });
 
 const ispOrder = z
   .strictObject({
     product: z.literal("isp"),
-    country: z
-      .string()
-      .regex(/^[A-Za-z]{2}$/, "must be an ISO 3166-1 alpha-2 code")
-      .transform((v) => v.toUpperCase()),
-    city: z
-      .string()
-      .regex(/^[a-z0-9]{1,40}$/, "must be a lowercase city slug (e.g. newyork)")
+    country: countryCode().transform((code) => code.toUpperCase()),
+    city: token(/^[a-z0-9]{1,40}$/, 40, "must be a lowercase city slug (e.g. newyork)")
       .nullable()
       .optional(),
-    asn: z.number().int().positive(),
-    quantity: z.number().int().openapi({ description: "5-5000 (else 422 quantity_out_of_range)." }),
-    months: z.number().int().min(1).max(36),
-    subuser: z.string().min(1).openapi({ description: "A sub-user of yours with the isp product." }),
+    asn: integer(1, 4_294_967_295),
+    quantity: rangedInteger(ISP_QUANTITY.min, ISP_QUANTITY.max, "quantity_out_of_range").openapi({
+      description: "5-5000 (else 422 quantity_out_of_range).",
+    }),
+    months: integer(1, 36),
+    subuser: idParam("subuser").openapi({ description: "A sub-user of yours with the isp product." }),
   })
   .openapi("IspOrderCreate", {
     example: {
@@ -47,6 +42,7 @@ const ispOrder = z
   });
 
 export const route = apiRoute({
+  operationId: "createOrder",
   method: "post",
   path: "/orders",
   tags: ["Orders"],
@@ -62,17 +58,17 @@ export const route = apiRoute({
     "insufficient_inventory",
     "quantity_out_of_range",
     "subuser_not_found",
+    "subuser_scope_mismatch",
   ],
   responses: { 201: jsonContent(orderSchema, "The order.") },
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const input = c.req.valid("json");
-  const ctx = domainContext(c.env);
-  const account = await currentAccount(c);
-  const order =
-    input.product === "isp"
-      ? await orderIsp(ctx, c.var.principal, account, input)
-      : await orderBandwidth(ctx, account, input);
+  const order = await placeOrder(
+    c.var.ctx,
+    c.var.principal,
+    input.product === "isp" ? { ...input, subuserId: input.subuser } : input,
+  );
   return c.json(presentOrder(order), 201);
 };

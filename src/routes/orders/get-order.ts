@@ -1,20 +1,22 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
-import { domainContext } from "../../domain/context";
 import { findOrder } from "../../domain/orders/orders";
 import type { AppEnv } from "../../env";
-import { apiRoute, jsonContent } from "../../platform/openapi";
-import { orderSchema, presentOrder } from "../../schemas/commerce";
+import { idParam } from "../../platform/fields";
+import { apiRoute, jsonContent } from "../../platform/route-definitions";
+import { orderSchema, presentOrder } from "../../resources/order";
 
 export const route = apiRoute({
+  operationId: "getOrder",
   method: "get",
   path: "/orders/{id}",
   tags: ["Orders"],
   summary: "Get an order",
-  request: { params: z.object({ id: z.string().openapi({ example: "ord_01JD2W6Q6J5E4V3N0Z9Y8X7W6V" }) }) },
-  errors: ["not_found"],
+  description: "An order of the account; ISP orders move from `provisioning` to `completed`.",
+  request: { params: z.object({ id: idParam("order").openapi({ param: { name: "id", in: "path" } }) }) },
+  errors: ["invalid_request", "not_found", "subuser_scope_mismatch"],
   responses: { 200: jsonContent(orderSchema, "The order.") },
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  return c.json(presentOrder(await findOrder(domainContext(c.env), c.var.principal, c.req.valid("param").id)), 200);
+  return c.json(presentOrder(await findOrder(c.var.ctx, c.var.principal, c.req.valid("param").id)), 200);
 };

@@ -1,24 +1,24 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
 import { cycles } from "../../db/schema";
-import { domainContext } from "../../domain/context";
+import { ISP_QUANTITY } from "../../domain/isp/batches";
 import { updateSubscription } from "../../domain/subscriptions/subscriptions";
 import type { AppEnv } from "../../env";
-import { currentAccount } from "../../middleware/current-account";
-import { apiRoute, jsonBody, jsonContent } from "../../platform/openapi";
-import { presentSubscription, subscriptionIdParam, subscriptionSchema } from "../../schemas/commerce";
+import { rangedInteger } from "../../platform/fields";
+import { apiRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
+import { presentSubscription, subscriptionIdParam, subscriptionSchema, tierName } from "../../resources/subscription";
 
 const body = z
   .strictObject({
-    plan: z
-      .string()
-      .regex(/^[a-z-]{1,32}$/, "must be a tier name")
-      .optional(),
-    quantity: z.number().int().optional().openapi({ description: "ISP only; 5-5000." }),
+    plan: tierName.optional(),
+    quantity: rangedInteger(ISP_QUANTITY.min, ISP_QUANTITY.max, "quantity_out_of_range")
+      .optional()
+      .openapi({ description: "ISP only; 5-5000." }),
     cycle: z.enum(cycles).optional(),
   })
-  .openapi("SubscriptionUpdate", { example: { plan: "business" } });
+  .openapi("SubscriptionUpdate", { example: { cycle: "annual" } });
 
 export const route = apiRoute({
+  operationId: "updateSubscription",
   method: "patch",
   path: "/subscriptions/{id}",
   tags: ["Subscriptions"],
@@ -30,6 +30,7 @@ export const route = apiRoute({
   request: { params: subscriptionIdParam, body: jsonBody(body) },
   errors: [
     "not_found",
+    "subuser_scope_mismatch",
     "unknown_plan",
     "downgrade_below_usage",
     "insufficient_balance",
@@ -41,12 +42,9 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const account = await currentAccount(c);
-  const ctx = domainContext(c.env);
   const subscription = await updateSubscription(
-    ctx,
+    c.var.ctx,
     c.var.principal,
-    account,
     c.req.valid("param").id,
     c.req.valid("json"),
   );

@@ -1,12 +1,12 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { domainContext } from "../../domain/context";
 import { deleteSubuser } from "../../domain/subusers/subusers";
 import type { AppEnv } from "../../env";
-import { apiRoute, jsonContent } from "../../platform/openapi";
-import { deletedSchema } from "../../schemas/common";
-import { subuserIdParam } from "../../schemas/subuser";
+import { apiRoute, jsonContent } from "../../platform/route-definitions";
+import { deletedSchema } from "../../resources/common";
+import { subuserIdParam } from "../../resources/subuser";
 
 export const route = apiRoute({
+  operationId: "deleteSubuser",
   method: "delete",
   path: "/subusers/{id}",
   tags: ["Sub-users"],
@@ -20,6 +20,6 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const subuser = await deleteSubuser(domainContext(c.env), c.var.principal, c.req.valid("param").id);
+  const subuser = await deleteSubuser(c.var.ctx, c.var.principal, c.req.valid("param").id);
   return c.json({ id: subuser.id, deleted: true as const }, 200);
 };

@@ -4,7 +4,7 @@ import * as createSubuser from "./create-subuser";
 import * as deleteSubuser from "./delete-subuser";
 import * as getSubuser from "./get-subuser";
 import * as listSubusers from "./list-subusers";
-import * as rotatePassword from "./rotate-password";
+import * as rotateSubuserPassword from "./rotate-subuser-password";
 import * as updateSubuser from "./update-subuser";
 
 export function subuserRoutes(app: OpenAPIHono<AppEnv>): void {
@@ -12,6 +12,6 @@ export function subuserRoutes(app: OpenAPIHono<AppEnv>): void {
   app.openapi(createSubuser.route, createSubuser.handler);
   app.openapi(getSubuser.route, getSubuser.handler);
   app.openapi(updateSubuser.route, updateSubuser.handler);
-  app.openapi(rotatePassword.route, rotatePassword.handler);
+  app.openapi(rotateSubuserPassword.route, rotateSubuserPassword.handler);
   app.openapi(deleteSubuser.route, deleteSubuser.handler);
 }

@@ -1,11 +1,9 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
 import { subuserStatuses } from "../../db/schema";
-import { domainContext } from "../../domain/context";
 import { updateSubuser } from "../../domain/subusers/subusers";
 import type { AppEnv } from "../../env";
-import { currentAccount } from "../../middleware/current-account";
-import { apiRoute, jsonBody, jsonContent } from "../../platform/openapi";
-import { labelSchema, limitSchema, presentSubuser, subuserIdParam, subuserSchema } from "../../schemas/subuser";
+import { apiRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
+import { labelSchema, limitSchema, presentSubuser, subuserIdParam, subuserSchema } from "../../resources/subuser";
 
 const body = z
   .strictObject({
@@ -14,9 +12,10 @@ const body = z
     concurrent_max: limitSchema.optional(),
     rps_max: limitSchema.optional(),
   })
-  .openapi("SubuserUpdate", { example: { status: "disabled" } });
+  .openapi("SubuserUpdate", { example: { concurrent_max: 50 } });
 
 export const route = apiRoute({
+  operationId: "updateSubuser",
   method: "patch",
   path: "/subusers/{id}",
   tags: ["Sub-users"],
@@ -30,8 +29,11 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const account = await currentAccount(c);
-  const ctx = domainContext(c.env);
-  const subuser = await updateSubuser(ctx, c.var.principal, account, c.req.valid("param").id, c.req.valid("json"));
+  const { concurrent_max, rps_max, ...patch } = c.req.valid("json");
+  const subuser = await updateSubuser(c.var.ctx, c.var.principal, c.req.valid("param").id, {
+    ...patch,
+    concurrentMax: concurrent_max,
+    rpsMax: rps_max,
+  });
   return c.json(presentSubuser(subuser), 200);
 };

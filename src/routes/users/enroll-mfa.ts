@@ -1,10 +1,10 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
+import { currentAccount } from "../../domain/accounts/accounts";
 import { enrollTotp, RECOVERY_CODE_COUNT } from "../../domain/accounts/mfa";
-import { domainContext } from "../../domain/context";
 import type { AppEnv } from "../../env";
-import { currentAccount } from "../../middleware/current-account";
-import { requireMfa } from "../../middleware/gates";
-import { apiRoute, jsonBody, jsonContent } from "../../platform/openapi";
+import { token } from "../../platform/fields";
+import { apiRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
+import { mfaCode } from "../../platform/route-middleware";
 
 const body = z
   .strictObject({ method: z.literal("totp") })
@@ -13,22 +13,23 @@ const body = z
 const enrollment = z
   .object({
     method: z.literal("totp"),
-    secret: z
-      .string()
-      .openapi({ description: "Base32 TOTP secret; shown once.", example: "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP" }),
-    otpauth_uri: z.string().openapi({ example: "otpauth://totp/Proxy%20Account%20API:ops%40acme.example?secret=…" }),
+    secret: token(/^[A-Z2-7]{16,64}$/, 64).openapi({
+      description: "Base32 TOTP secret; shown once.",
+      example: "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+    }),
+    otpauth_uri: token(/^otpauth:\/\/totp\/\S+$/, 512).openapi({
+      example: "otpauth://totp/Proxy%20Account%20API:ops%40acme.example?secret=JBSWY3DPEHPK3PXP",
+    }),
     recovery_codes: z
-      .array(z.string())
+      .array(token(/^[a-z2-9]{5}-[a-z2-9]{5}$/, 11))
       .length(RECOVERY_CODE_COUNT)
-      .openapi({
-        description: "One-time fallback codes; shown once, store them offline.",
-        example: ["k7m2p-x9qrt"],
-      }),
+      .openapi({ description: "One-time fallback codes; shown once, store them offline.", example: ["k7m2p-x9qrt"] }),
     status: z.literal("pending_verification"),
   })
   .openapi("MfaEnrollment");
 
 export const route = apiRoute({
+  operationId: "enrollMfa",
   method: "post",
   path: "/users/me/security/mfa",
   tags: ["Account"],
@@ -37,13 +38,22 @@ export const route = apiRoute({
     "Returns a new TOTP secret and 10 recovery codes, shown once. MFA becomes enabled when the first code is sent to " +
     "`POST /users/me/security/mfa/verify`. Re-enrolling while MFA is enabled needs `X-MFA-Code`.",
   request: { body: jsonBody(body) },
-  errors: ["mfa_required"],
+  mfa: true,
+  secret: true,
   responses: { 201: jsonContent(enrollment, "The pending enrollment.") },
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const account = await currentAccount(c);
-  await requireMfa(c, account);
-  const result = await enrollTotp(domainContext(c.env), account);
-  return c.json({ ...result, status: "pending_verification" as const }, 201);
+  const { ctx, principal } = c.var;
+  const result = await enrollTotp(ctx, await currentAccount(ctx, principal), mfaCode(c));
+  return c.json(
+    {
+      method: result.method,
+      secret: result.secret,
+      otpauth_uri: result.otpauthUri,
+      recovery_codes: result.recoveryCodes,
+      status: "pending_verification" as const,
+    },
+    201,
+  );
 };

@@ -1,17 +1,17 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
-import { findAccount } from "../../domain/accounts/accounts";
+import { currentAccount, findAccount } from "../../domain/accounts/accounts";
 import { verifyEnrollment } from "../../domain/accounts/mfa";
-import { domainContext } from "../../domain/context";
 import type { AppEnv } from "../../env";
-import { currentAccount } from "../../middleware/current-account";
-import { apiRoute, jsonBody, jsonContent } from "../../platform/openapi";
-import { presentSecurity, securitySchema } from "../../schemas/account";
+import { token } from "../../platform/fields";
+import { apiRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
+import { presentSecurity, securitySchema } from "../../resources/account";
 
 const body = z
-  .strictObject({ code: z.string().regex(/^\d{6}$/, "must be a 6-digit code") })
+  .strictObject({ code: token(/^\d{6}$/, 6, "must be a 6-digit code") })
   .openapi("MfaVerification", { example: { code: "123456" } });
 
 export const route = apiRoute({
+  operationId: "verifyMfa",
   method: "post",
   path: "/users/me/security/mfa/verify",
   tags: ["Account"],
@@ -23,8 +23,8 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const ctx = domainContext(c.env);
-  const account = await currentAccount(c);
+  const { ctx, principal } = c.var;
+  const account = await currentAccount(ctx, principal);
   await verifyEnrollment(ctx, account, c.req.valid("json").code);
-  return c.json(presentSecurity(await findAccount(ctx.db, account.id)), 200);
+  return c.json(presentSecurity(await findAccount(ctx, account.id)), 200);
 };

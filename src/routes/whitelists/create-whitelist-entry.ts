@@ -1,19 +1,19 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
 import { products } from "../../db/schema";
-import { domainContext } from "../../domain/context";
 import { whitelistSubuserIp } from "../../domain/whitelists/subuser-whitelists";
 import type { AppEnv } from "../../env";
-import { apiRoute, jsonBody, jsonContent } from "../../platform/openapi";
+import { idParam } from "../../platform/fields";
+import { apiRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
 import {
   presentWhitelistEntry,
   whitelistEntrySchema,
   whitelistIpSchema,
   whitelistLabelSchema,
-} from "../../schemas/whitelist";
+} from "../../resources/whitelist";
 
 const body = z
   .strictObject({
-    subuser: z.string().min(1),
+    subuser: idParam("subuser"),
     product: z.enum(products),
     ip: whitelistIpSchema,
     label: whitelistLabelSchema,
@@ -28,6 +28,7 @@ const body = z
   });
 
 export const route = apiRoute({
+  operationId: "createWhitelistEntry",
   method: "post",
   path: "/whitelists",
   tags: ["Whitelists"],
@@ -41,6 +42,7 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const entry = await whitelistSubuserIp(domainContext(c.env), c.var.principal, c.req.valid("json"));
+  const { subuser, ...input } = c.req.valid("json");
+  const entry = await whitelistSubuserIp(c.var.ctx, c.var.principal, { ...input, subuserId: subuser });
   return c.json(presentWhitelistEntry(entry), 201);
 };

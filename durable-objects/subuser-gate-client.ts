@@ -1,0 +1,32 @@
+import type { DecideInput, Decision, GateConfig, SubuserGate } from "./subuser-gate";
+
+/**
+ * The typed client of one sub-user's `SubuserGate` (addressed by the sub-user's gateway name). It owns the
+ * first-use step: a gate that does not know its sub-user yet is configured from D1 by `loadConfig` within the
+ * retried call; a name D1 does not know is refused like a wrong password.
+ */
+export class SubuserGateClient {
+  readonly #stub: DurableObjectStub<SubuserGate>;
+  readonly #loadConfig: () => Promise<GateConfig | null>;
+
+  constructor(env: Cloudflare.Env, name: string, loadConfig: () => Promise<GateConfig | null> = async () => null) {
+    this.#stub = env.SUBUSER_GATE.get(env.SUBUSER_GATE.idFromName(name));
+    this.#loadConfig = loadConfig;
+  }
+
+  async decide(input: DecideInput): Promise<Decision> {
+    const decision = await this.#stub.decide(input);
+    if (decision.outcome !== "unconfigured") return decision;
+    const config = await this.#loadConfig();
+    if (!config) return { outcome: "deny", status: 407, errorCode: "auth-failed" };
+    return this.#stub.decide(input, config);
+  }
+
+  async configure(config: GateConfig): Promise<void> {
+    await this.#stub.configure(config);
+  }
+
+  release(lease: string): Promise<boolean> {
+    return this.#stub.release(lease);
+  }
+}

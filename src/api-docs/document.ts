@@ -1,0 +1,101 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../env";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../platform/pagination";
+import { registerSharedComponents } from "../platform/route-definitions";
+
+export type OpenApiDocument = ReturnType<OpenAPIHono["getOpenAPI31Document"]>;
+
+/** What a document says about the routers it describes. */
+interface DocumentSpec {
+  title: string;
+  description: string;
+  /** Where the described routers are mounted (the server URL is the origin plus this). */
+  basePath: string;
+  internal: boolean;
+  tags: Array<{ name: string; description: string }>;
+  securitySchemes: Record<string, string>;
+}
+
+export const publicApi: DocumentSpec = {
+  title: "Proxy Account API",
+  basePath: "/v1",
+  internal: false,
+  description:
+    "Manage a proxy-access account programmatically: the account and its MFA, sub-users, their whitelists, orders " +
+    "and bandwidth pools, ISP inventory and batches, and subscriptions.\n\n" +
+    "Every call carries `Authorization: Bearer <API_KEY>`. Every error is `{code, message, request_id}`, and every " +
+    "response carries `X-Request-Id` and the `X-RateLimit-*` headers of the key's rolling 60-second and 24-hour " +
+    "windows (429 `rate_limited` with `Retry-After` beyond them). Lists are cursor-paginated (`cursor`, `limit` ≤ " +
+    `${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE}) with \`next_cursor\` and a \`Link\` header. Writes accept ` +
+    "`Idempotency-Key`; a retry replays the first response (`Idempotent-Replayed: true`). A key scoped to some " +
+    "products may act only on resources of those products (403 `subuser_scope_mismatch`).",
+  tags: [
+    { name: "Account", description: "The account that owns the API key, and its MFA." },
+    { name: "Sub-users", description: "The unit of access control on the gateway." },
+    { name: "Whitelists", description: "Source IPs that may use a sub-user without a password." },
+    { name: "Orders", description: "Bandwidth and ISP orders, and the bandwidth pools they fill." },
+    { name: "ISP", description: "Static IP inventory, batches, their IPs and whitelists." },
+    { name: "Subscriptions", description: "Recurring bandwidth tiers and ISP auto-renewal." },
+    { name: "Tools", description: "Files for API clients." },
+  ],
+  securitySchemes: { ApiKey: "An API key issued in the dashboard: `Authorization: Bearer live_…`." },
+};
+
+export const internalApi: DocumentSpec = {
+  title: "Proxy Account API: internal contracts",
+  basePath: "/internal",
+  internal: true,
+  description:
+    "The contracts of the operator's own systems, outside the public API: the admin API (dashboard and operators, " +
+    "`ADMIN_TOKEN`) and the gateway contract (the proxy gateway, `GATEWAY_TOKEN`). Every response carries " +
+    "`X-Request-Id`; every error is `{code, message, request_id}`.",
+  tags: [
+    {
+      name: "Admin",
+      description: "Accounts, API keys and the price catalogue; `Authorization: Bearer <ADMIN_TOKEN>`.",
+    },
+    { name: "Gateway", description: "Access decisions and leases; `Authorization: Bearer <GATEWAY_TOKEN>`." },
+  ],
+  securitySchemes: {
+    AdminToken: "The admin token (`ADMIN_TOKEN`), held by the dashboard and operators.",
+    GatewayToken: "The gateway token (`GATEWAY_TOKEN`), held by the proxy gateway.",
+  },
+};
+
+const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/**
+ * The OpenAPI 3.1 description of a router, generated from the same zod schemas that validate its requests,
+ * once per origin.
+ */
+export function documentOf(router: OpenAPIHono<AppEnv>, spec: DocumentSpec): (origin: string) => OpenApiDocument {
+  const documents = new Map<string, OpenApiDocument>();
+  let registered = false;
+  return (origin) => {
+    let document = documents.get(origin);
+    if (!document) {
+      if (!registered) registerSharedComponents(router.openAPIRegistry, spec.securitySchemes);
+      registered = true;
+      const local = LOCAL_HOSTS.has(new URL(origin).hostname);
+      document = router.getOpenAPI31Document({
+        openapi: "3.1.0",
+        info: {
+          title: spec.title,
+          version: "1.0.0",
+          description: spec.description,
+          license: { name: "Proprietary" },
+        },
+        servers: [
+          {
+            url: `${origin}${spec.basePath}`,
+            description: local ? "Local development server" : "Production",
+            "x-internal": spec.internal,
+          } as { url: string; description: string },
+        ],
+        tags: spec.tags,
+      });
+      documents.set(origin, document);
+    }
+    return document;
+  };
+}

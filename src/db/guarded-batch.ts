@@ -1,0 +1,107 @@
+import { inArray, type SQL, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import type { DomainContext } from "../domain/context";
+import { ApiError } from "../platform/errors";
+import { accountsChanged } from "./account-cache";
+import type { Database } from "./client";
+import { isCheckViolation, isUniqueViolation } from "./errors";
+import { type AssertionKind, apiKeys, batchAssertions } from "./schema";
+
+export type Statement = BatchItem<"sqlite">;
+
+/**
+ * Why a guarded batch rolled back: the balance would have gone negative, an `abortIf` assertion held, or a
+ * charge with the same unique key was already made (a job running twice).
+ */
+export type BatchFailure = "insufficient_balance" | AssertionKind | "already_charged";
+export type BatchOutcome = { committed: true } | { committed: false; failure: BatchFailure };
+
+/**
+ * A statement that aborts its batch when `condition` holds. A batch cannot read and then decide, so what must
+ * be true (enough IPs reserved, a row still in the expected state) is asserted in SQL, each kind with its own CHECK.
+ */
+export function abortIf(db: Database, kind: AssertionKind, condition: SQL): Statement {
+  // An insert builder, not `db.run`: drizzle's D1 batch cannot bind the parameters of raw statements.
+  return db.insert(batchAssertions).select(sql`SELECT ${kind} AS failed WHERE ${condition}`);
+}
+
+/** Aborts the batch (failure `state`) unless the row is still as it was read: a concurrent change wins. */
+export function unchangedSince(
+  db: Database,
+  table: SQLiteTable & { id: SQLiteColumn; updatedAt: SQLiteColumn },
+  row: { id: string; updatedAt: number },
+): Statement {
+  return abortIf(
+    db,
+    "state",
+    sql`NOT EXISTS (SELECT 1 FROM ${table} WHERE ${table.id} = ${row.id} AND ${table.updatedAt} = ${row.updatedAt})`,
+  );
+}
+
+const accountWrites = new WeakMap<object, string>();
+
+/** Marks a statement that writes an account row: a batch that runs it invalidates the account's cached reads. */
+export function writesAccount<S extends Statement>(statement: S, accountId: string): S {
+  accountWrites.set(statement, accountId);
+  return statement;
+}
+
+/**
+ * Runs a D1 batch, all or nothing, and says why it rolled back when one of its guards fired (the balance
+ * CHECK, an `abortIf` assertion, a unique charge key). Any other error is thrown. After a commit, accounts the
+ * batch wrote have their cached reads invalidated everywhere before this returns; their keys are read in the
+ * same batch, so that costs no extra query.
+ */
+export async function runGuardedBatch(ctx: DomainContext, statements: Statement[]): Promise<BatchOutcome> {
+  const accountIds = [...new Set(statements.flatMap((statement) => accountWrites.get(statement) ?? []))];
+  const keysOfAccounts =
+    accountIds.length > 0
+      ? [ctx.db.select({ id: apiKeys.id }).from(apiKeys).where(inArray(apiKeys.accountId, accountIds))]
+      : [];
+  let results: unknown[];
+  try {
+    results = await ctx.db.batch([...statements, ...keysOfAccounts] as [Statement, ...Statement[]]);
+  } catch (error) {
+    const failure = batchFailure(error);
+    if (failure) return { committed: false, failure };
+    throw error;
+  }
+  if (accountIds.length > 0) {
+    await accountsChanged(
+      ctx,
+      accountIds,
+      (results.at(-1) as Array<{ id: string }>).map((key) => key.id),
+    );
+  }
+  return { committed: true };
+}
+
+/**
+ * `runGuardedBatch` for API verbs: a rollback becomes the error given for its failure (an overdraft is always
+ * 409 `insufficient_balance`).
+ */
+export async function commit(
+  ctx: DomainContext,
+  statements: Statement[],
+  errors: Partial<Record<BatchFailure, () => ApiError>> = {},
+): Promise<void> {
+  const outcome = await runGuardedBatch(ctx, statements);
+  if (outcome.committed) return;
+  const failure = errors[outcome.failure] ?? defaultErrors[outcome.failure];
+  if (!failure) throw new Error(`Guarded batch rolled back (${outcome.failure}) with no error given for it.`);
+  throw failure();
+}
+
+const defaultErrors: Partial<Record<BatchFailure, () => ApiError>> = {
+  insufficient_balance: () => new ApiError("insufficient_balance"),
+};
+
+function batchFailure(error: unknown): BatchFailure | null {
+  if (isCheckViolation(error, "accounts_balance_non_negative")) return "insufficient_balance";
+  for (const kind of ["inventory", "state", "quota"] as const) {
+    if (isCheckViolation(error, `assert_${kind}`)) return kind;
+  }
+  if (isUniqueViolation(error, "ledger_entries.unique_key")) return "already_charged";
+  return null;
+}

@@ -1,0 +1,13 @@
+import type { Context } from "hono";
+import type { WindowVerdict } from "../../durable-objects/rolling-window";
+import { ApiError } from "../platform/errors";
+
+export function setRateLimitHeaders(c: Context, rate: WindowVerdict): void {
+  c.header("X-RateLimit-Limit", String(rate.limit));
+  c.header("X-RateLimit-Remaining", String(rate.remaining));
+  c.header("X-RateLimit-Reset", String(rate.reset));
+}
+
+export function rateLimited(rate: WindowVerdict): ApiError {
+  return new ApiError("rate_limited", undefined, { headers: { "Retry-After": String(rate.retryAfter ?? 1) } });
+}

@@ -1,0 +1,125 @@
+import { z } from "@hono/zod-openapi";
+import type { ErrorCode } from "./errors";
+import { type IdKind, idPrefixes } from "./ids";
+
+/**
+ * The building blocks of every request and response schema. Each is bounded, as OWASP API4 (unrestricted
+ * resource consumption) asks: strings have a maximum length and a pattern or format, integers a range and a
+ * format, decimals the unit they are stored in. Request schemas enforce exactly what the document says.
+ */
+
+const INT32_MAX = 2_147_483_647;
+
+function integerFormat(min: number, max: number): "int32" | "int64" {
+  return min >= -INT32_MAX - 1 && max <= INT32_MAX ? "int32" : "int64";
+}
+
+export function integer(min: number, max: number) {
+  return z
+    .number()
+    .int()
+    .min(min)
+    .max(max)
+    .openapi({ format: integerFormat(min, max) });
+}
+
+/** An integer in a query string. */
+export function queryInteger(min: number, max: number) {
+  return z.coerce
+    .number()
+    .int()
+    .min(min)
+    .max(max)
+    .openapi({ format: integerFormat(min, max) });
+}
+
+/**
+ * An integer whose allowed range has its own error code in the catalogue (e.g. ISP quantity 5-5000 →
+ * 422 `quantity_out_of_range`): a value outside it answers that code rather than `invalid_request`.
+ */
+export function rangedInteger(min: number, max: number, code: ErrorCode) {
+  return z
+    .number()
+    .int()
+    .min(-INT32_MAX - 1)
+    .max(INT32_MAX)
+    .refine((value) => value >= min && value <= max, { error: `must be ${min}-${max}`, params: { code } })
+    .openapi({ minimum: min, maximum: max, format: "int32" });
+}
+
+/**
+ * A decimal amount stored as a whole number of `unit`s (money in cents: 0.01; bandwidth in MB: 0.001 GB).
+ * It must be exactly representable at that unit and at least `min`, so no amount ever rounds to nothing.
+ */
+export function decimal(options: { unit: number; min: number; max: number }) {
+  const scale = Math.round(1 / options.unit);
+  return z
+    .number()
+    .min(options.min)
+    .max(options.max)
+    .refine((value) => {
+      const units = Math.round(value * scale);
+      return Number.isSafeInteger(units) && units / scale === value;
+    }, `must be a multiple of ${options.unit}`)
+    .openapi({ multipleOf: options.unit });
+}
+
+/** A USD amount in a request: cents at most, positive unless `min` says otherwise. */
+export function usd(max: number, min = 0.01) {
+  return decimal({ unit: 0.01, min, max });
+}
+
+/** A USD amount in a response (two decimals). */
+export function usdAmount() {
+  return z.number().openapi({ multipleOf: 0.01 });
+}
+
+/** Free text: no control characters. */
+export function text(max: number, min = 0) {
+  return z
+    .string()
+    .min(min)
+    .max(max)
+    .regex(/^[^\p{Cc}]*$/u, "must not contain control characters");
+}
+
+/** A string matching `pattern`, at most `max` characters. */
+export function token(pattern: RegExp, max: number, message = `must match ${pattern.source}`) {
+  return z.string().max(max).regex(pattern, message);
+}
+
+/** A resource id in a response: the resource's prefix and a ULID. */
+export function id(kind: IdKind) {
+  const prefix = idPrefixes[kind];
+  return token(new RegExp(`^${prefix}_[0-9A-HJKMNP-TV-Z]{26}$`), prefix.length + 27).openapi({
+    example: `${prefix}_01JD2W6Q6J5E4V3N0Z9Y8X7W6V`,
+  });
+}
+
+/** An id given in a path or body. Malformed ids are answered like unknown ones (404), so only the shape is bounded. */
+export function idParam(kind: IdKind) {
+  return token(/^[A-Za-z0-9_-]+$/, 64, "must be an id").openapi({
+    example: `${idPrefixes[kind]}_01JD2W6Q6J5E4V3N0Z9Y8X7W6V`,
+  });
+}
+
+export function timestamp() {
+  return z.iso.datetime().max(32);
+}
+
+export function email() {
+  return z.email().max(254);
+}
+
+export function countryCode() {
+  return token(/^[A-Za-z]{2}$/, 2, "must be an ISO 3166-1 alpha-2 code").openapi({ example: "US" });
+}
+
+/** An IPv4 or IPv6 address as text (validated by the caller's own rules). */
+export function ipText() {
+  return token(/^[0-9A-Fa-f:.]+$/, 45, "must be an IPv4 or IPv6 address");
+}
+
+export function list<T extends z.ZodType>(item: T, max: number) {
+  return z.array(item).max(max);
+}

@@ -1,0 +1,256 @@
+import { createRoute, type OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
+import { type ErrorCode, errorCatalogue } from "./errors";
+import { MFA_HEADER, noStore } from "./route-middleware";
+
+/**
+ * How every operation is declared: one `createRoute` config per operation file, through `apiRoute` (the public
+ * `/v1` API) or `internalRoute` (admin and gateway). The builders add what every operation shares, so the
+ * OpenAPI document tells the whole truth without each route repeating it: security, the errors every call can
+ * meet, the headers sent on every response, `Idempotency-Key` on writes, `X-MFA-Code` on gated actions.
+ */
+
+export const errorSchema = z
+  .object({
+    code: z.enum(Object.keys(errorCatalogue) as [ErrorCode, ...ErrorCode[]]).openapi({ example: "invalid_request" }),
+    message: z.string().max(1000).openapi({ example: "label: must match [a-z0-9-]{1,64}." }),
+    request_id: z
+      .string()
+      .max(30)
+      .regex(/^req_[0-9A-HJKMNP-TV-Z]{26}$/)
+      .openapi({ example: "req_01JD2W6Q6J5E4V3N0Z9Y8X7W6V" }),
+    details: z
+      .array(z.object({ field: z.string().max(200), message: z.string().max(1000) }))
+      .max(100)
+      .optional()
+      .openapi({ description: "Every field problem, on `invalid_request`." }),
+  })
+  .openapi("Error");
+
+// ── Response headers (registered once per document as components) ─────────────────────────────────
+
+const responseHeaders = {
+  "X-Request-Id": {
+    description: "The request's id (`req_…`); quote it when contacting support. A replay carries the original id.",
+    schema: { type: "string", pattern: "^req_[0-9A-HJKMNP-TV-Z]{26}$", maxLength: 30 },
+  },
+  "X-RateLimit-Limit": {
+    description: "Requests allowed in the window that is closest to its limit (rolling 60 s or 24 h).",
+    schema: { type: "integer", format: "int64", minimum: 0, maximum: 1_000_000_000 },
+  },
+  "X-RateLimit-Remaining": {
+    description: "Requests left in that window.",
+    schema: { type: "integer", format: "int64", minimum: 0, maximum: 1_000_000_000 },
+  },
+  "X-RateLimit-Reset": {
+    description: "Unix epoch second at which the window's oldest counted request leaves it.",
+    schema: { type: "integer", format: "int64", minimum: 0, maximum: 99_999_999_999 },
+  },
+  "Retry-After": {
+    description:
+      "Whole seconds until the oldest counted request leaves the window (at most 60, or 86,400 for the day).",
+    schema: { type: "integer", format: "int32", minimum: 1, maximum: 86_400 },
+  },
+  Link: {
+    description: 'The next page: `<url>; rel="next"`. Absent on the last page.',
+    schema: { type: "string", maxLength: 2048, pattern: '^<[^>]+>; rel="next"$' },
+  },
+  "Idempotent-Replayed": {
+    description: "`true` when this response is the stored answer to an earlier request with the same Idempotency-Key.",
+    schema: { type: "string", enum: ["true"] },
+  },
+  "Cache-Control": {
+    description: "`no-store`: the response shows a secret once; no cache may keep it.",
+    schema: { type: "string", enum: ["no-store"] },
+  },
+} as const;
+
+type HeaderName = keyof typeof responseHeaders;
+
+function headerRefs(names: HeaderName[]) {
+  return Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+}
+
+const RATE_LIMIT_HEADERS: HeaderName[] = ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"];
+
+/** Registers what the builders refer to: the headers, the Error schema and the security schemes of a document. */
+export function registerSharedComponents(
+  registry: OpenAPIHono["openAPIRegistry"],
+  schemes: Record<string, string>,
+): void {
+  for (const [name, header] of Object.entries(responseHeaders)) {
+    registry.registerComponent(
+      "headers",
+      name,
+      structuredClone(header) as Parameters<typeof registry.registerComponent>[2],
+    );
+  }
+  registry.register("Error", errorSchema);
+  for (const [name, description] of Object.entries(schemes)) {
+    registry.registerComponent("securitySchemes", name, { type: "http", scheme: "bearer", description });
+  }
+}
+
+// ── Request headers ───────────────────────────────────────────────────────────────────────────────
+
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 64;
+
+const idempotencyKeyHeader = {
+  "Idempotency-Key": z
+    .string()
+    .min(1)
+    .max(IDEMPOTENCY_KEY_MAX_LENGTH)
+    .regex(/^[\x20-\x7E]+$/, "must be printable ASCII")
+    .optional()
+    .openapi({
+      description:
+        "Any string of up to 64 characters, fresh per logical operation (a UUID is a good choice). Retries with " +
+        "the same key within 24 hours replay the first response instead of acting twice.",
+    }),
+};
+
+const mfaCodeHeader = {
+  [MFA_HEADER]: z
+    .string()
+    .max(64)
+    .regex(/^[\x20-\x7E]+$/, "must be printable ASCII")
+    .optional()
+    .openapi({
+      description:
+        "Required when the account has MFA enabled: a current TOTP code or an unused recovery code. Without a valid " +
+        "one the request is refused with 403 `mfa_required`.",
+    }),
+};
+
+// ── Error responses ───────────────────────────────────────────────────────────────────────────────
+
+/** OpenAPI responses for a set of error codes, grouped by status, described from the catalogue. */
+function errorResponses(codes: readonly ErrorCode[], headersFor: (status: number) => HeaderName[]) {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of new Set(codes)) {
+    const status = errorCatalogue[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return Object.fromEntries(
+    [...byStatus].map(([status, list]) => [
+      status,
+      {
+        description: list.map((code) => `\`${code}\`: ${errorCatalogue[code].message}`).join("\n\n"),
+        headers: headerRefs(headersFor(status)),
+        content: { "application/json": { schema: errorSchema } },
+      },
+    ]),
+  );
+}
+
+export function jsonContent<T extends z.ZodType>(schema: T, description: string) {
+  return { description, content: { "application/json": { schema } } };
+}
+
+export function jsonBody<T extends z.ZodType>(schema: T) {
+  return { required: true, content: { "application/json": { schema } } };
+}
+
+// ── The builders ──────────────────────────────────────────────────────────────────────────────────
+
+type OperationConfig = Omit<RouteConfig, "operationId" | "middleware"> & {
+  /** camelCase verb + noun, unique and stable: generated clients name their methods after it. */
+  operationId: string;
+  errors?: readonly ErrorCode[];
+};
+
+type ApiOperationConfig = OperationConfig & {
+  /** A gated action: declares `X-MFA-Code` and 403 `mfa_required`. */
+  mfa?: boolean;
+  /** The success response shows a secret once: `Cache-Control: no-store`, sealed in the idempotency store. */
+  secret?: boolean;
+  /** A cursor-paginated list: `Link` on its success response. */
+  paginated?: boolean;
+};
+
+const PUBLIC_ERRORS: ErrorCode[] = ["unauthorized", "rate_limited", "internal_error"];
+const WRITE_ERRORS: ErrorCode[] = [
+  "invalid_json",
+  "invalid_request",
+  "idempotency_key_reused",
+  "idempotency_key_in_use",
+];
+
+function withHeaders(route: RouteConfig, headers: Record<string, z.ZodType>): RouteConfig["request"] {
+  if (Object.keys(headers).length === 0) return route.request;
+  const own = route.request?.headers;
+  const merged = own instanceof z.ZodObject ? own.extend(headers) : z.object(headers);
+  return { ...route.request, headers: merged };
+}
+
+function successResponses(route: RouteConfig, headers: HeaderName[]) {
+  return Object.fromEntries(
+    Object.entries(route.responses).map(([status, response]) => [
+      status,
+      "$ref" in response ? response : { ...response, headers: headerRefs(headers) },
+    ]),
+  );
+}
+
+type Built<R> = R & { getRoutingPath(): string; middleware?: MiddlewareHandler[] };
+
+/**
+ * A public `/v1` operation: Bearer security; rate-limit headers and `X-Request-Id` on every response;
+ * `Retry-After` on 429; `Idempotency-Key` and `Idempotent-Replayed` on writes; `Link` on lists.
+ */
+export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R> {
+  const { errors = [], mfa = false, secret = false, paginated = false, ...route } = config;
+  const isWrite = route.method !== "get";
+  const codes = [
+    ...PUBLIC_ERRORS,
+    ...(isWrite ? WRITE_ERRORS : []),
+    ...(mfa ? ["mfa_required" as const] : []),
+    ...errors,
+  ];
+  const everyResponse: HeaderName[] = [
+    "X-Request-Id",
+    ...RATE_LIMIT_HEADERS,
+    ...(isWrite ? ["Idempotent-Replayed" as const] : []),
+  ];
+  const success: HeaderName[] = [
+    ...everyResponse,
+    ...(paginated ? ["Link" as const] : []),
+    ...(secret ? ["Cache-Control" as const] : []),
+  ];
+  return createRoute({
+    ...route,
+    security: [{ ApiKey: [] }],
+    request: withHeaders(route, { ...(isWrite ? idempotencyKeyHeader : {}), ...(mfa ? mfaCodeHeader : {}) }),
+    responses: {
+      ...successResponses(route, success),
+      ...errorResponses(codes, (status) => {
+        if (status >= 500) return ["X-Request-Id"];
+        return status === 429 ? [...everyResponse, "Retry-After"] : everyResponse;
+      }),
+    },
+    ...(secret ? { middleware: [noStore] } : {}),
+  }) as unknown as Built<R>;
+}
+
+/** An internal operation (admin or gateway): its own bearer token, `X-Request-Id` on every response. */
+export function internalRoute<const R extends OperationConfig & { secret?: boolean }>(
+  config: R,
+  scheme: "AdminToken" | "GatewayToken",
+): Built<R> {
+  const { errors = [], secret = false, ...route } = config;
+  const codes: ErrorCode[] = [
+    "unauthorized",
+    "internal_error",
+    ...(route.method === "get" ? [] : (["invalid_json", "invalid_request"] as const)),
+    ...errors,
+  ];
+  return createRoute({
+    ...route,
+    security: [{ [scheme]: [] }],
+    responses: {
+      ...successResponses(route, ["X-Request-Id", ...(secret ? ["Cache-Control" as const] : [])]),
+      ...errorResponses(codes, () => ["X-Request-Id"]),
+    },
+    ...(secret ? { middleware: [noStore] } : {}),
+  }) as unknown as Built<R>;
+}

@@ -1,0 +1,31 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { documentOf, publicApi } from "../api-docs/document";
+import type { AppEnv } from "../env";
+import { apiKeyAuth } from "../middleware/api-key-auth";
+import { jsonBody } from "../middleware/json-body";
+import { keyGuard } from "../middleware/key-guard";
+import { validationHook } from "../platform/validation";
+import * as bandwidthBalance from "./balance/get-bandwidth-balance";
+import { ispRoutes } from "./isp";
+import { orderRoutes } from "./orders";
+import { subscriptionRoutes } from "./subscriptions";
+import { subuserRoutes } from "./subusers";
+import * as postmanCollection from "./tools/get-postman-collection";
+import { usersRoutes } from "./users";
+import { whitelistRoutes } from "./whitelists";
+
+/** The public API, mounted at `/v1`: API-key auth → the key's guard → JSON bodies → the operations. */
+export function publicRouter() {
+  const v1 = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const document = documentOf(v1, publicApi);
+  v1.use("*", apiKeyAuth, keyGuard, jsonBody);
+  usersRoutes(v1);
+  subuserRoutes(v1);
+  whitelistRoutes(v1);
+  orderRoutes(v1);
+  ispRoutes(v1);
+  subscriptionRoutes(v1);
+  v1.openapi(bandwidthBalance.route, bandwidthBalance.handler);
+  v1.openapi(postmanCollection.route, postmanCollection.handler(document));
+  return { router: v1, document };
+}

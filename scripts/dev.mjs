@@ -1,16 +1,26 @@
 // `npm run dev`: local D1 migrated, a demo account seeded, its API key and the docs URL printed,
-// the API served on http://localhost:8787.
+// the API served on http://localhost:8787, and the Cron Trigger's jobs run every few seconds.
 import { ensureAccount, prepare, startWorker } from "./lib/local-worker.mjs";
 
 const PORT = 8787;
+// wrangler dev never fires Cron Triggers by itself: run the every-minute jobs often, so that local state
+// machines (ISP provisioning, renewals, expiry) move within seconds. Every job is idempotent.
+const CRON_TICK_MS = 5_000;
+const LOCAL_VARS = { ISP_PROVISIONING_DELAY_S: "5", ISP_LONG_TAIL_PROVISIONING_DELAY_S: "30" };
+
 const vars = prepare();
-const { child, base } = await startWorker(PORT);
+const { child, base } = await startWorker(PORT, { vars: LOCAL_VARS });
 const demo = await ensureAccount(base, vars.ADMIN_TOKEN, {
   email: "demo@example.com",
   plan: "pro",
   balance_usd: 500,
+  topUpTo: 500,
   file: "demo-account.json",
 });
+
+const tick = setInterval(() => {
+  fetch(`${base}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent("* * * * *")}`).catch(() => {});
+}, CRON_TICK_MS);
 
 console.log(`
   Proxy Account API is running.
@@ -18,11 +28,17 @@ console.log(`
     Base URL   http://localhost:${PORT}/v1
     Docs       http://localhost:${PORT}/v1/docs
     OpenAPI    http://localhost:${PORT}/v1/openapi.json
-    Account    ${demo.email} (${demo.accountId}), plan pro
+    Account    ${demo.email} (${demo.accountId}), plan pro, balance topped up to $500
     API key    ${demo.token}
 
   Try:  curl -H "Authorization: Bearer ${demo.token}" http://localhost:${PORT}/v1/users/me
+  Jobs: the Cron Trigger runs every ${CRON_TICK_MS / 1000} s here; ISP provisioning takes ${LOCAL_VARS.ISP_PROVISIONING_DELAY_S} s.
 `);
 
-for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.on(signal, () => {
+    clearInterval(tick);
+    child.kill(signal);
+  });
+}
 child.on("exit", (code) => process.exit(code ?? 0));

@@ -74,15 +74,20 @@ export async function adminCall(base, adminToken, method, route, body) {
 
 /**
  * An account with an API key. The token is kept in .wrangler/ (git-ignored) so later runs print the
- * same key; a key that no longer works is replaced.
+ * same key; a key that no longer works is replaced. `topUpTo`: credit the balance back up to this amount.
  */
-export async function ensureAccount(base, adminToken, { email, plan, balance_usd, limits, file }) {
+export async function ensureAccount(base, adminToken, { email, plan, balance_usd, limits, topUpTo, file }) {
   const stateFile = path.join(root, ".wrangler", file);
   if (existsSync(stateFile)) {
     const saved = JSON.parse(readFileSync(stateFile, "utf8"));
     const check = await fetch(`${base}/v1/users/me`, { headers: { Authorization: `Bearer ${saved.token}` } });
     if (check.ok) {
       if (limits) await adminCall(base, adminToken, "PATCH", `/accounts/${saved.accountId}`, { limits });
+      const balance = (await check.json()).balance.amount;
+      if (topUpTo && balance < topUpTo) {
+        const amount_usd = Math.round((topUpTo - balance) * 100) / 100;
+        await adminCall(base, adminToken, "POST", `/accounts/${saved.accountId}/credits`, { amount_usd });
+      }
       return saved;
     }
   }

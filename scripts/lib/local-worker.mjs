@@ -1,6 +1,7 @@
 // Shared by `npm run dev` and `npm run bench`: run wrangler, wait for the worker, seed an account.
 import { spawn, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { get as httpsGet } from "node:https";
 import { createRequire } from "node:module";
 import path from "node:path";
 
@@ -37,20 +38,25 @@ export function prepare() {
   return vars;
 }
 
-/** Starts `wrangler dev` on `port`; resolves once /healthz answers. */
-export async function startWorker(port, { quiet = false, vars = {} } = {}) {
+/**
+ * Starts `wrangler dev` on `port`; resolves once /healthz answers. `https` serves it with wrangler's local
+ * self-signed certificate (fetch it with `getInsecure`); `persistTo` keeps its local state apart.
+ */
+export async function startWorker(port, { quiet = false, vars = {}, https = false, persistTo } = {}) {
   const args = [wranglerBin, "dev", "--port", String(port), "--ip", "127.0.0.1"];
+  if (https) args.push("--local-protocol", "https");
+  if (persistTo) args.push("--persist-to", persistTo);
   for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
   const child = spawn(process.execPath, args, {
     cwd: root,
     stdio: quiet ? "ignore" : "inherit",
     env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
   });
-  const base = `http://127.0.0.1:${port}`;
+  const base = `${https ? "https" : "http"}://127.0.0.1:${port}`;
   for (let attempt = 0; attempt < 240; attempt++) {
     if (child.exitCode !== null) throw new Error(`wrangler dev exited with ${child.exitCode}`);
     try {
-      const response = await fetch(`${base}/healthz`);
+      const response = https ? await getInsecure(`${base}/healthz`) : await fetch(`${base}/healthz`);
       if (response.ok) return { child, base };
     } catch {
       // not listening yet
@@ -59,6 +65,23 @@ export async function startWorker(port, { quiet = false, vars = {} } = {}) {
   }
   child.kill();
   throw new Error("wrangler dev did not become ready in 120 s");
+}
+
+/** A GET to the local HTTPS worker, whose certificate is wrangler's self-signed one. */
+export function getInsecure(url, headers = {}) {
+  return new Promise((resolve, reject) => {
+    const request = httpsGet(url, { headers, rejectUnauthorized: false }, (response) => {
+      let body = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk) => {
+        body += chunk;
+      });
+      response.on("end", () =>
+        resolve({ ok: response.statusCode === 200, status: response.statusCode, text: () => body }),
+      );
+    });
+    request.on("error", reject);
+  });
 }
 
 export async function adminCall(base, adminToken, method, route, body) {

@@ -83,7 +83,7 @@ export function documentOf(router: OpenAPIHono<AppEnv>, spec: DocumentSpec): (or
           title: spec.title,
           version: "1.0.0",
           description: spec.description,
-          license: { name: "Proprietary" },
+          license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
         },
         servers: [
           {
@@ -94,8 +94,20 @@ export function documentOf(router: OpenAPIHono<AppEnv>, spec: DocumentSpec): (or
         ],
         tags: spec.tags,
       });
+      dropUnusedHeaders(document);
       documents.set(origin, document);
     }
     return document;
   };
+}
+
+/** Shared header components that no response of this document refers to are left out of it. */
+function dropUnusedHeaders(document: OpenApiDocument): void {
+  const headers = document.components?.headers;
+  if (!headers) return;
+  const { components: _components, ...rest } = document;
+  const text = JSON.stringify(rest);
+  for (const name of Object.keys(headers)) {
+    if (!text.includes(`"#/components/headers/${name}"`)) delete headers[name];
+  }
 }

@@ -80,7 +80,15 @@ export function text(max: number, min = 0) {
     .string()
     .min(min)
     .max(max)
-    .regex(/^[^\p{Cc}]*$/u, "must not contain control characters");
+    .regex(/^[^\x00-\x1F\x7F]*$/, "must not contain control characters");
+}
+
+/** A multi-line text document (lines of text, no other control characters). */
+export function lines(max: number) {
+  return z
+    .string()
+    .max(max)
+    .regex(/^[^\x00-\x09\x0B-\x1F\x7F]*$/);
 }
 
 /** A string matching `pattern`, at most `max` characters. */

@@ -1,6 +1,7 @@
 import { createRoute, type OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { type ErrorCode, errorCatalogue } from "./errors";
+import { text } from "./fields";
 import { MFA_HEADER, noStore } from "./route-middleware";
 
 /**
@@ -13,14 +14,14 @@ import { MFA_HEADER, noStore } from "./route-middleware";
 export const errorSchema = z
   .object({
     code: z.enum(Object.keys(errorCatalogue) as [ErrorCode, ...ErrorCode[]]).openapi({ example: "invalid_request" }),
-    message: z.string().max(1000).openapi({ example: "label: must match [a-z0-9-]{1,64}." }),
+    message: text(1000).openapi({ example: "label: must match [a-z0-9-]{1,64}." }),
     request_id: z
       .string()
       .max(30)
       .regex(/^req_[0-9A-HJKMNP-TV-Z]{26}$/)
       .openapi({ example: "req_01JD2W6Q6J5E4V3N0Z9Y8X7W6V" }),
     details: z
-      .array(z.object({ field: z.string().max(200), message: z.string().max(1000) }))
+      .array(z.object({ field: text(200), message: text(1000) }))
       .max(100)
       .optional()
       .openapi({ description: "Every field problem, on `invalid_request`." }),

@@ -1,7 +1,7 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
 import { batchCredentials, batchIps, findBatch } from "../../domain/isp/batches";
 import type { AppEnv } from "../../env";
-import { countryCode, integer, list, token } from "../../platform/fields";
+import { countryCode, integer, lines, list, token } from "../../platform/fields";
 import { apiRoute } from "../../platform/route-definitions";
 import { batchIdParam } from "../../resources/isp-batch";
 
@@ -37,13 +37,13 @@ export const route = apiRoute({
       content: {
         "application/json": { schema: list(ipLine, 5000) },
         "text/plain": {
-          schema: z
-            .string()
-            .max(500_000)
-            .openapi({ example: "100.64.0.1:8000:user_s1a2b3c4d5e:Xy7Qw2Er9Ty1Ui3Op5As8Df" }),
+          schema: lines(500_000).openapi({ example: "100.64.0.1:8000:user_s1a2b3c4d5e:Xy7Qw2Er9Ty1Ui3Op5As8Df" }),
         },
         "text/csv": {
-          schema: z.string().max(600_000).openapi({ example: "ip,port,user,pass,country,city,asn\n100.64.0.1,8000,…" }),
+          schema: lines(600_000).openapi({
+            example:
+              "ip,port,user,pass,country,city,asn\n100.64.0.1,8000,user_s1a2b3c4d5e,Xy7Qw2Er9Ty1Ui3Op5As8Df,US,newyork,7922",
+          }),
         },
       },
     },
@@ -54,7 +54,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { ctx, principal } = c.var;
   const batch = await findBatch(ctx, principal, c.req.valid("param").id);
   const { user, password } = await batchCredentials(ctx, batch);
-  const lines = (await batchIps(ctx, batch.id)).map((ip) => ({
+  const proxies = (await batchIps(ctx, batch.id)).map((ip) => ({
     ip_id: ip.id,
     ip: ip.ip,
     port: ip.port,
@@ -66,14 +66,14 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   }));
   switch (c.req.valid("query").format) {
     case "plain":
-      return c.text(lines.map((l) => `${l.ip}:${l.port}:${l.user}:${l.pass}`).join("\n"), 200);
+      return c.text(proxies.map((l) => `${l.ip}:${l.port}:${l.user}:${l.pass}`).join("\n"), 200);
     case "csv": {
-      const rows = lines.map((l) => [l.ip, l.port, l.user, l.pass, l.country, l.city ?? "", l.asn].join(","));
+      const rows = proxies.map((l) => [l.ip, l.port, l.user, l.pass, l.country, l.city ?? "", l.asn].join(","));
       return c.body(["ip,port,user,pass,country,city,asn", ...rows].join("\n"), 200, {
         "Content-Type": "text/csv; charset=utf-8",
       });
     }
     default:
-      return c.json(lines, 200);
+      return c.json(proxies, 200);
   }
 };

@@ -22,8 +22,23 @@ const enrollment = z
     }),
     recovery_codes: z
       .array(token(/^[a-z2-9]{5}-[a-z2-9]{5}$/, 11))
-      .length(RECOVERY_CODE_COUNT)
-      .openapi({ description: "One-time fallback codes; shown once, store them offline.", example: ["k7m2p-x9qrt"] }),
+      .min(RECOVERY_CODE_COUNT)
+      .max(RECOVERY_CODE_COUNT)
+      .openapi({
+        description: "One-time fallback codes; shown once, store them offline.",
+        example: [
+          "k7m2p-x9qrt",
+          "a3b4c-d5e6f",
+          "g7h8j-k9m2n",
+          "p3q4r-s5t6u",
+          "v7w8x-y9z2a",
+          "b3c4d-e5f6g",
+          "h7j8k-m9n2p",
+          "q3r4s-t5u6v",
+          "w7x8y-z9a2b",
+          "c3d4e-f5g6h",
+        ],
+      }),
     status: z.literal("pending_verification"),
   })
   .openapi("MfaEnrollment");

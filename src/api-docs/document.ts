@@ -83,7 +83,7 @@ export function documentOf(router: OpenAPIHono<AppEnv>, spec: DocumentSpec): (or
           title: spec.title,
           version: "1.0.0",
           description: spec.description,
-          license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
+          license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" } as { name: string },
         },
         servers: [
           {

@@ -45,6 +45,26 @@ describe("API-key authentication (spec §5)", () => {
   });
 });
 
+describe("calls without a valid key are rate limited per client address", () => {
+  it("answers 401 with the address's X-RateLimit-* headers, then 429 with Retry-After past 60 a minute", async () => {
+    const headers = { "CF-Connecting-IP": "192.0.2.77" };
+    const first = await call("GET", "/v1/users/me", { headers });
+    expect(first.status).toBe(401);
+    expect(first.headers.get("X-RateLimit-Limit")).toBe("60");
+    expect(first.headers.get("X-RateLimit-Remaining")).toBe("59");
+    for (let i = 1; i < 60; i++) await call("GET", "/v1/users/me", { headers, token: `live_${"B".repeat(64)}` });
+    const limited = await call("GET", "/v1/users/me", { headers });
+    expect(limited.status).toBe(429);
+    expect((await json(limited)).code).toBe("rate_limited");
+    expect(Number(limited.headers.get("Retry-After"))).toBeGreaterThan(0);
+    expect(Number(limited.headers.get("Retry-After"))).toBeLessThanOrEqual(60);
+    // Another address, and valid keys, are not affected.
+    expect((await call("GET", "/v1/users/me", { headers: { "CF-Connecting-IP": "192.0.2.78" } })).status).toBe(401);
+    const account = await createAccount();
+    expect((await call("GET", "/v1/users/me", { headers, token: account.token })).status).toBe(200);
+  });
+});
+
 describe("admin API authentication", () => {
   it("answers 401 without, or with a wrong, ADMIN_TOKEN", async () => {
     await expectUnauthorized(await call("GET", "/internal/admin/accounts"));

@@ -152,4 +152,46 @@ describe("Idempotency-Key (spec §8.5)", () => {
     expect(again.headers.get("Idempotent-Replayed")).toBe("true");
     expect(await again.text()).toBe(await first.text());
   });
+
+  it("keeps a response that shows a secret only sealed, yet a retry still gets the secret, with no-store", async () => {
+    const account = await createAccount();
+    const create = () =>
+      call("POST", "/v1/subusers", {
+        token: account.token,
+        body: { label: "sealed", products: ["residential"] },
+        headers: { "Idempotency-Key": "sealed-subuser" },
+      });
+    const first = await create();
+    expect(first.status).toBe(201);
+    expect(first.headers.get("Cache-Control")).toBe("no-store");
+    const { password } = await json(first.clone());
+    const stored = await runInDurableObject(guardStub(account.keyId), (_guard: ApiKeyGuard, state) =>
+      state.storage.sql.exec<{ response: string }>("SELECT response FROM idempotency").toArray(),
+    );
+    expect(stored).toHaveLength(1);
+    expect(stored[0]?.response).not.toContain(password);
+    expect(JSON.parse(stored[0]?.response as string)).toMatchObject({ sealed: true });
+
+    const retry = await create();
+    expect(retry.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(retry.headers.get("Cache-Control")).toBe("no-store");
+    expect(await retry.text()).toBe(await first.text());
+  });
+
+  it("sends Cache-Control: no-store on every response that shows a secret", async () => {
+    const account = await createAccount();
+    const created = await call("POST", "/v1/subusers", {
+      token: account.token,
+      body: { label: "secret-1", products: ["residential"] },
+    });
+    const { id } = await json(created.clone());
+    const rotated = await call("POST", `/v1/subusers/${id}/rotate-password`, { token: account.token });
+    const enrolled = await call("POST", ENROLL, { token: account.token, body: { method: "totp" } });
+    for (const response of [created, rotated, enrolled]) {
+      expect(response.status).toBeLessThan(300);
+      expect(response.headers.get("Cache-Control")).toBe("no-store");
+    }
+    const read = await call("GET", `/v1/subusers/${id}`, { token: account.token });
+    expect(read.headers.get("Cache-Control")).toBeNull();
+  });
 });

@@ -58,6 +58,19 @@ function operationsOf(document: Record<string, any>): Set<string> {
   return operations;
 }
 
+describe("internal routers share the JSON-body rule and the error catalogue", () => {
+  it("a write with a non-JSON media type is 400 invalid_json on the admin and gateway routers, never a 500", async () => {
+    for (const [path, token] of [
+      ["/internal/admin/accounts", ADMIN_TOKEN],
+      ["/internal/gateway/authorize", GATEWAY_TOKEN],
+    ] as const) {
+      const response = await call("POST", path, { token, body: "a=1", headers: { "Content-Type": "text/plain" } });
+      expect(response.status, path).toBe(400);
+      expect((await json(response)).code).toBe("invalid_json");
+    }
+  });
+});
+
 describe("OpenAPI document, docs page and Postman collection", () => {
   it("serves the public OpenAPI 3.1 document without a token: every /v1 route and nothing internal", async () => {
     const response = await call("GET", "/v1/openapi.json");

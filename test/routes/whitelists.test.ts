@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createAccount } from "../helpers/accounts";
-import { admin, call, json } from "../helpers/http";
+import { admin, call, gateway, json } from "../helpers/http";
 import { createSubuser } from "../helpers/subusers";
 
 function add(token: string, body: Record<string, unknown>) {
@@ -34,6 +34,9 @@ describe("POST /v1/whitelists (spec §2.7, §4.6)", () => {
     ["2001:db8:1:2::/64", "2001:db8:1:2::/64"],
     ["2001:db8::1/128", "2001:db8::1"],
     ["2001:db8::/96", "2001:db8::/96"],
+    // IPv4-mapped IPv6 is stored as the IPv4 address or block it maps.
+    ["::ffff:198.51.100.1", "198.51.100.1"],
+    ["::ffff:198.51.100.0/120", "198.51.100.0/24"],
   ])("accepts %s, stored as %s", async (ip, canonical) => {
     const account = await createAccount();
     const subuser = await createSubuser(account);
@@ -48,6 +51,9 @@ describe("POST /v1/whitelists (spec §2.7, §4.6)", () => {
     ["0.0.0.0/0", "invalid_cidr"],
     ["2001:db8::/48", "invalid_cidr"],
     ["::/0", "invalid_cidr"],
+    // IPv4-mapped blocks obey the IPv4 bound: ::ffff:0.0.0.0/96 is all of IPv4.
+    ["::ffff:0.0.0.0/96", "invalid_cidr"],
+    ["::ffff:198.51.0.0/112", "invalid_cidr"],
     ["example.com", "invalid_request"],
     ["proxy.example.com/24", "invalid_request"],
     ["256.0.0.1", "invalid_request"],
@@ -128,6 +134,25 @@ describe("POST /v1/whitelists (spec §2.7, §4.6)", () => {
     const response = await add(stranger.token, { subuser: subuser.id, product: "residential", ip: "203.0.113.1" });
     expect(response.status).toBe(404);
     expect((await json(response)).code).toBe("subuser_not_found");
+  });
+});
+
+describe("IPv4-mapped IPv6 cannot get around the IPv4 rules", () => {
+  it("an IPv4-mapped entry is a duplicate of its IPv4 form, and mapped source IPs match IPv4 entries", async () => {
+    const account = await createAccount();
+    const subuser = await createSubuser(account);
+    const base = { subuser: subuser.id, product: "residential" };
+    expect((await add(account.token, { ...base, ip: "203.0.113.0/24" })).status).toBe(201);
+    const duplicate = await add(account.token, { ...base, ip: "::ffff:203.0.113.0/120" });
+    expect(duplicate.status).toBe(409);
+    expect((await json(duplicate)).code).toBe("already_whitelisted");
+
+    const authorize = (source_ip: string) =>
+      gateway("/authorize", { username: `user_${subuser.name}-type-res-region-us`, source_ip, product: "residential" });
+    expect((await json(await authorize("::ffff:203.0.113.9"))).allow).toBe(true);
+    expect((await json(await authorize("203.0.113.9"))).allow).toBe(true);
+    const outside = await json(await authorize("::ffff:198.51.100.9"));
+    expect(outside).toMatchObject({ allow: false, status: 407, error_code: "not-whitelisted" });
   });
 });
 

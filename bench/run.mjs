@@ -1,6 +1,12 @@
 // `npm run bench`: starts the worker locally (wrangler dev), drives each route with autocannon, and compares
 // every route with a bare route measured in the same run. Results: bench/results/<date>.json and latest.md.
-import { mkdirSync, writeFileSync } from "node:fs";
+//
+// Each run starts from a fresh, migrated local database kept in memory (tmpfs): the figures then measure the
+// API's work rather than this machine's disk flushes (local D1 and Durable Object storage fsync every commit,
+// which production storage does not do on the request path), and runs do not inherit each other's data.
+// BENCH_STATE=disk keeps the state in .wrangler/ instead, for comparison.
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
 import { ensureAccount, prepare, root, startWorker } from "../scripts/lib/local-worker.mjs";
@@ -8,9 +14,13 @@ import { ensureAccount, prepare, root, startWorker } from "../scripts/lib/local-
 const PORT = 8799;
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const ON_DISK = process.env.BENCH_STATE === "disk";
 
-const vars = prepare();
-const { child, base } = await startWorker(PORT, { quiet: true, vars: { LOG_REQUESTS: "false" } });
+const persistTo = ON_DISK
+  ? undefined
+  : mkdtempSync(path.join(existsSync("/dev/shm") ? "/dev/shm" : tmpdir(), "bench-"));
+const vars = prepare({ persistTo });
+const { child, base } = await startWorker(PORT, { quiet: true, persistTo, vars: { LOG_REQUESTS: "false" } });
 
 try {
   const account = await ensureAccount(base, vars.ADMIN_TOKEN, {
@@ -86,7 +96,8 @@ try {
   const lines = [
     `# Benchmark ${new Date().toISOString()}`,
     "",
-    `wrangler dev on this machine, autocannon ${CONNECTIONS} connections, ${DURATION_S} s per route (after a 2 s warm-up).`,
+    `wrangler dev on this machine (local state ${ON_DISK ? "on disk" : "in memory"}), autocannon ${CONNECTIONS} connections, ` +
+      `${DURATION_S} s per route (after a 2 s warm-up).`,
     "",
     "| route | req/s | p50 ms | p99 ms | vs bare (req/s) | non-2xx |",
     "|---|---:|---:|---:|---:|---:|",
@@ -102,11 +113,16 @@ try {
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   writeFileSync(
     path.join(dir, `${stamp}.json`),
-    JSON.stringify({ connections: CONNECTIONS, durationS: DURATION_S, rows }, null, 2),
+    JSON.stringify(
+      { connections: CONNECTIONS, durationS: DURATION_S, state: ON_DISK ? "disk" : "memory", rows },
+      null,
+      2,
+    ),
   );
   writeFileSync(path.join(dir, "latest.md"), `${lines.join("\n")}\n`);
 } finally {
   child.kill("SIGTERM");
+  if (persistTo) rmSync(persistTo, { recursive: true, force: true });
 }
 
 async function post(url, headers, body) {

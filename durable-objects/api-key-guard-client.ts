@@ -29,11 +29,12 @@ export class ApiKeyGuardClient {
     await this.#stub.configure(config);
   }
 
-  async settle(settlement: Settlement): Promise<void> {
-    await this.#stub.settle(settlement);
+  /** Returns the account revision after the settlement. */
+  settle(settlement: Settlement): Promise<string> {
+    return this.#stub.settle(settlement);
   }
 
-  async accountChanged(): Promise<void> {
-    await this.#stub.accountChanged();
+  async accountChanged(version: number): Promise<void> {
+    await this.#stub.accountChanged(version);
   }
 }

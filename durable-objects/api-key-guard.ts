@@ -44,7 +44,10 @@ export type AdmitResult =
       config: GuardConfig;
       /** True at most once a minute: the caller then records the account's last login. */
       touchLogin: boolean;
-      /** Changes whenever the account's data changes: callers may reuse an account read at the same revision. */
+      /**
+       * `<epoch>.<version>`: the latest version of the account row this guard was told of. Callers may reuse an
+       * account read at the same revision.
+       */
       accountRevision: string;
       idempotency: IdempotencyClaim;
     };
@@ -53,8 +56,8 @@ export type AdmitResult =
 export interface Settlement {
   /** The idempotency claim to complete (with the response to replay) or to forget (response null). */
   claim?: { key: string; token: string; response: StoredResponse | null };
-  /** The request changed the account's data: cached reads at the current revision are stale. */
-  accountChanged?: boolean;
+  /** The request wrote the account row, which is now at this version: cached reads of older ones are stale. */
+  accountVersion?: number;
 }
 
 /** How long a claimed key stays locked if its request never finishes (a crashed worker). */
@@ -78,7 +81,7 @@ export class ApiKeyGuard extends DurableObject {
   #lastLoginTouch = 0;
   // A fresh epoch per instance: after a restart no cached account read can match an old revision.
   readonly #epoch = randomString(8);
-  #accountRevision = 0;
+  #accountVersion = 0;
   #lastStoragePrune = 0;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
@@ -132,7 +135,7 @@ export class ApiKeyGuard extends DurableObject {
       rate,
       config: current,
       touchLogin,
-      accountRevision: `${this.#epoch}.${this.#accountRevision}`,
+      accountRevision: this.#revision(),
       idempotency: idempotency ? this.#claim(idempotency, at) : { state: "none" },
     };
   }
@@ -142,27 +145,34 @@ export class ApiKeyGuard extends DurableObject {
     return this.#count(now(), limits);
   }
 
-  /** Completes or forgets the request's idempotency claim, and moves the account revision if it changed. */
-  settle(settlement: Settlement): void {
-    if (settlement.accountChanged) this.#accountRevision++;
+  /**
+   * Completes or forgets the request's idempotency claim, and learns the account version it wrote. Returns the
+   * account revision after that.
+   */
+  settle(settlement: Settlement): string {
+    if (settlement.accountVersion !== undefined) this.accountChanged(settlement.accountVersion);
     const claim = settlement.claim;
-    if (!claim) return;
-    if (claim.response === null) {
+    if (claim?.response === null) {
       this.#sql.exec("DELETE FROM idempotency WHERE key = ? AND token = ?", claim.key, claim.token);
-      return;
+    } else if (claim) {
+      this.#sql.exec(
+        "UPDATE idempotency SET response = ?, token = NULL, locked_until = NULL, expires_at = ? WHERE key = ? AND token = ?",
+        JSON.stringify(claim.response),
+        now() + IDEMPOTENCY_TTL_MS,
+        claim.key,
+        claim.token,
+      );
     }
-    this.#sql.exec(
-      "UPDATE idempotency SET response = ?, token = NULL, locked_until = NULL, expires_at = ? WHERE key = ? AND token = ?",
-      JSON.stringify(claim.response),
-      now() + IDEMPOTENCY_TTL_MS,
-      claim.key,
-      claim.token,
-    );
+    return this.#revision();
   }
 
-  /** The account's data changed (balance, profile, MFA, login): reads cached at older revisions are stale. */
-  accountChanged(): void {
-    this.#accountRevision++;
+  /** The account row was written and is now at `version`: reads cached at older revisions are stale. */
+  accountChanged(version: number): void {
+    this.#accountVersion = Math.max(this.#accountVersion, version);
+  }
+
+  #revision(): string {
+    return `${this.#epoch}.${this.#accountVersion}`;
   }
 
   #count(at: number, limits: WindowLimits): WindowVerdict {

@@ -30,10 +30,18 @@ export function wrangler(args, options = {}) {
   });
 }
 
-export function prepare() {
+/** Local secrets, docs assets and a migrated local D1 (in `persistTo` when given). */
+export function prepare({ persistTo } = {}) {
   const vars = ensureDevVars();
   spawnSync(process.execPath, [path.join(root, "scripts", "docs-assets.mjs")], { stdio: "inherit" });
-  const migrated = wrangler(["d1", "migrations", "apply", "DB", "--local"]);
+  const migrated = wrangler([
+    "d1",
+    "migrations",
+    "apply",
+    "DB",
+    "--local",
+    ...(persistTo ? ["--persist-to", persistTo] : []),
+  ]);
   if (migrated.status !== 0) throw new Error("applying local D1 migrations failed");
   return vars;
 }

@@ -6,7 +6,7 @@ import { ApiError } from "../platform/errors";
 import { accountsChanged } from "./account-cache";
 import type { Database } from "./client";
 import { isCheckViolation, isUniqueViolation } from "./errors";
-import { type AssertionKind, apiKeys, batchAssertions } from "./schema";
+import { type AccountRow, type AssertionKind, accounts, apiKeys, batchAssertions } from "./schema";
 
 export type Statement = BatchItem<"sqlite">;
 
@@ -15,7 +15,7 @@ export type Statement = BatchItem<"sqlite">;
  * charge with the same unique key was already made (a job running twice).
  */
 export type BatchFailure = "insufficient_balance" | AssertionKind | "already_charged";
-export type BatchOutcome = { committed: true } | { committed: false; failure: BatchFailure };
+export type BatchOutcome = { committed: true; results: unknown[] } | { committed: false; failure: BatchFailure };
 
 /**
  * A statement that aborts its batch when `condition` holds. A batch cannot read and then decide, so what must
@@ -50,31 +50,35 @@ export function writesAccount<S extends Statement>(statement: S, accountId: stri
 /**
  * Runs a D1 batch, all or nothing, and says why it rolled back when one of its guards fired (the balance
  * CHECK, an `abortIf` assertion, a unique charge key). Any other error is thrown. After a commit, accounts the
- * batch wrote have their cached reads invalidated everywhere before this returns; their keys are read in the
- * same batch, so that costs no extra query.
+ * batch wrote have their cached reads invalidated everywhere before this returns (`accountsChanged`); the rows
+ * and their keys are read in the same batch, so that costs no extra round trip.
  */
 export async function runGuardedBatch(ctx: DomainContext, statements: Statement[]): Promise<BatchOutcome> {
   const accountIds = [...new Set(statements.flatMap((statement) => accountWrites.get(statement) ?? []))];
-  const keysOfAccounts =
+  // The written accounts as they are after the batch, and their keys: read in the batch, at no extra trip.
+  const afterwards =
     accountIds.length > 0
-      ? [ctx.db.select({ id: apiKeys.id }).from(apiKeys).where(inArray(apiKeys.accountId, accountIds))]
+      ? [
+          ctx.db.select().from(accounts).where(inArray(accounts.id, accountIds)),
+          ctx.db
+            .select({ id: apiKeys.id, accountId: apiKeys.accountId })
+            .from(apiKeys)
+            .where(inArray(apiKeys.accountId, accountIds)),
+        ]
       : [];
   let results: unknown[];
   try {
-    results = await ctx.db.batch([...statements, ...keysOfAccounts] as [Statement, ...Statement[]]);
+    results = await ctx.db.batch([...statements, ...afterwards] as [Statement, ...Statement[]]);
   } catch (error) {
     const failure = batchFailure(error);
     if (failure) return { committed: false, failure };
     throw error;
   }
   if (accountIds.length > 0) {
-    await accountsChanged(
-      ctx,
-      accountIds,
-      (results.at(-1) as Array<{ id: string }>).map((key) => key.id),
-    );
+    const [changed, keys] = results.slice(-2) as [AccountRow[], Array<{ id: string; accountId: string }>];
+    await accountsChanged(ctx, changed, keys);
   }
-  return { committed: true };
+  return { committed: true, results: results.slice(0, statements.length) };
 }
 
 /**
@@ -85,9 +89,9 @@ export async function commit(
   ctx: DomainContext,
   statements: Statement[],
   errors: Partial<Record<BatchFailure, () => ApiError>> = {},
-): Promise<void> {
+): Promise<unknown[]> {
   const outcome = await runGuardedBatch(ctx, statements);
-  if (outcome.committed) return;
+  if (outcome.committed) return outcome.results;
   const failure = errors[outcome.failure] ?? defaultErrors[outcome.failure];
   if (!failure) throw new Error(`Guarded batch rolled back (${outcome.failure}) with no error given for it.`);
   throw failure();

@@ -1,15 +1,15 @@
 import { type Database, database } from "../db/client";
-import type { Plan, Product } from "../db/schema";
+import type { AccountRow, Plan, Product } from "../db/schema";
 
 /** What every domain verb runs with: the database and the bindings. Time comes from `platform/clock`. */
 export interface DomainContext {
   db: Database;
   env: Cloudflare.Env;
   /**
-   * Set on API requests: account changes made through the request's own key are told to that key's guard in
-   * the one call the request makes after its handler (`settle`), instead of a call of their own.
+   * Set on API requests: a change of the caller's account is told to the caller's key guard in the one call
+   * the request makes after its handler (`settle`), instead of a call of its own.
    */
-  keySettlement?: { keyId: string; accountChanged: boolean };
+  keySettlement?: { keyId: string; accountId: string; changedAccount: AccountRow | null };
 }
 
 export function domainContext(env: Cloudflare.Env): DomainContext {

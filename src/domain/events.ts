@@ -1,3 +1,4 @@
+import type { SQL } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { events } from "../db/schema";
 import { newId } from "../platform/ids";
@@ -15,7 +16,7 @@ export const eventTypes = {
  */
 export function eventStatement(
   db: Database,
-  event: { accountId: string; type: string; payload: Record<string, unknown>; dedupeKey: string; at: number },
+  event: { accountId: string; type: string; payload: Record<string, unknown> | SQL; dedupeKey: string; at: number },
 ) {
   return db
     .insert(events)

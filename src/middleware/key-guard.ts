@@ -1,7 +1,8 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { IdempotencyRequest, Settlement, StoredResponse } from "../../durable-objects/api-key-guard";
-import type { Plan, Product } from "../db/schema";
+import { rememberWritten } from "../db/account-cache";
+import type { AccountRow, Plan, Product } from "../db/schema";
 import { recordLogin } from "../domain/accounts/accounts";
 import { keyGuard as guardOf } from "../domain/api-keys/api-keys";
 import type { AppEnv } from "../env";
@@ -17,8 +18,9 @@ const FORGOTTEN_CODES = new Set(["invalid_request", "invalid_json"]);
 
 /**
  * The per-key guard: one Durable Object call before the handler (revocation, rolling rate-limit windows, the
- * idempotency claim) and at most one after it (`settle`: the response to replay, and whether the account
- * changed). Responses that show a secret (`Cache-Control: no-store`) are stored sealed.
+ * idempotency claim) and at most one after it (`settle`: the response to replay, and the account version the
+ * request wrote, whose row is then cached for the key's next request). Responses that show a secret
+ * (`Cache-Control: no-store`) are stored sealed.
  */
 export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
   const idempotency = await idempotencyRequest(c);
@@ -29,7 +31,7 @@ export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
   if (result.outcome === "limited") throw rateLimited(result.rate);
 
   const { config } = result;
-  const keySettlement = { keyId: c.var.keyId, accountChanged: false };
+  const keySettlement = { keyId: c.var.keyId, accountId: config.accountId, changedAccount: null as AccountRow | null };
   c.set("ctx", { ...c.var.ctx, keySettlement });
   c.set("principal", {
     keyId: c.var.keyId,
@@ -62,8 +64,11 @@ export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
         response: await toStoredResponse(c),
       };
   }
-  settlement.accountChanged = keySettlement.accountChanged;
-  if (settlement.claim || settlement.accountChanged) await guard.settle(settlement);
+  const written = keySettlement.changedAccount;
+  if (written) settlement.accountVersion = written.version;
+  if (!settlement.claim && !written) return;
+  const revision = await guard.settle(settlement);
+  if (written) rememberWritten(c.var.keyId, revision, written);
 });
 
 async function idempotencyRequest(c: Context<AppEnv>): Promise<IdempotencyRequest | null> {

@@ -57,6 +57,8 @@ export const accounts = sqliteTable(
     lastLoginIp: text("last_login_ip"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
+    /** Moves on every write of the row (commit order): cached reads of the account are tied to it. */
+    version: integer("version").notNull().default(0),
   },
   (t) => [
     check("accounts_balance_non_negative", sql`${t.balanceMinor} >= 0`),

@@ -1,5 +1,5 @@
 import { and, eq, isNull, lt, or } from "drizzle-orm";
-import { accountAtRevision, accountAtRevisionWith } from "../../db/account-cache";
+import { accountAtRevision, withNewVersion } from "../../db/account-cache";
 import { isUniqueViolation } from "../../db/errors";
 import { commit, type Statement, writesAccount } from "../../db/guarded-batch";
 import {
@@ -32,11 +32,6 @@ export async function findAccount(ctx: DomainContext, accountId: string): Promis
 /** The caller's account, read at the revision its key's guard reported for this request (cached per isolate). */
 export function currentAccount(ctx: DomainContext, principal: Principal): Promise<AccountRow> {
   return accountAtRevision(ctx, principal.accountId, revisionOf(principal));
-}
-
-/** The caller's account and the result of `query`, in one D1 round trip when the account is not cached. */
-export function currentAccountWith<Q extends Statement>(ctx: DomainContext, principal: Principal, query: Q) {
-  return accountAtRevisionWith(ctx, principal.accountId, revisionOf(principal), query);
 }
 
 function revisionOf(principal: Principal): string {
@@ -183,7 +178,7 @@ export async function recordLogin(ctx: DomainContext, accountId: string, ip: str
     writesAccount(
       ctx.db
         .update(accounts)
-        .set({ lastLoginAt: at, lastLoginIp: ip })
+        .set(withNewVersion({ lastLoginAt: at, lastLoginIp: ip }))
         .where(
           and(eq(accounts.id, accountId), or(isNull(accounts.lastLoginAt), lt(accounts.lastLoginAt, at - MINUTE))),
         ),

@@ -1,4 +1,5 @@
-import { eq, sql } from "drizzle-orm";
+import { eq, type SQL, sql } from "drizzle-orm";
+import { withNewVersion } from "../../db/account-cache";
 import type { Database } from "../../db/client";
 import { type Statement, writesAccount } from "../../db/guarded-batch";
 import { accounts, ledgerEntries } from "../../db/schema";
@@ -7,8 +8,8 @@ import type { Minor } from "../../platform/money";
 
 export interface Movement {
   accountId: string;
-  /** Positive: credit; negative: debit. */
-  amount: Minor;
+  /** Positive: credit; negative: debit. An SQL expression when the amount is priced in the batch itself. */
+  amount: Minor | SQL;
   reason: string;
   reference?: string | null;
   /** For charges made by jobs: a second charge with the same key fails, and so does its whole batch. */
@@ -36,7 +37,9 @@ export function movementStatements(db: Database, movement: Movement): [Statement
     writesAccount(
       db
         .update(accounts)
-        .set({ balanceMinor: sql`${accounts.balanceMinor} + ${movement.amount}`, updatedAt: movement.at })
+        .set(
+          withNewVersion({ balanceMinor: sql`${accounts.balanceMinor} + ${movement.amount}`, updatedAt: movement.at }),
+        )
         .where(eq(accounts.id, movement.accountId)),
       movement.accountId,
     ),

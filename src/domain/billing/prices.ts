@@ -1,5 +1,4 @@
-import { and, eq } from "drizzle-orm";
-import type { Database } from "../../db/client";
+import { and, eq, sql } from "drizzle-orm";
 import { bandwidthPrices, type Cycle, customTiers, ispAsns, subscriptionTiers } from "../../db/schema";
 import { ApiError } from "../../platform/errors";
 import type { Minor } from "../../platform/money";
@@ -10,19 +9,19 @@ export type BandwidthProduct = "residential" | "mobile";
 /** Annual cycles are priced 10% below twelve monthly cycles (spec §2.6). */
 export const ANNUAL_DISCOUNT_PERCENT = 10;
 
-/** The query for a bandwidth product's price per GB (to run alone, or in a batch of reads). */
-export function bandwidthPriceQuery(db: Database, product: BandwidthProduct) {
-  return db.select().from(bandwidthPrices).where(eq(bandwidthPrices.product, product));
-}
-
-export function requirePrice<T>(row: T | undefined, what: string): T {
-  if (!row) throw new Error(`No price is set for ${what}.`);
-  return row;
-}
-
 /** GB (up to 3 decimals) × price per GB, rounded up to the cent so no order is free. */
 export function bandwidthTotal(gb: number, pricePerGb: Minor): Minor {
   return Math.ceil((Math.round(gb * 1000) * pricePerGb) / 1000);
+}
+
+/**
+ * The same price as `bandwidthTotal`, computed by the database from the catalogue in force when the batch
+ * commits (so an order needs no read before its write): MB × price per GB / 1000, rounded up in integers.
+ */
+export function bandwidthPriceSql(product: BandwidthProduct, mb: number) {
+  const perGb = sql<Minor>`(SELECT ${bandwidthPrices.pricePerGbMinor} FROM ${bandwidthPrices} WHERE ${bandwidthPrices.product} = ${product})`;
+  // D1 binds JS numbers as REAL: cast, so that the arithmetic (and the rounding up) is in exact integers.
+  return { perGb, total: sql<Minor>`((CAST(${mb} AS INTEGER) * ${perGb} + 999) / 1000)` };
 }
 
 export function ispAsn(ctx: DomainContext, country: string, asn: number) {

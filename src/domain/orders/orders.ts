@@ -1,16 +1,16 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { commit, type Statement } from "../../db/guarded-batch";
-import { type AccountRow, type OrderRow, orders } from "../../db/schema";
+import { type AccountRow, type OrderRow, orders, type Product } from "../../db/schema";
 import { addMonths, now, SECOND } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { isId, newId } from "../../platform/ids";
-import { fromMinor, type Minor } from "../../platform/money";
+import type { Minor } from "../../platform/money";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
-import { currentAccount, currentAccountWith } from "../accounts/accounts";
+import { currentAccount } from "../accounts/accounts";
 import { movementStatements } from "../billing/ledger";
 import { addToPoolStatement, gbToMb } from "../billing/pools";
-import { type BandwidthProduct, bandwidthPriceQuery, bandwidthTotal, ispAsn, requirePrice } from "../billing/prices";
+import { type BandwidthProduct, bandwidthPriceSql, ispAsn } from "../billing/prices";
 import type { DomainContext, Principal } from "../context";
 import { eventStatement, eventTypes } from "../events";
 import { assertIspQuantity, insertBatchStatement, newBatchPassword } from "../isp/batches";
@@ -39,53 +39,61 @@ export async function placeOrder(ctx: DomainContext, principal: Principal, input
   return input.product === "isp" ? orderIsp(ctx, principal, input) : orderBandwidth(ctx, principal, input);
 }
 
-/** Bandwidth: priced per GB, debited at once, completed, the GB added to the product's pool. */
+/**
+ * Bandwidth: priced per GB, debited at once, completed, the GB added to the product's pool. One D1 round trip:
+ * the database prices the order from the catalogue in force at commit and hands the order back.
+ */
 async function orderBandwidth(
   ctx: DomainContext,
   principal: Principal,
   input: { product: BandwidthProduct; gb: number },
 ): Promise<OrderRow> {
-  // The account (unless cached) and the price arrive in one D1 round trip.
-  const [account, price] = await currentAccountWith(ctx, principal, bandwidthPriceQuery(ctx.db, input.product));
+  const account = await currentAccount(ctx, principal);
   assertKycClear(account);
-  const pricePerGbMinor = requirePrice(price[0], `${input.product} bandwidth`).pricePerGbMinor;
-  const total = bandwidthTotal(input.gb, pricePerGbMinor);
+  const mb = gbToMb(input.gb);
+  const price = bandwidthPriceSql(input.product, mb);
   const at = now();
-  const order: OrderRow = {
-    id: newId("order", at),
-    accountId: account.id,
-    product: input.product,
-    status: "completed",
-    totalMinor: total,
-    details: { gb: input.gb, pricePerGbMinor },
-    batchId: null,
-    createdAt: at,
-    updatedAt: at,
-  };
-  await commit(ctx, [
-    ...movementStatements(ctx.db, { accountId: account.id, amount: -total, reason: "order", reference: order.id, at }),
-    ctx.db.insert(orders).values(order),
-    addToPoolStatement(ctx.db, account.id, input.product, gbToMb(input.gb)),
-    orderCompletedEvent(ctx.db, order, at),
+  const id = newId("order", at);
+  const [, , inserted] = await commit(ctx, [
+    ...movementStatements(ctx.db, {
+      accountId: account.id,
+      amount: sql`-${price.total}`,
+      reason: "order",
+      reference: id,
+      at,
+    }),
+    ctx.db
+      .insert(orders)
+      .values({
+        id,
+        accountId: account.id,
+        product: input.product,
+        status: "completed",
+        totalMinor: price.total,
+        details: sql`json_object('gb', ${input.gb}, 'pricePerGbMinor', ${price.perGb})`,
+        batchId: null,
+        createdAt: at,
+        updatedAt: at,
+      })
+      .returning(),
+    addToPoolStatement(ctx.db, account.id, input.product, mb),
+    orderCompletedEvent(ctx.db, { id, accountId: account.id, product: input.product, total: price.total }, at),
   ]);
-  return order;
+  return (inserted as OrderRow[])[0] as OrderRow;
 }
 
 /** `order.completed`, recorded once per order whatever runs twice. */
 function orderCompletedEvent(
   db: Database,
-  order: Pick<OrderRow, "id" | "accountId" | "product" | "totalMinor" | "batchId">,
+  order: { id: string; accountId: string; product: Product; total: Minor | SQL; batchId?: string | null },
   at: number,
 ): Statement {
   return eventStatement(db, {
     accountId: order.accountId,
     type: eventTypes.orderCompleted,
-    payload: {
-      order_id: order.id,
-      product: order.product,
-      total_usd: fromMinor(order.totalMinor),
-      ...(order.batchId ? { batch_id: order.batchId } : {}),
-    },
+    payload: sql`json_object('order_id', ${order.id}, 'product', ${order.product}, 'total_usd', ${order.total} / 100.0${
+      order.batchId ? sql`, 'batch_id', ${order.batchId}` : sql``
+    })`,
     dedupeKey: `${eventTypes.orderCompleted}:${order.id}`,
     at,
   });
@@ -186,7 +194,7 @@ export function completeIspOrderStatements(db: Database, order: OrderRow, at: nu
       .update(orders)
       .set({ status: "completed", updatedAt: at })
       .where(and(eq(orders.id, order.id), eq(orders.status, "provisioning"))),
-    orderCompletedEvent(db, order, at),
+    orderCompletedEvent(db, { ...order, total: order.totalMinor }, at),
   ];
 }
 

@@ -3,16 +3,36 @@ import type { AppEnv } from "../../env";
 import { internalAuth } from "../../middleware/internal-auth";
 import { jsonBody } from "../../middleware/json-body";
 import { validationHook } from "../../platform/validation";
-import { adminAccountRoutes } from "./accounts";
-import { adminApiKeyRoutes } from "./api-keys";
-import { adminPriceRoutes } from "./prices";
+import * as createAccount from "./create-account";
+import * as creditAccount from "./credit-account";
+import * as getAccount from "./get-account";
+import * as getPriceCatalogue from "./get-price-catalogue";
+import * as issueApiKey from "./issue-api-key";
+import * as listAccounts from "./list-accounts";
+import * as listApiKeys from "./list-api-keys";
+import * as revokeApiKey from "./revoke-api-key";
+import * as setBandwidthPrice from "./set-bandwidth-price";
+import * as setCustomTier from "./set-custom-tier";
+import * as setIspAsnPrice from "./set-isp-asn-price";
+import * as setTier from "./set-tier";
+import * as updateAccount from "./update-account";
 
 /** The operators' and dashboard's API, behind ADMIN_TOKEN. */
 export function adminApp(): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   app.use("*", internalAuth("ADMIN_TOKEN"), jsonBody);
-  adminAccountRoutes(app);
-  adminApiKeyRoutes(app);
-  adminPriceRoutes(app);
+  app.openapi(createAccount.route, createAccount.handler);
+  app.openapi(listAccounts.route, listAccounts.handler);
+  app.openapi(getAccount.route, getAccount.handler);
+  app.openapi(updateAccount.route, updateAccount.handler);
+  app.openapi(creditAccount.route, creditAccount.handler);
+  app.openapi(issueApiKey.route, issueApiKey.handler);
+  app.openapi(listApiKeys.route, listApiKeys.handler);
+  app.openapi(revokeApiKey.route, revokeApiKey.handler);
+  app.openapi(getPriceCatalogue.route, getPriceCatalogue.handler);
+  app.openapi(setBandwidthPrice.route, setBandwidthPrice.handler);
+  app.openapi(setIspAsnPrice.route, setIspAsnPrice.handler);
+  app.openapi(setTier.route, setTier.handler);
+  app.openapi(setCustomTier.route, setCustomTier.handler);
   return app;
 }

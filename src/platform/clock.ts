@@ -1,26 +1,11 @@
 /**
- * The one clock. Every time-dependent rule (windows, overlaps, expiry, retention)
- * reads it, so tests can move time: `vi.setSystemTime()` moves it inside workerd,
- * and `useClock()` swaps it for pure unit tests.
+ * The one clock. Every time-dependent rule (windows, overlaps, expiry, retention) reads it, so tests can move
+ * time: `vi.setSystemTime()` moves it inside workerd, for the worker and its Durable Objects alike.
  */
-export interface Clock {
-  now(): number;
-}
-
-const systemClock: Clock = { now: () => Date.now() };
-let current: Clock = systemClock;
-
-export function useClock(clock: Clock | null): void {
-  current = clock ?? systemClock;
-}
 
 /** Milliseconds since the Unix epoch. */
 export function now(): number {
-  return current.now();
-}
-
-export function nowIso(): string {
-  return new Date(current.now()).toISOString();
+  return Date.now();
 }
 
 export function toIso(ms: number): string {

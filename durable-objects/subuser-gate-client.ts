@@ -1,4 +1,5 @@
-import type { DecideInput, Decision, GateConfig, SubuserGate } from "./subuser-gate";
+import type { DecideInput, Decision, GateConfig, PoolFigures, SubuserGate } from "./subuser-gate";
+import type { SessionRequest, SessionSnapshot, SessionUsage } from "./traffic-types";
 
 /**
  * The typed client of one sub-user's `SubuserGate` (addressed by the sub-user's gateway name). It owns the
@@ -28,5 +29,25 @@ export class SubuserGateClient {
 
   release(lease: string): Promise<boolean> {
     return this.#stub.release(lease);
+  }
+
+  async updatePool(product: "residential" | "mobile", figures: PoolFigures): Promise<void> {
+    await this.#stub.updatePool(product, figures);
+  }
+
+  async updateMonthUsage(month: string, usedBytes: number): Promise<void> {
+    await this.#stub.updateMonthUsage(month, usedBytes);
+  }
+
+  applySessionUsage(messageKey: string, usages: SessionUsage[]): Promise<SessionSnapshot[]> {
+    return this.#stub.applySessionUsage(messageKey, usages);
+  }
+
+  session(id: string): Promise<{ session: SessionSnapshot; lastRequests: SessionRequest[] } | null> {
+    return this.#stub.session(id);
+  }
+
+  terminateSession(id: string): Promise<SessionSnapshot | null> {
+    return this.#stub.terminateSession(id);
   }
 }

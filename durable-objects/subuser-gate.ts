@@ -1,10 +1,20 @@
 import { DurableObject } from "cloudflare:workers";
-import { MINUTE, now, SECOND } from "../src/platform/clock";
+import { MINUTE, now, SECOND, utcMonth } from "../src/platform/clock";
 import { randomString } from "../src/platform/crypto";
 import { blockContains, type IpBlock, parseBlock, parseIp } from "../src/platform/ip";
+import { SessionBook, type SessionPin, type SessionSpec } from "./session-book";
 import { SlidingLog } from "./sliding-log";
+import { TrafficStoreClient } from "./traffic-store-client";
+import type { SessionRequest, SessionSnapshot, SessionUsage } from "./traffic-types";
 
 type GatewayProduct = "residential" | "mobile" | "isp";
+type BandwidthProduct = "residential" | "mobile";
+
+/** What the gate knows of a pool: it is used up when used ≥ purchased (or when nothing was ever bought). */
+export interface PoolFigures {
+  purchasedBytes: number;
+  usedBytes: number;
+}
 
 /** Everything the gate needs to decide, pushed by the API whenever the sub-user, its whitelist or its plan changes. */
 export interface GateConfig {
@@ -19,6 +29,11 @@ export interface GateConfig {
   /** Effective limits per product: the sub-user's own, capped by the plan (null = no per-sub-user cap). */
   limits: Partial<Record<GatewayProduct, { concurrent: number | null; rps: number | null }>>;
   whitelist: Array<{ product: GatewayProduct; ip: string }>;
+  /** The account's bandwidth pools, per gateway product; a product without one has none bought. */
+  pools: Partial<Record<BandwidthProduct, PoolFigures>>;
+  /** The sub-user's monthly cap in bytes (null: none), and its usage in the latest month it was told of. */
+  trafficLimitBytes: number | null;
+  monthUsage: { month: string; usedBytes: number } | null;
 }
 
 export interface DecideInput {
@@ -26,22 +41,28 @@ export interface DecideInput {
   /** SHA-256 of the presented password, or null when none was presented. */
   passwordHash: string | null;
   sourceIp: string;
+  /** The username's session segments, when it has them. */
+  session?: SessionSpec;
 }
 
 export type Decision =
   | { outcome: "unconfigured" }
-  | { outcome: "allow"; subuserId: string; lease: string; cacheTtlS: number }
-  | { outcome: "deny"; status: 403 | 407 | 429; errorCode: string; retryAfterS?: number };
+  | { outcome: "allow"; subuserId: string; lease: string; cacheTtlS: number; session: SessionPin | null }
+  | { outcome: "deny"; status: 402 | 403 | 407 | 429; errorCode: string; retryAfterS?: number };
 
 /** A lease not released by the gateway is reclaimed after this long, so a crashed gateway cannot leak slots. */
 export const LEASE_TTL_MS = 10 * MINUTE;
 /** The gateway may reuse an allow this long (at most 60 s: whitelist removal and deletion take effect within 60 s). */
 export const MAX_CACHE_TTL_S = 30;
 
+/** Changed sessions are copied to the account's session index this soon. */
+const OUTBOX_FLUSH_MS = SECOND;
+
 /**
  * One per sub-user (addressed by its gateway name). Decides each proxy request: credentials or whitelist,
- * status, product, rolling 1-second rps and open-lease concurrency. `decide` never awaits, so the limits
- * are exact under concurrent calls. Internals are `#private`: callers use `SubuserGateClient`.
+ * status, product, the account's pool and the sub-user's monthly cap, rolling 1-second rps and open-lease
+ * concurrency, and pins sticky sessions. `decide` never awaits, so the limits are exact under concurrent
+ * calls. Internals are `#private`: callers use `SubuserGateClient`.
  */
 export class SubuserGate extends DurableObject {
   readonly #sql: SqlStorage;
@@ -49,10 +70,16 @@ export class SubuserGate extends DurableObject {
   #whitelist: Array<{ product: GatewayProduct; block: IpBlock }> = [];
   readonly #requests = new SlidingLog(SECOND);
   readonly #leases = new Map<string, number>();
+  readonly #sessions: SessionBook;
+  #alarmAt: number | null = null;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
+    this.#sessions = new SessionBook(this.#sql, {
+      subuserId: () => this.#config?.subuserId ?? "",
+      gateName: () => this.#config?.name ?? "",
+    });
     this.#sql.exec(`
       CREATE TABLE IF NOT EXISTS config (id INTEGER PRIMARY KEY CHECK (id = 1), value TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS leases (id TEXT PRIMARY KEY, expires_at INTEGER NOT NULL);
@@ -88,6 +115,8 @@ export class SubuserGate extends DurableObject {
     }
     if (config.status === "disabled") return deny(403, "subuser-disabled");
     if (!config.products.includes(input.product)) return deny(403, "product-not-allowed");
+    if (input.product !== "isp" && exhausted(config.pools[input.product])) return deny(402, "bandwidth-exhausted");
+    if (overCap(config, at)) return deny(402, "traffic-limit-reached");
 
     const limits = config.limits[input.product] ?? { concurrent: null, rps: null };
     if (limits.rps !== null && this.#requests.count(at) >= limits.rps) {
@@ -102,7 +131,76 @@ export class SubuserGate extends DurableObject {
     const lease = `${config.name}.${randomString(20)}`;
     this.#leases.set(lease, at + LEASE_TTL_MS);
     this.#sql.exec("INSERT INTO leases (id, expires_at) VALUES (?, ?)", lease, at + LEASE_TTL_MS);
-    return { outcome: "allow", subuserId: config.subuserId, lease, cacheTtlS: this.#cacheTtl(config, input, at) };
+    const session = input.session ? this.#sessions.pin(input.session, at) : null;
+    if (session) this.#wakeBy(at + OUTBOX_FLUSH_MS);
+    return {
+      outcome: "allow",
+      subuserId: config.subuserId,
+      lease,
+      cacheTtlS: this.#cacheTtl(config, input, at),
+      session,
+    };
+  }
+
+  /** A pool's latest figures: the gate keeps the highest it was told, so late pushes cannot undo newer ones. */
+  updatePool(product: BandwidthProduct, figures: PoolFigures): void {
+    const config = this.#config;
+    if (!config) return;
+    const known = config.pools[product];
+    config.pools[product] = {
+      purchasedBytes: Math.max(known?.purchasedBytes ?? 0, figures.purchasedBytes),
+      usedBytes: Math.max(known?.usedBytes ?? 0, figures.usedBytes),
+    };
+    this.configure(config);
+  }
+
+  /** The sub-user's usage of a month (UTC), for its monthly cap; a newer month replaces an older one. */
+  updateMonthUsage(month: string, usedBytes: number): void {
+    const config = this.#config;
+    if (!config) return;
+    const known = config.monthUsage;
+    if (known && known.month > month) return;
+    config.monthUsage = { month, usedBytes: known?.month === month ? Math.max(known.usedBytes, usedBytes) : usedBytes };
+    this.configure(config);
+  }
+
+  /**
+   * Applies a usage message's sticky-session usage (once per message key) and returns the current state of the
+   * sessions it touched, which the caller copies to the account's session index.
+   */
+  applySessionUsage(messageKey: string, usages: SessionUsage[]): SessionSnapshot[] {
+    const at = now();
+    const changed = this.#sessions.apply(messageKey, usages, at);
+    const touched = changed ?? this.#sessions.snapshots(this.#sessions.idsFor(usages));
+    this.#sessions.copied(touched);
+    return touched;
+  }
+
+  session(id: string): { session: SessionSnapshot; lastRequests: SessionRequest[] } | null {
+    return this.#sessions.find(id);
+  }
+
+  terminateSession(id: string): SessionSnapshot | null {
+    const at = now();
+    const snapshot = this.#sessions.terminate(id, at);
+    if (snapshot) this.#wakeBy(at + OUTBOX_FLUSH_MS);
+    return snapshot;
+  }
+
+  /** Copies changed sessions to the account's index and forgets expired ones; then sleeps until needed. */
+  override async alarm(): Promise<void> {
+    this.#alarmAt = null;
+    const config = this.#config;
+    const pending = this.#sessions.outbox();
+    if (config && pending.length > 0) {
+      await new TrafficStoreClient(this.env, config.accountId).upsertSessions(pending);
+      this.#sessions.copied(pending);
+    }
+    const at = now();
+    const nextPurge = this.#sessions.purge(at);
+    const again = this.#sessions.outbox().length > 0 ? at + OUTBOX_FLUSH_MS : null;
+    const next = [nextPurge, again].filter((t): t is number => t !== null);
+    if (next.length > 0) this.#wakeBy(Math.max(at + 1, Math.min(...next)));
   }
 
   /** Frees a concurrency slot. Releasing an unknown or already released lease is harmless. */
@@ -110,6 +208,13 @@ export class SubuserGate extends DurableObject {
     const existed = this.#leases.delete(lease);
     if (existed) this.#sql.exec("DELETE FROM leases WHERE id = ?", lease);
     return existed;
+  }
+
+  /** Schedules the alarm no later than `at` (a storage write: no await needed). */
+  #wakeBy(at: number): void {
+    if (this.#alarmAt !== null && this.#alarmAt <= at) return;
+    this.#alarmAt = at;
+    void this.ctx.storage.setAlarm(at);
   }
 
   #apply(config: GateConfig): void {
@@ -155,7 +260,21 @@ export class SubuserGate extends DurableObject {
   }
 }
 
-function deny(status: 403 | 407 | 429, errorCode: string, retryAfterS?: number): Decision {
+function exhausted(pool: PoolFigures | undefined): boolean {
+  return !pool || pool.usedBytes >= pool.purchasedBytes;
+}
+
+function overCap(config: GateConfig, at: number): boolean {
+  const usage = config.monthUsage;
+  return (
+    config.trafficLimitBytes !== null &&
+    usage !== null &&
+    usage.month === utcMonth(at) &&
+    usage.usedBytes >= config.trafficLimitBytes
+  );
+}
+
+function deny(status: 402 | 403 | 407 | 429, errorCode: string, retryAfterS?: number): Decision {
   return retryAfterS === undefined
     ? { outcome: "deny", status, errorCode }
     : { outcome: "deny", status, errorCode, retryAfterS };

@@ -1,10 +1,12 @@
 import { createApp } from "./app";
+import type { UsageMessage } from "./domain/traffic/usage-messages";
 import { runScheduledJobs } from "./jobs";
 import { ApiError, errorBody } from "./platform/errors";
 import { newId } from "./platform/ids";
 import { logError } from "./platform/logger";
+import { consumeUsage } from "./queues/usage";
 
-export { ApiKeyGuard, SubuserGate } from "../durable-objects";
+export { ApiKeyGuard, SubuserGate, TrafficStore } from "../durable-objects";
 
 const app = createApp();
 
@@ -25,5 +27,9 @@ export default {
 
   async scheduled(controller, env, ctx) {
     ctx.waitUntil(runScheduledJobs(env, controller.scheduledTime));
+  },
+
+  async queue(batch, env) {
+    if (batch.queue === "usage") await consumeUsage(batch as MessageBatch<UsageMessage>, env);
   },
 } satisfies ExportedHandler<Cloudflare.Env>;

@@ -22,7 +22,8 @@ export const publicApi: DocumentSpec = {
   internal: false,
   description:
     "Manage a proxy-access account programmatically: the account and its MFA, sub-users, their whitelists, orders " +
-    "and bandwidth pools, ISP inventory and batches, and subscriptions.\n\n" +
+    "and bandwidth pools, ISP inventory and batches, subscriptions, sticky sessions, traffic analytics and the " +
+    "sampled request log.\n\n" +
     "Every call carries `Authorization: Bearer <API_KEY>`. Every error is `{code, message, request_id}`, and every " +
     "response carries `X-Request-Id` and the `X-RateLimit-*` headers of the key's rolling 60-second and 24-hour " +
     "windows (429 `rate_limited` with `Retry-After` beyond them). Lists are cursor-paginated (`cursor`, `limit` ≤ " +
@@ -36,6 +37,8 @@ export const publicApi: DocumentSpec = {
     { name: "Orders", description: "Bandwidth and ISP orders, and the bandwidth pools they fill." },
     { name: "ISP", description: "Static IP inventory, batches, their IPs and whitelists." },
     { name: "Subscriptions", description: "Recurring bandwidth tiers and ISP auto-renewal." },
+    { name: "Sessions", description: "Sticky sessions of the gateway products (residential, mobile)." },
+    { name: "Traffic", description: "Traffic analytics and the sampled request log." },
     { name: "Tools", description: "Files for API clients." },
   ],
   securitySchemes: { ApiKey: "An API key issued in the dashboard: `Authorization: Bearer live_…`." },

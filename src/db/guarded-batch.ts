@@ -11,10 +11,10 @@ import { type AccountRow, type AssertionKind, accounts, apiKeys, batchAssertions
 export type Statement = BatchItem<"sqlite">;
 
 /**
- * Why a guarded batch rolled back: the balance would have gone negative, an `abortIf` assertion held, or a
- * charge with the same unique key was already made (a job running twice).
+ * Why a guarded batch rolled back: the balance would have gone negative, an `abortIf` assertion held, a charge
+ * with the same unique key was already made (a job running twice), or a usage message was already applied.
  */
-export type BatchFailure = "insufficient_balance" | AssertionKind | "already_charged";
+export type BatchFailure = "insufficient_balance" | AssertionKind | "already_charged" | "already_applied";
 export type BatchOutcome = { committed: true; results: unknown[] } | { committed: false; failure: BatchFailure };
 
 /**
@@ -40,6 +40,19 @@ export function unchangedSince(
 }
 
 const accountWrites = new WeakMap<object, string>();
+const commitHooks = new WeakMap<object, (ctx: DomainContext, result: unknown) => Promise<void>>();
+
+/**
+ * Runs `hook` with the statement's result once the batch that holds it has committed (e.g. a pool's new figures,
+ * read with RETURNING, tell the gates whether it is used up). Hooks must be idempotent.
+ */
+export function afterCommit<S extends Statement>(
+  statement: S,
+  hook: (ctx: DomainContext, result: S["_"]["result"]) => Promise<void>,
+): S {
+  commitHooks.set(statement, hook as (ctx: DomainContext, result: unknown) => Promise<void>);
+  return statement;
+}
 
 /** Marks a statement that writes an account row: a batch that runs it invalidates the account's cached reads. */
 export function writesAccount<S extends Statement>(statement: S, accountId: string): S {
@@ -78,6 +91,10 @@ export async function runGuardedBatch(ctx: DomainContext, statements: Statement[
     const [changed, keys] = results.slice(-2) as [AccountRow[], Array<{ id: string; accountId: string }>];
     await accountsChanged(ctx, changed, keys);
   }
+  for (const [index, statement] of statements.entries()) {
+    const hook = commitHooks.get(statement);
+    if (hook) await hook(ctx, results[index]);
+  }
   return { committed: true, results: results.slice(0, statements.length) };
 }
 
@@ -107,5 +124,6 @@ function batchFailure(error: unknown): BatchFailure | null {
     if (isCheckViolation(error, `assert_${kind}`)) return kind;
   }
   if (isUniqueViolation(error, "ledger_entries.unique_key")) return "already_charged";
+  if (isUniqueViolation(error, "usage_applied.message_key")) return "already_applied";
   return null;
 }

@@ -1,6 +1,6 @@
-import type { SQL } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
-import { events } from "../db/schema";
+import { bandwidthPools, events, subuserMonthlyUsage, subusers } from "../db/schema";
 import { newId } from "../platform/ids";
 
 /** Stable event type names (spec §6 categories), ready for webhook delivery. */
@@ -29,4 +29,47 @@ export function eventStatement(
       createdAt: event.at,
     })
     .onConflictDoNothing({ target: events.dedupeKey });
+}
+
+/** A pool or a sub-user's monthly cap passing these shares of its size records a `traffic.threshold` event. */
+export const TRAFFIC_THRESHOLDS_PERCENT = [80, 100] as const;
+
+/**
+ * `traffic.threshold` for pools that passed 80% or 100% used, once per pool, threshold and top-up (a top-up
+ * re-arms them). A statement for the batch that records the usage.
+ */
+export function poolThresholdEvents(db: Database, accountId: string, pools: Array<{ product: string }>, at: number) {
+  const candidates = pools.flatMap(({ product }) =>
+    TRAFFIC_THRESHOLDS_PERCENT.map((threshold) => ({ id: newId("event", at), product, threshold })),
+  );
+  return db.insert(events).select(
+    sql`SELECT c.value->>'id', p.account_id, ${eventTypes.trafficThreshold},
+          json_object('scope', 'pool', 'product', p.product, 'threshold_percent', c.value->>'threshold',
+            'gb_purchased', p.purchased_bytes / 1e9, 'gb_used', p.used_bytes / 1e9),
+          'traffic.threshold:pool:' || p.account_id || ':' || p.product || ':' || p.top_up_count || ':' || (c.value->>'threshold'),
+          ${at}, NULL
+        FROM json_each(${JSON.stringify(candidates)}) c
+        JOIN ${bandwidthPools} p ON p.account_id = ${accountId} AND p.product = c.value->>'product'
+        WHERE p.purchased_bytes > 0 AND p.used_bytes * 100 >= p.purchased_bytes * (c.value->>'threshold')
+        ON CONFLICT (dedupe_key) DO NOTHING`,
+  );
+}
+
+/** `traffic.threshold` for sub-users that passed 80% or 100% of their monthly cap, once per month and threshold. */
+export function subuserThresholdEvents(db: Database, usage: Array<{ subuserId: string; month: string }>, at: number) {
+  const candidates = usage.flatMap(({ subuserId, month }) =>
+    TRAFFIC_THRESHOLDS_PERCENT.map((threshold) => ({ id: newId("event", at), subuserId, month, threshold })),
+  );
+  return db.insert(events).select(
+    sql`SELECT c.value->>'id', s.account_id, ${eventTypes.trafficThreshold},
+          json_object('scope', 'subuser', 'subuser', s.id, 'month', u.month, 'threshold_percent', c.value->>'threshold',
+            'gb_limit', s.traffic_limit_bytes / 1e9, 'gb_used', u.used_bytes / 1e9),
+          'traffic.threshold:subuser:' || s.id || ':' || u.month || ':' || (c.value->>'threshold'),
+          ${at}, NULL
+        FROM json_each(${JSON.stringify(candidates)}) c
+        JOIN ${subusers} s ON s.id = c.value->>'subuserId'
+        JOIN ${subuserMonthlyUsage} u ON u.subuser_id = s.id AND u.month = c.value->>'month'
+        WHERE s.traffic_limit_bytes IS NOT NULL AND u.used_bytes * 100 >= s.traffic_limit_bytes * (c.value->>'threshold')
+        ON CONFLICT (dedupe_key) DO NOTHING`,
+  );
 }

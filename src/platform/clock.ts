@@ -8,6 +8,11 @@ export function now(): number {
   return Date.now();
 }
 
+/** The UTC month of a moment, `2026-11`. */
+export function utcMonth(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 7);
+}
+
 export function toIso(ms: number): string {
   return new Date(ms).toISOString();
 }

@@ -76,19 +76,25 @@ export function usdAmount() {
 
 /** Free text: no control characters. */
 export function text(max: number, min = 0) {
-  return z
-    .string()
-    .min(min)
-    .max(max)
-    .regex(/^[^\x00-\x1F\x7F]*$/, "must not contain control characters");
+  return (
+    z
+      .string()
+      .min(min)
+      .max(max)
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
+      .regex(/^[^\x00-\x1F\x7F]*$/, "must not contain control characters")
+  );
 }
 
 /** A multi-line text document (lines of text, no other control characters). */
 export function lines(max: number) {
-  return z
-    .string()
-    .max(max)
-    .regex(/^[^\x00-\x09\x0B-\x1F\x7F]*$/);
+  return (
+    z
+      .string()
+      .max(max)
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
+      .regex(/^[^\x00-\x09\x0B-\x1F\x7F]*$/)
+  );
 }
 
 /** A string matching `pattern`, at most `max` characters. */
@@ -113,6 +119,22 @@ export function idParam(kind: IdKind) {
 
 export function timestamp() {
   return z.iso.datetime().max(32);
+}
+
+/** An instant given as an RFC 3339 timestamp or a plain date (midnight UTC), as epoch ms. */
+export function instant() {
+  return token(
+    /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/,
+    40,
+    "must be an RFC 3339 timestamp or a date (YYYY-MM-DD)",
+  )
+    .transform((value, context) => {
+      const ms = Date.parse(value.length === 10 ? `${value}T00:00:00Z` : value);
+      if (Number.isFinite(ms)) return ms;
+      context.addIssue({ code: "custom", message: "is not a valid date" });
+      return z.NEVER;
+    })
+    .openapi({ example: "2026-11-01T00:00:00Z" });
 }
 
 export function email() {

@@ -1,8 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { products, type SubuserRow, subuserStatuses } from "../db/schema";
+import { gbToBytes } from "../domain/billing/pools";
 import { LIMIT_MAX, LIMIT_MIN } from "../domain/subusers/limits";
 import { toIso } from "../platform/clock";
-import { id, idParam, integer, list, timestamp, token } from "../platform/fields";
+import { decimal, id, idParam, integer, list, timestamp, token } from "../platform/fields";
 
 export const labelSchema = token(/^[a-z0-9-]{1,64}$/, 64, "must be 1-64 characters of a-z, 0-9 and -").openapi({
   example: "scraper-eu-1",
@@ -29,11 +30,21 @@ export const subuserSchema = z
     status: z.enum(subuserStatuses),
     concurrent_max: limitSchema,
     rps_max: limitSchema,
+    traffic_limit_gb: z.number().nullable().openapi({
+      description:
+        "Monthly (UTC) traffic cap in GB; over it the gateway answers 402 traffic-limit-reached. null: none.",
+    }),
+    traffic_used_gb: z.number().openapi({ description: "Traffic of the current UTC month, in GB (10^9 bytes)." }),
     created_at: timestamp(),
   })
   .openapi("Subuser");
 
-export function presentSubuser(subuser: SubuserRow): z.infer<typeof subuserSchema> {
+/** A monthly cap in GB: whole MB, at least 1 MB; null removes it. */
+export const trafficLimitSchema = decimal({ unit: 0.001, min: 0.001, max: 1_000_000 })
+  .nullable()
+  .openapi({ description: "Monthly (UTC) traffic cap in GB (steps of 0.001); null for none." });
+
+export function presentSubuser(subuser: SubuserRow, monthUsedBytes = 0): z.infer<typeof subuserSchema> {
   return {
     id: subuser.id,
     name: subuser.name,
@@ -42,6 +53,8 @@ export function presentSubuser(subuser: SubuserRow): z.infer<typeof subuserSchem
     status: subuser.status,
     concurrent_max: subuser.concurrentMax,
     rps_max: subuser.rpsMax,
+    traffic_limit_gb: subuser.trafficLimitBytes === null ? null : subuser.trafficLimitBytes / 1e9,
+    traffic_used_gb: monthUsedBytes / 1e9,
     created_at: toIso(subuser.createdAt),
   };
 }
@@ -57,3 +70,8 @@ export const subuserWithPasswordSchema = subuserSchema
     }),
   })
   .openapi("SubuserWithPassword");
+
+/** A cap in GB as bytes (null and undefined pass through). */
+export function toBytes(gb: number | null | undefined): number | null | undefined {
+  return gb === null || gb === undefined ? gb : gbToBytes(gb);
+}

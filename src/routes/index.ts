@@ -8,9 +8,11 @@ import { validationHook } from "../platform/validation";
 import * as bandwidthBalance from "./balance/get-bandwidth-balance";
 import { ispRoutes } from "./isp";
 import { orderRoutes } from "./orders";
+import { sessionRoutes } from "./sessions";
 import { subscriptionRoutes } from "./subscriptions";
 import { subuserRoutes } from "./subusers";
 import * as postmanCollection from "./tools/get-postman-collection";
+import { trafficRoutes } from "./traffic";
 import { usersRoutes } from "./users";
 import { whitelistRoutes } from "./whitelists";
 
@@ -25,6 +27,8 @@ export function publicRouter() {
   orderRoutes(v1);
   ispRoutes(v1);
   subscriptionRoutes(v1);
+  sessionRoutes(v1);
+  trafficRoutes(v1);
   v1.openapi(bandwidthBalance.route, bandwidthBalance.handler);
   v1.openapi(postmanCollection.route, postmanCollection.handler(document));
   return { router: v1, document };

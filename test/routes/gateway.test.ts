@@ -31,7 +31,7 @@ describe("POST /internal/gateway/authorize", () => {
   afterEach(() => vi.useRealTimers());
 
   it("allows the right password and returns subuser, product, lease, cache_ttl_s and the parsed target", async () => {
-    const account = await createAccount();
+    const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);
     const decision = await authorize({
       username: username(subuser.name, "type-res-region-us-state-ca-city-la-asn-7922-session-abc1-sesstime-10"),
@@ -61,7 +61,7 @@ describe("POST /internal/gateway/authorize", () => {
   });
 
   it("answers 407 auth-failed for a wrong password or an unknown name", async () => {
-    const account = await createAccount();
+    const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);
     expect(await authorize({ username: username(subuser.name), password: "wrong" })).toEqual({
       allow: false,
@@ -75,7 +75,7 @@ describe("POST /internal/gateway/authorize", () => {
   });
 
   it("lets a whitelisted source IP omit the password, for that product only; others get 407 not-whitelisted", async () => {
-    const account = await createAccount();
+    const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account, { products: ["residential", "mobile"] });
     await call("POST", "/v1/whitelists", {
       token: account.token,
@@ -98,7 +98,7 @@ describe("POST /internal/gateway/authorize", () => {
   });
 
   it("whitelist removal takes effect on the next decision", async () => {
-    const account = await createAccount();
+    const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);
     const entry = await json(
       await call("POST", "/v1/whitelists", {
@@ -114,7 +114,7 @@ describe("POST /internal/gateway/authorize", () => {
   });
 
   it("disable → 403 subuser-disabled; enable → allowed again; delete → 407 auth-failed", async () => {
-    const account = await createAccount();
+    const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);
     const request = { username: username(subuser.name), password: subuser.password };
     await call("PATCH", `/v1/subusers/${subuser.id}`, { token: account.token, body: { status: "disabled" } });
@@ -126,7 +126,7 @@ describe("POST /internal/gateway/authorize", () => {
   });
 
   it("403 product-not-allowed for a product the sub-user lacks; 400 when the username's type contradicts the product", async () => {
-    const account = await createAccount();
+    const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account, { products: ["residential"] });
     const mobile = await authorize({
       username: username(subuser.name, "type-mob-region-us"),
@@ -143,7 +143,7 @@ describe("POST /internal/gateway/authorize", () => {
   });
 
   it("keeps a rotated-out password working for exactly 60 seconds (+59 s ok, +61 s 407)", async () => {
-    const account = await createAccount();
+    const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);
     const rotated = await json(
       await call("POST", `/v1/subusers/${subuser.id}/rotate-password`, { token: account.token }),
@@ -162,7 +162,7 @@ describe("POST /internal/gateway/authorize", () => {
   });
 
   it("enforces rps_max over a rolling second, exactly under concurrent calls, with 429 rps-limit / 30002", async () => {
-    const account = await createAccount();
+    const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account, { rps_max: 5 });
     const request = { username: username(subuser.name), password: subuser.password };
     const decisions = await Promise.all(Array.from({ length: 8 }, () => authorize(request)));
@@ -183,7 +183,7 @@ describe("POST /internal/gateway/authorize", () => {
   });
 
   it("enforces concurrent_max with leases: exact under concurrency, existing leases continue, release frees a slot", async () => {
-    const account = await createAccount();
+    const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account, { concurrent_max: 3 });
     const request = { username: username(subuser.name), password: subuser.password };
     const decisions = await Promise.all(Array.from({ length: 5 }, () => authorize(request)));
@@ -200,7 +200,7 @@ describe("POST /internal/gateway/authorize", () => {
   });
 
   it("reclaims leases a crashed gateway never released, after 10 minutes", async () => {
-    const account = await createAccount();
+    const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account, { concurrent_max: 1 });
     const request = { username: username(subuser.name), password: subuser.password };
     expect((await authorize(request)).allow).toBe(true);
@@ -211,7 +211,7 @@ describe("POST /internal/gateway/authorize", () => {
   });
 
   it("applies a PATCH of limits on the next decision", async () => {
-    const account = await createAccount();
+    const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account, { concurrent_max: 1 });
     const request = { username: username(subuser.name), password: subuser.password };
     await authorize(request);
@@ -221,7 +221,7 @@ describe("POST /internal/gateway/authorize", () => {
   });
 
   it("caps the sub-user's limits by the plan's current limits (a downgrade applies at once)", async () => {
-    const account = await createAccount({ plan: "pro" });
+    const account = await createAccount({ plan: "pro", bandwidthGb: 1 });
     const subuser = await createSubuser(account); // pro defaults: 600 concurrent, 1,000 rps
     await admin("PATCH", `/accounts/${account.id}`, { plan: "trial" }); // trial residential: 25 concurrent, 50 rps
     const request = { username: username(subuser.name), password: subuser.password };

@@ -38,7 +38,14 @@ describe("bandwidth orders (spec §2.4, §3.1, §4.3)", () => {
     expect(body.id).toMatch(/^ord_/);
     expect((await json(await call("GET", "/v1/users/me", { token: account.token }))).balance.amount).toBe(55);
     const pool = await json(await call("GET", "/v1/residential/balance", { token: account.token }));
-    expect(pool).toEqual({ product: "residential", gb_purchased: 10, gb_used: 0, gb_remaining: 10 });
+    expect(pool).toEqual({
+      product: "residential",
+      gb_purchased: 10,
+      gb_used: 0,
+      gb_remaining: 10,
+      gb_overdrawn: 0,
+      exhausted: false,
+    });
     expect((await json(await call("GET", "/v1/mobile/balance", { token: account.token }))).gb_remaining).toBe(0);
     const event = await env.DB.prepare("SELECT type, payload FROM events WHERE account_id = ?")
       .bind(account.id)

@@ -110,14 +110,18 @@ describe("bandwidth subscriptions (spec §2.6, §4.5)", () => {
   it("downgrades take effect at the next renewal, and never below this period's usage", async () => {
     const account = await createAccount({ balance_usd: 10000 });
     const sub = await json(await subscribe(account, { product: "residential", plan: "pro", cycle: "monthly" }));
-    await env.DB.prepare("UPDATE bandwidth_pools SET used_mb = 60000 WHERE account_id = ?").bind(account.id).run();
+    await env.DB.prepare("UPDATE bandwidth_pools SET used_bytes = 60000000000 WHERE account_id = ?")
+      .bind(account.id)
+      .run();
     const below = await call("PATCH", `/v1/subscriptions/${sub.id}`, {
       token: account.token,
       body: { plan: "starter" },
     });
     expect(below.status).toBe(409);
     expect((await json(below)).code).toBe("downgrade_below_usage");
-    await env.DB.prepare("UPDATE bandwidth_pools SET used_mb = 40000 WHERE account_id = ?").bind(account.id).run();
+    await env.DB.prepare("UPDATE bandwidth_pools SET used_bytes = 40000000000 WHERE account_id = ?")
+      .bind(account.id)
+      .run();
     const pending = await json(
       await call("PATCH", `/v1/subscriptions/${sub.id}`, {
         token: account.token,

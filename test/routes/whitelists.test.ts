@@ -139,7 +139,7 @@ describe("POST /v1/whitelists (spec §2.7, §4.6)", () => {
 
 describe("IPv4-mapped IPv6 cannot get around the IPv4 rules", () => {
   it("an IPv4-mapped entry is a duplicate of its IPv4 form, and mapped source IPs match IPv4 entries", async () => {
-    const account = await createAccount();
+    const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);
     const base = { subuser: subuser.id, product: "residential" };
     expect((await add(account.token, { ...base, ip: "203.0.113.0/24" })).status).toBe(201);

@@ -50,7 +50,10 @@ export const customTiers = sqliteTable(
 
 // ── Bandwidth pools ─────────────────────────────────────────────────────────────────────────────────
 
-/** Prepaid bandwidth per account and gateway product, in megabytes (1 GB = 1,000 MB; orders have 3 decimals). */
+/**
+ * Prepaid bandwidth per account and gateway product, in bytes (1 GB = 10^9 bytes). Orders and subscription periods
+ * add to `purchased_bytes`; gateway usage adds to `used_bytes`, after the fact, so it may pass `purchased_bytes`.
+ */
 export const bandwidthPools = sqliteTable(
   "bandwidth_pools",
   {
@@ -58,8 +61,12 @@ export const bandwidthPools = sqliteTable(
       .notNull()
       .references(() => accounts.id),
     product: text("product").$type<"residential" | "mobile">().notNull(),
-    purchasedMb: integer("purchased_mb").notNull().default(0),
-    usedMb: integer("used_mb").notNull().default(0),
+    purchasedBytes: integer("purchased_bytes").notNull().default(0),
+    usedBytes: integer("used_bytes").notNull().default(0),
+    /** Moves on every top-up: threshold events (80%, 100% used) fire once per top-up. */
+    topUpCount: integer("top_up_count").notNull().default(0),
+    /** What the sub-users' gates were last told: the pool is used up and new proxy requests are refused. */
+    exhausted: integer("exhausted", { mode: "boolean" }).notNull().default(false),
   },
   (t) => [primaryKey({ columns: [t.accountId, t.product] })],
 );
@@ -215,8 +222,8 @@ export const subscriptions = sqliteTable(
     status: text("status", { enum: subscriptionStatuses }).notNull(),
     periodStart: integer("period_start").notNull(),
     renewsAt: integer("renews_at").notNull(),
-    /** The pool's used_mb when this period began: usage of the period = pool.used_mb − this. */
-    periodStartUsedMb: integer("period_start_used_mb").notNull().default(0),
+    /** The pool's used_bytes when this period began: usage of the period = pool.used_bytes − this. */
+    periodStartUsedBytes: integer("period_start_used_bytes").notNull().default(0),
     pendingPlan: text("pending_plan"),
     pendingCycle: text("pending_cycle", { enum: cycles }),
     pendingQuantity: integer("pending_quantity"),

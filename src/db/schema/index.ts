@@ -1,3 +1,4 @@
 export * from "./accounts";
 export * from "./commerce";
 export * from "./subusers";
+export * from "./usage";

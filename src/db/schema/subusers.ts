@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { check, index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { accounts, type Product } from "./accounts";
 
 export const subuserStatuses = ["active", "disabled"] as const;
@@ -26,6 +26,8 @@ export const subusers = sqliteTable(
     // After a rotation the replaced password keeps working until previous_password_until (60 s).
     previousPasswordHash: text("previous_password_hash"),
     previousPasswordUntil: integer("previous_password_until"),
+    /** Optional monthly (UTC) traffic cap in bytes; over it, new proxy requests are refused. */
+    trafficLimitBytes: integer("traffic_limit_bytes"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
     deletedAt: integer("deleted_at"),
@@ -63,6 +65,17 @@ export const whitelistEntries = sqliteTable(
     uniqueIndex("whitelist_entries_unique").on(t.scope, t.scopeId, t.product, t.ip),
     index("whitelist_entries_account").on(t.accountId, t.id),
   ],
+);
+
+/** Traffic of a sub-user per UTC month (`2026-11`), in bytes, for its monthly cap. */
+export const subuserMonthlyUsage = sqliteTable(
+  "subuser_monthly_usage",
+  {
+    subuserId: text("subuser_id").notNull(),
+    month: text("month").notNull(),
+    usedBytes: integer("used_bytes").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.subuserId, t.month] })],
 );
 
 export type SubuserRow = typeof subusers.$inferSelect;

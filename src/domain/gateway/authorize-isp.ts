@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
-import { ispBatches, ispIps, subusers, whitelistEntries } from "../../db/schema";
-import { now } from "../../platform/clock";
+import { ispBatches, ispIps, subuserMonthlyUsage, subusers, whitelistEntries } from "../../db/schema";
+import { now, utcMonth } from "../../platform/clock";
 import { sha256Hex, timingSafeEqual } from "../../platform/crypto";
 import { blockContains, formatIp, parseBlock, parseIp } from "../../platform/ip";
 import type { DomainContext } from "../context";
@@ -46,6 +46,9 @@ export async function authorizeIspRequest(
     return refuse(407, "not-whitelisted");
   }
   if (subuser.status === "disabled") return refuse(403, "subuser-disabled");
+  if (subuser.trafficLimitBytes !== null && (await monthUsedBytes(ctx, subuser.id, at)) >= subuser.trafficLimitBytes) {
+    return refuse(402, "traffic-limit-reached");
+  }
   if (ip.status !== "assigned" || batch.status === "provisioning") return refuse(403, "ip-provisioning");
   if (batch.status === "grace" || batch.expiresAt <= at) return refuse(403, "ip-expired");
 
@@ -54,6 +57,7 @@ export async function authorizeIspRequest(
     subuserId: subuser.id,
     product: "isp",
     lease: null,
+    session: null,
     cacheTtlS: Math.max(0, Math.min(ISP_CACHE_TTL_S, Math.floor((batch.expiresAt - at) / 1000))),
     target: {
       type: "isp",
@@ -65,6 +69,15 @@ export async function authorizeIspRequest(
       asn: ip.asn,
     },
   };
+}
+
+async function monthUsedBytes(ctx: DomainContext, subuserId: string, at: number): Promise<number> {
+  const row = await ctx.db
+    .select({ usedBytes: subuserMonthlyUsage.usedBytes })
+    .from(subuserMonthlyUsage)
+    .where(and(eq(subuserMonthlyUsage.subuserId, subuserId), eq(subuserMonthlyUsage.month, utcMonth(at))))
+    .get();
+  return row?.usedBytes ?? 0;
 }
 
 async function batchWhitelisted(ctx: DomainContext, batchId: string, sourceIp: string): Promise<boolean> {

@@ -1,3 +1,4 @@
+import type { SessionSpec } from "../../../durable-objects/session-book";
 import { sha256Hex } from "../../platform/crypto";
 import type { DomainContext } from "../context";
 import { subuserGate } from "../subusers/gate-sync";
@@ -20,10 +21,24 @@ export async function authorizeProxyRequest(ctx: DomainContext, request: Authori
   // The username's type names the product; a request on another product's listener is malformed.
   if (product !== request.product) return refuse(400, "bad-username");
 
+  const session: SessionSpec | undefined =
+    target.sessionId !== null && target.sesstime !== null
+      ? {
+          key: request.username.toLowerCase(),
+          product,
+          sessionId: target.sessionId,
+          region: target.region,
+          state: target.state,
+          city: target.city,
+          asn: target.asn,
+          minutes: target.sesstime,
+        }
+      : undefined;
   const decision = await subuserGate(ctx, name).decide({
     product,
     passwordHash: request.password ? await sha256Hex(request.password) : null,
     sourceIp: request.sourceIp,
+    session,
   });
   switch (decision.outcome) {
     case "allow":
@@ -34,6 +49,7 @@ export async function authorizeProxyRequest(ctx: DomainContext, request: Authori
         lease: decision.lease,
         cacheTtlS: decision.cacheTtlS,
         target,
+        session: decision.session,
       };
     case "deny":
       return decision.status === 429

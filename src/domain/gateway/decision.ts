@@ -1,3 +1,4 @@
+import type { SessionPin } from "../../../durable-objects/session-book";
 import type { Product } from "../../db/schema";
 import type { GatewayTarget } from "./username";
 
@@ -25,7 +26,7 @@ export interface AuthorizeRequest {
 
 export type Refusal = {
   allow: false;
-  status: 400 | 403 | 407 | 429;
+  status: 400 | 402 | 403 | 407 | 429;
   errorCode: string;
   /** On 429 only: the spec's service code and when to retry. */
   serviceCode?: typeof GATEWAY_LIMIT_SERVICE_CODE;
@@ -41,6 +42,8 @@ export type GatewayDecision =
       lease: string | null;
       cacheTtlS: number;
       target: GatewayTarget | IspTarget;
+      /** The sticky session a username with session segments is pinned to (null without them, and for ISP). */
+      session: SessionPin | null;
     }
   | Refusal;
 

@@ -9,7 +9,7 @@ import type { Minor } from "../../platform/money";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
 import { currentAccount } from "../accounts/accounts";
 import { movementStatements } from "../billing/ledger";
-import { addToPoolStatement, gbToMb } from "../billing/pools";
+import { addToPoolStatement, BYTES_PER_MB, gbToBytes } from "../billing/pools";
 import { type BandwidthProduct, bandwidthPriceSql, ispAsn } from "../billing/prices";
 import type { DomainContext, Principal } from "../context";
 import { eventStatement, eventTypes } from "../events";
@@ -50,7 +50,8 @@ async function orderBandwidth(
 ): Promise<OrderRow> {
   const account = await currentAccount(ctx, principal);
   assertKycClear(account);
-  const mb = gbToMb(input.gb);
+  const bytes = gbToBytes(input.gb);
+  const mb = bytes / BYTES_PER_MB;
   const price = bandwidthPriceSql(input.product, mb);
   const at = now();
   const id = newId("order", at);
@@ -76,7 +77,7 @@ async function orderBandwidth(
         updatedAt: at,
       })
       .returning(),
-    addToPoolStatement(ctx.db, account.id, input.product, mb),
+    addToPoolStatement(ctx.db, account.id, input.product, bytes),
     orderCompletedEvent(ctx.db, { id, accountId: account.id, product: input.product, total: price.total }, at),
   ]);
   return (inserted as OrderRow[])[0] as OrderRow;

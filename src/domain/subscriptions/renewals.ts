@@ -3,7 +3,7 @@ import { abortIf, runGuardedBatch } from "../../db/guarded-batch";
 import { type SubscriptionRow, subscriptions } from "../../db/schema";
 import { addMonths, DAY } from "../../platform/clock";
 import { movementStatements } from "../billing/ledger";
-import { addToPoolStatement, findPool, MB_PER_GB } from "../billing/pools";
+import { addToPoolStatement, BYTES_PER_GB, findPool } from "../billing/pools";
 import { type BandwidthProduct, cycleMonths, cyclePrice, findTier } from "../billing/prices";
 import type { DomainContext } from "../context";
 import { updateSubscriptionStatement } from "./statements";
@@ -69,13 +69,13 @@ async function renewBandwidth(ctx: DomainContext, subscription: SubscriptionRow,
       gbIncluded,
       periodStart: subscription.renewsAt,
       renewsAt: addMonths(subscription.renewsAt, months),
-      periodStartUsedMb: pool.usedMb,
+      periodStartUsedBytes: pool.usedBytes,
       pendingPlan: null,
       pendingCycle: null,
       pastDueSince: null,
       updatedAt: at,
     }),
-    addToPoolStatement(ctx.db, subscription.accountId, product, gbIncluded * MB_PER_GB),
+    addToPoolStatement(ctx.db, subscription.accountId, product, gbIncluded * BYTES_PER_GB),
   ]);
   if (!outcome.committed && outcome.failure === "insufficient_balance") await markPastDue(ctx, subscription, at);
   // `state` or `already_charged`: another run renewed it first.

@@ -9,7 +9,7 @@ import type { Minor } from "../../platform/money";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
 import { currentAccount } from "../accounts/accounts";
 import { movementStatements } from "../billing/ledger";
-import { addToPoolStatement, findPool, MB_PER_GB } from "../billing/pools";
+import { addToPoolStatement, BYTES_PER_GB, findPool } from "../billing/pools";
 import { type BandwidthProduct, cycleMonths, cyclePrice, findTier, remainingShare } from "../billing/prices";
 import type { DomainContext, Principal } from "../context";
 import { assertIspQuantity, findBatch, growBatchStatements, updateBatchStatement } from "../isp/batches";
@@ -49,7 +49,7 @@ function newSubscription(
     | "priceMinor"
     | "periodStart"
     | "renewsAt"
-  > & { periodStartUsedMb: number; at: number },
+  > & { periodStartUsedBytes: number; at: number },
 ): SubscriptionRow {
   const { at, ...rest } = fields;
   return {
@@ -122,7 +122,7 @@ async function subscribeBandwidth(
     priceMinor: cyclePrice(tier.monthlyPriceMinor, input.cycle),
     periodStart: at,
     renewsAt: addMonths(at, months),
-    periodStartUsedMb: pool.usedMb,
+    periodStartUsedBytes: pool.usedBytes,
     at,
   });
 
@@ -135,7 +135,7 @@ async function subscribeBandwidth(
       at,
     }),
     insertSubscriptionStatement(ctx.db, subscription),
-    addToPoolStatement(ctx.db, account.id, input.product, (subscription.gbIncluded ?? 0) * MB_PER_GB),
+    addToPoolStatement(ctx.db, account.id, input.product, (subscription.gbIncluded ?? 0) * BYTES_PER_GB),
   ]);
   return subscription;
 }
@@ -164,7 +164,7 @@ async function subscribeBatch(ctx: DomainContext, principal: Principal, batchId:
     priceMinor: cyclePrice(batch.pricePerIpMonthMinor * batch.quantity, cycle),
     periodStart: batch.periodStart,
     renewsAt: batch.expiresAt,
-    periodStartUsedMb: 0,
+    periodStartUsedBytes: 0,
     at,
   });
 
@@ -279,19 +279,19 @@ async function changePlan(
   const newGb = tier.gbIncluded * months;
   if (newPrice <= subscription.priceMinor) {
     const pool = await findPool(ctx, principal.accountId, product);
-    const usedMb = pool.usedMb - subscription.periodStartUsedMb;
-    if (usedMb > newGb * MB_PER_GB) {
+    const usedBytes = pool.usedBytes - subscription.periodStartUsedBytes;
+    if (usedBytes > newGb * BYTES_PER_GB) {
       throw new ApiError(
         "downgrade_below_usage",
-        `This period already used ${usedMb / MB_PER_GB} GB; the ${plan} tier includes ${newGb} GB.`,
+        `This period already used ${usedBytes / BYTES_PER_GB} GB; the ${plan} tier includes ${newGb} GB.`,
       );
     }
     change.fields.pendingPlan = plan;
     return;
   }
   const share = remainingShare(subscription.periodStart, subscription.renewsAt, at);
-  const extraMb = Math.round((newGb - (subscription.gbIncluded ?? 0)) * MB_PER_GB * share);
-  change.statements.push(addToPoolStatement(ctx.db, subscription.accountId, product, Math.max(0, extraMb)));
+  const extraBytes = Math.round((newGb - (subscription.gbIncluded ?? 0)) * BYTES_PER_GB * share);
+  change.statements.push(addToPoolStatement(ctx.db, subscription.accountId, product, Math.max(0, extraBytes)));
   Object.assign(change.fields, { plan, priceMinor: newPrice, gbIncluded: newGb, pendingPlan: null });
   change.charge += Math.ceil((newPrice - subscription.priceMinor) * share);
 }

@@ -1,7 +1,8 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import { SubuserGateClient } from "../../../durable-objects";
-import type { GateConfig } from "../../../durable-objects/subuser-gate";
-import { accounts, subusers, whitelistEntries } from "../../db/schema";
+import type { GateConfig, PoolFigures } from "../../../durable-objects/subuser-gate";
+import { accounts, bandwidthPools, subuserMonthlyUsage, subusers, whitelistEntries } from "../../db/schema";
+import { now, utcMonth } from "../../platform/clock";
 import type { DomainContext } from "../context";
 import { enforcedLimits } from "./limits";
 
@@ -20,10 +21,18 @@ async function loadGateConfig(ctx: DomainContext, name: string): Promise<GateCon
     .get();
   if (!row) return null;
   const { subuser, plan, overrides } = row;
-  const whitelist = await ctx.db
-    .select({ product: whitelistEntries.product, ip: whitelistEntries.ip })
-    .from(whitelistEntries)
-    .where(and(eq(whitelistEntries.scope, "subuser"), eq(whitelistEntries.scopeId, subuser.id)));
+  const month = utcMonth(now());
+  const [whitelist, pools, usage] = await ctx.db.batch([
+    ctx.db
+      .select({ product: whitelistEntries.product, ip: whitelistEntries.ip })
+      .from(whitelistEntries)
+      .where(and(eq(whitelistEntries.scope, "subuser"), eq(whitelistEntries.scopeId, subuser.id))),
+    ctx.db.select().from(bandwidthPools).where(eq(bandwidthPools.accountId, subuser.accountId)),
+    ctx.db
+      .select({ usedBytes: subuserMonthlyUsage.usedBytes })
+      .from(subuserMonthlyUsage)
+      .where(and(eq(subuserMonthlyUsage.subuserId, subuser.id), eq(subuserMonthlyUsage.month, month))),
+  ]);
   return {
     subuserId: subuser.id,
     accountId: subuser.accountId,
@@ -37,6 +46,11 @@ async function loadGateConfig(ctx: DomainContext, name: string): Promise<GateCon
       subuser.products.map((product) => [product, enforcedLimits(plan, overrides, product, subuser)]),
     ),
     whitelist,
+    pools: Object.fromEntries(
+      pools.map((pool) => [pool.product, { purchasedBytes: pool.purchasedBytes, usedBytes: pool.usedBytes }]),
+    ),
+    trafficLimitBytes: subuser.trafficLimitBytes,
+    monthUsage: { month, usedBytes: usage[0]?.usedBytes ?? 0 },
   };
 }
 
@@ -50,4 +64,23 @@ export async function syncGate(ctx: DomainContext, name: string): Promise<void> 
 export async function syncAccountGates(ctx: DomainContext, accountId: string): Promise<void> {
   const rows = await ctx.db.select({ name: subusers.name }).from(subusers).where(eq(subusers.accountId, accountId));
   await Promise.all(rows.map((row) => syncGate(ctx, row.name)));
+}
+
+/** A pool became used up or has room again: every live sub-user of the account with that product hears of it. */
+export async function pushPoolFigures(
+  ctx: DomainContext,
+  pool: PoolFigures & { accountId: string; product: "residential" | "mobile" },
+): Promise<void> {
+  const names = await ctx.db
+    .select({ name: subusers.name })
+    .from(subusers)
+    .where(
+      and(
+        eq(subusers.accountId, pool.accountId),
+        isNull(subusers.deletedAt),
+        sql`EXISTS (SELECT 1 FROM json_each(${subusers.products}) WHERE value = ${pool.product})`,
+      ),
+    );
+  const figures = { purchasedBytes: pool.purchasedBytes, usedBytes: pool.usedBytes };
+  await Promise.all(names.map(({ name }) => subuserGate(ctx, name).updatePool(pool.product, figures)));
 }

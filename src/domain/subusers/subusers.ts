@@ -23,6 +23,8 @@ export interface NewSubuser {
   products: Product[];
   concurrentMax?: number;
   rpsMax?: number;
+  /** Monthly (UTC) traffic cap in bytes; null or omitted: none. */
+  trafficLimitBytes?: number | null;
 }
 
 export interface SubuserPatch {
@@ -30,6 +32,7 @@ export interface SubuserPatch {
   status?: SubuserStatus;
   concurrentMax?: number;
   rpsMax?: number;
+  trafficLimitBytes?: number | null;
 }
 
 function assertWithinPlan(account: AccountRow, products: Product[], concurrentMax: number, rpsMax: number): void {
@@ -80,6 +83,7 @@ export async function createSubuser(
       status: "active" as const,
       concurrentMax,
       rpsMax,
+      trafficLimitBytes: input.trafficLimitBytes ?? null,
       passwordHash,
       createdAt: at,
       updatedAt: at,
@@ -155,6 +159,7 @@ export async function updateSubuser(
   const changes: Partial<typeof subusers.$inferInsert> = { updatedAt: now(), concurrentMax, rpsMax };
   if (patch.label !== undefined) changes.label = patch.label;
   if (patch.status !== undefined) changes.status = patch.status;
+  if (patch.trafficLimitBytes !== undefined) changes.trafficLimitBytes = patch.trafficLimitBytes;
   let updated: SubuserRow | undefined;
   try {
     [updated] = await ctx.db

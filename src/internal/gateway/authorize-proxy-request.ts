@@ -3,7 +3,8 @@ import { products } from "../../db/schema";
 import { authorizeProxyRequest } from "../../domain/gateway/authorize";
 import type { GatewayDecision } from "../../domain/gateway/decision";
 import type { AppEnv } from "../../env";
-import { countryCode, id, integer, ipText, text, token } from "../../platform/fields";
+import { toIso } from "../../platform/clock";
+import { countryCode, id, integer, ipText, text, timestamp, token } from "../../platform/fields";
 import { parseIp } from "../../platform/ip";
 import { internalRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
 
@@ -43,15 +44,27 @@ const decisionSchema = z
         }),
       cache_ttl_s: integer(0, 60),
       target: z.union([gatewayTargetSchema, ispTargetSchema]),
+      session: z
+        .object({
+          id: id("session"),
+          exit_ip: token(/^[0-9A-Fa-f:.]+$/, 45)
+            .nullable()
+            .openapi({ description: "null: pick an exit; it is pinned by the session's first usage record." }),
+          started_at: timestamp(),
+          expires_at: timestamp(),
+        })
+        .nullable()
+        .openapi({ description: "The sticky session of a username with session segments (null otherwise)." }),
     }),
     z.object({
       allow: z.literal(false),
-      status: z.union([z.literal(400), z.literal(403), z.literal(407), z.literal(429)]),
+      status: z.union([z.literal(400), z.literal(402), z.literal(403), z.literal(407), z.literal(429)]),
       error_code: token(/^[a-z-]+$/, 40).openapi({
         description:
           "400: bad-username, unknown-region, state-without-region, city-without-state, session-incomplete, " +
-          "sesstime-out-of-range. 407: auth-failed, not-whitelisted. 403: subuser-disabled, product-not-allowed, " +
-          "and for ISP ip-expired (grace period), ip-released, ip-provisioning. " +
+          "sesstime-out-of-range. 407: auth-failed, not-whitelisted. 402: bandwidth-exhausted (the account's pool " +
+          "of the product is used up), traffic-limit-reached (the sub-user's monthly cap). 403: subuser-disabled, " +
+          "product-not-allowed, and for ISP ip-expired (grace period), ip-released, ip-provisioning. " +
           "429: concurrent-limit, rps-limit (the only retryable ones).",
       }),
       service_code: z.literal(30002).optional(),
@@ -115,6 +128,12 @@ function presentDecision(decision: GatewayDecision): z.infer<typeof decisionSche
     product: decision.product,
     lease: decision.lease,
     cache_ttl_s: decision.cacheTtlS,
+    session: decision.session && {
+      id: decision.session.id,
+      exit_ip: decision.session.exitIp,
+      started_at: toIso(decision.session.startedAt),
+      expires_at: toIso(decision.session.expiresAt),
+    },
     target:
       target.type === "isp"
         ? {

@@ -1,16 +1,19 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
+import { decodeBody } from "../../middleware/content-encoding";
 import { internalAuth } from "../../middleware/internal-auth";
 import { jsonBody } from "../../middleware/json-body";
 import { validationHook } from "../../platform/validation";
 import * as authorize from "./authorize-proxy-request";
 import * as release from "./release-lease";
+import * as reportUsage from "./report-usage";
 
 /** The small contract the proxy gateway calls, behind GATEWAY_TOKEN (docs/gateway.md). */
 export function gatewayApp(): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
-  app.use("*", internalAuth("GATEWAY_TOKEN"), jsonBody);
+  app.use("*", internalAuth("GATEWAY_TOKEN"), decodeBody, jsonBody);
   app.openapi(authorize.route, authorize.handler);
   app.openapi(release.route, release.handler);
+  app.openapi(reportUsage.route, reportUsage.handler);
   return app;
 }

@@ -1,9 +1,9 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
-import { bandwidthBalance, MB_PER_GB } from "../../domain/billing/pools";
+import { BYTES_PER_GB, bandwidthBalance } from "../../domain/billing/pools";
 import type { AppEnv } from "../../env";
 import { apiRoute, jsonContent } from "../../platform/route-definitions";
 
-const gb = () => z.number().openapi({ multipleOf: 0.001 });
+const gb = () => z.number().openapi({ description: "GB (10^9 bytes)." });
 
 const balanceSchema = z
   .object({
@@ -11,6 +11,13 @@ const balanceSchema = z
     gb_purchased: gb().openapi({ description: "All GB bought: orders and subscription periods." }),
     gb_used: gb(),
     gb_remaining: gb().openapi({ example: 37.5 }),
+    gb_overdrawn: gb().openapi({
+      description:
+        "Usage reported after the pool ran out (gateways report after the fact); the next top-up covers it first.",
+    }),
+    exhausted: z
+      .boolean()
+      .openapi({ description: "New proxy requests of this product are refused (402) until a top-up." }),
   })
   .openapi("BandwidthBalance");
 
@@ -32,9 +39,11 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   return c.json(
     {
       product,
-      gb_purchased: pool.purchasedMb / MB_PER_GB,
-      gb_used: pool.usedMb / MB_PER_GB,
-      gb_remaining: Math.max(0, pool.purchasedMb - pool.usedMb) / MB_PER_GB,
+      gb_purchased: pool.purchasedBytes / BYTES_PER_GB,
+      gb_used: pool.usedBytes / BYTES_PER_GB,
+      gb_remaining: Math.max(0, pool.purchasedBytes - pool.usedBytes) / BYTES_PER_GB,
+      gb_overdrawn: Math.max(0, pool.usedBytes - pool.purchasedBytes) / BYTES_PER_GB,
+      exhausted: pool.usedBytes >= pool.purchasedBytes,
     },
     200,
   );

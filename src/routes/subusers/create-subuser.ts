@@ -8,6 +8,8 @@ import {
   presentSubuser,
   productListSchema,
   subuserWithPasswordSchema,
+  toBytes,
+  trafficLimitSchema,
 } from "../../resources/subuser";
 
 const body = z
@@ -16,6 +18,7 @@ const body = z
     products: productListSchema,
     concurrent_max: limitSchema.optional().openapi({ description: "Default: the plan's limit." }),
     rps_max: limitSchema.optional().openapi({ description: "Default: the plan's limit." }),
+    traffic_limit_gb: trafficLimitSchema.optional(),
   })
   .openapi("SubuserCreate", { example: { label: "scraper-eu-1", products: ["residential"], concurrent_max: 100 } });
 
@@ -41,6 +44,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     products: input.products,
     concurrentMax: input.concurrent_max,
     rpsMax: input.rps_max,
+    trafficLimitBytes: toBytes(input.traffic_limit_gb),
   });
   return c.json({ ...presentSubuser(subuser), password }, 201);
 };

@@ -1,4 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
+import { monthUsageOf } from "../../domain/subusers/monthly-usage";
 import { findSubuser } from "../../domain/subusers/subusers";
 import type { AppEnv } from "../../env";
 import { apiRoute, jsonContent } from "../../platform/route-definitions";
@@ -17,5 +18,7 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  return c.json(presentSubuser(await findSubuser(c.var.ctx, c.var.principal, c.req.valid("param").id)), 200);
+  const subuser = await findSubuser(c.var.ctx, c.var.principal, c.req.valid("param").id);
+  const usage = await monthUsageOf(c.var.ctx, [subuser.id]);
+  return c.json(presentSubuser(subuser, usage.get(subuser.id)), 200);
 };

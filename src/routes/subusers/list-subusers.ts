@@ -1,5 +1,6 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
 import { products, subuserStatuses } from "../../db/schema";
+import { monthUsageOf } from "../../domain/subusers/monthly-usage";
 import { listSubusers } from "../../domain/subusers/subusers";
 import type { AppEnv } from "../../env";
 import { token } from "../../platform/fields";
@@ -29,5 +30,12 @@ export const route = apiRoute({
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { label_contains, ...filters } = c.req.valid("query");
   const rows = await listSubusers(c.var.ctx, c.var.principal, { ...filters, labelContains: label_contains });
-  return c.json(toPage(c, rows, filters.limit, presentSubuser), 200);
+  const usage = await monthUsageOf(
+    c.var.ctx,
+    rows.map((row) => row.id),
+  );
+  return c.json(
+    toPage(c, rows, filters.limit, (row) => presentSubuser(row, usage.get(row.id))),
+    200,
+  );
 };

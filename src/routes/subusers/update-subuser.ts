@@ -1,9 +1,18 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
 import { subuserStatuses } from "../../db/schema";
+import { monthUsageOf } from "../../domain/subusers/monthly-usage";
 import { updateSubuser } from "../../domain/subusers/subusers";
 import type { AppEnv } from "../../env";
 import { apiRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
-import { labelSchema, limitSchema, presentSubuser, subuserIdParam, subuserSchema } from "../../resources/subuser";
+import {
+  labelSchema,
+  limitSchema,
+  presentSubuser,
+  subuserIdParam,
+  subuserSchema,
+  toBytes,
+  trafficLimitSchema,
+} from "../../resources/subuser";
 
 const body = z
   .strictObject({
@@ -11,6 +20,7 @@ const body = z
     status: z.enum(subuserStatuses).optional(),
     concurrent_max: limitSchema.optional(),
     rps_max: limitSchema.optional(),
+    traffic_limit_gb: trafficLimitSchema.optional(),
   })
   .openapi("SubuserUpdate", { example: { concurrent_max: 50 } });
 
@@ -21,7 +31,8 @@ export const route = apiRoute({
   tags: ["Sub-users"],
   summary: "Update a sub-user",
   description:
-    "Only `label`, `status`, `concurrent_max` and `rps_max`; `products` is fixed (delete and recreate). " +
+    "Only `label`, `status`, `concurrent_max`, `rps_max` and `traffic_limit_gb`; `products` is fixed (delete and " +
+    "recreate). " +
     "Takes effect on the gateway's next decision: disabled sub-users get 403 at once.",
   request: { params: subuserIdParam, body: jsonBody(body) },
   errors: ["subuser_not_found", "subuser_scope_mismatch", "label_taken", "over_plan_limit"],
@@ -29,11 +40,13 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const { concurrent_max, rps_max, ...patch } = c.req.valid("json");
+  const { concurrent_max, rps_max, traffic_limit_gb, ...patch } = c.req.valid("json");
   const subuser = await updateSubuser(c.var.ctx, c.var.principal, c.req.valid("param").id, {
     ...patch,
     concurrentMax: concurrent_max,
     rpsMax: rps_max,
+    trafficLimitBytes: toBytes(traffic_limit_gb),
   });
-  return c.json(presentSubuser(subuser), 200);
+  const usage = await monthUsageOf(c.var.ctx, [subuser.id]);
+  return c.json(presentSubuser(subuser, usage.get(subuser.id)), 200);
 };

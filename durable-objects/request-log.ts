@@ -1,0 +1,122 @@
+import { HOUR } from "../src/platform/clock";
+import type { RequestSample, TrafficProduct } from "./traffic-types";
+
+/** The sampled request log keeps, per product, the newest 1,000 requests of the last 48 hours (spec §8.5). */
+export const REQUEST_LOG_SIZE = 1000;
+export const REQUEST_LOG_KEPT_MS = 48 * HOUR;
+/** An account under this many requests a minute has every request logged; above it, a uniform sample of that size. */
+export const FULL_LOG_RATE = 100;
+
+/**
+ * The sampled request log of one account (not for billing). Each candidate the producer sent stands for
+ * `weight` of the account's requests in its batch; it is kept with probability min(1, 100 / requests-per-minute
+ * × weight), decided by a hash of its request id, so the log is a uniform sample at any rate and a redelivered
+ * message decides the same way.
+ */
+export class RequestLog {
+  readonly #sql: SqlStorage;
+
+  constructor(sql: SqlStorage) {
+    this.#sql = sql;
+    sql.exec(`
+      CREATE TABLE IF NOT EXISTS request_log (
+        product TEXT NOT NULL, ts INTEGER NOT NULL, request_id TEXT NOT NULL, subuser TEXT NOT NULL,
+        method TEXT NOT NULL, target_host TEXT NOT NULL, status INTEGER NOT NULL, bytes INTEGER NOT NULL,
+        exit_ip TEXT NOT NULL, exit_geo TEXT NOT NULL, exit_asn INTEGER NOT NULL, tag TEXT,
+        PRIMARY KEY (product, ts, request_id)) WITHOUT ROWID;
+      CREATE INDEX IF NOT EXISTS request_log_subuser ON request_log (product, subuser, ts);
+    `);
+  }
+
+  add(candidates: RequestSample[], weight: number, requestsPerMinute: (minute: number) => number): void {
+    const kept = candidates.filter((sample) => {
+      const rate = requestsPerMinute(sample.ts - (sample.ts % 60_000));
+      const probability = Math.min(1, (FULL_LOG_RATE / Math.max(1, rate)) * weight);
+      return uniform(sample.requestId) < probability;
+    });
+    for (const sample of kept) {
+      this.#sql.exec(
+        `INSERT OR IGNORE INTO request_log (product, ts, request_id, subuser, method, target_host, status, bytes,
+           exit_ip, exit_geo, exit_asn, tag) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        sample.product,
+        sample.ts,
+        sample.requestId,
+        sample.subuserId,
+        sample.method,
+        sample.targetHost,
+        sample.status,
+        sample.bytes,
+        sample.exitIp,
+        sample.exitGeo,
+        sample.exitAsn,
+        sample.tag,
+      );
+    }
+    for (const product of new Set(kept.map((sample) => sample.product))) this.#trim(product);
+  }
+
+  /** Newest first. */
+  list(query: { product: TrafficProduct; subuserId?: string; limit: number }, at: number): RequestSample[] {
+    const rows = this.#sql
+      .exec<{
+        product: TrafficProduct;
+        ts: number;
+        request_id: string;
+        subuser: string;
+        method: string;
+        target_host: string;
+        status: number;
+        bytes: number;
+        exit_ip: string;
+        exit_geo: string;
+        exit_asn: number;
+        tag: string | null;
+      }>(
+        `SELECT * FROM request_log WHERE product = ? AND ts > ? ${query.subuserId ? "AND subuser = ?" : ""}
+         ORDER BY ts DESC, request_id DESC LIMIT ?`,
+        query.product,
+        at - REQUEST_LOG_KEPT_MS,
+        ...(query.subuserId ? [query.subuserId] : []),
+        query.limit,
+      )
+      .toArray();
+    return rows.map((row) => ({
+      requestId: row.request_id,
+      ts: row.ts,
+      product: row.product,
+      subuserId: row.subuser,
+      method: row.method,
+      targetHost: row.target_host,
+      status: row.status,
+      bytes: row.bytes,
+      exitIp: row.exit_ip,
+      exitGeo: row.exit_geo,
+      exitAsn: row.exit_asn,
+      tag: row.tag,
+    }));
+  }
+
+  prune(at: number): void {
+    this.#sql.exec("DELETE FROM request_log WHERE ts <= ?", at - REQUEST_LOG_KEPT_MS);
+  }
+
+  #trim(product: string): void {
+    this.#sql.exec(
+      `DELETE FROM request_log WHERE product = ? AND (ts, request_id) < (
+         SELECT ts, request_id FROM request_log WHERE product = ? ORDER BY ts DESC, request_id DESC LIMIT 1 OFFSET ?)`,
+      product,
+      product,
+      REQUEST_LOG_SIZE - 1,
+    );
+  }
+}
+
+/** A request id's place in [0, 1), uniform (FNV-1a). */
+export function uniform(id: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) {
+    hash ^= id.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) / 0x1_0000_0000;
+}

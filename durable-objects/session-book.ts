@@ -1,0 +1,333 @@
+import { DAY } from "../src/platform/clock";
+import { newId } from "../src/platform/ids";
+import type { SessionRequest, SessionSnapshot, SessionUsage, TrafficProduct } from "./traffic-types";
+
+/** What a username's session segments ask for. */
+export interface SessionSpec {
+  /** The full gateway username, lower-case: the session key. */
+  key: string;
+  product: TrafficProduct;
+  sessionId: string;
+  region: string;
+  state: string | null;
+  city: string | null;
+  asn: number | null;
+  minutes: number;
+}
+
+export interface SessionPin {
+  id: string;
+  exitIp: string | null;
+  startedAt: number;
+  expiresAt: number;
+}
+
+/** A terminated session's record is kept this long (spec §8.5). */
+export const TERMINATED_KEPT_MS = DAY;
+const LAST_REQUESTS = 10;
+/** Usage messages applied, kept as long as the queue may redeliver them. */
+const APPLIED_KEPT_MS = 7 * DAY;
+
+type Row = {
+  id: string;
+  key: string;
+  product: TrafficProduct;
+  session_id: string;
+  region: string;
+  state: string | null;
+  city: string | null;
+  asn: number | null;
+  exit_ip: string | null;
+  started_at: number;
+  expires_at: number;
+  status: "active" | "terminated";
+  terminated_at: number | null;
+  bytes_used: number;
+  requests: number;
+  repinned: number;
+  version: number;
+};
+
+/**
+ * The sticky sessions of one sub-user, inside its gate (SQLite storage, synchronous: pinning never awaits).
+ * The whole username is the session key; one live session per key. Sessions that changed wait in an outbox
+ * until the gate copies them to the account's session index.
+ */
+export class SessionBook {
+  readonly #sql: SqlStorage;
+  readonly #identity: { subuserId: () => string; gateName: () => string };
+  /** Live sessions by key, so an authorize reuses one without a query. */
+  readonly #live = new Map<string, Row>();
+
+  constructor(sql: SqlStorage, identity: { subuserId: () => string; gateName: () => string }) {
+    this.#sql = sql;
+    this.#identity = identity;
+    sql.exec(`
+      CREATE TABLE IF NOT EXISTS sessions (
+        id TEXT PRIMARY KEY, key TEXT NOT NULL, product TEXT NOT NULL, session_id TEXT NOT NULL, region TEXT NOT NULL,
+        state TEXT, city TEXT, asn INTEGER, exit_ip TEXT, started_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
+        status TEXT NOT NULL DEFAULT 'active', terminated_at INTEGER, bytes_used INTEGER NOT NULL DEFAULT 0,
+        requests INTEGER NOT NULL DEFAULT 0, repinned INTEGER NOT NULL DEFAULT 0, version INTEGER NOT NULL DEFAULT 1
+      );
+      CREATE INDEX IF NOT EXISTS sessions_key ON sessions (key, started_at);
+      CREATE TABLE IF NOT EXISTS session_requests (
+        session TEXT NOT NULL, request_id TEXT NOT NULL, ts INTEGER NOT NULL, method TEXT NOT NULL,
+        target_host TEXT NOT NULL, status INTEGER NOT NULL, bytes INTEGER NOT NULL, exit_ip TEXT NOT NULL,
+        PRIMARY KEY (session, request_id)
+      ) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS session_outbox (session TEXT PRIMARY KEY);
+      CREATE TABLE IF NOT EXISTS usage_applied (key TEXT PRIMARY KEY, at INTEGER NOT NULL);
+    `);
+    for (const row of sql.exec<Row>("SELECT * FROM sessions WHERE status = 'active'")) this.#live.set(row.key, row);
+  }
+
+  /** The live session of the key, or a new one started now that expires `minutes` later. */
+  pin(spec: SessionSpec, at: number): SessionPin {
+    const live = this.#live.get(spec.key);
+    if (live && live.expires_at > at) return toPin(live);
+    const row: Row = {
+      id: newId("session", at),
+      key: spec.key,
+      product: spec.product,
+      session_id: spec.sessionId,
+      region: spec.region,
+      state: spec.state,
+      city: spec.city,
+      asn: spec.asn,
+      exit_ip: null,
+      started_at: at,
+      expires_at: at + spec.minutes * 60_000,
+      status: "active",
+      terminated_at: null,
+      bytes_used: 0,
+      requests: 0,
+      repinned: 0,
+      version: 1,
+    };
+    this.#sql.exec(
+      `INSERT INTO sessions (id, key, product, session_id, region, state, city, asn, started_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      row.id,
+      row.key,
+      row.product,
+      row.session_id,
+      row.region,
+      row.state,
+      row.city,
+      row.asn,
+      row.started_at,
+      row.expires_at,
+    );
+    this.#touch(row.id);
+    this.#live.set(spec.key, row);
+    return toPin(row);
+  }
+
+  /**
+   * Adds a usage message's session usage: pins the exit IP of a session that has none, moves it on a repin,
+   * counts bytes and requests, keeps the last 10 requests. Once per message key; returns the changed sessions,
+   * or null when the message was applied before.
+   */
+  apply(messageKey: string, usages: SessionUsage[], at: number): SessionSnapshot[] | null {
+    const applied = this.#sql.exec("SELECT 1 FROM usage_applied WHERE key = ?", messageKey).toArray();
+    if (applied.length > 0) return null;
+    this.#sql.exec("INSERT INTO usage_applied (key, at) VALUES (?, ?)", messageKey, at);
+    const changed: string[] = [];
+    for (const usage of usages) {
+      const row = this.#sessionAt(usage.username.toLowerCase(), usage.lastTs);
+      if (!row) continue;
+      const pin = usage.repinnedExitIp ?? row.exit_ip ?? usage.firstExitIp;
+      this.#sql.exec(
+        `UPDATE sessions SET exit_ip = ?, repinned = repinned OR ?, bytes_used = bytes_used + ?,
+           requests = requests + ?, version = version + 1 WHERE id = ?`,
+        pin,
+        usage.repinnedExitIp === null ? 0 : 1,
+        usage.bytes,
+        usage.requests,
+        row.id,
+      );
+      for (const request of usage.lastRequests) this.#addRequest(row.id, request);
+      this.#trimRequests(row.id);
+      this.#touch(row.id);
+      changed.push(row.id);
+    }
+    this.#reloadLive(changed);
+    return this.snapshots(changed);
+  }
+
+  /** Ends a session early: the next authorize with its username starts a new one. */
+  terminate(id: string, at: number): SessionSnapshot | null {
+    const row = this.#row(id);
+    if (!row) return null;
+    if (row.status !== "active" || row.expires_at <= at) return this.#snapshot(row);
+    this.#sql.exec(
+      "UPDATE sessions SET status = 'terminated', terminated_at = ?, version = version + 1 WHERE id = ?",
+      at,
+      id,
+    );
+    this.#live.delete(row.key);
+    this.#touch(id);
+    return this.snapshots([id])[0] ?? null;
+  }
+
+  find(id: string): { session: SessionSnapshot; lastRequests: SessionRequest[] } | null {
+    const row = this.#row(id);
+    if (!row) return null;
+    const lastRequests = this.#sql
+      .exec<{
+        request_id: string;
+        ts: number;
+        method: string;
+        target_host: string;
+        status: number;
+        bytes: number;
+        exit_ip: string;
+      }>(
+        "SELECT * FROM session_requests WHERE session = ? ORDER BY ts DESC, request_id DESC LIMIT ?",
+        id,
+        LAST_REQUESTS,
+      )
+      .toArray()
+      .map((r) => ({
+        requestId: r.request_id,
+        ts: r.ts,
+        method: r.method,
+        targetHost: r.target_host,
+        status: r.status,
+        bytes: r.bytes,
+        exitIp: r.exit_ip,
+      }));
+    return { session: this.#snapshot(row), lastRequests };
+  }
+
+  /** The sessions a message's usage belongs to (as `apply` matched them). */
+  idsFor(usages: SessionUsage[]): string[] {
+    return usages.flatMap((usage) => this.#sessionAt(usage.username.toLowerCase(), usage.lastTs)?.id ?? []);
+  }
+
+  snapshots(ids: string[]): SessionSnapshot[] {
+    return ids.flatMap((id) => {
+      const row = this.#row(id);
+      return row ? [this.#snapshot(row)] : [];
+    });
+  }
+
+  /** Sessions waiting to be copied to the account's index. */
+  outbox(): SessionSnapshot[] {
+    const ids = this.#sql.exec<{ session: string }>("SELECT session FROM session_outbox").toArray();
+    return this.snapshots(ids.map((row) => row.session));
+  }
+
+  /** Clears the outbox of what was copied (a session changed since stays, at its newer version). */
+  copied(snapshots: SessionSnapshot[]): void {
+    for (const snapshot of snapshots) {
+      this.#sql.exec(
+        "DELETE FROM session_outbox WHERE session = ? AND NOT EXISTS (SELECT 1 FROM sessions WHERE id = ? AND version > ?)",
+        snapshot.id,
+        snapshot.id,
+        snapshot.version,
+      );
+    }
+  }
+
+  /** Forgets expired sessions, terminated ones after 24 hours, and old usage keys. Returns when to purge next. */
+  purge(at: number): number | null {
+    this.#sql.exec(
+      `DELETE FROM session_requests WHERE session IN (SELECT id FROM sessions
+         WHERE (status = 'active' AND expires_at <= ?) OR (status = 'terminated' AND terminated_at <= ?))`,
+      at,
+      at - TERMINATED_KEPT_MS,
+    );
+    this.#sql.exec(
+      "DELETE FROM sessions WHERE (status = 'active' AND expires_at <= ?) OR (status = 'terminated' AND terminated_at <= ?)",
+      at,
+      at - TERMINATED_KEPT_MS,
+    );
+    this.#sql.exec("DELETE FROM usage_applied WHERE at <= ?", at - APPLIED_KEPT_MS);
+    for (const [key, row] of this.#live) if (row.expires_at <= at) this.#live.delete(key);
+    const next = this.#sql
+      .exec<{ next: number | null }>(
+        `SELECT min(CASE WHEN status = 'active' THEN expires_at ELSE terminated_at + ? END) AS next FROM sessions`,
+        TERMINATED_KEPT_MS,
+      )
+      .one().next;
+    return next;
+  }
+
+  #sessionAt(key: string, ts: number): Row | undefined {
+    return this.#sql
+      .exec<Row>(
+        "SELECT * FROM sessions WHERE key = ? AND started_at <= ? ORDER BY started_at DESC LIMIT 1",
+        key,
+        ts + 1000,
+      )
+      .toArray()[0];
+  }
+
+  #row(id: string): Row | undefined {
+    return this.#sql.exec<Row>("SELECT * FROM sessions WHERE id = ?", id).toArray()[0];
+  }
+
+  #reloadLive(ids: string[]): void {
+    for (const id of ids) {
+      const row = this.#row(id);
+      if (row && row.status === "active" && this.#live.get(row.key)?.id === row.id) this.#live.set(row.key, row);
+    }
+  }
+
+  #addRequest(session: string, request: SessionRequest): void {
+    this.#sql.exec(
+      `INSERT OR IGNORE INTO session_requests (session, request_id, ts, method, target_host, status, bytes, exit_ip)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      session,
+      request.requestId,
+      request.ts,
+      request.method,
+      request.targetHost,
+      request.status,
+      request.bytes,
+      request.exitIp,
+    );
+  }
+
+  #trimRequests(session: string): void {
+    this.#sql.exec(
+      `DELETE FROM session_requests WHERE session = ? AND request_id NOT IN (
+         SELECT request_id FROM session_requests WHERE session = ? ORDER BY ts DESC, request_id DESC LIMIT ?)`,
+      session,
+      session,
+      LAST_REQUESTS,
+    );
+  }
+
+  #touch(id: string): void {
+    this.#sql.exec("INSERT OR IGNORE INTO session_outbox (session) VALUES (?)", id);
+  }
+
+  #snapshot(row: Row): SessionSnapshot {
+    return {
+      id: row.id,
+      subuserId: this.#identity.subuserId(),
+      gateName: this.#identity.gateName(),
+      product: row.product,
+      sessionId: row.session_id,
+      region: row.region,
+      state: row.state,
+      city: row.city,
+      asn: row.asn,
+      exitIp: row.exit_ip,
+      startedAt: row.started_at,
+      expiresAt: row.expires_at,
+      status: row.status,
+      terminatedAt: row.terminated_at,
+      bytesUsed: row.bytes_used,
+      requests: row.requests,
+      repinned: row.repinned === 1,
+      version: row.version,
+    };
+  }
+}
+
+function toPin(row: Row): SessionPin {
+  return { id: row.id, exitIp: row.exit_ip, startedAt: row.started_at, expiresAt: row.expires_at };
+}

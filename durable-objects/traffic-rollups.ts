@@ -1,0 +1,384 @@
+import { DAY, HOUR, MINUTE } from "../src/platform/clock";
+import type { Cell, TrafficProduct } from "./traffic-types";
+
+/**
+ * Traffic rollups of one account, exact at every resolution (SQLite, synchronous).
+ *
+ * - Ingest adds each message's cells (usage summed per minute and dimensions) to `fact_1m` (every minute of the
+ *   last 25 hours) and to `pending`: two set-based upserts.
+ * - `fold()` (the store's alarm, about once a minute) moves `pending` into the coarser tiers — `fact_5m` (kept 14
+ *   days), `fact_1h` (90 days), `fact_1d` (400 days) — and into `cum`, cumulative totals per series (a product and
+ *   one dimension value: the total, a sub-user, a region, an ASN, a tag, an IP) at the end of each hour. A delta is
+ *   always in exactly one of `pending` or the folded tables, so folding never changes a total.
+ * - A total over `[from, to)` for every value of a dimension is then `F(to) − F(from)`, where F(t) is the series'
+ *   cumulative total before t: one index seek per series instead of a scan of its rows; the partial hour at an
+ *   unaligned t comes from the finest tier that still holds it.
+ */
+export type Resolution = "1m" | "5m" | "1h" | "1d";
+export const RESOLUTION_MS: Record<Resolution, number> = { "1m": MINUTE, "5m": 5 * MINUTE, "1h": HOUR, "1d": DAY };
+export type Dimension = "subuser" | "region" | "asn" | "tag" | "ip";
+export type GroupBy = Dimension | "day" | "hour";
+
+export interface Metrics {
+  bytesIn: number;
+  bytesOut: number;
+  requests: number;
+  errors: number;
+}
+
+export interface TrafficQuery {
+  product: TrafficProduct;
+  /** Aligned to `resolution` by the caller. */
+  from: number;
+  to: number;
+  resolution: Resolution;
+  groupBy: GroupBy | null;
+  filters: { subuserId?: string; region?: string; tag?: string };
+}
+
+export interface TrafficRow extends Metrics {
+  /** The group's key: a sub-user id, region, ASN, tag or IP; the start (ms) of a day or hour; null for the total. */
+  key: string | number | null;
+  carrierName?: string | null;
+}
+
+const FACT_COLUMNS = "bucket, product, subuser, region, asn, tag, carrier, ip, bytes_in, bytes_out, requests, errors";
+const SUMS = "sum(bytes_in) AS bytes_in, sum(bytes_out) AS bytes_out, sum(requests) AS requests, sum(errors) AS errors";
+const ADD_EXCLUDED = `bytes_in = bytes_in + excluded.bytes_in, bytes_out = bytes_out + excluded.bytes_out,
+  requests = requests + excluded.requests, errors = errors + excluded.errors`;
+const FACT_KEY = "bucket, product, subuser, region, asn, tag, carrier, ip";
+const TIERS: Array<{ table: string; span: number; keptMs: number }> = [
+  { table: "fact_5m", span: 5 * MINUTE, keptMs: 14 * DAY + HOUR },
+  { table: "fact_1h", span: HOUR, keptMs: 90 * DAY + DAY },
+  { table: "fact_1d", span: DAY, keptMs: 400 * DAY },
+];
+/** `fact_1m` keeps every minute of the last 25 hours (the 1-minute resolution answers the last 24). */
+export const FACT_1M_KEPT_MS = 25 * HOUR;
+const CUM_THINNED_AFTER_MS = 91 * DAY;
+/** The column of each dimension (`'' ` is the total's value). */
+const DIMENSION_COLUMN: Record<Dimension | "total", string> = {
+  total: "''",
+  subuser: "subuser",
+  region: "region",
+  asn: "CAST(asn AS TEXT)",
+  tag: "tag",
+  ip: "ip",
+};
+const CUM_DIMENSIONS = Object.keys(DIMENSION_COLUMN) as Array<Dimension | "total">;
+
+export class Rollups {
+  readonly #sql: SqlStorage;
+
+  constructor(sql: SqlStorage) {
+    this.#sql = sql;
+    const fact = (table: string) => `CREATE TABLE IF NOT EXISTS ${table} (
+      bucket INTEGER NOT NULL, product TEXT NOT NULL, subuser TEXT NOT NULL, region TEXT NOT NULL,
+      asn INTEGER NOT NULL, tag TEXT NOT NULL, carrier TEXT NOT NULL, ip TEXT NOT NULL,
+      bytes_in INTEGER NOT NULL, bytes_out INTEGER NOT NULL, requests INTEGER NOT NULL, errors INTEGER NOT NULL,
+      PRIMARY KEY (${FACT_KEY})) WITHOUT ROWID;`;
+    const cum = (table: string) => `CREATE TABLE IF NOT EXISTS ${table} (
+      product TEXT NOT NULL, dim TEXT NOT NULL, value TEXT NOT NULL, hour INTEGER NOT NULL,
+      bytes_in INTEGER NOT NULL, bytes_out INTEGER NOT NULL, requests INTEGER NOT NULL, errors INTEGER NOT NULL,
+      PRIMARY KEY (product, dim, value, hour)) WITHOUT ROWID;`;
+    sql.exec(`
+      ${fact("fact_1m")} ${fact("fact_5m")} ${fact("fact_1h")} ${fact("fact_1d")} ${fact("pending")}
+      ${cum("cum")} ${cum("fold_deltas")}
+      CREATE TABLE IF NOT EXISTS cum_series (product TEXT NOT NULL, dim TEXT NOT NULL, value TEXT NOT NULL,
+        PRIMARY KEY (product, dim, value)) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS asn_carriers (asn INTEGER PRIMARY KEY, carrier TEXT NOT NULL);
+    `);
+  }
+
+  /** Adds a message's cells: two set-based upserts (and the carrier of each mobile ASN). */
+  ingest(cells: Cell[]): void {
+    if (cells.length === 0) return;
+    const rows = JSON.stringify(
+      cells.map((c) => [
+        c.minute,
+        c.product,
+        c.subuserId,
+        c.region,
+        c.asn,
+        c.tag,
+        c.carrier,
+        c.ip,
+        c.bytesIn,
+        c.bytesOut,
+        c.requests,
+        c.errors,
+      ]),
+    );
+    const select = `SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7,
+      value->>8, value->>9, value->>10, value->>11 FROM json_each(?) WHERE true`;
+    for (const table of ["fact_1m", "pending"]) {
+      this.#sql.exec(
+        `INSERT INTO ${table} (${FACT_COLUMNS}) ${select} ON CONFLICT DO UPDATE SET ${ADD_EXCLUDED}`,
+        rows,
+      );
+    }
+    const carriers = cells.filter((c) => c.carrier !== "").map((c) => [c.asn, c.carrier]);
+    if (carriers.length > 0) {
+      this.#sql.exec(
+        `INSERT INTO asn_carriers (asn, carrier) SELECT value->>0, value->>1 FROM json_each(?) WHERE true
+         ON CONFLICT DO UPDATE SET carrier = excluded.carrier`,
+        JSON.stringify(carriers),
+      );
+    }
+  }
+
+  /** The account's requests (all products) in a minute, for the request log's sampling rate. */
+  requestsInMinute(minute: number): number {
+    return (
+      this.#sql.exec<{ n: number | null }>("SELECT sum(requests) AS n FROM fact_1m WHERE bucket = ?", minute).one().n ??
+      0
+    );
+  }
+
+  /** Moves `pending` into the coarser tiers and the cumulative series, then drops what is past its horizon. */
+  fold(at: number): boolean {
+    const hasPending = this.#sql.exec("SELECT 1 FROM pending LIMIT 1").toArray().length > 0;
+    if (hasPending) {
+      for (const tier of TIERS) {
+        this.#sql.exec(
+          `INSERT INTO ${tier.table} (${FACT_COLUMNS})
+           SELECT bucket - bucket % ${tier.span} AS b, product, subuser, region, asn, tag, carrier, ip, ${SUMS}
+           FROM pending WHERE true GROUP BY b, product, subuser, region, asn, tag, carrier, ip
+           ON CONFLICT DO UPDATE SET ${ADD_EXCLUDED}`,
+        );
+      }
+      this.#foldCumulative();
+      this.#sql.exec("DELETE FROM pending");
+    }
+    this.#sql.exec("DELETE FROM fact_1m WHERE bucket < ?", at - FACT_1M_KEPT_MS);
+    for (const tier of TIERS) this.#sql.exec(`DELETE FROM ${tier.table} WHERE bucket < ?`, at - tier.keptMs);
+    // Beyond 90 days only days are asked for: keep each series' last row of each day.
+    this.#sql.exec(
+      `DELETE FROM cum WHERE hour < ? AND EXISTS (SELECT 1 FROM cum later WHERE later.product = cum.product
+         AND later.dim = cum.dim AND later.value = cum.value AND later.hour > cum.hour
+         AND later.hour < cum.hour - cum.hour % ${DAY} + ${DAY})`,
+      at - CUM_THINNED_AFTER_MS,
+    );
+    return hasPending;
+  }
+
+  /**
+   * Pending deltas per series and hour into `cum`, where each row holds the series' totals up to the end of its
+   * hour: rows after a delta's hour gain it, a row at its hour gains it, a new row starts from the row before.
+   */
+  #foldCumulative(): void {
+    const perDimension = CUM_DIMENSIONS.map(
+      (dim) => `SELECT product, '${dim}', ${DIMENSION_COLUMN[dim]} AS v, bucket - bucket % ${HOUR} AS h, ${SUMS}
+        FROM pending WHERE true GROUP BY product, v, h`,
+    ).join(" UNION ALL ");
+    const sameSeries = (a: string, b: string) =>
+      `${a}.product = ${b}.product AND ${a}.dim = ${b}.dim AND ${a}.value = ${b}.value`;
+    const later = (metric: string) =>
+      `${metric} = ${metric} + coalesce((SELECT sum(d.${metric}) FROM fold_deltas d WHERE ${sameSeries("d", "cum")} AND d.hour < cum.hour), 0)`;
+    const sinceRow = (metric: string) =>
+      `coalesce(p.${metric}, 0) + (SELECT sum(d2.${metric}) FROM fold_deltas d2 WHERE ${sameSeries("d2", "d")}
+        AND d2.hour > coalesce(p.hour, -1) AND d2.hour <= d.hour)`;
+    const metrics = ["bytes_in", "bytes_out", "requests", "errors"];
+    this.#sql.exec("DELETE FROM fold_deltas");
+    this.#sql.exec(
+      `INSERT INTO fold_deltas (product, dim, value, hour, bytes_in, bytes_out, requests, errors) ${perDimension}`,
+    );
+    this.#sql.exec(
+      `UPDATE cum SET ${metrics.map(later).join(", ")}
+       WHERE EXISTS (SELECT 1 FROM fold_deltas d WHERE ${sameSeries("d", "cum")} AND d.hour < cum.hour)`,
+    );
+    this.#sql.exec(
+      `UPDATE cum SET ${metrics.map((m) => `${m} = cum.${m} + d.${m}`).join(", ")}
+       FROM fold_deltas d WHERE ${sameSeries("d", "cum")} AND d.hour = cum.hour`,
+    );
+    this.#sql.exec(
+      `INSERT INTO cum (product, dim, value, hour, bytes_in, bytes_out, requests, errors)
+       SELECT d.product, d.dim, d.value, d.hour, ${metrics.map(sinceRow).join(", ")}
+       FROM fold_deltas d
+       LEFT JOIN cum p ON ${sameSeries("p", "d")} AND p.hour = (SELECT max(c.hour) FROM cum c
+         WHERE ${sameSeries("c", "d")} AND c.hour < d.hour)
+       WHERE NOT EXISTS (SELECT 1 FROM cum e WHERE ${sameSeries("e", "d")} AND e.hour = d.hour)`,
+    );
+    this.#sql.exec(
+      "INSERT OR IGNORE INTO cum_series (product, dim, value) SELECT DISTINCT product, dim, value FROM fold_deltas",
+    );
+    this.#sql.exec("DELETE FROM fold_deltas");
+  }
+
+  /** Totals over `[from, to)` per group. */
+  query(query: TrafficQuery, at: number): TrafficRow[] {
+    const filtered = Object.values(query.filters).some((value) => value !== undefined);
+    const rows = filtered ? this.#scan(query) : this.#cumulative(query, at);
+    if (query.groupBy === null) return [rows[0] ?? { key: null, ...zero() }];
+    const nonEmpty = rows.filter((row) => row.requests > 0 || row.bytesIn > 0 || row.bytesOut > 0);
+    if (query.groupBy === "asn" && query.product === "mobile") {
+      const carriers = new Map(
+        this.#sql
+          .exec<{ asn: number; carrier: string }>("SELECT asn, carrier FROM asn_carriers")
+          .toArray()
+          .map((r) => [r.asn, r.carrier]),
+      );
+      for (const row of nonEmpty) row.carrierName = carriers.get(Number(row.key)) ?? null;
+    }
+    return nonEmpty;
+  }
+
+  /** Unfiltered: differences of cumulative totals at the range's boundaries, per series. */
+  #cumulative(query: TrafficQuery, at: number): TrafficRow[] {
+    const timeGroup =
+      query.groupBy === "day" || query.groupBy === "hour" ? RESOLUTION_MS[query.groupBy === "day" ? "1d" : "1h"] : null;
+    const dim: Dimension | "total" =
+      query.groupBy === null || timeGroup !== null ? "total" : (query.groupBy as Dimension);
+    const boundaries = timeGroup === null ? [query.from, query.to] : timeBoundaries(query.from, query.to, timeGroup);
+    const totals = this.#totalsBefore(query.product, dim, boundaries, at);
+    const rows: TrafficRow[] = [];
+    if (timeGroup !== null) {
+      const series = totals.get("") ?? boundaries.map(zero);
+      for (let i = 0; i + 1 < boundaries.length; i++) {
+        const start = boundaries[i] as number;
+        rows.push({ key: start - (start % timeGroup), ...difference(series[i + 1], series[i]) });
+      }
+      return rows;
+    }
+    for (const [value, series] of totals) {
+      rows.push({
+        key: dim === "total" ? null : dim === "asn" ? Number(value) : value,
+        ...difference(series[1], series[0]),
+      });
+    }
+    return rows.sort((a, b) => String(a.key).localeCompare(String(b.key)));
+  }
+
+  /** F(t) for every series of a dimension at each boundary: what was counted before t. */
+  #totalsBefore(
+    product: TrafficProduct,
+    dim: Dimension | "total",
+    boundaries: number[],
+    at: number,
+  ): Map<string, Metrics[]> {
+    const totals = new Map<string, Metrics[]>();
+    const add = (value: string, index: number, metrics: Metrics) => {
+      let series = totals.get(value);
+      if (!series) {
+        series = boundaries.map(zero);
+        totals.set(value, series);
+      }
+      const target = series[index] as Metrics;
+      target.bytesIn += metrics.bytesIn;
+      target.bytesOut += metrics.bytesOut;
+      target.requests += metrics.requests;
+      target.errors += metrics.errors;
+    };
+    const hourOf = (t: number) => t - (t % HOUR);
+    // Folded: the series' cumulative row of the last hour before each boundary's hour.
+    const folded = this.#sql.exec<MetricsRow & { value: string; t: number }>(
+      `SELECT s.value, b.value AS t, c.bytes_in, c.bytes_out, c.requests, c.errors
+       FROM cum_series s, json_each(?) b
+       JOIN cum c ON c.product = s.product AND c.dim = s.dim AND c.value = s.value
+         AND c.hour = (SELECT c2.hour FROM cum c2 WHERE c2.product = s.product AND c2.dim = s.dim AND c2.value = s.value
+                       AND c2.hour < b.value - b.value % ${HOUR} ORDER BY c2.hour DESC LIMIT 1)
+       WHERE s.product = ? AND s.dim = ?`,
+      JSON.stringify(boundaries),
+      product,
+      dim,
+    );
+    for (const row of folded) add(row.value, boundaries.indexOf(row.t), metricsOf(row));
+    // Not folded yet: pending deltas before each boundary's hour.
+    const column = DIMENSION_COLUMN[dim];
+    const pending = this.#sql
+      .exec<MetricsRow & { value: string; bucket: number }>(
+        `SELECT ${column} AS value, bucket, ${SUMS} FROM pending WHERE product = ? GROUP BY value, bucket`,
+        product,
+      )
+      .toArray();
+    for (const [index, t] of boundaries.entries()) {
+      for (const row of pending) if (row.bucket < hourOf(t)) add(row.value, index, metricsOf(row));
+      if (t === hourOf(t)) continue;
+      // The partial hour [hour(t), t): every minute is in fact_1m within its horizon; else 5-minute rows.
+      const recent = hourOf(t) >= at - FACT_1M_KEPT_MS + MINUTE;
+      const sources = recent ? ["fact_1m"] : ["fact_5m", "pending"];
+      for (const table of sources) {
+        const partial = this.#sql.exec<MetricsRow & { value: string }>(
+          `SELECT ${column} AS value, ${SUMS} FROM ${table} WHERE product = ? AND bucket >= ? AND bucket < ? GROUP BY value`,
+          product,
+          hourOf(t),
+          t,
+        );
+        for (const row of partial) add(row.value, index, metricsOf(row));
+      }
+    }
+    return totals;
+  }
+
+  /** Filtered: a scan of the resolution's tier (and, for folded tiers, what is still pending). */
+  #scan(query: TrafficQuery): TrafficRow[] {
+    const tier = query.resolution === "1m" ? "fact_1m" : `fact_${query.resolution}`;
+    const sources = tier === "fact_1m" ? [tier] : [tier, "pending"];
+    const where = ["product = ?", "bucket >= ?", "bucket < ?"];
+    const params: Array<string | number> = [query.product, query.from, query.to];
+    if (query.filters.subuserId !== undefined) {
+      where.push("subuser = ?");
+      params.push(query.filters.subuserId);
+    }
+    if (query.filters.region !== undefined) {
+      where.push("region = ?");
+      params.push(query.filters.region);
+    }
+    if (query.filters.tag !== undefined) {
+      where.push("tag = ?");
+      params.push(query.filters.tag);
+    }
+    const key =
+      query.groupBy === "day"
+        ? `bucket - bucket % ${DAY}`
+        : query.groupBy === "hour"
+          ? `bucket - bucket % ${HOUR}`
+          : (query.groupBy ?? "NULL");
+    const union = sources.map((table) => `SELECT * FROM ${table} WHERE ${where.join(" AND ")}`).join(" UNION ALL ");
+    return this.#sql
+      .exec<MetricsRow & { k: string | number | null }>(
+        `SELECT ${key} AS k, ${SUMS} FROM (${union}) GROUP BY k ORDER BY k`,
+        ...sources.flatMap(() => params),
+      )
+      .toArray()
+      .map((row) => ({ key: row.k, ...metricsOf(row) }));
+  }
+}
+
+type MetricsRow = {
+  bytes_in: number | null;
+  bytes_out: number | null;
+  requests: number | null;
+  errors: number | null;
+};
+
+function metricsOf(row: MetricsRow): Metrics {
+  return {
+    bytesIn: row.bytes_in ?? 0,
+    bytesOut: row.bytes_out ?? 0,
+    requests: row.requests ?? 0,
+    errors: row.errors ?? 0,
+  };
+}
+
+function zero(): Metrics {
+  return { bytesIn: 0, bytesOut: 0, requests: 0, errors: 0 };
+}
+
+function difference(after: Metrics | undefined, before: Metrics | undefined): Metrics {
+  const a = after ?? zero();
+  const b = before ?? zero();
+  return {
+    bytesIn: a.bytesIn - b.bytesIn,
+    bytesOut: a.bytesOut - b.bytesOut,
+    requests: a.requests - b.requests,
+    errors: a.errors - b.errors,
+  };
+}
+
+/** `from`, every start of a `span` inside the range, and `to`. */
+export function timeBoundaries(from: number, to: number, span: number): number[] {
+  const boundaries = [from];
+  for (let t = from - (from % span) + span; t < to; t += span) boundaries.push(t);
+  boundaries.push(to);
+  return boundaries;
+}

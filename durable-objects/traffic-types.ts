@@ -1,0 +1,95 @@
+/**
+ * The shapes the traffic Durable Objects exchange with the API (the queue consumer, the routes) and with each
+ * other. camelCase; the API's presenters turn them into JSON.
+ */
+export type TrafficProduct = "residential" | "mobile" | "isp";
+
+/** Usage summed per minute and dimensions: what rollups are made of. */
+export interface Cell {
+  /** Epoch ms of the minute. */
+  minute: number;
+  product: TrafficProduct;
+  subuserId: string;
+  /** The exit country (lower-case ISO code). */
+  region: string;
+  asn: number;
+  tag: string;
+  carrier: string;
+  /** ISP: the batch IP addressed; empty otherwise. */
+  ip: string;
+  bytesIn: number;
+  bytesOut: number;
+  requests: number;
+  errors: number;
+}
+
+/** One entry of the sampled request log. */
+export interface RequestSample {
+  requestId: string;
+  ts: number;
+  product: TrafficProduct;
+  subuserId: string;
+  method: string;
+  targetHost: string;
+  status: number;
+  bytes: number;
+  exitIp: string;
+  exitGeo: string;
+  exitAsn: number;
+  tag: string | null;
+}
+
+/** One of a session's latest requests. */
+export interface SessionRequest {
+  requestId: string;
+  ts: number;
+  method: string;
+  targetHost: string;
+  status: number;
+  bytes: number;
+  exitIp: string;
+}
+
+/** One sticky session's usage in a batch (its records summed; the username is the session key). */
+export interface SessionUsage {
+  username: string;
+  product: TrafficProduct;
+  firstTs: number;
+  lastTs: number;
+  /** The exit IP of the session's earliest record: it pins a session that has none yet. */
+  firstExitIp: string;
+  /** The exit IP of the latest record flagged `repinned`: the pin moves there. */
+  repinnedExitIp: string | null;
+  bytes: number;
+  requests: number;
+  /** The session's latest requests in the batch, newest first (at most 10). */
+  lastRequests: SessionRequest[];
+}
+
+/** A sticky session as its gate knows it; `version` grows with every change, so late copies are ignored. */
+export interface SessionSnapshot {
+  id: string;
+  subuserId: string;
+  gateName: string;
+  product: TrafficProduct;
+  sessionId: string;
+  region: string;
+  state: string | null;
+  city: string | null;
+  asn: number | null;
+  exitIp: string | null;
+  startedAt: number;
+  expiresAt: number;
+  status: "active" | "terminated";
+  terminatedAt: number | null;
+  bytesUsed: number;
+  requests: number;
+  repinned: boolean;
+  version: number;
+}
+
+/** A sub-user gate's share of a usage message: its sessions' usage. */
+export interface GateUsage {
+  gateName: string;
+  sessions: SessionUsage[];
+}

@@ -1,0 +1,29 @@
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+/**
+ * Usage batches the gateway posted, by its `batch_id`: a retry of the same batch is answered `duplicate: true`
+ * with the first answer's counts, and nothing is enqueued twice. Kept 7 days.
+ */
+export const usageBatches = sqliteTable(
+  "usage_batches",
+  {
+    id: text("id").primaryKey(),
+    accepted: integer("accepted").notNull(),
+    dropped: integer("dropped").notNull(),
+    receivedAt: integer("received_at").notNull(),
+  },
+  (t) => [index("usage_batches_received").on(t.receivedAt)],
+);
+
+/**
+ * Queue messages whose consumption (pools, monthly usage, thresholds) is applied: inserted in the same D1 batch as
+ * the consumption, so a redelivered message changes nothing twice. Kept 7 days (the queue's redelivery horizon).
+ */
+export const usageApplied = sqliteTable(
+  "usage_applied",
+  {
+    messageKey: text("message_key").primaryKey(),
+    appliedAt: integer("applied_at").notNull(),
+  },
+  (t) => [index("usage_applied_at").on(t.appliedAt)],
+);

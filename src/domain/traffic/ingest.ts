@@ -1,0 +1,305 @@
+import { eq, sql } from "drizzle-orm";
+import { type Product, subusers, usageBatches } from "../../db/schema";
+import { now } from "../../platform/clock";
+import { sha256Hex } from "../../platform/crypto";
+import type { DomainContext } from "../context";
+import { parseUsername } from "../gateway/username";
+import type {
+  Cell,
+  GateUsage,
+  RequestSample,
+  SessionRequest,
+  SessionUsage,
+  SubuserRef,
+  UsageMessage,
+} from "./usage-messages";
+import type { UsageBatch, UsageRecord } from "./usage-records";
+
+/** A message stays well below the queue's 128 KB; a `sendBatch` below its 100 messages and 256 KB. */
+const MESSAGE_BYTES = 100_000;
+const SEND_BATCH_BYTES = 240_000;
+const SEND_BATCH_MESSAGES = 100;
+/** Request-log candidates per account and batch; the account's store thins them to a uniform sample. */
+const SAMPLE_CANDIDATES = 100;
+const LAST_REQUESTS_PER_SESSION = 10;
+const MINUTE_MS = 60_000;
+
+export interface IngestResult {
+  accepted: number;
+  dropped: number;
+  duplicate: boolean;
+}
+
+interface Owner {
+  subuserId: string;
+  accountId: string;
+  gateName: string;
+  limitBytes: number | null;
+}
+
+/**
+ * Takes a usage batch from the gateway: records of unknown, deleted or foreign-product sub-users are dropped and
+ * counted; the rest leave the request through the `usage` queue, grouped by account. The same `batch_id` again
+ * is answered `duplicate: true` with the first answer's counts and enqueues nothing.
+ */
+export async function ingestUsageBatch(ctx: DomainContext, batch: UsageBatch): Promise<IngestResult> {
+  const seen = await ctx.db.select().from(usageBatches).where(eq(usageBatches.id, batch.batch_id)).get();
+  if (seen) return { accepted: seen.accepted, dropped: seen.dropped, duplicate: true };
+
+  const owners = await resolveOwners(ctx, batch.records);
+  const byAccount = new Map<string, Array<{ record: UsageRecord; owner: Owner }>>();
+  let dropped = 0;
+  for (const record of batch.records) {
+    const owner = owners.get(recordOwnerKey(ctx, record));
+    if (!owner) {
+      dropped++;
+      continue;
+    }
+    const list = byAccount.get(owner.accountId) ?? [];
+    list.push({ record, owner });
+    byAccount.set(owner.accountId, list);
+  }
+  const messages: UsageMessage[] = [];
+  for (const [accountId, entries] of [...byAccount].sort(([a], [b]) => a.localeCompare(b))) {
+    messages.push(...(await accountMessages(batch.batch_id, accountId, entries)));
+  }
+  await enqueue(ctx, messages);
+
+  const accepted = batch.records.length - dropped;
+  const recorded = await ctx.db
+    .insert(usageBatches)
+    .values({ id: batch.batch_id, accepted, dropped, receivedAt: now() })
+    .onConflictDoNothing()
+    .returning({ id: usageBatches.id });
+  // A concurrent retry recorded it first: its messages were enqueued twice and the stores apply them once.
+  return { accepted, dropped, duplicate: recorded.length === 0 };
+}
+
+/** The gateway name of a record's sub-user and the product it must have. */
+function recordOwnerKey(ctx: DomainContext, record: UsageRecord): string {
+  const prefix = ctx.env.GATEWAY_USER_PREFIX;
+  if (record.product === "isp") {
+    const name = record.username.startsWith(`${prefix}_`) ? record.username.slice(prefix.length + 1) : "";
+    return `isp:${name}`;
+  }
+  const parsed = parseUsername(record.username, prefix);
+  return parsed.ok && parsed.value.product === record.product ? `${record.product}:${parsed.value.name}` : "";
+}
+
+/** Live sub-users by `product:name`, for every product each of them has, read in one query. */
+async function resolveOwners(ctx: DomainContext, records: UsageRecord[]): Promise<Map<string, Owner>> {
+  const names = [...new Set(records.map((record) => recordOwnerKey(ctx, record).split(":")[1]).filter(Boolean))];
+  const rows = await ctx.db
+    .select({
+      id: subusers.id,
+      name: subusers.name,
+      accountId: subusers.accountId,
+      products: subusers.products,
+      limitBytes: subusers.trafficLimitBytes,
+    })
+    .from(subusers)
+    .where(
+      sql`${subusers.name} IN (SELECT value FROM json_each(${JSON.stringify(names)})) AND ${subusers.deletedAt} IS NULL`,
+    );
+  const owners = new Map<string, Owner>();
+  for (const row of rows) {
+    for (const product of row.products) {
+      owners.set(`${product}:${row.name}`, {
+        subuserId: row.id,
+        accountId: row.accountId,
+        gateName: row.name,
+        limitBytes: row.limitBytes,
+      });
+    }
+  }
+  return owners;
+}
+
+/** One account's share of a batch: aggregated, then packed into parts with deterministic keys. */
+async function accountMessages(
+  batchId: string,
+  accountId: string,
+  entries: Array<{ record: UsageRecord; owner: Owner }>,
+): Promise<UsageMessage[]> {
+  const cells = new Map<string, Cell>();
+  const gates = new Map<string, Map<string, SessionUsage>>();
+  const subuserRefs = new Map<string, SubuserRef>();
+  for (const { record, owner } of entries) {
+    const ts = Date.parse(record.ts);
+    addToCell(cells, record, owner, ts);
+    subuserRefs.set(owner.subuserId, { id: owner.subuserId, gateName: owner.gateName, limitBytes: owner.limitBytes });
+    if (record.product !== "isp" && record.username.includes("-session-")) {
+      const sessions = gates.get(owner.gateName) ?? new Map<string, SessionUsage>();
+      addToSession(sessions, record, ts);
+      gates.set(owner.gateName, sessions);
+    }
+  }
+  const samples = await sampleCandidates(entries);
+  return pack({
+    batchId,
+    accountId,
+    cells: [...cells.values()],
+    gates: [...gates].map(([gateName, sessions]) => ({ gateName, sessions: [...sessions.values()] })),
+    samples,
+    sampleWeight: entries.length / Math.max(1, samples.length),
+    subusers: subuserRefs,
+  });
+}
+
+function addToCell(cells: Map<string, Cell>, record: UsageRecord, owner: Owner, ts: number): void {
+  const minute = ts - (ts % MINUTE_MS);
+  const region = record.exit_geo.split("/")[0] ?? "";
+  const tag = record.tag ?? "";
+  const carrier = record.carrier_name ?? "";
+  const ip = record.product === "isp" ? (record.dest_ip ?? "") : "";
+  const key = [minute, record.product, owner.subuserId, region, record.exit_asn, tag, carrier, ip].join("|");
+  const cell = cells.get(key) ?? {
+    minute,
+    product: record.product,
+    subuserId: owner.subuserId,
+    region,
+    asn: record.exit_asn,
+    tag,
+    carrier,
+    ip,
+    bytesIn: 0,
+    bytesOut: 0,
+    requests: 0,
+    errors: 0,
+  };
+  cell.bytesIn += record.bytes_in;
+  cell.bytesOut += record.bytes_out;
+  cell.requests += 1;
+  if (record.error_code !== null) cell.errors += 1;
+  cells.set(key, cell);
+}
+
+function addToSession(sessions: Map<string, SessionUsage>, record: UsageRecord, ts: number): void {
+  const bytes = record.bytes_in + record.bytes_out;
+  const request: SessionRequest = {
+    requestId: record.request_id,
+    ts,
+    method: record.method,
+    targetHost: record.target_host,
+    status: record.status,
+    bytes,
+    exitIp: record.exit_ip,
+  };
+  const session = sessions.get(record.username);
+  if (!session) {
+    sessions.set(record.username, {
+      username: record.username,
+      product: record.product as Product,
+      firstTs: ts,
+      lastTs: ts,
+      firstExitIp: record.exit_ip,
+      repinnedExitIp: record.repinned ? record.exit_ip : null,
+      bytes,
+      requests: 1,
+      lastRequests: [request],
+    });
+    return;
+  }
+  if (ts < session.firstTs) {
+    session.firstTs = ts;
+    session.firstExitIp = record.exit_ip;
+  }
+  if (record.repinned && ts >= session.lastTs) session.repinnedExitIp = record.exit_ip;
+  session.lastTs = Math.max(session.lastTs, ts);
+  session.bytes += bytes;
+  session.requests += 1;
+  session.lastRequests = [...session.lastRequests, request]
+    .sort((a, b) => b.ts - a.ts || b.requestId.localeCompare(a.requestId))
+    .slice(0, LAST_REQUESTS_PER_SESSION);
+}
+
+/** At most 100 candidates, chosen uniformly by a hash of the request id (so a retry chooses the same ones). */
+async function sampleCandidates(entries: Array<{ record: UsageRecord; owner: Owner }>): Promise<RequestSample[]> {
+  const hashed = await Promise.all(
+    entries.map(async ({ record, owner }) => ({ record, owner, rank: await sha256Hex(record.request_id) })),
+  );
+  return hashed
+    .sort((a, b) => a.rank.localeCompare(b.rank))
+    .slice(0, SAMPLE_CANDIDATES)
+    .map(({ record, owner }) => ({
+      requestId: record.request_id,
+      ts: Date.parse(record.ts),
+      product: record.product,
+      subuserId: owner.subuserId,
+      method: record.method,
+      targetHost: record.target_host,
+      status: record.status,
+      bytes: record.bytes_in + record.bytes_out,
+      exitIp: record.exit_ip,
+      exitGeo: record.exit_geo,
+      exitAsn: record.exit_asn,
+      tag: record.tag,
+    }));
+}
+
+/** Packs an account's usage into messages of at most ~100 KB, in a deterministic order. */
+function pack(usage: {
+  batchId: string;
+  accountId: string;
+  cells: Cell[];
+  gates: GateUsage[];
+  samples: RequestSample[];
+  sampleWeight: number;
+  subusers: Map<string, SubuserRef>;
+}): UsageMessage[] {
+  const messages: UsageMessage[] = [];
+  let current = emptyPart(usage, 0);
+  let size = 0;
+  const add = (item: { kind: "cell" | "gate" | "sample"; value: Cell | GateUsage | RequestSample }) => {
+    const itemSize = JSON.stringify(item.value).length + 1;
+    if (size + itemSize > MESSAGE_BYTES && size > 0) {
+      messages.push(current);
+      current = emptyPart(usage, messages.length);
+      size = 0;
+    }
+    size += itemSize;
+    if (item.kind === "cell") {
+      const cell = item.value as Cell;
+      current.cells.push(cell);
+      const ref = usage.subusers.get(cell.subuserId);
+      if (ref && !current.subusers.some((known) => known.id === ref.id)) current.subusers.push(ref);
+    } else if (item.kind === "gate") current.gates.push(item.value as GateUsage);
+    else current.samples.push(item.value as RequestSample);
+  };
+  for (const value of usage.cells) add({ kind: "cell", value });
+  for (const value of usage.gates) add({ kind: "gate", value });
+  for (const value of usage.samples) add({ kind: "sample", value });
+  messages.push(current);
+  return messages;
+}
+
+function emptyPart(usage: { batchId: string; accountId: string; sampleWeight: number }, part: number): UsageMessage {
+  return {
+    key: `${usage.batchId}:${usage.accountId}:${part}`,
+    batchId: usage.batchId,
+    accountId: usage.accountId,
+    part,
+    cells: [],
+    gates: [],
+    samples: [],
+    sampleWeight: usage.sampleWeight,
+    subusers: [],
+  };
+}
+
+/** Sends the messages in `sendBatch` calls within the queue's limits. */
+async function enqueue(ctx: DomainContext, messages: UsageMessage[]): Promise<void> {
+  let group: Array<{ body: UsageMessage; contentType: "json" }> = [];
+  let size = 0;
+  for (const message of messages) {
+    const messageSize = JSON.stringify(message).length;
+    if (group.length > 0 && (group.length >= SEND_BATCH_MESSAGES || size + messageSize > SEND_BATCH_BYTES)) {
+      await ctx.env.USAGE_QUEUE.sendBatch(group);
+      group = [];
+      size = 0;
+    }
+    group.push({ body: message, contentType: "json" });
+    size += messageSize;
+  }
+  if (group.length > 0) await ctx.env.USAGE_QUEUE.sendBatch(group);
+}

@@ -1,0 +1,64 @@
+import { TrafficStoreClient } from "../../../durable-objects";
+import type { GroupBy, TrafficRow } from "../../../durable-objects/traffic-rollups";
+import type { RequestSample, TrafficProduct } from "../../../durable-objects/traffic-types";
+import { now } from "../../platform/clock";
+import { ApiError } from "../../platform/errors";
+import type { DomainContext, Principal } from "../context";
+import { assertInScope } from "../scope";
+import { findSubuser } from "../subusers/subusers";
+import { alignRange, MAX_RANGE_MS, resolutionFor } from "./resolution";
+
+export interface TrafficRequest {
+  product: TrafficProduct;
+  from: number;
+  to: number;
+  groupBy: GroupBy | null;
+  subuserId?: string;
+  region?: string;
+  tag?: string;
+}
+
+/** `ip` groups only ISP traffic (per static IP). */
+export function groupsFor(product: TrafficProduct): GroupBy[] {
+  const common: GroupBy[] = ["subuser", "region", "asn", "tag", "day", "hour"];
+  return product === "isp" ? [...common, "ip"] : common;
+}
+
+/**
+ * Traffic of the caller's account over `[from, to)`: exact sums of what was ingested, at the resolution the age of
+ * `from` allows, the range widened to whole units of it.
+ */
+export async function queryTraffic(ctx: DomainContext, principal: Principal, request: TrafficRequest) {
+  assertInScope(principal, [request.product]);
+  if (request.from >= request.to) {
+    const message = "from must be before to.";
+    throw new ApiError("invalid_request", `from: ${message}`, { details: [{ field: "from", message }] });
+  }
+  if (request.to - request.from > MAX_RANGE_MS) throw new ApiError("range_too_wide");
+  if (request.groupBy !== null && !groupsFor(request.product).includes(request.groupBy)) {
+    throw new ApiError("invalid_group_by", `group_by must be one of ${groupsFor(request.product).join(", ")}.`);
+  }
+  if (request.subuserId !== undefined) await findSubuser(ctx, principal, request.subuserId);
+  const at = now();
+  const resolution = resolutionFor(request.from, at);
+  const range = alignRange(request.from, request.to, resolution);
+  const rows: TrafficRow[] = await new TrafficStoreClient(ctx.env, principal.accountId).traffic({
+    product: request.product,
+    ...range,
+    resolution,
+    groupBy: request.groupBy,
+    filters: { subuserId: request.subuserId, region: request.region, tag: request.tag },
+  });
+  return { ...range, resolution, rows };
+}
+
+/** The sampled request log of a product: newest first, at most 1,000, none older than 48 hours. */
+export async function listRequests(
+  ctx: DomainContext,
+  principal: Principal,
+  query: { product: TrafficProduct; subuserId?: string; limit: number },
+): Promise<RequestSample[]> {
+  assertInScope(principal, [query.product]);
+  if (query.subuserId !== undefined) await findSubuser(ctx, principal, query.subuserId);
+  return new TrafficStoreClient(ctx.env, principal.accountId).requests(query);
+}

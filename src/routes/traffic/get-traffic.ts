@@ -1,0 +1,62 @@
+import { type RouteHandler, z } from "@hono/zod-openapi";
+import type { GroupBy } from "../../../durable-objects/traffic-rollups";
+import { queryTraffic } from "../../domain/traffic/traffic";
+import type { AppEnv } from "../../env";
+import { idParam, instant, token } from "../../platform/fields";
+import { apiRoute, jsonContent } from "../../platform/route-definitions";
+import { presentTraffic, trafficSchema } from "../../resources/traffic";
+
+const GROUPS = ["subuser", "region", "asn", "tag", "day", "hour", "ip"] as const;
+
+const query = z.object({
+  from: instant().openapi({ description: "Start of the range (RFC 3339 or a date), inclusive." }),
+  to: instant().openapi({ description: "End of the range, exclusive; at most 90 days after `from`." }),
+  group_by: z
+    .string()
+    .max(16)
+    .refine((value) => (GROUPS as readonly string[]).includes(value), {
+      error: `must be one of ${GROUPS.join(", ")} (ip for isp only)`,
+      params: { code: "invalid_group_by" },
+    })
+    .optional()
+    .openapi({ enum: [...GROUPS], description: "Without it, one total row. `ip` is for `isp` only." }),
+  subuser: idParam("subuser").optional(),
+  region: token(/^[A-Za-z]{2}$/, 2, "must be an ISO 3166-1 alpha-2 code")
+    .transform((code) => code.toLowerCase())
+    .optional(),
+  tag: token(/^[a-z0-9_-]{1,64}$/, 64)
+    .optional()
+    .openapi({ description: "The value of the tag request header." }),
+});
+
+export const route = apiRoute({
+  operationId: "getTraffic",
+  method: "get",
+  path: "/{product}/traffic",
+  tags: ["Traffic"],
+  summary: "Traffic analytics",
+  description:
+    "Bytes in and out, requests and errors over `[from, to)`, in total or grouped, optionally filtered. Numbers are " +
+    "exact sums of the usage the gateway reported. The answer's `resolution` follows the age of `from` (1 minute " +
+    "under 24 h, 5 minutes to 14 days, 1 hour to 90 days, 1 day beyond) and the range is widened to whole units of " +
+    "it. Mobile rows grouped by `asn` carry `carrier_name`; ISP traffic can be grouped per `ip`.",
+  request: { params: z.object({ product: z.enum(["residential", "mobile", "isp"]) }), query },
+  errors: ["invalid_request", "range_too_wide", "invalid_group_by", "subuser_not_found", "subuser_scope_mismatch"],
+  responses: { 200: jsonContent(trafficSchema, "The traffic.") },
+});
+
+export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+  const { product } = c.req.valid("param");
+  const { from, to, group_by, subuser, region, tag } = c.req.valid("query");
+  const groupBy = (group_by ?? null) as GroupBy | null;
+  const answer = await queryTraffic(c.var.ctx, c.var.principal, {
+    product,
+    from,
+    to,
+    groupBy,
+    subuserId: subuser,
+    region,
+    tag,
+  });
+  return c.json(presentTraffic(answer, groupBy), 200);
+};

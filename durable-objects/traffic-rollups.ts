@@ -166,10 +166,12 @@ export class Rollups {
    * hour: rows after a delta's hour gain it, a row at its hour gains it, a new row starts from the row before.
    */
   #foldCumulative(): void {
+    // One statement per dimension: SQLite in Durable Objects allows few terms in a compound SELECT.
     const perDimension = CUM_DIMENSIONS.map(
-      (dim) => `SELECT product, '${dim}', ${DIMENSION_COLUMN[dim]} AS v, bucket - bucket % ${HOUR} AS h, ${SUMS}
+      (dim) => `INSERT INTO fold_deltas (product, dim, value, hour, bytes_in, bytes_out, requests, errors)
+        SELECT product, '${dim}', ${DIMENSION_COLUMN[dim]} AS v, bucket - bucket % ${HOUR} AS h, ${SUMS}
         FROM pending WHERE true GROUP BY product, v, h`,
-    ).join(" UNION ALL ");
+    );
     const sameSeries = (a: string, b: string) =>
       `${a}.product = ${b}.product AND ${a}.dim = ${b}.dim AND ${a}.value = ${b}.value`;
     const later = (metric: string) =>
@@ -179,9 +181,7 @@ export class Rollups {
         AND d2.hour > coalesce(p.hour, -1) AND d2.hour <= d.hour)`;
     const metrics = ["bytes_in", "bytes_out", "requests", "errors"];
     this.#sql.exec("DELETE FROM fold_deltas");
-    this.#sql.exec(
-      `INSERT INTO fold_deltas (product, dim, value, hour, bytes_in, bytes_out, requests, errors) ${perDimension}`,
-    );
+    for (const statement of perDimension) this.#sql.exec(statement);
     this.#sql.exec(
       `UPDATE cum SET ${metrics.map(later).join(", ")}
        WHERE EXISTS (SELECT 1 FROM fold_deltas d WHERE ${sameSeries("d", "cum")} AND d.hour < cum.hour)`,

@@ -1,73 +1,596 @@
-type Operation = {
+/**
+ * The Postman v2.1 collection of the public API: a runnable end-to-end scenario derived from the OpenAPI document
+ * (`npx newman run <origin>/v1/postman/collection.json --env-var api_key=<key>`).
+ *
+ * The document gives each request its method, URL, example body and expected response shape; the scenario below
+ * (the only hand-written part) gives the order, the values the examples cannot know (ids captured from earlier
+ * responses) and the extra checks. Every public operation must be placed exactly once: a new route that the
+ * scenario does not place makes the generator throw, so it cannot silently be left out.
+ */
+
+// ---------------------------------------------------------------------------------------------------------------
+// The scenario
+// ---------------------------------------------------------------------------------------------------------------
+
+/** One request of the scenario; everything but `operationId` is optional. */
+interface Step {
+  operationId: string;
+  /** The expected status; default: the operation's first documented 2xx. */
+  status?: number;
+  /** For a `oneOf` request body: the component schema whose example to send. */
+  example?: string;
+  /** Fields merged over the example body. */
+  body?: Record<string, unknown>;
+  /** Path parameters; default: the variable of the parameter example's id prefix (`sub_…` → `{{subuser_id}}`). */
+  path?: Record<string, string>;
+  /** Query parameters; a required one defaults like a path parameter. */
+  query?: Record<string, string>;
+  headers?: Record<string, string>;
+  /** Request-local variables set before the request: name → JS expression (may call a helper of `HELPERS`). */
+  before?: Record<string, string>;
+  /** Collection variables captured from the response: name → dotted path in the body (`details.batch_id`). */
+  capture?: Record<string, string>;
+  /** Dotted path in the body → expected value; `{{var}}` in a string is resolved at run time. */
+  expect?: Record<string, unknown>;
+  /** The response is a list (`data`, or the body itself) that must hold an item whose `id` is this variable. */
+  listed?: string;
+  /** Repeat the request (every 3 s, up to `seconds`) until the body matches `until`; then check it. */
+  poll?: { until: Record<string, unknown>; seconds: number };
+}
+
+interface Folder {
+  name: string;
+  steps: Step[];
+}
+
+/** The id prefixes of the document's examples, and the variable each is captured into. */
+const ID_VARIABLES: Record<string, string> = {
+  sub: "subuser_id",
+  ord: "order_id",
+  bat: "batch_id",
+  ip: "ip_id",
+  sbn: "subscription_id",
+  wl: "whitelist_entry_id",
+};
+
+/** Collection variables besides `baseUrl` and `api_key`. */
+const CONSTANTS = {
+  /** A well-formed session id that never exists: sessions come only from gateway traffic, not from this API. */
+  unknown_session_id: "ses_00000000000000000000000000",
+};
+
+/** Unique per run, so that a second run on the same account does not collide with the first. */
+const RUN_LABEL = "postman-{{$timestamp}}";
+
+const SESSION_NOT_FOUND = {
+  status: 404,
+  path: { id: "{{unknown_session_id}}" },
+  expect: { code: "session_not_found" },
+};
+
+/**
+ * The dependency-ordered scenario: create before read, read before update, delete last. It costs one ISP order
+ * (5 IPs × 1 month) and one renewal; every resource it creates is deleted or released at the end, and MFA is left
+ * off, so it can run again on the same account.
+ */
+const SCENARIO: Folder[] = [
+  {
+    name: "Account and MFA",
+    steps: [
+      { operationId: "getAccount", capture: { account_id: "id" } },
+      { operationId: "updateAccount", expect: { id: "{{account_id}}", company: "Acme Data Ltd" } },
+      {
+        operationId: "enrollMfa",
+        capture: { mfa_secret: "secret", mfa_recovery_code: "recovery_codes.0" },
+        expect: { status: "pending_verification" },
+      },
+      {
+        operationId: "verifyMfa",
+        before: { mfa_totp: 'totp(pm.collectionVariables.get("mfa_secret"))' },
+        body: { code: "{{mfa_totp}}" },
+        expect: { mfa_enabled: true, mfa_method: "totp" },
+      },
+      {
+        operationId: "disableMfa",
+        headers: { "X-MFA-Code": "{{mfa_recovery_code}}" },
+        expect: { mfa_enabled: false },
+      },
+      { operationId: "getSecurityInfo", expect: { mfa_enabled: false, mfa_pending: false } },
+    ],
+  },
+  {
+    name: "Sub-users",
+    steps: [
+      {
+        operationId: "createSubuser",
+        body: { label: RUN_LABEL, products: ["residential", "isp"] },
+        capture: { subuser_id: "id", subuser_label: "label" },
+        expect: { status: "active", "products.length": 2 },
+      },
+      { operationId: "listSubusers", query: { label_contains: "postman" }, listed: "subuser_id" },
+      { operationId: "getSubuser", expect: { id: "{{subuser_id}}", label: "{{subuser_label}}" } },
+      { operationId: "updateSubuser", expect: { id: "{{subuser_id}}", concurrent_max: 50 } },
+      { operationId: "rotateSubuserPassword", expect: { id: "{{subuser_id}}" } },
+    ],
+  },
+  {
+    name: "Whitelists",
+    steps: [
+      {
+        operationId: "createWhitelistEntry",
+        capture: { whitelist_entry_id: "id" },
+        expect: { subuser: "{{subuser_id}}", product: "residential", ip: "203.0.113.0/24" },
+      },
+      { operationId: "listWhitelistEntries", listed: "whitelist_entry_id" },
+    ],
+  },
+  {
+    name: "Orders",
+    steps: [
+      { operationId: "getIspInventory", query: { country: "US" } },
+      {
+        operationId: "createOrder",
+        example: "IspOrderCreate",
+        body: { quantity: 5, months: 1 },
+        capture: { order_id: "id", batch_id: "details.batch_id" },
+        expect: { product: "isp", total_usd: 30, "details.quantity": 5 },
+      },
+      { operationId: "getOrder", expect: { id: "{{order_id}}", "details.batch_id": "{{batch_id}}" } },
+      { operationId: "listOrders", listed: "order_id" },
+      { operationId: "getBandwidthBalance", path: { product: "residential" }, expect: { product: "residential" } },
+    ],
+  },
+  {
+    name: "ISP batch",
+    steps: [
+      { operationId: "getIspBatch", poll: { until: { status: "active" }, seconds: 60 }, expect: { quantity: 5 } },
+      { operationId: "listIspBatches", listed: "batch_id" },
+      {
+        operationId: "listIspBatchIps",
+        query: { format: "json" },
+        capture: { ip_id: "0.ip_id" },
+        expect: { length: 5 },
+      },
+      { operationId: "replaceIspIp", expect: { "replaced.ip_id": "{{ip_id}}", free: true, charged_usd: 0 } },
+      { operationId: "refreshIspBatch", expect: { id: "{{batch_id}}", refresh_used_this_period: true } },
+      { operationId: "rotateIspBatchPassword", expect: { id: "{{batch_id}}" } },
+      { operationId: "renewIspBatch", expect: { id: "{{batch_id}}", status: "active" } },
+      {
+        operationId: "addIspBatchWhitelistEntry",
+        capture: { batch_whitelist_entry_id: "id" },
+        expect: { batch_id: "{{batch_id}}" },
+      },
+      { operationId: "listIspBatchWhitelist", listed: "batch_whitelist_entry_id" },
+    ],
+  },
+  {
+    name: "Subscriptions",
+    steps: [
+      {
+        operationId: "createSubscription",
+        capture: { subscription_id: "id" },
+        expect: { product: "isp", batch_id: "{{batch_id}}", status: "active", cycle: "monthly" },
+      },
+      { operationId: "getSubscription", expect: { id: "{{subscription_id}}" } },
+      { operationId: "listSubscriptions", listed: "subscription_id" },
+      { operationId: "updateSubscription", expect: { cycle: "monthly", "pending.cycle": "annual" } },
+      { operationId: "pauseSubscription", expect: { status: "paused" } },
+      { operationId: "cancelSubscription", expect: { status: "cancelling" } },
+    ],
+  },
+  {
+    name: "Sessions and traffic",
+    steps: [
+      { operationId: "listResidentialSessions", query: { subuser: "{{subuser_id}}" }, expect: { "data.length": 0 } },
+      { operationId: "getResidentialSession", ...SESSION_NOT_FOUND },
+      { operationId: "terminateResidentialSession", ...SESSION_NOT_FOUND },
+      { operationId: "listMobileSessions", query: { subuser: "{{subuser_id}}" }, expect: { "data.length": 0 } },
+      { operationId: "getMobileSession", ...SESSION_NOT_FOUND },
+      { operationId: "terminateMobileSession", ...SESSION_NOT_FOUND },
+      {
+        operationId: "getTraffic",
+        path: { product: "residential" },
+        before: {
+          traffic_from: "new Date(Date.now() - 24 * 3600 * 1000).toISOString()",
+          traffic_to: "new Date().toISOString()",
+        },
+        query: { from: "{{traffic_from}}", to: "{{traffic_to}}", subuser: "{{subuser_id}}" },
+      },
+      { operationId: "listRequests", path: { product: "residential" }, query: { subuser: "{{subuser_id}}" } },
+      {
+        operationId: "getPostmanCollection",
+        expect: { "info.schema": "https://schema.getpostman.com/json/collection/v2.1.0/collection.json" },
+      },
+    ],
+  },
+  {
+    name: "Clean-up",
+    steps: [
+      {
+        operationId: "removeIspBatchWhitelistEntry",
+        path: { entry_id: "{{batch_whitelist_entry_id}}" },
+        expect: { id: "{{batch_whitelist_entry_id}}", deleted: true },
+      },
+      { operationId: "releaseIspBatch", expect: { id: "{{batch_id}}", status: "released" } },
+      { operationId: "deleteWhitelistEntry", expect: { id: "{{whitelist_entry_id}}", deleted: true } },
+      { operationId: "deleteSubuser", expect: { id: "{{subuser_id}}", deleted: true } },
+    ],
+  },
+];
+
+/** Functions the `before` expressions may call, defined in a pre-request script only where one is used. */
+const HELPERS: Record<string, string> = {
+  // RFC 6238 TOTP (HMAC-SHA1, 30 s steps, 6 digits) of a base32 secret.
+  totp: `function totp(secret) {
+  const CryptoJS = require("crypto-js");
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+  const bits = [...secret.replace(/=+$/, "").toUpperCase()]
+    .map((c) => alphabet.indexOf(c).toString(2).padStart(5, "0"))
+    .join("");
+  const key = [];
+  for (let i = 0; i + 8 <= bits.length; i += 8) key.push(parseInt(bits.slice(i, i + 8), 2));
+  const words = [];
+  key.forEach((byte, i) => (words[i >>> 2] |= byte << (24 - (i % 4) * 8)));
+  const counter = Math.floor(Date.now() / 30000);
+  const hmac = CryptoJS.HmacSHA1(
+    CryptoJS.lib.WordArray.create([Math.floor(counter / 2 ** 32), counter >>> 0], 8),
+    CryptoJS.lib.WordArray.create(words, key.length),
+  ).toString();
+  const offset = parseInt(hmac.slice(-1), 16);
+  return String((parseInt(hmac.slice(offset * 2, offset * 2 + 8), 16) & 0x7fffffff) % 1000000).padStart(6, "0");
+}`,
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// The OpenAPI document, as far as it is read here
+// ---------------------------------------------------------------------------------------------------------------
+
+interface Schema {
+  $ref?: string;
+  type?: string | string[];
+  enum?: unknown[];
+  pattern?: string;
+  format?: string;
+  properties?: Record<string, Schema>;
+  required?: string[];
+  items?: Schema;
+  allOf?: Schema[];
+  anyOf?: Schema[];
+  oneOf?: Schema[];
+  example?: unknown;
+}
+
+interface Parameter {
+  name: string;
+  in: "path" | "query" | "header" | "cookie";
+  required?: boolean;
+  schema?: Schema;
+}
+
+interface Operation {
+  operationId?: string;
   summary?: string;
   description?: string;
   tags?: string[];
-  security?: Array<Record<string, unknown>>;
-  requestBody?: { content?: Record<string, { schema?: { example?: unknown } }> };
-};
+  parameters?: Parameter[];
+  requestBody?: { content?: Record<string, { schema?: Schema }> };
+  responses?: Record<string, { content?: Record<string, { schema?: Schema }> }>;
+}
 
 interface Document {
   info: { title: string; version: string; description?: string };
   paths?: Record<string, Record<string, Operation>>;
-  components?: { schemas?: Record<string, { example?: unknown }> };
+  components?: { schemas?: Record<string, Schema> };
 }
 
+interface Located {
+  method: string;
+  path: string;
+  operation: Operation;
+}
+
+const HTTP_METHODS = new Set(["get", "put", "post", "delete", "patch", "head", "options", "trace"]);
+const POSTMAN_SCHEMA = "https://schema.getpostman.com/json/collection/v2.1.0/collection.json";
+const POLL_INTERVAL_MS = 3000;
+
+// ---------------------------------------------------------------------------------------------------------------
+// The generator
+// ---------------------------------------------------------------------------------------------------------------
+
 /**
- * A Postman v2.1 collection derived from the OpenAPI document (the single source):
- * one folder per tag, `{{base_url}}` and `{{api_key}}` as collection variables.
+ * The collection: `{{baseUrl}}` (this `baseUrl`, the document's server URL) and `{{api_key}}` (bearer auth of
+ * every request) as collection variables, one folder per scenario stage.
  */
 export function postmanCollection(source: unknown, baseUrl: string) {
   const document = source as Document;
-  const folders = new Map<string, unknown[]>();
-  for (const [path, operations] of Object.entries(document.paths ?? {})) {
-    for (const [method, operation] of Object.entries(operations)) {
-      const tag = operation.tags?.[0] ?? "Other";
-      if (tag.startsWith("Internal")) continue;
-      const folder = folders.get(tag) ?? [];
-      folder.push(requestItem(document, path, method, operation));
-      folders.set(tag, folder);
-    }
-  }
+  const operations = publicOperations(document);
+  assertScenarioCovers(operations);
   return {
     info: {
       name: `${document.info.title} ${document.info.version}`,
       description: document.info.description,
-      schema: "https://schema.getpostman.com/json/collection/v2.1.0/collection.json",
+      schema: POSTMAN_SCHEMA,
     },
     auth: { type: "bearer", bearer: [{ key: "token", value: "{{api_key}}", type: "string" }] },
     variable: [
-      { key: "base_url", value: baseUrl },
+      { key: "baseUrl", value: baseUrl },
       { key: "api_key", value: "" },
+      ...Object.entries(CONSTANTS).map(([key, value]) => ({ key, value })),
     ],
-    item: [...folders].map(([name, item]) => ({ name, item })),
+    item: SCENARIO.map((folder) => ({
+      name: folder.name,
+      item: folder.steps.map((step) => requestItem(document, operations.get(step.operationId)!, step)),
+    })),
   };
 }
 
-function requestItem(document: Document, path: string, method: string, operation: Operation) {
-  const relative = path.replace(/^\/v1/, "").replace(/\{([^}]+)\}/g, ":$1");
-  const example = exampleBody(document, operation);
+/** The document's operations by operationId, internal ones aside. */
+function publicOperations(document: Document): Map<string, Located> {
+  const operations = new Map<string, Located>();
+  for (const [path, methods] of Object.entries(document.paths ?? {})) {
+    for (const [method, operation] of Object.entries(methods)) {
+      if (!HTTP_METHODS.has(method) || operation.tags?.some((tag) => tag.startsWith("Internal"))) continue;
+      const id = operation.operationId;
+      if (!id) throw new Error(`Postman collection: ${method.toUpperCase()} ${path} has no operationId`);
+      if (operations.has(id)) throw new Error(`Postman collection: operationId ${id} is not unique`);
+      operations.set(id, { method, path, operation });
+    }
+  }
+  return operations;
+}
+
+/** Every operation placed exactly once, and nothing placed that the document lacks. */
+function assertScenarioCovers(operations: Map<string, Located>): void {
+  const placed = SCENARIO.flatMap((folder) => folder.steps.map((step) => step.operationId));
+  const twice = placed.filter((id, index) => placed.indexOf(id) !== index);
+  const unknown = placed.filter((id) => !operations.has(id));
+  const missing = [...operations.keys()].filter((id) => !placed.includes(id));
+  const problems = [
+    ...missing.map((id) => `${id} is not placed in the scenario`),
+    ...twice.map((id) => `${id} is placed more than once`),
+    ...unknown.map((id) => `${id} is not an operation of the document`),
+  ];
+  if (problems.length > 0) throw new Error(`Postman collection (src/api-docs/postman.ts): ${problems.join("; ")}`);
+}
+
+function requestItem(document: Document, located: Located, step: Step) {
+  const { method, path, operation } = located;
+  const where = `${step.operationId} (${method.toUpperCase()} ${path})`;
+  const parameters = operation.parameters ?? [];
+  const segments = path
+    .split("/")
+    .filter(Boolean)
+    .map((segment) => {
+      const name = /^\{(.+)\}$/.exec(segment)?.[1];
+      if (!name) return segment;
+      const parameter = parameters.find((p) => p.in === "path" && p.name === name);
+      return step.path?.[name] ?? idVariable(parameter?.schema?.example) ?? fail(`${where}: no value for {${name}}`);
+    });
+  const query = parameters
+    .filter((p) => p.in === "query" && (p.required || step.query?.[p.name] !== undefined))
+    .map((p) => ({
+      key: p.name,
+      value: step.query?.[p.name] ?? idVariable(p.schema?.example) ?? fail(`${where}: no value for ?${p.name}`),
+    }));
+  for (const name of Object.keys({ ...step.path, ...step.query })) {
+    if (!parameters.some((p) => p.name === name)) fail(`${where}: the document has no parameter ${name}`);
+  }
+  const body = requestBody(document, operation, step, where);
+  const headers = [
+    ...(body === undefined ? [] : [{ key: "Content-Type", value: "application/json" }]),
+    ...(method === "get" ? [] : [{ key: "Idempotency-Key", value: "{{$guid}}" }]),
+    ...Object.entries(step.headers ?? {}).map(([key, value]) => ({ key, value })),
+  ];
+  const search = query.length ? `?${query.map(({ key, value }) => `${key}=${value}`).join("&")}` : "";
+  const status = step.status ?? successStatus(operation, where);
   return {
-    name: operation.summary ?? `${method.toUpperCase()} ${path}`,
+    id: step.operationId,
+    name: operation.summary ?? step.operationId,
+    event: [
+      ...(step.before ? [{ listen: "prerequest", script: { type: "text/javascript", exec: prerequest(step) } }] : []),
+      { listen: "test", script: { type: "text/javascript", exec: tests(document, operation, step, status, where) } },
+    ],
     request: {
       method: method.toUpperCase(),
-      description: operation.description,
-      header: example === undefined ? [] : [{ key: "Content-Type", value: "application/json" }],
+      description: `${operation.description ?? ""}\n\noperationId: \`${step.operationId}\``.trim(),
+      header: headers,
       url: {
-        raw: `{{base_url}}${relative}`,
-        host: ["{{base_url}}"],
-        path: relative.split("/").filter(Boolean),
+        raw: `{{baseUrl}}/${segments.join("/")}${search}`,
+        host: ["{{baseUrl}}"],
+        path: segments,
+        ...(query.length ? { query } : {}),
       },
-      ...(example === undefined ? {} : { body: { mode: "raw", raw: JSON.stringify(example, null, 2) } }),
+      ...(body === undefined
+        ? {}
+        : { body: { mode: "raw", raw: JSON.stringify(body, null, 2), options: { raw: { language: "json" } } } }),
     },
   };
 }
 
-function exampleBody(document: Document, operation: Operation): unknown {
-  const schema = operation.requestBody?.content?.["application/json"]?.schema as
-    | { example?: unknown; $ref?: string }
-    | undefined;
-  if (!schema) return undefined;
-  if (schema.example !== undefined) return schema.example;
-  const name = schema.$ref?.split("/").pop();
-  return (name && document.components?.schemas?.[name]?.example) ?? {};
+/** The example body (the schema's own, its component's, or the chosen `oneOf` alternative's) with ids as variables. */
+function requestBody(document: Document, operation: Operation, step: Step, where: string): unknown {
+  const schema = operation.requestBody?.content?.["application/json"]?.schema;
+  if (!schema) {
+    if (step.body || step.example) fail(`${where}: the operation takes no JSON body`);
+    return undefined;
+  }
+  const chosen = step.example ? alternative(schema, step.example, where) : schema;
+  const example = chosen.example ?? resolve(document, chosen).example;
+  if (example === undefined) fail(`${where}: the request body has no example`);
+  return { ...(variablesForIds(example) as object), ...step.body };
+}
+
+function alternative(schema: Schema, name: string, where: string): Schema {
+  const ref = `#/components/schemas/${name}`;
+  return (
+    [...(schema.oneOf ?? []), ...(schema.anyOf ?? [])].find((s) => s.$ref === ref) ??
+    fail(`${where}: ${name} is not an alternative of the request body`)
+  );
+}
+
+/** `sub_01JD…` → `{{subuser_id}}`, through the examples' id prefixes. */
+function idVariable(example: unknown): string | undefined {
+  if (typeof example !== "string") return undefined;
+  const prefix = /^([a-z]+)_[0-9A-Za-z]+$/.exec(example)?.[1];
+  const variable = prefix ? ID_VARIABLES[prefix] : undefined;
+  return variable ? `{{${variable}}}` : undefined;
+}
+
+function variablesForIds(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(variablesForIds);
+  if (value && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, variablesForIds(item)]));
+  }
+  return idVariable(value) ?? value;
+}
+
+function successStatus(operation: Operation, where: string): number {
+  const status = Object.keys(operation.responses ?? {}).find((code) => /^2\d\d$/.test(code));
+  return status ? Number(status) : fail(`${where}: no 2xx response is documented`);
+}
+
+/** How a test names a response schema: `Subuser`, `an array of IspProxyLine`, `a page of Order`. */
+function describe(schema: Schema): string {
+  const name = (s: Schema | undefined) => s?.$ref?.split("/").pop();
+  const items = name(schema.items);
+  const page = name(schema.properties?.data?.items);
+  return name(schema) ?? (items && `an array of ${items}`) ?? (page && `a page of ${page}`) ?? "as documented";
+}
+
+function resolve(document: Document, schema: Schema): Schema {
+  const name = schema.$ref?.replace("#/components/schemas/", "");
+  if (name === undefined) return schema;
+  return document.components?.schemas?.[name] ?? fail(`no component schema ${name}`);
+}
+
+function fail(message: string): never {
+  throw new Error(`Postman collection: ${message}`);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Scripts
+// ---------------------------------------------------------------------------------------------------------------
+
+function prerequest(step: Step): string[] {
+  const expressions = Object.values(step.before ?? {}).join("\n");
+  const helpers = Object.entries(HELPERS)
+    .filter(([name]) => expressions.includes(`${name}(`))
+    .map(([, source]) => source);
+  return [
+    ...helpers.flatMap((source) => source.split("\n")),
+    ...Object.entries(step.before ?? {}).map(([name, expression]) => `pm.variables.set("${name}", ${expression});`),
+  ];
+}
+
+/** A JS literal of an expected value; a string with `{{…}}` is resolved when the script runs. */
+function expected(value: unknown): string {
+  return typeof value === "string" && value.includes("{{")
+    ? `pm.variables.replaceIn(${JSON.stringify(value)})`
+    : JSON.stringify(value);
+}
+
+function tests(document: Document, operation: Operation, step: Step, status: number, where: string): string[] {
+  const responseSchema = operation.responses?.[String(status)]?.content?.["application/json"]?.schema;
+  if (!responseSchema) fail(`${where}: no JSON response is documented for ${status}`);
+  const described = describe(responseSchema);
+  const checks = Object.entries(step.expect ?? {}).map(
+    ([path, value]) =>
+      `pm.test("${path} is ${JSON.stringify(value).replaceAll('"', "'")}", () => pm.expect(pick(body, ${JSON.stringify(path)})).to.eql(${expected(value)}));`,
+  );
+  return [
+    `pm.test("status is ${status}", () => pm.response.to.have.status(${status}));`,
+    `pm.test("has X-Request-Id", () => pm.response.to.have.header("X-Request-Id"));`,
+    "let body;",
+    "try { body = pm.response.json(); } catch (error) { body = undefined; }",
+    `pm.test("body is ${described}", () => pm.expect(conform(body, ${JSON.stringify(shape(document, responseSchema))}, "body", [])).to.eql([]));`,
+    ...Object.entries(step.capture ?? {}).map(
+      ([name, path]) =>
+        `pm.test("captures ${name}", () => { const value = pick(body, ${JSON.stringify(path)}); pm.expect(value).to.be.a("string").and.not.empty; pm.collectionVariables.set("${name}", value); });`,
+    ),
+    ...(step.listed
+      ? [
+          `pm.test("lists {{${step.listed}}}", () => pm.expect((Array.isArray(body) ? body : body.data).map((item) => item.id)).to.include(pm.collectionVariables.get("${step.listed}")));`,
+        ]
+      : []),
+    ...(step.poll ? pollUntil(step.poll, checks) : checks),
+    ...RUNTIME.split("\n"),
+  ];
+}
+
+/** Repeats the request until the body matches `until` (or time is up), and only then runs the checks. */
+function pollUntil(poll: NonNullable<Step["poll"]>, checks: string[]): string[] {
+  const attempts = Math.ceil((poll.seconds * 1000) / POLL_INTERVAL_MS);
+  const until = Object.entries(poll.until).map(
+    ([path, value]) =>
+      `pm.test("${path} becomes ${JSON.stringify(value).replaceAll('"', "'")} within ${poll.seconds} s", () => pm.expect(pick(body, ${JSON.stringify(path)})).to.eql(${expected(value)}));`,
+  );
+  const pending = Object.entries(poll.until)
+    .map(([path, value]) => `pick(body, ${JSON.stringify(path)}) !== ${expected(value)}`)
+    .join(" || ");
+  return [
+    'const attempt = Number(pm.collectionVariables.get("poll_attempt") || 0);',
+    `if ((${pending}) && attempt < ${attempts}) {`,
+    '  pm.collectionVariables.set("poll_attempt", attempt + 1);',
+    "  pm.execution.setNextRequest(pm.info.requestId);",
+    `  setTimeout(() => {}, ${POLL_INTERVAL_MS});`,
+    "} else {",
+    '  pm.collectionVariables.unset("poll_attempt");',
+    ...[...until, ...checks].map((line) => `  ${line}`),
+    "}",
+  ];
+}
+
+/** The functions every test script uses (hoisted): a dotted-path getter and the response shape check. */
+const RUNTIME = `function pick(value, path) {
+  return path.split(".").reduce((v, key) => (v === null || v === undefined ? undefined : v[key]), value);
+}
+function conform(value, shape, at, problems) {
+  if (shape.all) shape.all.forEach((s) => conform(value, s, at, problems));
+  if (shape.any && !shape.any.some((s) => conform(value, s, at, []).length === 0)) problems.push(at + " matches no alternative");
+  const type = value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
+  if (shape.t && !shape.t.some((t) => t === type || (t === "integer" && Number.isInteger(value)))) problems.push(at + " is " + type + ", not " + shape.t.join("|"));
+  if (shape.e && !shape.e.some((e) => e === value)) problems.push(at + " is " + JSON.stringify(value) + ", not one of " + JSON.stringify(shape.e));
+  if (shape.x && typeof value === "string" && !new RegExp(shape.x).test(value)) problems.push(at + " does not match " + shape.x);
+  if (shape.d && typeof value === "string" && Number.isNaN(Date.parse(value))) problems.push(at + " is not a date-time");
+  if (type === "object") {
+    (shape.r || []).filter((key) => !(key in value)).forEach((key) => problems.push(at + "." + key + " is missing"));
+    Object.entries(shape.p || {}).filter(([key]) => key in value).forEach(([key, s]) => conform(value[key], s, at + "." + key, problems));
+  }
+  if (type === "array" && shape.i) value.forEach((item, n) => conform(item, shape.i, at + "[" + n + "]", problems));
+  return problems;
+}`;
+
+/** A compact form of a response schema for `conform`: types, enums, patterns, date-times, required properties. */
+interface Shape {
+  t?: string[];
+  e?: unknown[];
+  x?: string;
+  d?: true;
+  r?: string[];
+  p?: Record<string, Shape>;
+  i?: Shape;
+  all?: Shape[];
+  any?: Shape[];
+}
+
+function shape(document: Document, schema: Schema, seen: string[] = []): Shape {
+  if (schema.$ref) {
+    if (seen.includes(schema.$ref)) return {};
+    return shape(document, resolve(document, schema), [...seen, schema.$ref]);
+  }
+  const nested = (s: Schema) => shape(document, s, seen);
+  const alternatives = schema.oneOf ?? schema.anyOf;
+  return {
+    ...(schema.type ? { t: [schema.type].flat() } : {}),
+    ...(schema.enum ? { e: schema.enum } : {}),
+    ...(schema.pattern ? { x: schema.pattern } : {}),
+    ...(schema.format === "date-time" ? { d: true as const } : {}),
+    ...(schema.required?.length ? { r: schema.required } : {}),
+    ...(schema.properties
+      ? { p: Object.fromEntries(Object.entries(schema.properties).map(([key, s]) => [key, nested(s)])) }
+      : {}),
+    ...(schema.items ? { i: nested(schema.items) } : {}),
+    ...(schema.allOf ? { all: schema.allOf.map(nested) } : {}),
+    ...(alternatives ? { any: alternatives.map(nested) } : {}),
+  };
 }

@@ -1,0 +1,56 @@
+import type { TestAccount } from "./accounts";
+import { call, gateway, json } from "./http";
+
+let counter = 0;
+
+export type RecordFields = Record<string, unknown>;
+
+/** A usage record as the gateway reports it; every field can be overridden. */
+export function usageRecord(username: string, fields: RecordFields = {}): RecordFields {
+  counter++;
+  return {
+    request_id: `req_test${Date.now().toString(36)}${counter}`,
+    ts: new Date().toISOString(),
+    product: "residential",
+    username,
+    dest_ip: null,
+    method: "GET",
+    target_host: "example.com",
+    status: 200,
+    bytes_in: 1000,
+    bytes_out: 100,
+    exit_ip: "203.0.113.5",
+    exit_geo: "us/ca/la",
+    exit_asn: 7922,
+    carrier_name: null,
+    tag: null,
+    error_code: null,
+    repinned: false,
+    ...fields,
+  };
+}
+
+export function reportUsage(records: RecordFields[], batchId: string = crypto.randomUUID()) {
+  return gateway("/usage", { batch_id: batchId, records });
+}
+
+/** Polls `check` until it holds (the usage queue delivers within about a second), or fails after 10 s. */
+export async function eventually<T>(
+  read: () => Promise<T>,
+  holds: (value: T) => boolean,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (holds(value)) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+export async function traffic(account: TestAccount, product: string, query: string): Promise<Record<string, any>> {
+  const response = await call("GET", `/v1/${product}/traffic?${query}`, { token: account.token });
+  if (response.status !== 200) throw new Error(`traffic: ${response.status} ${await response.text()}`);
+  return json(response);
+}

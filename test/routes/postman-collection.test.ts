@@ -1,0 +1,217 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { postmanCollection } from "../../src/api-docs/postman";
+import { createAccount } from "../helpers/accounts";
+import { BASE, call, json } from "../helpers/http";
+
+interface Script {
+  listen: "prerequest" | "test";
+  script: { exec: string[] };
+}
+
+interface Item {
+  id: string;
+  name: string;
+  event: Script[];
+  request: {
+    method: string;
+    header: Array<{ key: string; value: string }>;
+    url: { raw: string; host: string[]; path: string[]; query?: Array<{ key: string; value: string }> };
+    body?: { mode: string; raw: string };
+  };
+}
+
+interface Collection {
+  info: { schema: string };
+  auth: { type: string; bearer: Array<{ key: string; value: string }> };
+  variable: Array<{ key: string; value: string }>;
+  item: Array<{ name: string; item: Item[] }>;
+}
+
+interface DocumentedOperation {
+  method: string;
+  path: string;
+  statuses: string[];
+  /** A path parameter's allowed values, when it is an enum (`{product}`). */
+  pathEnums: Record<string, string[]>;
+}
+
+const DYNAMIC_VARIABLES = new Set(["$guid", "$timestamp"]);
+const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+let document: Record<string, any>;
+let collection: Collection;
+let items: Item[];
+let operations: Map<string, DocumentedOperation>;
+
+beforeAll(async () => {
+  document = await json(await call("GET", "/v1/openapi.json"));
+  const account = await createAccount();
+  const response = await call("GET", "/v1/postman/collection.json", { token: account.token });
+  expect(response.status).toBe(200);
+  collection = await json<Collection>(response);
+  items = collection.item.flatMap((folder) => folder.item);
+  operations = new Map();
+  for (const [path, methods] of Object.entries<Record<string, any>>(document.paths)) {
+    for (const [method, operation] of Object.entries<Record<string, any>>(methods)) {
+      operations.set(operation.operationId, {
+        method: method.toUpperCase(),
+        path,
+        statuses: Object.keys(operation.responses),
+        pathEnums: Object.fromEntries(
+          (operation.parameters ?? [])
+            .filter((parameter: any) => parameter.in === "path" && parameter.schema?.enum)
+            .map((parameter: any) => [parameter.name, parameter.schema.enum]),
+        ),
+      });
+    }
+  }
+});
+
+function script(item: Item, listen: Script["listen"]): string {
+  return item.event.find((event) => event.listen === listen)?.script.exec.join("\n") ?? "";
+}
+
+function matches(text: string, pattern: RegExp): string[] {
+  return [...text.matchAll(pattern)].map((match) => match[1]!);
+}
+
+/** The `{{variables}}` a request sends: URL, headers and body. */
+function variablesSent(item: Item): string[] {
+  return matches(JSON.stringify(item.request), /\{\{([^{}]+)\}\}/g);
+}
+
+/** Variables a script sets (`pm.variables.set("x", …)`, `pm.collectionVariables.set("x", …)`). */
+function variablesSet(source: string): string[] {
+  return matches(source, /pm\.(?:variables|collectionVariables)\.set\("([^"]+)"/g);
+}
+
+/** Variables a script reads: `pm.collectionVariables.get("x")` and `{{x}}` in `pm.variables.replaceIn("…")`. */
+function variablesRead(source: string): string[] {
+  const replaced = matches(source, /pm\.variables\.replaceIn\(("(?:[^"\\]|\\.)*")\)/g).flatMap((literal) =>
+    matches(JSON.parse(literal), /\{\{([^{}]+)\}\}/g),
+  );
+  return [...matches(source, /pm\.(?:variables|collectionVariables)\.get\("([^"]+)"\)/g), ...replaced];
+}
+
+describe("the Postman collection", () => {
+  it("places every public operation of the OpenAPI document exactly once, in folders", () => {
+    const placed = items.map((item) => item.id);
+    expect(placed.length).toBe(new Set(placed).size);
+    expect([...placed].sort()).toEqual([...operations.keys()].sort());
+    expect(items.map((item) => item.name).length).toBe(new Set(items.map((item) => item.name)).size);
+  });
+
+  it("sends each request with its operation's method to its operation's path under {{baseUrl}}", () => {
+    for (const item of items) {
+      const operation = operations.get(item.id)!;
+      const { url } = item.request;
+      expect(item.request.method, item.id).toBe(operation.method);
+      expect(url.host, item.id).toEqual(["{{baseUrl}}"]);
+      expect(url.raw.startsWith(`{{baseUrl}}/${url.path.join("/")}`), item.id).toBe(true);
+      const template = operation.path.split("/").filter(Boolean);
+      expect(url.path.length, item.id).toBe(template.length);
+      template.forEach((segment, index) => {
+        const parameter = /^\{(.+)\}$/.exec(segment)?.[1];
+        const sent = url.path[index]!;
+        if (!parameter) expect(sent, item.id).toBe(segment);
+        else if (operation.pathEnums[parameter]) expect(operation.pathEnums[parameter], item.id).toContain(sent);
+        else expect(sent, `${item.id} ${segment}`).toMatch(/^\{\{\w+\}\}$/);
+      });
+    }
+  });
+
+  it("authenticates with a bearer {{api_key}} and points {{baseUrl}} at the server URL", () => {
+    expect(collection.info.schema).toBe("https://schema.getpostman.com/json/collection/v2.1.0/collection.json");
+    expect(collection.auth.type).toBe("bearer");
+    expect(collection.auth.bearer).toContainEqual(expect.objectContaining({ key: "token", value: "{{api_key}}" }));
+    const variables = Object.fromEntries(collection.variable.map(({ key, value }) => [key, value]));
+    expect(variables.baseUrl).toBe(`${BASE}/v1`);
+    expect(variables).toHaveProperty("api_key");
+    expect(document.servers[0].url).toBe(variables.baseUrl);
+  });
+
+  it("uses only variables that are defined, dynamic, or set by an earlier request", () => {
+    const defined = new Set(collection.variable.map(({ key }) => key));
+    for (const item of items) {
+      const prerequest = script(item, "prerequest");
+      const tests = script(item, "test");
+      const local = new Set([...defined, ...variablesSet(prerequest)]);
+      for (const name of [...variablesSent(item), ...variablesRead(prerequest)]) {
+        if (name.startsWith("$")) expect(DYNAMIC_VARIABLES, `${item.id}: {{${name}}}`).toContain(name);
+        else expect(local, `${item.id} uses {{${name}}} before it is set`).toContain(name);
+      }
+      const ownSets = new Set(variablesSet(tests));
+      for (const name of variablesRead(tests).filter((read) => !ownSets.has(read))) {
+        expect(local, `${item.id}'s test reads ${name} before it is set`).toContain(name);
+      }
+      for (const name of ownSets) defined.add(name);
+    }
+  });
+
+  it("sends bodies from the examples, with the examples' ids replaced by captured variables", () => {
+    const exampleIds = /"[a-z]+_01JD2W6Q6J5E4V3N0Z9Y8X7W6V"/;
+    for (const item of items) {
+      expect(JSON.stringify(item.request), item.id).not.toMatch(exampleIds);
+      if (!item.request.body) continue;
+      expect(() => JSON.parse(item.request.body!.raw), item.id).not.toThrow();
+      expect(item.request.header, item.id).toContainEqual({ key: "Content-Type", value: "application/json" });
+    }
+    const createSubuser = items.find((item) => item.id === "createSubuser")!;
+    expect(JSON.parse(createSubuser.request.body!.raw).label, "a label unique per run").toMatch(/\{\{\$timestamp\}\}/);
+  });
+
+  it("sends a fresh Idempotency-Key with every write", () => {
+    const writes = items.filter((item) => WRITES.has(item.request.method));
+    expect(writes.length).toBeGreaterThan(20);
+    for (const item of writes) {
+      expect(item.request.header, item.id).toContainEqual({ key: "Idempotency-Key", value: "{{$guid}}" });
+    }
+  });
+
+  it("asserts a documented status, the request id and the body's documented shape after every request", () => {
+    for (const item of items) {
+      const tests = script(item, "test");
+      const statuses = matches(tests, /pm\.response\.to\.have\.status\((\d+)\)/g);
+      expect(statuses, item.id).toHaveLength(1);
+      expect(operations.get(item.id)!.statuses, item.id).toContain(statuses[0]);
+      expect(tests, item.id).toContain('pm.response.to.have.header("X-Request-Id")');
+      expect(tests, item.id).toMatch(/pm\.expect\(conform\(body, \{.*\}, "body", \[\]\)\)\.to\.eql\(\[\]\)/);
+    }
+  });
+
+  it("captures the ids the scenario needs, and polls the ISP batch until it is active", () => {
+    const captured = items.flatMap((item) => variablesSet(script(item, "test")));
+    for (const name of ["subuser_id", "order_id", "batch_id", "ip_id", "subscription_id", "whitelist_entry_id"]) {
+      expect(captured, name).toContain(name);
+    }
+    expect(captured).toContain("batch_whitelist_entry_id");
+    const poll = script(items.find((item) => item.id === "getIspBatch")!, "test");
+    expect(poll).toContain("pm.execution.setNextRequest(pm.info.requestId)");
+  });
+
+  it("orders the scenario: create before use, MFA off again before the gated release, deletions last", () => {
+    const position = (id: string) => items.findIndex((item) => item.id === id);
+    expect(position("createSubuser")).toBeLessThan(position("getSubuser"));
+    expect(position("getSubuser")).toBeLessThan(position("updateSubuser"));
+    expect(position("createOrder")).toBeLessThan(position("getIspBatch"));
+    expect(position("enrollMfa")).toBeLessThan(position("verifyMfa"));
+    expect(position("verifyMfa")).toBeLessThan(position("disableMfa"));
+    expect(position("disableMfa")).toBeLessThan(position("releaseIspBatch"));
+    expect(position("cancelSubscription")).toBeLessThan(position("releaseIspBatch"));
+    expect(items.at(-1)!.id).toBe("deleteSubuser");
+  });
+});
+
+describe("the collection generator", () => {
+  it("throws when the document has an operation the scenario does not place", () => {
+    const extended = structuredClone(document);
+    extended.paths["/widgets"] = { get: { operationId: "listWidgets", tags: ["Widgets"], responses: {} } };
+    expect(() => postmanCollection(extended, `${BASE}/v1`)).toThrow(/listWidgets is not placed in the scenario/);
+  });
+
+  it("throws when the scenario places an operation the document lacks", () => {
+    const reduced = structuredClone(document);
+    delete reduced.paths["/users/me/security"];
+    expect(() => postmanCollection(reduced, `${BASE}/v1`)).toThrow(/getSecurityInfo is not an operation/);
+  });
+});

@@ -1,0 +1,148 @@
+import { createExecutionContext, createMessageBatch, getQueueResult, runDurableObjectAlarm } from "cloudflare:test";
+import { exports } from "cloudflare:workers";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { TrafficStoreClient } from "../../durable-objects/traffic-store-client";
+import worker from "../../src/index";
+import { createAccount } from "../helpers/accounts";
+import { BASE, call, env, GATEWAY_TOKEN, json } from "../helpers/http";
+import { createSubuser, username } from "../helpers/subusers";
+import { eventually, reportUsage, traffic, usageRecord } from "../helpers/usage";
+
+const HOUR = 3_600_000;
+const window = () =>
+  `from=${new Date(Date.now() - HOUR).toISOString()}&to=${new Date(Date.now() + 60_000).toISOString()}`;
+
+describe("POST /internal/gateway/usage (usage reports)", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("accepts a batch, drops records of unknown or deleted sub-users and counts them", async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const live = await createSubuser(account);
+    const deleted = await createSubuser(account);
+    await call("DELETE", `/v1/subusers/${deleted.id}`, { token: account.token });
+    const response = await reportUsage([
+      usageRecord(username(live.name)),
+      usageRecord(username(deleted.name)),
+      usageRecord(username("nosuchname")),
+      usageRecord("not-a-username"),
+    ]);
+    expect(response.status).toBe(202);
+    expect(await json(response)).toEqual({ accepted: 1, dropped: 3, duplicate: false });
+    const answer = await eventually(
+      () => traffic(account, "residential", window()),
+      (b) => b.rows[0].requests === 1,
+    );
+    expect(answer.rows[0]).toMatchObject({ requests: 1, bytes_in: 1000, bytes_out: 100 });
+  });
+
+  it("counts a batch_id sent again once, answering duplicate: true with the first counts", async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const subuser = await createSubuser(account);
+    const records = [usageRecord(username(subuser.name)), usageRecord(username(subuser.name))];
+    const first = await json(await reportUsage(records, "gw-batch-1"));
+    const again = await json(await reportUsage(records, "gw-batch-1"));
+    expect(first).toEqual({ accepted: 2, dropped: 0, duplicate: false });
+    expect(again).toEqual({ accepted: 2, dropped: 0, duplicate: true });
+    await eventually(
+      () => traffic(account, "residential", window()),
+      (b) => b.rows[0].requests === 2,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect((await traffic(account, "residential", window())).rows[0].requests).toBe(2);
+  });
+
+  it("refuses an invalid record with 422 naming its index, and counts nothing of the batch", async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const subuser = await createSubuser(account);
+    const response = await reportUsage([
+      usageRecord(username(subuser.name)),
+      usageRecord(username(subuser.name), { bytes_in: -5 }),
+    ]);
+    expect(response.status).toBe(422);
+    const body = await json(response);
+    expect(body.code).toBe("invalid_request");
+    expect(body.details[0].field).toBe("records.1.bytes_in");
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect((await traffic(account, "residential", window())).rows[0].requests).toBe(0);
+    expect((await reportUsage([])).status).toBe(422);
+    const tooMany = Array.from({ length: 1001 }, () => usageRecord(username(subuser.name)));
+    expect((await reportUsage(tooMany)).status).toBe(422);
+  });
+
+  it("accepts a gzip-encoded body", async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const subuser = await createSubuser(account);
+    const body = JSON.stringify({ batch_id: crypto.randomUUID(), records: [usageRecord(username(subuser.name))] });
+    const gzipped = await new Response(
+      new Blob([body]).stream().pipeThrough(new CompressionStream("gzip")),
+    ).arrayBuffer();
+    const response = await exports.default.fetch(
+      new Request(`${BASE}/internal/gateway/usage`, {
+        method: "POST",
+        body: gzipped,
+        headers: {
+          Authorization: `Bearer ${GATEWAY_TOKEN}`,
+          "Content-Type": "application/json",
+          "Content-Encoding": "gzip",
+        },
+      }),
+    );
+    expect(response.status).toBe(202);
+    expect((await json(response)).accepted).toBe(1);
+    await eventually(
+      () => traffic(account, "residential", window()),
+      (b) => b.rows[0].requests === 1,
+    );
+    const broken = await call("POST", "/internal/gateway/usage", {
+      token: GATEWAY_TOKEN,
+      body: "not gzip",
+      headers: { "Content-Type": "application/json", "Content-Encoding": "gzip" },
+    });
+    expect(broken.status).toBe(400);
+    expect((await json(broken)).code).toBe("invalid_json");
+  });
+
+  it("applies a message that failed half-way exactly once when the queue redelivers it", async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const subuser = await createSubuser(account);
+    // Keep the messages instead of letting the broker deliver them, then deliver them by hand.
+    const sent: Array<{ body: unknown }> = [];
+    vi.spyOn(env.USAGE_QUEUE, "sendBatch").mockImplementation(async (messages) => {
+      sent.push(...(messages as Array<{ body: unknown }>));
+      return { metadata: { metrics: { backlogCount: 0, backlogBytes: 0 } } } as QueueSendBatchResponse;
+    });
+    const records = Array.from({ length: 5 }, () => usageRecord(username(subuser.name), { bytes_in: 200_000_000 }));
+    expect((await reportUsage(records)).status).toBe(202);
+    expect(sent).toHaveLength(1);
+    const deliver = async () => {
+      const batch = createMessageBatch(
+        "usage",
+        sent.map((message, index) => ({ id: `m${index}`, timestamp: new Date(), attempts: 1, body: message.body })),
+      );
+      const ctx = createExecutionContext();
+      await worker.queue(batch, env);
+      return getQueueResult(batch, ctx);
+    };
+    // First delivery: the account's store applies the message, then the worker crashes before the pools.
+    const ingest = TrafficStoreClient.prototype.ingest;
+    vi.spyOn(TrafficStoreClient.prototype, "ingest").mockImplementationOnce(async function (
+      this: TrafficStoreClient,
+      ...args: Parameters<TrafficStoreClient["ingest"]>
+    ) {
+      await ingest.apply(this, args);
+      throw new Error("crash after the store");
+    });
+    const failed = await deliver();
+    expect(failed.retryMessages).toHaveLength(1);
+    const balance = async () => json(await call("GET", "/v1/residential/balance", { token: account.token }));
+    expect((await balance()).gb_used).toBe(0);
+    // Redelivered: the store skips what it applied, the pools apply once; a third delivery changes nothing.
+    expect((await deliver()).retryMessages).toHaveLength(0);
+    expect((await deliver()).retryMessages).toHaveLength(0);
+    expect((await balance()).gb_used).toBe(1.0000005);
+    expect((await traffic(account, "residential", window())).rows[0]).toMatchObject({ requests: 5 });
+    const store = env.TRAFFIC_STORE.get(env.TRAFFIC_STORE.idFromName(account.id));
+    await runDurableObjectAlarm(store);
+    expect((await traffic(account, "residential", window())).rows[0]).toMatchObject({ requests: 5 });
+  });
+});

@@ -3,7 +3,7 @@
 //   node scripts/postman.mjs [origin]        origin defaults to http://localhost:8787
 //
 // The API key is API_KEY, or the demo account's (.wrangler/demo-account.json, written by `npm run dev`).
-// The collection is fetched with that key (the endpoint needs one) and run with it; exits non-zero on any failure.
+// The collection needs no key to download; it runs with this one. Exits non-zero on any failure.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -16,9 +16,7 @@ const apiKey =
   process.env.API_KEY ??
   JSON.parse(readFileSync(path.join(import.meta.dirname, "..", ".wrangler", "demo-account.json"), "utf8")).token;
 
-const response = await fetch(`${origin}/v1/postman/collection.json`, {
-  headers: { Authorization: `Bearer ${apiKey}` },
-});
+const response = await fetch(`${origin}/v1/postman/collection.json`);
 if (!response.ok) throw new Error(`GET /v1/postman/collection.json: ${response.status} ${await response.text()}`);
 const collection = await response.json();
 

@@ -1,5 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { docsPage } from "./api-docs/docs-page";
+import { postmanCollection } from "./api-docs/postman";
 import type { AppEnv } from "./env";
 import { internalRouter } from "./internal";
 import { withDomainContext } from "./middleware/domain-context";
@@ -22,9 +23,14 @@ export function createApp(): OpenAPIHono<AppEnv> {
   app.use("*", requestId, withDomainContext);
   app.get("/healthz", (c) => c.json({ ok: true }));
 
-  // The public description and its docs page need no token; the internal one needs the admin token.
+  // The public description, its docs page and its Postman collection need no token (they hold no secret, and
+  // `newman run <url>` cannot send one); the internal description needs the admin token.
   app.get("/v1/openapi.json", (c) => c.json(v1.document(originOf(c.req.url))));
   app.get("/v1/docs", (c) => c.html(docsPage("/v1/openapi.json")));
+  app.get("/v1/postman/collection.json", (c) => {
+    const origin = originOf(c.req.url);
+    return c.json(postmanCollection(v1.document(origin), `${origin}/v1`));
+  });
   app.get("/internal/openapi.json", internalAuth("ADMIN_TOKEN"), (c) => c.json(internal.document(originOf(c.req.url))));
 
   app.route("/v1", v1.router);

@@ -39,7 +39,6 @@ export const publicApi: DocumentSpec = {
     { name: "Subscriptions", description: "Recurring bandwidth tiers and ISP auto-renewal." },
     { name: "Sessions", description: "Sticky sessions of the gateway products (residential, mobile)." },
     { name: "Traffic", description: "Traffic analytics and the sampled request log." },
-    { name: "Tools", description: "Files for API clients." },
   ],
   securitySchemes: { ApiKey: "An API key issued in the dashboard: `Authorization: Bearer live_…`." },
 };

@@ -197,10 +197,6 @@ const SCENARIO: Folder[] = [
         query: { from: "{{traffic_from}}", to: "{{traffic_to}}", subuser: "{{subuser_id}}" },
       },
       { operationId: "listRequests", path: { product: "residential" }, query: { subuser: "{{subuser_id}}" } },
-      {
-        operationId: "getPostmanCollection",
-        expect: { "info.schema": "https://schema.getpostman.com/json/collection/v2.1.0/collection.json" },
-      },
     ],
   },
   {

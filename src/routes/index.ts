@@ -11,7 +11,6 @@ import { orderRoutes } from "./orders";
 import { sessionRoutes } from "./sessions";
 import { subscriptionRoutes } from "./subscriptions";
 import { subuserRoutes } from "./subusers";
-import * as postmanCollection from "./tools/get-postman-collection";
 import { trafficRoutes } from "./traffic";
 import { usersRoutes } from "./users";
 import { whitelistRoutes } from "./whitelists";
@@ -30,6 +29,5 @@ export function publicRouter() {
   sessionRoutes(v1);
   trafficRoutes(v1);
   v1.openapi(bandwidthBalance.route, bandwidthBalance.handler);
-  v1.openapi(postmanCollection.route, postmanCollection.handler(document));
   return { router: v1, document };
 }

@@ -1,5 +1,5 @@
 import { HOUR } from "../src/platform/clock";
-import type { RequestSample, TrafficProduct } from "./traffic-types";
+import type { RequestSample, SampleCandidate, TrafficProduct } from "./traffic-types";
 
 /** The sampled request log keeps, per product, the newest 1,000 requests of the last 48 hours (spec §8.5). */
 export const REQUEST_LOG_SIZE = 1000;
@@ -9,7 +9,7 @@ export const FULL_LOG_RATE = 100;
 
 /**
  * The sampled request log of one account (not for billing). Each candidate the producer sent stands for
- * `weight` of the account's requests in its batch; it is kept with probability min(1, 100 / requests-per-minute
+ * `weight` of the account's requests in its minute of the batch; it is kept with probability min(1, 100 / requests-per-minute
  * × weight), decided by a hash of its request id, so the log is a uniform sample at any rate and a redelivered
  * message decides the same way.
  */
@@ -28,10 +28,10 @@ export class RequestLog {
     `);
   }
 
-  add(candidates: RequestSample[], weight: number, requestsPerMinute: (minute: number) => number): void {
+  add(candidates: SampleCandidate[], requestsPerMinute: (minute: number) => number): void {
     const kept = candidates.filter((sample) => {
       const rate = requestsPerMinute(sample.ts - (sample.ts % 60_000));
-      const probability = Math.min(1, (FULL_LOG_RATE / Math.max(1, rate)) * weight);
+      const probability = Math.min(1, (FULL_LOG_RATE / Math.max(1, rate)) * sample.weight);
       return uniform(sample.requestId) < probability;
     });
     for (const sample of kept) {

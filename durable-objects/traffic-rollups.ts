@@ -204,6 +204,11 @@ export class Rollups {
     this.#sql.exec("DELETE FROM fold_deltas");
   }
 
+  /** Whether any tier still holds usage (the daily tier outlives the others). */
+  holdsData(): boolean {
+    return this.#sql.exec("SELECT 1 FROM fact_1d LIMIT 1").toArray().length > 0;
+  }
+
   /** Totals over `[from, to)` per group. */
   query(query: TrafficQuery, at: number): TrafficRow[] {
     const filtered = Object.values(query.filters).some((value) => value !== undefined);
@@ -224,8 +229,7 @@ export class Rollups {
 
   /** Unfiltered: differences of cumulative totals at the range's boundaries, per series. */
   #cumulative(query: TrafficQuery, at: number): TrafficRow[] {
-    const timeGroup =
-      query.groupBy === "day" || query.groupBy === "hour" ? RESOLUTION_MS[query.groupBy === "day" ? "1d" : "1h"] : null;
+    const timeGroup = timeGroupSpan(query);
     const dim: Dimension | "total" =
       query.groupBy === null || timeGroup !== null ? "total" : (query.groupBy as Dimension);
     const boundaries = timeGroup === null ? [query.from, query.to] : timeBoundaries(query.from, query.to, timeGroup);
@@ -327,12 +331,8 @@ export class Rollups {
       where.push("tag = ?");
       params.push(query.filters.tag);
     }
-    const key =
-      query.groupBy === "day"
-        ? `bucket - bucket % ${DAY}`
-        : query.groupBy === "hour"
-          ? `bucket - bucket % ${HOUR}`
-          : (query.groupBy ?? "NULL");
+    const span = timeGroupSpan(query);
+    const key = span !== null ? `bucket - bucket % ${span}` : (query.groupBy ?? "NULL");
     const union = sources.map((table) => `SELECT * FROM ${table} WHERE ${where.join(" AND ")}`).join(" UNION ALL ");
     return this.#sql
       .exec<MetricsRow & { k: string | number | null }>(
@@ -373,6 +373,15 @@ function difference(after: Metrics | undefined, before: Metrics | undefined): Me
     requests: a.requests - b.requests,
     errors: a.errors - b.errors,
   };
+}
+
+/**
+ * The span of a `day` or `hour` group, never finer than the resolution that answers: beyond 90 days only days
+ * exist, so `hour` groups there are days.
+ */
+function timeGroupSpan(query: TrafficQuery): number | null {
+  if (query.groupBy !== "day" && query.groupBy !== "hour") return null;
+  return Math.max(RESOLUTION_MS[query.groupBy === "day" ? "1d" : "1h"], RESOLUTION_MS[query.resolution]);
 }
 
 /** `from`, every start of a `span` inside the range, and `to`. */

@@ -3,19 +3,20 @@ import { DAY, MINUTE, now } from "../src/platform/clock";
 import { RequestLog } from "./request-log";
 import { type SessionFilters, SessionIndex } from "./session-index";
 import { Rollups, type TrafficQuery, type TrafficRow } from "./traffic-rollups";
-import type { Cell, RequestSample, SessionSnapshot, TrafficProduct } from "./traffic-types";
+import type { Cell, RequestSample, SampleCandidate, SessionSnapshot, TrafficProduct } from "./traffic-types";
 
 /** What one usage message brings to its account's store. */
 export interface StoreIngest {
   key: string;
   cells: Cell[];
-  samples: RequestSample[];
-  sampleWeight: number;
+  samples: SampleCandidate[];
   sessions: SessionSnapshot[];
 }
 
 /** Pending rollups are folded into the coarser tiers this often. */
 const FOLD_INTERVAL_MS = MINUTE;
+/** With no new usage, what is past its horizon is still forgotten this often. */
+const PRUNE_INTERVAL_MS = 60 * MINUTE;
 /** Usage messages applied, kept as long as the queue may redeliver them. */
 const APPLIED_KEPT_MS = 7 * DAY;
 
@@ -49,7 +50,7 @@ export class TrafficStore extends DurableObject {
     if (seen) return false;
     this.#sql.exec("INSERT INTO usage_applied (key, at) VALUES (?, ?)", message.key, at);
     this.#rollups.ingest(message.cells);
-    this.#log.add(message.samples, message.sampleWeight, (minute) =>
+    this.#log.add(message.samples, (minute) =>
       Math.max(this.#rollups.requestsInMinute(minute), this.#rollups.requestsInMinute(minute - MINUTE)),
     );
     this.#wakeBy(at + FOLD_INTERVAL_MS);
@@ -76,7 +77,10 @@ export class TrafficStore extends DurableObject {
     return this.#sessions.find(id);
   }
 
-  /** Folds pending rollups and forgets what is past its horizon; sleeps while nothing is pending. */
+  /**
+   * Folds pending rollups and forgets what is past its horizon; while usage keeps arriving that is every minute,
+   * after the last of it hourly until nothing is left to forget.
+   */
   override async alarm(): Promise<void> {
     this.#alarmAt = null;
     const at = now();
@@ -84,6 +88,7 @@ export class TrafficStore extends DurableObject {
     this.#log.prune(at);
     this.#sessions.prune(at);
     this.#sql.exec("DELETE FROM usage_applied WHERE at <= ?", at - APPLIED_KEPT_MS);
+    if (this.#rollups.holdsData()) this.#wakeBy(at + PRUNE_INTERVAL_MS);
   }
 
   #wakeBy(at: number): void {

@@ -39,6 +39,11 @@ export interface RequestSample {
   tag: string | null;
 }
 
+/** A request the producer offers the log: it stands for `weight` of the account's requests in its minute. */
+export interface SampleCandidate extends RequestSample {
+  weight: number;
+}
+
 /** One of a session's latest requests. */
 export interface SessionRequest {
   requestId: string;

@@ -23,7 +23,6 @@ export async function applyUsageMessage(ctx: DomainContext, message: UsageMessag
     key: message.key,
     cells: message.cells,
     samples: message.samples,
-    sampleWeight: message.sampleWeight,
     sessions: sessions.flat(),
   });
   await consume(ctx, message);

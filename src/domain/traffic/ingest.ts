@@ -7,7 +7,7 @@ import { parseUsername } from "../gateway/username";
 import type {
   Cell,
   GateUsage,
-  RequestSample,
+  SampleCandidate,
   SessionRequest,
   SessionUsage,
   SubuserRef,
@@ -141,7 +141,6 @@ async function accountMessages(
     cells: [...cells.values()],
     gates: [...gates].map(([gateName, sessions]) => ({ gateName, sessions: [...sessions.values()] })),
     samples,
-    sampleWeight: entries.length / Math.max(1, samples.length),
     subusers: subuserRefs,
   });
 }
@@ -213,15 +212,24 @@ function addToSession(sessions: Map<string, SessionUsage>, record: UsageRecord, 
     .slice(0, LAST_REQUESTS_PER_SESSION);
 }
 
-/** At most 100 candidates, chosen uniformly by a hash of the request id (so a retry chooses the same ones). */
-async function sampleCandidates(entries: Array<{ record: UsageRecord; owner: Owner }>): Promise<RequestSample[]> {
+/**
+ * Per minute, at most 100 candidates, chosen uniformly by a hash of the request id (so a retry chooses the same
+ * ones); each stands for its share of that minute's requests in the batch.
+ */
+async function sampleCandidates(entries: Array<{ record: UsageRecord; owner: Owner }>): Promise<SampleCandidate[]> {
   const hashed = await Promise.all(
     entries.map(async ({ record, owner }) => ({ record, owner, rank: await sha256Hex(record.request_id) })),
   );
-  return hashed
-    .sort((a, b) => a.rank.localeCompare(b.rank))
-    .slice(0, SAMPLE_CANDIDATES)
-    .map(({ record, owner }) => ({
+  const byMinute = new Map<number, typeof hashed>();
+  for (const entry of hashed) {
+    const ts = Date.parse(entry.record.ts);
+    const minute = ts - (ts % MINUTE_MS);
+    byMinute.set(minute, [...(byMinute.get(minute) ?? []), entry]);
+  }
+  return [...byMinute.values()].flatMap((minuteEntries) => {
+    const chosen = minuteEntries.sort((a, b) => a.rank.localeCompare(b.rank)).slice(0, SAMPLE_CANDIDATES);
+    const weight = minuteEntries.length / chosen.length;
+    return chosen.map(({ record, owner }) => ({
       requestId: record.request_id,
       ts: Date.parse(record.ts),
       product: record.product,
@@ -234,7 +242,9 @@ async function sampleCandidates(entries: Array<{ record: UsageRecord; owner: Own
       exitGeo: record.exit_geo,
       exitAsn: record.exit_asn,
       tag: record.tag,
+      weight,
     }));
+  });
 }
 
 /** Packs an account's usage into messages of at most ~100 KB, in a deterministic order. */
@@ -243,14 +253,13 @@ function pack(usage: {
   accountId: string;
   cells: Cell[];
   gates: GateUsage[];
-  samples: RequestSample[];
-  sampleWeight: number;
+  samples: SampleCandidate[];
   subusers: Map<string, SubuserRef>;
 }): UsageMessage[] {
   const messages: UsageMessage[] = [];
   let current = emptyPart(usage, 0);
   let size = 0;
-  const add = (item: { kind: "cell" | "gate" | "sample"; value: Cell | GateUsage | RequestSample }) => {
+  const add = (item: { kind: "cell" | "gate" | "sample"; value: Cell | GateUsage | SampleCandidate }) => {
     const itemSize = JSON.stringify(item.value).length + 1;
     if (size + itemSize > MESSAGE_BYTES && size > 0) {
       messages.push(current);
@@ -264,7 +273,7 @@ function pack(usage: {
       const ref = usage.subusers.get(cell.subuserId);
       if (ref && !current.subusers.some((known) => known.id === ref.id)) current.subusers.push(ref);
     } else if (item.kind === "gate") current.gates.push(item.value as GateUsage);
-    else current.samples.push(item.value as RequestSample);
+    else current.samples.push(item.value as SampleCandidate);
   };
   for (const value of usage.cells) add({ kind: "cell", value });
   for (const value of usage.gates) add({ kind: "gate", value });
@@ -273,7 +282,7 @@ function pack(usage: {
   return messages;
 }
 
-function emptyPart(usage: { batchId: string; accountId: string; sampleWeight: number }, part: number): UsageMessage {
+function emptyPart(usage: { batchId: string; accountId: string }, part: number): UsageMessage {
   return {
     key: `${usage.batchId}:${usage.accountId}:${part}`,
     batchId: usage.batchId,
@@ -282,7 +291,6 @@ function emptyPart(usage: { batchId: string; accountId: string; sampleWeight: nu
     cells: [],
     gates: [],
     samples: [],
-    sampleWeight: usage.sampleWeight,
     subusers: [],
   };
 }

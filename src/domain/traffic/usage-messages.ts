@@ -2,11 +2,12 @@ import type {
   Cell,
   GateUsage as GateSessions,
   RequestSample,
+  SampleCandidate,
   SessionRequest,
   SessionUsage,
 } from "../../../durable-objects/traffic-types";
 
-export type { Cell, RequestSample, SessionRequest, SessionUsage };
+export type { Cell, RequestSample, SampleCandidate, SessionRequest, SessionUsage };
 
 /**
  * What a usage batch becomes on the `usage` queue: per account, rollup cells (usage summed per minute and
@@ -30,9 +31,7 @@ export interface UsageMessage {
   part: number;
   cells: Cell[];
   gates: GateUsage[];
-  samples: RequestSample[];
-  /** How many of the account's records in the batch each sample candidate stands for (for uniform thinning). */
-  sampleWeight: number;
+  samples: SampleCandidate[];
   /** The sub-users the cells of this part belong to. */
   subusers: SubuserRef[];
 }

@@ -1,4 +1,5 @@
 import { HOUR } from "../src/platform/clock";
+import { uniformHash } from "../src/platform/sampling";
 import type { RequestSample, SampleCandidate, TrafficProduct } from "./traffic-types";
 
 /** The sampled request log keeps, per product, the newest 1,000 requests of the last 48 hours (spec §8.5). */
@@ -32,7 +33,7 @@ export class RequestLog {
     const kept = candidates.filter((sample) => {
       const rate = requestsPerMinute(sample.ts - (sample.ts % 60_000));
       const probability = Math.min(1, (FULL_LOG_RATE / Math.max(1, rate)) * sample.weight);
-      return uniform(sample.requestId) < probability;
+      return uniformHash(sample.requestId) < probability;
     });
     for (const sample of kept) {
       this.#sql.exec(
@@ -109,14 +110,4 @@ export class RequestLog {
       REQUEST_LOG_SIZE - 1,
     );
   }
-}
-
-/** A request id's place in [0, 1), uniform (FNV-1a). */
-export function uniform(id: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < id.length; i++) {
-    hash ^= id.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return (hash >>> 0) / 0x1_0000_0000;
 }

@@ -1,7 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import { type Product, subusers, usageBatches } from "../../db/schema";
 import { now } from "../../platform/clock";
-import { sha256Hex } from "../../platform/crypto";
+import { uniformHash } from "../../platform/sampling";
 import type { DomainContext } from "../context";
 import { parseUsername } from "../gateway/username";
 import type {
@@ -19,10 +19,11 @@ import type { UsageBatch, UsageRecord } from "./usage-records";
 const MESSAGE_BYTES = 100_000;
 const SEND_BATCH_BYTES = 240_000;
 const SEND_BATCH_MESSAGES = 100;
-/** Request-log candidates per account and batch; the account's store thins them to a uniform sample. */
+/** Request-log candidates per account, minute and batch; the account's store thins them to a uniform sample. */
 const SAMPLE_CANDIDATES = 100;
 const LAST_REQUESTS_PER_SESSION = 10;
 const MINUTE_MS = 60_000;
+const RANK_SEED = 0x9747b28c;
 
 export interface IngestResult {
   accepted: number;
@@ -134,7 +135,7 @@ async function accountMessages(
       gates.set(owner.gateName, sessions);
     }
   }
-  const samples = await sampleCandidates(entries);
+  const samples = sampleCandidates(entries);
   return pack({
     batchId,
     accountId,
@@ -216,18 +217,18 @@ function addToSession(sessions: Map<string, SessionUsage>, record: UsageRecord, 
  * Per minute, at most 100 candidates, chosen uniformly by a hash of the request id (so a retry chooses the same
  * ones); each stands for its share of that minute's requests in the batch.
  */
-async function sampleCandidates(entries: Array<{ record: UsageRecord; owner: Owner }>): Promise<SampleCandidate[]> {
-  const hashed = await Promise.all(
-    entries.map(async ({ record, owner }) => ({ record, owner, rank: await sha256Hex(record.request_id) })),
-  );
-  const byMinute = new Map<number, typeof hashed>();
-  for (const entry of hashed) {
-    const ts = Date.parse(entry.record.ts);
+function sampleCandidates(entries: Array<{ record: UsageRecord; owner: Owner }>): SampleCandidate[] {
+  // Ranked by a hash independent of the one the store keeps candidates by, so both choices stay uniform.
+  const byMinute = new Map<number, Array<{ record: UsageRecord; owner: Owner; rank: number }>>();
+  for (const { record, owner } of entries) {
+    const ts = Date.parse(record.ts);
     const minute = ts - (ts % MINUTE_MS);
-    byMinute.set(minute, [...(byMinute.get(minute) ?? []), entry]);
+    const list = byMinute.get(minute) ?? [];
+    list.push({ record, owner, rank: uniformHash(record.request_id, RANK_SEED) });
+    byMinute.set(minute, list);
   }
   return [...byMinute.values()].flatMap((minuteEntries) => {
-    const chosen = minuteEntries.sort((a, b) => a.rank.localeCompare(b.rank)).slice(0, SAMPLE_CANDIDATES);
+    const chosen = minuteEntries.sort((a, b) => a.rank - b.rank).slice(0, SAMPLE_CANDIDATES);
     const weight = minuteEntries.length / chosen.length;
     return chosen.map(({ record, owner }) => ({
       requestId: record.request_id,

@@ -16,7 +16,13 @@ let counter = 0;
 
 export async function createSubuser(
   account: TestAccount,
-  body: { label?: string; products?: string[]; concurrent_max?: number; rps_max?: number } = {},
+  body: {
+    label?: string;
+    products?: string[];
+    concurrent_max?: number;
+    rps_max?: number;
+    traffic_limit_gb?: number | null;
+  } = {},
 ): Promise<TestSubuser> {
   const response = await call("POST", "/v1/subusers", {
     token: account.token,

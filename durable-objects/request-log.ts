@@ -30,29 +30,43 @@ export class RequestLog {
   }
 
   add(candidates: SampleCandidate[], requestsPerMinute: (minute: number) => number): void {
+    const rates = new Map<number, number>();
+    const rateOf = (ts: number) => {
+      const minute = ts - (ts % 60_000);
+      let rate = rates.get(minute);
+      if (rate === undefined) {
+        rate = requestsPerMinute(minute);
+        rates.set(minute, rate);
+      }
+      return rate;
+    };
     const kept = candidates.filter((sample) => {
-      const rate = requestsPerMinute(sample.ts - (sample.ts % 60_000));
-      const probability = Math.min(1, (FULL_LOG_RATE / Math.max(1, rate)) * sample.weight);
+      const probability = Math.min(1, (FULL_LOG_RATE / Math.max(1, rateOf(sample.ts))) * sample.weight);
       return uniformHash(sample.requestId) < probability;
     });
-    for (const sample of kept) {
-      this.#sql.exec(
-        `INSERT OR IGNORE INTO request_log (product, ts, request_id, subuser, method, target_host, status, bytes,
-           exit_ip, exit_geo, exit_asn, tag) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        sample.product,
-        sample.ts,
-        sample.requestId,
-        sample.subuserId,
-        sample.method,
-        sample.targetHost,
-        sample.status,
-        sample.bytes,
-        sample.exitIp,
-        sample.exitGeo,
-        sample.exitAsn,
-        sample.tag,
-      );
-    }
+    if (kept.length === 0) return;
+    this.#sql.exec(
+      `INSERT OR IGNORE INTO request_log (product, ts, request_id, subuser, method, target_host, status, bytes,
+         exit_ip, exit_geo, exit_asn, tag)
+       SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8,
+         value->>9, value->>10, value->>11 FROM json_each(?) WHERE true`,
+      JSON.stringify(
+        kept.map((sample) => [
+          sample.product,
+          sample.ts,
+          sample.requestId,
+          sample.subuserId,
+          sample.method,
+          sample.targetHost,
+          sample.status,
+          sample.bytes,
+          sample.exitIp,
+          sample.exitGeo,
+          sample.exitAsn,
+          sample.tag,
+        ]),
+      ),
+    );
     for (const product of new Set(kept.map((sample) => sample.product))) this.#trim(product);
   }
 

@@ -25,7 +25,8 @@ export async function applyUsageMessage(ctx: DomainContext, message: UsageMessag
     samples: message.samples,
     sessions: sessions.flat(),
   });
-  await consume(ctx, message);
+  // A part without cells (sessions and samples only) has nothing for D1.
+  if (message.cells.length > 0) await consume(ctx, message);
 }
 
 /** Pools (gateway products) and sub-users' monthly usage consume the message's bytes (in + out), once. */

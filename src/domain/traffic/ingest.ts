@@ -44,10 +44,15 @@ interface Owner {
  * is answered `duplicate: true` with the first answer's counts and enqueues nothing.
  */
 export async function ingestUsageBatch(ctx: DomainContext, batch: UsageBatch): Promise<IngestResult> {
-  const seen = await ctx.db.select().from(usageBatches).where(eq(usageBatches.id, batch.batch_id)).get();
+  // One round trip: whether the batch was seen, and the owners of its records.
+  const [seenRows, ownerRows] = await ctx.db.batch([
+    ctx.db.select().from(usageBatches).where(eq(usageBatches.id, batch.batch_id)).limit(1),
+    ownersQuery(ctx, batch.records),
+  ]);
+  const seen = seenRows[0];
   if (seen) return { accepted: seen.accepted, dropped: seen.dropped, duplicate: true };
 
-  const owners = await resolveOwners(ctx, batch.records);
+  const owners = ownersByKey(ownerRows);
   const byAccount = new Map<string, Array<{ record: UsageRecord; owner: Owner }>>();
   let dropped = 0;
   for (const record of batch.records) {
@@ -87,10 +92,10 @@ function recordOwnerKey(ctx: DomainContext, record: UsageRecord): string {
   return parsed.ok && parsed.value.product === record.product ? `${record.product}:${parsed.value.name}` : "";
 }
 
-/** Live sub-users by `product:name`, for every product each of them has, read in one query. */
-async function resolveOwners(ctx: DomainContext, records: UsageRecord[]): Promise<Map<string, Owner>> {
+/** The live sub-users the records name (deleted ones are gone). */
+function ownersQuery(ctx: DomainContext, records: UsageRecord[]) {
   const names = [...new Set(records.map((record) => recordOwnerKey(ctx, record).split(":")[1]).filter(Boolean))];
-  const rows = await ctx.db
+  return ctx.db
     .select({
       id: subusers.id,
       name: subusers.name,
@@ -102,6 +107,12 @@ async function resolveOwners(ctx: DomainContext, records: UsageRecord[]): Promis
     .where(
       sql`${subusers.name} IN (SELECT value FROM json_each(${JSON.stringify(names)})) AND ${subusers.deletedAt} IS NULL`,
     );
+}
+
+/** Owners by `product:name`, for every product each sub-user has. */
+function ownersByKey(
+  rows: Array<{ id: string; name: string; accountId: string; products: Product[]; limitBytes: number | null }>,
+): Map<string, Owner> {
   const owners = new Map<string, Owner>();
   for (const row of rows) {
     for (const product of row.products) {

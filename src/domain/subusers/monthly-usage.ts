@@ -1,41 +1,46 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, gte, isNotNull, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { afterCommit } from "../../db/guarded-batch";
-import { subuserMonthlyUsage } from "../../db/schema";
+import { subuserMonthlyUsage, subusers } from "../../db/schema";
 import { now, utcMonth } from "../../platform/clock";
 import type { DomainContext } from "../context";
-import type { SubuserRef } from "../traffic/usage-messages";
 import { subuserGate } from "./gate-sync";
 
 /**
- * Adds usage to sub-users' monthly (UTC) totals. When a total crosses the sub-user's cap, its gate hears of it
- * at once and refuses new requests with 402 `traffic-limit-reached` until the month ends or the cap is raised.
+ * Adds usage to sub-users' monthly (UTC) totals (statements for the batch that applies a usage message). The
+ * batch then reads which of them are at or over their cap as it stands now — a cap may have been lowered while
+ * the usage was queued — and their gates hear the month's figure, so they refuse new requests with 402
+ * `traffic-limit-reached` until the month ends or the cap is raised. Gates keep the highest figure they were told,
+ * so repeated pushes are harmless.
  */
-export function addMonthlyUsageStatement(
+export function addMonthlyUsageStatements(
   db: Database,
   usage: Array<{ subuserId: string; month: string; bytes: number }>,
-  subusers: SubuserRef[],
 ) {
-  const statement = db
+  const entries = JSON.stringify(usage);
+  const upsert = db
     .insert(subuserMonthlyUsage)
-    .select(
-      sql`SELECT value->>'subuserId', value->>'month', value->>'bytes' FROM json_each(${JSON.stringify(usage)}) WHERE true`,
-    )
+    .select(sql`SELECT value->>'subuserId', value->>'month', value->>'bytes' FROM json_each(${entries}) WHERE true`)
     .onConflictDoUpdate({
       target: [subuserMonthlyUsage.subuserId, subuserMonthlyUsage.month],
       set: { usedBytes: sql`${subuserMonthlyUsage.usedBytes} + excluded.used_bytes` },
-    })
-    .returning();
-  return afterCommit(statement, async (ctx, rows) => {
-    for (const row of rows) {
-      const ref = subusers.find((subuser) => subuser.id === row.subuserId);
-      const added = usage.find((entry) => entry.subuserId === row.subuserId && entry.month === row.month)?.bytes ?? 0;
-      const limit = ref?.limitBytes ?? null;
-      if (ref && limit !== null && row.usedBytes >= limit && row.usedBytes - added < limit) {
-        await subuserGate(ctx, ref.gateName).updateMonthUsage(row.month, row.usedBytes);
-      }
-    }
+    });
+  const overCap = db
+    .select({ gateName: subusers.name, month: subuserMonthlyUsage.month, usedBytes: subuserMonthlyUsage.usedBytes })
+    .from(subuserMonthlyUsage)
+    .innerJoin(subusers, eq(subusers.id, subuserMonthlyUsage.subuserId))
+    .where(
+      and(
+        sql`(${subuserMonthlyUsage.subuserId}, ${subuserMonthlyUsage.month}) IN
+          (SELECT value->>'subuserId', value->>'month' FROM json_each(${entries}))`,
+        isNotNull(subusers.trafficLimitBytes),
+        gte(subuserMonthlyUsage.usedBytes, subusers.trafficLimitBytes),
+      ),
+    );
+  const tellGates = afterCommit(overCap, async (ctx, rows) => {
+    for (const row of rows) await subuserGate(ctx, row.gateName).updateMonthUsage(row.month, row.usedBytes);
   });
+  return [upsert, tellGates];
 }
 
 /** Sub-users' usage of the current UTC month, in bytes. */

@@ -6,7 +6,7 @@ import { consumePoolsStatement } from "../billing/pools";
 import type { DomainContext } from "../context";
 import { poolThresholdEvents, subuserThresholdEvents } from "../events";
 import { subuserGate } from "../subusers/gate-sync";
-import { addMonthlyUsageStatement } from "../subusers/monthly-usage";
+import { addMonthlyUsageStatements } from "../subusers/monthly-usage";
 import type { UsageMessage } from "./usage-messages";
 
 /**
@@ -51,7 +51,7 @@ async function consume(ctx: DomainContext, message: UsageMessage): Promise<void>
     statements.push(poolThresholdEvents(ctx.db, message.accountId, pools, at));
   }
   if (months.length > 0) {
-    statements.push(addMonthlyUsageStatement(ctx.db, months, message.subusers));
+    statements.push(...addMonthlyUsageStatements(ctx.db, months));
     statements.push(subuserThresholdEvents(ctx.db, months, at));
   }
   const outcome = await runGuardedBatch(ctx, statements);

@@ -4,15 +4,7 @@ import { now } from "../../platform/clock";
 import { uniformHash } from "../../platform/sampling";
 import type { DomainContext } from "../context";
 import { parseUsername } from "../gateway/username";
-import type {
-  Cell,
-  GateUsage,
-  SampleCandidate,
-  SessionRequest,
-  SessionUsage,
-  SubuserRef,
-  UsageMessage,
-} from "./usage-messages";
+import type { Cell, GateUsage, SampleCandidate, SessionRequest, SessionUsage, UsageMessage } from "./usage-messages";
 import type { UsageBatch, UsageRecord } from "./usage-records";
 
 /** A message stays well below the queue's 128 KB; a `sendBatch` below its 100 messages and 256 KB. */
@@ -35,7 +27,6 @@ interface Owner {
   subuserId: string;
   accountId: string;
   gateName: string;
-  limitBytes: number | null;
 }
 
 /**
@@ -101,7 +92,6 @@ function ownersQuery(ctx: DomainContext, records: UsageRecord[]) {
       name: subusers.name,
       accountId: subusers.accountId,
       products: subusers.products,
-      limitBytes: subusers.trafficLimitBytes,
     })
     .from(subusers)
     .where(
@@ -111,7 +101,7 @@ function ownersQuery(ctx: DomainContext, records: UsageRecord[]) {
 
 /** Owners by `product:name`, for every product each sub-user has. */
 function ownersByKey(
-  rows: Array<{ id: string; name: string; accountId: string; products: Product[]; limitBytes: number | null }>,
+  rows: Array<{ id: string; name: string; accountId: string; products: Product[] }>,
 ): Map<string, Owner> {
   const owners = new Map<string, Owner>();
   for (const row of rows) {
@@ -120,7 +110,6 @@ function ownersByKey(
         subuserId: row.id,
         accountId: row.accountId,
         gateName: row.name,
-        limitBytes: row.limitBytes,
       });
     }
   }
@@ -135,11 +124,9 @@ async function accountMessages(
 ): Promise<UsageMessage[]> {
   const cells = new Map<string, Cell>();
   const gates = new Map<string, Map<string, SessionUsage>>();
-  const subuserRefs = new Map<string, SubuserRef>();
   for (const { record, owner } of entries) {
     const ts = Date.parse(record.ts);
     addToCell(cells, record, owner, ts);
-    subuserRefs.set(owner.subuserId, { id: owner.subuserId, gateName: owner.gateName, limitBytes: owner.limitBytes });
     if (record.product !== "isp" && record.username.includes("-session-")) {
       const sessions = gates.get(owner.gateName) ?? new Map<string, SessionUsage>();
       addToSession(sessions, record, ts);
@@ -153,7 +140,6 @@ async function accountMessages(
     cells: [...cells.values()],
     gates: [...gates].map(([gateName, sessions]) => ({ gateName, sessions: [...sessions.values()] })),
     samples,
-    subusers: subuserRefs,
   });
 }
 
@@ -266,7 +252,6 @@ function pack(usage: {
   cells: Cell[];
   gates: GateUsage[];
   samples: SampleCandidate[];
-  subusers: Map<string, SubuserRef>;
 }): UsageMessage[] {
   const messages: UsageMessage[] = [];
   let current = emptyPart(usage, 0);
@@ -279,12 +264,8 @@ function pack(usage: {
       size = 0;
     }
     size += itemSize;
-    if (item.kind === "cell") {
-      const cell = item.value as Cell;
-      current.cells.push(cell);
-      const ref = usage.subusers.get(cell.subuserId);
-      if (ref && !current.subusers.some((known) => known.id === ref.id)) current.subusers.push(ref);
-    } else if (item.kind === "gate") current.gates.push(item.value as GateUsage);
+    if (item.kind === "cell") current.cells.push(item.value as Cell);
+    else if (item.kind === "gate") current.gates.push(item.value as GateUsage);
     else current.samples.push(item.value as SampleCandidate);
   };
   for (const value of usage.cells) add({ kind: "cell", value });
@@ -303,7 +284,6 @@ function emptyPart(usage: { batchId: string; accountId: string }, part: number):
     cells: [],
     gates: [],
     samples: [],
-    subusers: [],
   };
 }
 

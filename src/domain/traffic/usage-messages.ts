@@ -17,13 +17,6 @@ export type { Cell, RequestSample, SampleCandidate, SessionRequest, SessionUsage
  */
 export type GateUsage = GateSessions;
 
-export interface SubuserRef {
-  id: string;
-  gateName: string;
-  /** Monthly cap in bytes, or null. */
-  limitBytes: number | null;
-}
-
 export interface UsageMessage {
   key: string;
   batchId: string;
@@ -32,6 +25,4 @@ export interface UsageMessage {
   cells: Cell[];
   gates: GateUsage[];
   samples: SampleCandidate[];
-  /** The sub-users the cells of this part belong to. */
-  subusers: SubuserRef[];
 }

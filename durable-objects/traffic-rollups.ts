@@ -86,6 +86,8 @@ export class Rollups {
       CREATE TABLE IF NOT EXISTS cum_series (product TEXT NOT NULL, dim TEXT NOT NULL, value TEXT NOT NULL,
         PRIMARY KEY (product, dim, value)) WITHOUT ROWID;
       CREATE TABLE IF NOT EXISTS asn_carriers (asn INTEGER PRIMARY KEY, carrier TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS cum_thinned (day INTEGER NOT NULL);
+      ${TIERS.map((t) => `CREATE INDEX IF NOT EXISTS ${t.table}_subuser ON ${t.table} (product, subuser, bucket);`).join("\n")}
     `);
   }
 
@@ -151,14 +153,26 @@ export class Rollups {
     }
     this.#sql.exec("DELETE FROM fact_1m WHERE bucket < ?", at - FACT_1M_KEPT_MS);
     for (const tier of TIERS) this.#sql.exec(`DELETE FROM ${tier.table} WHERE bucket < ?`, at - tier.keptMs);
-    // Beyond 90 days only days are asked for: keep each series' last row of each day.
+    this.#thinCumulative(at);
+    return hasPending;
+  }
+
+  /**
+   * Beyond 90 days only days are asked for: each series keeps its last row of each day. That scans `cum`, so it
+   * runs once a day, not at every fold.
+   */
+  #thinCumulative(at: number): void {
+    const day = at - (at % DAY);
+    const last = this.#sql.exec<{ day: number }>("SELECT day FROM cum_thinned").toArray()[0]?.day ?? 0;
+    if (last >= day) return;
     this.#sql.exec(
       `DELETE FROM cum WHERE hour < ? AND EXISTS (SELECT 1 FROM cum later WHERE later.product = cum.product
          AND later.dim = cum.dim AND later.value = cum.value AND later.hour > cum.hour
          AND later.hour < cum.hour - cum.hour % ${DAY} + ${DAY})`,
       at - CUM_THINNED_AFTER_MS,
     );
-    return hasPending;
+    this.#sql.exec("DELETE FROM cum_thinned");
+    this.#sql.exec("INSERT INTO cum_thinned (day) VALUES (?)", day);
   }
 
   /**
@@ -275,12 +289,14 @@ export class Rollups {
     const hourOf = (t: number) => t - (t % HOUR);
     // Folded: the series' cumulative row of the last hour before each boundary's hour.
     const folded = this.#sql.exec<MetricsRow & { value: string; t: number }>(
+      // CROSS JOIN fixes the order (series, then boundaries, then one primary-key seek into cum): left to choose,
+      // SQLite scans every cum row of the dimension instead.
       `SELECT s.value, b.value AS t, c.bytes_in, c.bytes_out, c.requests, c.errors
-       FROM cum_series s, json_each(?) b
-       JOIN cum c ON c.product = s.product AND c.dim = s.dim AND c.value = s.value
+       FROM cum_series s CROSS JOIN json_each(?) b CROSS JOIN cum c
+       WHERE s.product = ? AND s.dim = ?
+         AND c.product = s.product AND c.dim = s.dim AND c.value = s.value
          AND c.hour = (SELECT c2.hour FROM cum c2 WHERE c2.product = s.product AND c2.dim = s.dim AND c2.value = s.value
-                       AND c2.hour < b.value - b.value % ${HOUR} ORDER BY c2.hour DESC LIMIT 1)
-       WHERE s.product = ? AND s.dim = ?`,
+                       AND c2.hour < b.value - b.value % ${HOUR} ORDER BY c2.hour DESC LIMIT 1)`,
       JSON.stringify(boundaries),
       product,
       dim,

@@ -6,6 +6,7 @@ import {
   warnExpiringBatches,
 } from "../domain/isp/batch-lifecycle";
 import { renewDueSubscriptions } from "../domain/subscriptions/renewals";
+import { pruneUsageDedupe } from "../domain/traffic/retention";
 import { logError, logInfo } from "../platform/logger";
 
 /**
@@ -20,6 +21,7 @@ export async function runScheduledJobs(env: Cloudflare.Env, scheduledTime: numbe
     ["expire_batches", () => expireBatches(ctx, scheduledTime)],
     ["release_after_grace", () => releaseAfterGrace(ctx, scheduledTime)],
     ["warn_expiring_batches", () => warnExpiringBatches(ctx, scheduledTime)],
+    ["prune_usage_dedupe", () => pruneUsageDedupe(ctx, scheduledTime)],
   ] as const;
   for (const [name, step] of steps) {
     try {

@@ -4,11 +4,13 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { TrafficStoreClient } from "../../durable-objects/traffic-store-client";
 import worker from "../../src/index";
 import { createAccount } from "../helpers/accounts";
+import { runCron } from "../helpers/cron";
 import { BASE, call, env, GATEWAY_TOKEN, json } from "../helpers/http";
 import { createSubuser, username } from "../helpers/subusers";
 import { eventually, reportUsage, traffic, usageRecord } from "../helpers/usage";
 
 const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
 const window = () =>
   `from=${new Date(Date.now() - HOUR).toISOString()}&to=${new Date(Date.now() + 60_000).toISOString()}`;
 
@@ -49,6 +51,27 @@ describe("POST /internal/gateway/usage (usage reports)", () => {
     );
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect((await traffic(account, "residential", window())).rows[0].requests).toBe(2);
+  });
+
+  it("forgets batch ids and applied messages after 7 days (the cron prunes D1's dedupe tables)", async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const subuser = await createSubuser(account);
+    const batchId = crypto.randomUUID();
+    expect((await reportUsage([usageRecord(username(subuser.name))], batchId)).status).toBe(202);
+    const rows = async () => {
+      const batches = await env.DB.prepare("SELECT count(*) AS n FROM usage_batches WHERE id = ?")
+        .bind(batchId)
+        .first();
+      const applied = await env.DB.prepare("SELECT count(*) AS n FROM usage_applied WHERE message_key LIKE ?")
+        .bind(`${batchId}:%`)
+        .first();
+      return [batches?.n, applied?.n];
+    };
+    await eventually(rows, ([batches, applied]) => batches === 1 && applied === 1);
+    await runCron(Date.now() + 6 * DAY);
+    expect(await rows()).toEqual([1, 1]);
+    await runCron(Date.now() + 7 * DAY + 60_000);
+    expect(await rows()).toEqual([0, 0]);
   });
 
   it("refuses an invalid record with 422 naming its index, and counts nothing of the batch", async () => {

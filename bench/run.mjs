@@ -1,139 +1,181 @@
 // `npm run bench`: starts the worker locally (wrangler dev), drives each route with autocannon, and compares
-// every route with a bare route measured in the same run. Results: bench/results/<date>.json and latest.md.
+// every route with a bare route (GET /healthz) measured in the same run. Results: bench/results/<date>.json and
+// latest.md.
 //
 // Each run starts from a fresh, migrated local database kept in memory (tmpfs): the figures then measure the
 // API's work rather than this machine's disk flushes (local D1 and Durable Object storage fsync every commit,
 // which production storage does not do on the request path), and runs do not inherit each other's data.
 // BENCH_STATE=disk keeps the state in .wrangler/ instead, for comparison.
+//
+// Order of a run (issue 8 §6 adds (a)-(c)):
+//  1. Set-up: the bench account (API limits raised, a residential pool bought: without one the gateway refuses
+//     residential traffic with 402 bandwidth-exhausted) and its sub-users.
+//  2. (a) Usage ingestion end to end (bench/ingest.mjs): records/s from the first POST of 1,000-record batches
+//     until the traffic stores count them all. Measured on a quiet worker, before anything else loads it.
+//  3. (b) Seeding 90 days of history for 1,000 sub-users (bench/seed-traffic.mjs), then a wait for the stores'
+//     fold (~60 s after the last usage), so no background work runs during the autocannon measurements.
+//  4. autocannon, one route after another (2 s warm-up, then BENCH_DURATION s): the bare route, the existing
+//     routes, (c) authorize with sticky-session usernames, and the two (b) traffic queries (answers checked once).
+// Every row is reported with its ratio to the bare route's req/s and, for (a)-(c), the goal of issue 8 §6.
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
 import { ensureAccount, prepare, root, startWorker } from "../scripts/lib/local-worker.mjs";
+import { BENCH_LIMITS, buyBandwidth } from "./accounts.mjs";
+import { apiClient } from "./http.mjs";
+import { measureIngestion, setUpIngestion } from "./ingest.mjs";
+import { seedTrafficHistory, trafficQueryTargets } from "./seed-traffic.mjs";
+import { rotatingUsername, sessionUsername } from "./usage.mjs";
 
 const PORT = 8799;
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ON_DISK = process.env.BENCH_STATE === "disk";
+const INGEST = {
+  batches: Number(process.env.BENCH_INGEST_BATCHES ?? 200),
+  concurrency: Number(process.env.BENCH_INGEST_CONCURRENCY ?? 12),
+};
+const HISTORY = {
+  subusers: Number(process.env.BENCH_TRAFFIC_SUBUSERS ?? 1000),
+  minuteSubusers: Number(process.env.BENCH_MINUTE_SUBUSERS ?? 50),
+  concurrency: 12,
+};
+/** Sticky sessions the session-authorize target cycles through (each reused, as a gateway reuses a username). */
+const AUTHORIZE_SESSIONS = 100;
+const GOALS = { ingestion: 100, query: 0.1, sessionAuthorize: 0.5 };
 
 const persistTo = ON_DISK
   ? undefined
   : mkdtempSync(path.join(existsSync("/dev/shm") ? "/dev/shm" : tmpdir(), "bench-"));
 const vars = prepare({ persistTo });
 const { child, base } = await startWorker(PORT, { quiet: true, persistTo, vars: { LOG_REQUESTS: "false" } });
+const api = apiClient(base);
+const gatewayAuth = { Authorization: `Bearer ${vars.GATEWAY_TOKEN}`, "Content-Type": "application/json" };
+const tokens = { adminToken: vars.ADMIN_TOKEN, gatewayToken: vars.GATEWAY_TOKEN };
 
 try {
   const account = await ensureAccount(base, vars.ADMIN_TOKEN, {
     email: "bench@example.com",
     plan: "enterprise",
     balance_usd: 1_000_000,
-    // The benchmark measures the API's work, not its rate limiter's refusals.
-    limits: {
-      api_burst_per_min: 1_000_000_000,
-      api_daily: null,
-      concurrent: { residential: 10_000 },
-      rps: { residential: 10_000 },
-    },
+    topUpTo: 1_000_000,
+    limits: BENCH_LIMITS,
     file: "bench-account.json",
   });
   const auth = { Authorization: `Bearer ${account.token}` };
-  // A fresh sub-user per run, so leases left by an earlier run (they live 10 minutes) do not fill its slots.
-  const subuser = await post(`${base}/v1/subusers`, auth, {
-    label: `bench-${Date.now()}`,
-    products: ["residential"],
-    concurrent_max: 10_000,
-    rps_max: 10_000,
-  });
-  const gatewayAuth = { Authorization: `Bearer ${vars.GATEWAY_TOKEN}`, "Content-Type": "application/json" };
-  const authorizeBody = JSON.stringify({
-    username: `user_${subuser.name}-type-res-region-us`,
-    password: subuser.password,
-    source_ip: "198.51.100.10",
-    product: "residential",
-  });
+  await buyBandwidth(api, auth);
+
+  const ingestion = await measureIngestion(api, vars.GATEWAY_TOKEN, await setUpIngestion(api, tokens), INGEST);
+  console.log(`ingestion: ${JSON.stringify(ingestion)}`);
+  const history = await seedTrafficHistory(api, tokens, HISTORY);
+  console.log(`history seeded: ${JSON.stringify(history.details)}`);
 
   const targets = [
     { name: "bare route (GET /healthz)", path: "/healthz", bare: true },
     { name: "GET /v1/users/me", path: "/v1/users/me", headers: auth },
+    await authorizeTarget(auth),
+    await sessionAuthorizeTarget(auth),
     {
-      name: "POST /internal/gateway/authorize",
-      path: "/internal/gateway/authorize",
+      name: "POST /v1/orders (bandwidth, distinct Idempotency-Keys)",
+      path: "/v1/orders",
       method: "POST",
-      headers: gatewayAuth,
-      body: authorizeBody,
-      // Every decision is a 200; count the allows separately so refusals cannot pass for throughput.
-      check: async () =>
-        (await post(`${base}/internal/gateway/authorize`, gatewayAuth, JSON.parse(authorizeBody))).allow,
+      headers: { ...auth, "Content-Type": "application/json", "Idempotency-Key": "bench-[<id>]" },
+      body: JSON.stringify({ product: "residential", gb: 0.001 }),
+      idReplacement: true,
     },
+    ...(await trafficQueryTargets(api, history)).map((target) => ({ ...target, goal: GOALS.query })),
   ];
-
-  targets.push({
-    name: "POST /v1/orders (bandwidth, distinct Idempotency-Keys)",
-    path: "/v1/orders",
-    method: "POST",
-    headers: { ...auth, "Content-Type": "application/json", "Idempotency-Key": "bench-[<id>]" },
-    body: JSON.stringify({ product: "residential", gb: 0.001 }),
-    idReplacement: true,
-  });
 
   const rows = [];
-  for (const target of targets) {
-    await run(target, 2); // warm-up
-    const result = await run(target, DURATION_S);
-    if (target.check && !(await target.check())) throw new Error(`${target.name}: the last decision was a refusal`);
-    rows.push({
-      name: target.name,
-      bare: Boolean(target.bare),
-      rps: result.requests.average,
-      p50: result.latency.p50,
-      p99: result.latency.p99,
-      ok: result["2xx"],
-      errors: result.non2xx + result.errors,
-    });
-  }
-
-  const bare = rows.find((row) => row.bare);
-  const lines = [
-    `# Benchmark ${new Date().toISOString()}`,
-    "",
-    `wrangler dev on this machine (local state ${ON_DISK ? "on disk" : "in memory"}), autocannon ${CONNECTIONS} connections, ` +
-      `${DURATION_S} s per route (after a 2 s warm-up).`,
-    "",
-    "| route | req/s | p50 ms | p99 ms | vs bare (req/s) | non-2xx |",
-    "|---|---:|---:|---:|---:|---:|",
-    ...rows.map(
-      (row) =>
-        `| ${row.name} | ${row.rps.toFixed(0)} | ${row.p50} | ${row.p99} | ${((row.rps / bare.rps) * 100).toFixed(0)}% | ${row.errors} |`,
-    ),
-  ];
-  console.log(`\n${lines.join("\n")}\n`);
-
-  const dir = path.join(root, "bench", "results");
-  mkdirSync(dir, { recursive: true });
-  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
-  writeFileSync(
-    path.join(dir, `${stamp}.json`),
-    JSON.stringify(
-      { connections: CONNECTIONS, durationS: DURATION_S, state: ON_DISK ? "disk" : "memory", rows },
-      null,
-      2,
-    ),
-  );
-  writeFileSync(path.join(dir, "latest.md"), `${lines.join("\n")}\n`);
+  for (const target of targets) rows.push(await measure(target));
+  rows.push({
+    name: `usage ingestion, records/s (POST /internal/gateway/usage, 1,000 records × ${ingestion.details.batches}, until counted)`,
+    bare: false,
+    unit: "records/s",
+    goal: GOALS.ingestion,
+    ...ingestion,
+  });
+  report(rows, { ingestion: ingestion.details, history: history.details });
 } finally {
   child.kill("SIGTERM");
   if (persistTo) rmSync(persistTo, { recursive: true, force: true });
 }
 
-async function post(url, headers, body) {
-  const response = await fetch(url, {
+/** The existing authorize target: a fresh sub-user per run, so leases left by an earlier run (10 min) do not fill its slots. */
+async function authorizeTarget(auth) {
+  const subuser = await newBenchSubuser(auth, "bench");
+  const body = {
+    username: rotatingUsername(subuser.name),
+    password: subuser.password,
+    source_ip: "198.51.100.10",
+    product: "residential",
+  };
+  return {
+    name: "POST /internal/gateway/authorize",
+    path: "/internal/gateway/authorize",
     method: "POST",
-    headers: { ...headers, "Content-Type": "application/json" },
+    headers: gatewayAuth,
     body: JSON.stringify(body),
+    // Every decision is a 200; check an allow so refusals cannot pass for throughput.
+    check: async () => {
+      const decision = await api.post("/internal/gateway/authorize", gatewayAuth, body);
+      return decision.allow ? null : `the last decision was a refusal: ${JSON.stringify(decision)}`;
+    },
+  };
+}
+
+/** (c) Authorize with sticky-session usernames (their own sub-user): 100 sessions, pinned once, then reused. */
+async function sessionAuthorizeTarget(auth) {
+  const subuser = await newBenchSubuser(auth, "bench-sessions");
+  const body = (i) => ({
+    username: sessionUsername(subuser.name, `bench${i}`),
+    password: subuser.password,
+    source_ip: "198.51.100.10",
+    product: "residential",
   });
-  const payload = await response.json();
-  if (!response.ok) throw new Error(`POST ${url}: ${response.status} ${JSON.stringify(payload)}`);
-  return payload;
+  return {
+    name: "POST /internal/gateway/authorize, session usernames",
+    path: "/internal/gateway/authorize",
+    method: "POST",
+    headers: gatewayAuth,
+    requests: Array.from({ length: AUTHORIZE_SESSIONS }, (_, i) => ({ body: JSON.stringify(body(i)) })),
+    goal: GOALS.sessionAuthorize,
+    check: async () => {
+      const decision = await api.post("/internal/gateway/authorize", gatewayAuth, body(0));
+      const session = decision.session;
+      const ok = decision.allow && session && /^ses_/.test(session.id) && Date.parse(session.expires_at) > Date.now();
+      return ok ? null : `no live session in the decision: ${JSON.stringify(decision)}`;
+    },
+  };
+}
+
+function newBenchSubuser(auth, prefix) {
+  return api.post("/v1/subusers", auth, {
+    label: `${prefix}-${Date.now()}`,
+    products: ["residential"],
+    concurrent_max: 10_000,
+    rps_max: 10_000,
+  });
+}
+
+/** One autocannon target: a warm-up, the measured run, then its check. */
+async function measure(target) {
+  await run(target, 2); // warm-up
+  const result = await run(target, DURATION_S);
+  const failure = target.check ? await target.check() : null;
+  if (failure) throw new Error(`${target.name}: ${failure}`);
+  return {
+    name: target.name,
+    bare: Boolean(target.bare),
+    unit: "req/s",
+    goal: target.goal,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    ok: result["2xx"],
+    errors: result.non2xx + result.errors,
+  };
 }
 
 function run(target, duration) {
@@ -142,8 +184,66 @@ function run(target, duration) {
     method: target.method ?? "GET",
     headers: target.headers,
     body: target.body,
+    requests: target.requests,
     idReplacement: target.idReplacement ?? false,
     connections: CONNECTIONS,
     duration,
   });
+}
+
+/** The table (console and latest.md) and the JSON record of the run. */
+function report(rows, details) {
+  const bare = rows.find((row) => row.bare);
+  for (const row of rows) {
+    row.vsBare = row.rps / bare.rps;
+    if (row.goal !== undefined) row.goalMet = row.vsBare >= row.goal;
+  }
+  const lines = [
+    `# Benchmark ${new Date().toISOString()}`,
+    "",
+    `wrangler dev on this machine (local state ${ON_DISK ? "on disk" : "in memory"}), autocannon ${CONNECTIONS} connections, ` +
+      `${DURATION_S} s per route (after a 2 s warm-up).`,
+    "",
+    "| route | req/s | p50 ms | p99 ms | vs bare (req/s) | goal | non-2xx |",
+    "|---|---:|---:|---:|---:|---:|---:|",
+    ...rows.map(
+      (row) =>
+        `| ${row.name} | ${row.rps.toFixed(0)} | ${row.p50} | ${row.p99} | ${ratio(row.vsBare)} | ` +
+        `${row.goal === undefined ? "" : `≥ ${ratio(row.goal)} ${row.goalMet ? "met" : "**missed**"}`} | ${row.errors} |`,
+    ),
+    "",
+    ...notes(details),
+  ];
+  console.log(`\n${lines.join("\n")}\n`);
+
+  const dir = path.join(root, "bench", "results");
+  mkdirSync(dir, { recursive: true });
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  const record = {
+    connections: CONNECTIONS,
+    durationS: DURATION_S,
+    state: ON_DISK ? "disk" : "memory",
+    rows,
+    ...details,
+  };
+  writeFileSync(path.join(dir, `${stamp}.json`), JSON.stringify(record, null, 2));
+  writeFileSync(path.join(dir, "latest.md"), `${lines.join("\n")}\n`);
+}
+
+function notes({ ingestion, history }) {
+  return [
+    `Usage ingestion: ${ingestion.records.toLocaleString("en")} records in ${ingestion.batches} batches, ` +
+      `${ingestion.concurrency} in flight, ${ingestion.accounts} accounts, ${ingestion.subusers} sub-users, ` +
+      `${ingestion.sessionShare * 100}% session usage; posted in ${ingestion.secondsPosting} s ` +
+      `(${ingestion.postsPerSecond} POST/s), all counted by GET /v1/residential/traffic after ` +
+      `${ingestion.secondsUntilAbsorbed} s; its req/s is records/s and its p50/p99 the POSTs' latency.`,
+    `Traffic queries: one account, ${history.subusers.toLocaleString("en")} sub-users, ` +
+      `${history.records.toLocaleString("en")} records seeded in ${history.batches} batches (${history.secondsSeeding} s), ` +
+      "read after the store's fold; each answer checked once against the seeding.",
+  ];
+}
+
+/** A ratio to the bare route: a percentage, or a multiple from 10× up. */
+function ratio(value) {
+  return value >= 10 ? `${value.toFixed(1)}×` : `${(value * 100).toFixed(0)}%`;
 }

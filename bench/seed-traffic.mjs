@@ -84,7 +84,7 @@ function historyRecords(subusers, seededAt, minuteSubusers) {
       }),
     );
   for (let day = 0; day < DAYS; day++) {
-    subusers.forEach((subuser, s) => add(subuser, seededAt - day * DAY - (30 + ((s * 7) % 690)) * MINUTE));
+    for (const [s, subuser] of subusers.entries()) add(subuser, seededAt - day * DAY - (30 + ((s * 7) % 690)) * MINUTE);
   }
   for (let minute = 1; minute <= MINUTE_RECORDS_SPAN; minute++) {
     for (const subuser of subusers.slice(0, minuteSubusers)) add(subuser, seededAt - minute * MINUTE);

@@ -74,6 +74,36 @@ describe("POST /internal/gateway/usage (usage reports)", () => {
     expect(await rows()).toEqual([0, 0]);
   });
 
+  it("splits one sub-user's many sessions across queue messages, so a batch never exceeds the queue's message limit", {
+    timeout: 30_000,
+  }, async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const subuser = await createSubuser(account);
+    const names = Array.from({ length: 150 }, (_, i) =>
+      username(subuser.name, `type-res-region-us-session-s${i}-sesstime-30`),
+    );
+    for (const name of names) {
+      const decision = await json(
+        await call("POST", "/internal/gateway/authorize", {
+          token: GATEWAY_TOKEN,
+          body: { username: name, password: subuser.password, source_ip: "198.51.100.10", product: "residential" },
+        }),
+      );
+      expect(decision.allow).toBe(true);
+    }
+    const records = Array.from({ length: 1000 }, (_, i) =>
+      usageRecord(names[i % names.length] as string, { target_host: `host-${i}.example.com` }),
+    );
+    const response = await reportUsage(records);
+    expect(response.status).toBe(202);
+    expect((await json(response)).accepted).toBe(1000);
+    const sessions = await eventually(
+      async () => json(await call("GET", "/v1/residential/sessions?limit=200", { token: account.token })),
+      (body) => body.data.reduce((sum: number, session: { requests: number }) => sum + session.requests, 0) === 1000,
+    );
+    expect(sessions.data).toHaveLength(150);
+  });
+
   it("refuses an invalid record with 422 naming its index, and counts nothing of the batch", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);

@@ -256,21 +256,29 @@ function pack(usage: {
   const messages: UsageMessage[] = [];
   let current = emptyPart(usage, 0);
   let size = 0;
-  const add = (item: { kind: "cell" | "gate" | "sample"; value: Cell | GateUsage | SampleCandidate }) => {
-    const itemSize = JSON.stringify(item.value).length + 1;
+  const add = (itemSize: number, place: (part: UsageMessage) => void) => {
     if (size + itemSize > MESSAGE_BYTES && size > 0) {
       messages.push(current);
       current = emptyPart(usage, messages.length);
       size = 0;
     }
     size += itemSize;
-    if (item.kind === "cell") current.cells.push(item.value as Cell);
-    else if (item.kind === "gate") current.gates.push(item.value as GateUsage);
-    else current.samples.push(item.value as SampleCandidate);
+    place(current);
   };
-  for (const value of usage.cells) add({ kind: "cell", value });
-  for (const value of usage.gates) add({ kind: "gate", value });
-  for (const value of usage.samples) add({ kind: "sample", value });
+  const sizeOf = (value: unknown) => JSON.stringify(value).length + 1;
+  for (const cell of usage.cells) add(sizeOf(cell), (part) => part.cells.push(cell));
+  // A gate's sessions may span parts (each part is applied once under its own key): one sub-user with many
+  // sessions in a batch must not make a message past the queue's limit.
+  for (const gate of usage.gates) {
+    for (const session of gate.sessions) {
+      add(sizeOf(session) + gate.gateName.length, (part) => {
+        const entry = part.gates.find((known) => known.gateName === gate.gateName);
+        if (entry) entry.sessions.push(session);
+        else part.gates.push({ gateName: gate.gateName, sessions: [session] });
+      });
+    }
+  }
+  for (const sample of usage.samples) add(sizeOf(sample), (part) => part.samples.push(sample));
   messages.push(current);
   return messages;
 }

@@ -1,5 +1,8 @@
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import { vi } from "vitest";
+import worker from "../../src/index";
 import type { TestAccount } from "./accounts";
-import { call, gateway, json } from "./http";
+import { call, env, gateway, json } from "./http";
 
 let counter = 0;
 
@@ -53,4 +56,26 @@ export async function traffic(account: TestAccount, product: string, query: stri
   const response = await call("GET", `/v1/${product}/traffic?${query}`, { token: account.token });
   if (response.status !== 200) throw new Error(`traffic: ${response.status} ${await response.text()}`);
   return json(response);
+}
+
+/**
+ * Holds the usage queue's messages instead of letting the broker deliver them (as if the consumer were behind),
+ * so a test can deliver them by hand, as often as it likes, and read what the consumer acked or retried.
+ */
+export function holdUsageMessages() {
+  const sent: Array<{ body: unknown }> = [];
+  vi.spyOn(env.USAGE_QUEUE, "sendBatch").mockImplementation(async (messages) => {
+    sent.push(...(messages as Array<{ body: unknown }>));
+    return { metadata: { metrics: { backlogCount: 0, backlogBytes: 0 } } } as QueueSendBatchResponse;
+  });
+  const deliver = async () => {
+    const batch = createMessageBatch(
+      "usage",
+      sent.map((message, index) => ({ id: `m${index}`, timestamp: new Date(), attempts: 1, body: message.body })),
+    );
+    const ctx = createExecutionContext();
+    await worker.queue(batch, env);
+    return getQueueResult(batch, ctx);
+  };
+  return { sent, deliver };
 }

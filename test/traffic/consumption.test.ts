@@ -1,11 +1,9 @@
-import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import worker from "../../src/index";
 import { buyBandwidth, createAccount, type TestAccount } from "../helpers/accounts";
 import { admin, call, env, gateway, json } from "../helpers/http";
 import { batchIps, orderBatch } from "../helpers/isp";
 import { authorize, createSubuser, type TestSubuser, username } from "../helpers/subusers";
-import { eventually, type RecordFields, reportUsage, usageRecord } from "../helpers/usage";
+import { eventually, holdUsageMessages, type RecordFields, reportUsage, usageRecord } from "../helpers/usage";
 
 /** Each of these tests waits for one or more usage reports to pass through the queue (about a second each). */
 const SLOW = { timeout: 40_000 };
@@ -444,11 +442,7 @@ describe("monthly sub-user caps (traffic_limit_gb, traffic_used_gb)", () => {
       const lowered = await createSubuser(account, { traffic_limit_gb: 1 });
       const newlyCapped = await createSubuser(account);
       // Hold the queue's messages, as if the consumer were a few seconds behind, and deliver them by hand.
-      const sent: Array<{ body: unknown }> = [];
-      vi.spyOn(env.USAGE_QUEUE, "sendBatch").mockImplementation(async (messages) => {
-        sent.push(...(messages as Array<{ body: unknown }>));
-        return { metadata: { metrics: { backlogCount: 0, backlogBytes: 0 } } } as QueueSendBatchResponse;
-      });
+      const { sent, deliver } = holdUsageMessages();
       await report(record(lowered, 600 * MB), record(newlyCapped, 600 * MB));
       expect(sent.length).toBeGreaterThan(0);
 
@@ -457,13 +451,7 @@ describe("monthly sub-user caps (traffic_limit_gb, traffic_used_gb)", () => {
       expect((await ask(lowered)).allow).toBe(true);
       expect((await ask(newlyCapped)).allow).toBe(true);
 
-      const batch = createMessageBatch(
-        "usage",
-        sent.map((message, index) => ({ id: `m${index}`, timestamp: new Date(), attempts: 1, body: message.body })),
-      );
-      const ctx = createExecutionContext();
-      await worker.queue(batch, env);
-      expect((await getQueueResult(batch, ctx)).retryMessages).toEqual([]);
+      expect((await deliver()).retryMessages).toEqual([]);
 
       expect(await subuserBody(account, lowered.id)).toMatchObject({ traffic_limit_gb: 0.5, traffic_used_gb: 0.6 });
       expect(await subuserBody(account, newlyCapped.id)).toMatchObject({

@@ -1,11 +1,10 @@
-import { createExecutionContext, createMessageBatch, getQueueResult, runDurableObjectAlarm } from "cloudflare:test";
+import { runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { TrafficStoreClient } from "../../durable-objects/traffic-store-client";
-import worker from "../../src/index";
 import { createAccount, issueKey, type TestAccount } from "../helpers/accounts";
 import { call, env, json } from "../helpers/http";
 import { authorize, createSubuser, type TestSubuser, username } from "../helpers/subusers";
-import { eventually, type RecordFields, reportUsage, usageRecord } from "../helpers/usage";
+import { eventually, holdUsageMessages, type RecordFields, reportUsage, usageRecord } from "../helpers/usage";
 
 // Usage must show within 10 s (`eventually`); leave the test room to fail on that rather than on the default 5 s.
 vi.setConfig({ testTimeout: 30_000 });
@@ -303,24 +302,11 @@ describe("session usage (POST /internal/gateway/usage → the session's gate)", 
     const session = await pin(subuser, user);
     await sessionWhen(account, session.id, () => true);
     // Keep the messages instead of letting the broker deliver them, then deliver them by hand.
-    const sent: Array<{ body: unknown }> = [];
-    vi.spyOn(env.USAGE_QUEUE, "sendBatch").mockImplementation(async (messages) => {
-      sent.push(...(messages as Array<{ body: unknown }>));
-      return { metadata: { metrics: { backlogCount: 0, backlogBytes: 0 } } } as QueueSendBatchResponse;
-    });
+    const { sent, deliver } = holdUsageMessages();
     const t = Date.now();
     const records = [1, 2].map((i) => usageRecord(user, { ts: iso(t + i), bytes_in: 500, bytes_out: 50 }));
     expect((await reportUsage(records)).status).toBe(202);
     expect(sent).toHaveLength(1);
-    const deliver = async () => {
-      const batch = createMessageBatch(
-        "usage",
-        sent.map((message, index) => ({ id: `m${index}`, timestamp: new Date(), attempts: 1, body: message.body })),
-      );
-      const ctx = createExecutionContext();
-      await worker.queue(batch, env);
-      return getQueueResult(batch, ctx);
-    };
     // First delivery: the gate applies the session usage, then the account's store fails.
     vi.spyOn(TrafficStoreClient.prototype, "ingest").mockRejectedValueOnce(new Error("crash after the gate"));
     expect((await deliver()).retryMessages).toHaveLength(1);

@@ -1,13 +1,12 @@
-import { createExecutionContext, createMessageBatch, getQueueResult, runDurableObjectAlarm } from "cloudflare:test";
+import { runDurableObjectAlarm } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { TrafficStoreClient } from "../../durable-objects/traffic-store-client";
-import worker from "../../src/index";
 import { createAccount } from "../helpers/accounts";
 import { runCron } from "../helpers/cron";
 import { BASE, call, env, GATEWAY_TOKEN, json } from "../helpers/http";
 import { createSubuser, username } from "../helpers/subusers";
-import { eventually, reportUsage, traffic, usageRecord } from "../helpers/usage";
+import { eventually, holdUsageMessages, reportUsage, traffic, usageRecord } from "../helpers/usage";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -159,23 +158,10 @@ describe("POST /internal/gateway/usage (usage reports)", () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);
     // Keep the messages instead of letting the broker deliver them, then deliver them by hand.
-    const sent: Array<{ body: unknown }> = [];
-    vi.spyOn(env.USAGE_QUEUE, "sendBatch").mockImplementation(async (messages) => {
-      sent.push(...(messages as Array<{ body: unknown }>));
-      return { metadata: { metrics: { backlogCount: 0, backlogBytes: 0 } } } as QueueSendBatchResponse;
-    });
+    const { sent, deliver } = holdUsageMessages();
     const records = Array.from({ length: 5 }, () => usageRecord(username(subuser.name), { bytes_in: 200_000_000 }));
     expect((await reportUsage(records)).status).toBe(202);
     expect(sent).toHaveLength(1);
-    const deliver = async () => {
-      const batch = createMessageBatch(
-        "usage",
-        sent.map((message, index) => ({ id: `m${index}`, timestamp: new Date(), attempts: 1, body: message.body })),
-      );
-      const ctx = createExecutionContext();
-      await worker.queue(batch, env);
-      return getQueueResult(batch, ctx);
-    };
     // First delivery: the account's store applies the message, then the worker crashes before the pools.
     const ingest = TrafficStoreClient.prototype.ingest;
     vi.spyOn(TrafficStoreClient.prototype, "ingest").mockImplementationOnce(async function (

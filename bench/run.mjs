@@ -32,6 +32,8 @@ const PORT = 8799;
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ON_DISK = process.env.BENCH_STATE === "disk";
+/** `BENCH_ONLY=ingestion`: the bare route and ingestion only, printed and not kept (for quick iterations). */
+const INGESTION_ONLY = process.env.BENCH_ONLY === "ingestion";
 const INGEST = {
   batches: Number(process.env.BENCH_INGEST_BATCHES ?? 200),
   concurrency: Number(process.env.BENCH_INGEST_CONCURRENCY ?? 8),
@@ -73,6 +75,13 @@ try {
     INGEST,
   );
   console.log(`usage ingestion: ${Math.round(ingestionRow.rps)} records/s ${JSON.stringify(ingestion)}`);
+  if (INGESTION_ONLY) {
+    const bare = await measure({ name: "bare route (GET /healthz)", path: "/healthz", bare: true });
+    console.log(`bare ${Math.round(bare.rps)} req/s; ingestion = ${(ingestionRow.rps / bare.rps).toFixed(1)}× bare`);
+    child.kill("SIGTERM");
+    if (persistTo) rmSync(persistTo, { recursive: true, force: true });
+    process.exit(0);
+  }
   const history = await seedTrafficHistory(api, tokens, HISTORY);
   console.log(`traffic history seeded: ${JSON.stringify(history.details)}; waiting for the store's fold`);
 

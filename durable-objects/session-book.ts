@@ -124,35 +124,65 @@ export class SessionBook {
   }
 
   /**
-   * Adds a usage message's session usage: pins the exit IP of a session that has none, moves it on a repin,
-   * counts bytes and requests, keeps the last 10 requests. Once per message key; returns the changed sessions,
-   * or null when the message was applied before.
+   * Adds usage messages' session usage, each message once: pins the exit IP of a session that has none, moves it
+   * on a repin, counts bytes and requests, keeps the last 10 requests. Returns the current state of every
+   * session the messages touched (applied now or before).
    */
-  apply(messageKey: string, usages: SessionUsage[], at: number): SessionSnapshot[] | null {
-    const applied = this.#sql.exec("SELECT 1 FROM usage_applied WHERE key = ?", messageKey).toArray();
-    if (applied.length > 0) return null;
-    this.#sql.exec("INSERT INTO usage_applied (key, at) VALUES (?, ?)", messageKey, at);
-    const changed: string[] = [];
-    for (const usage of usages) {
-      const row = this.#sessionAt(usage.username.toLowerCase(), usage.lastTs);
-      if (!row) continue;
-      const pin = usage.repinnedExitIp ?? row.exit_ip ?? usage.firstExitIp;
-      this.#sql.exec(
-        `UPDATE sessions SET exit_ip = ?, repinned = repinned OR ?, bytes_used = bytes_used + ?,
-           requests = requests + ?, version = version + 1 WHERE id = ?`,
-        pin,
-        usage.repinnedExitIp === null ? 0 : 1,
-        usage.bytes,
-        usage.requests,
-        row.id,
-      );
-      for (const request of usage.lastRequests) this.#addRequest(row.id, request);
-      this.#trimRequests(row.id);
-      this.#touch(row.id);
-      changed.push(row.id);
+  apply(parts: Array<{ key: string; usages: SessionUsage[] }>, at: number): SessionSnapshot[] {
+    const applied = new Set(
+      this.#sql
+        .exec<{ key: string }>(
+          "SELECT key FROM usage_applied WHERE key IN (SELECT value FROM json_each(?))",
+          JSON.stringify(parts.map((part) => part.key)),
+        )
+        .toArray()
+        .map((row) => row.key),
+    );
+    const fresh = parts.filter((part) => !applied.has(part.key));
+    this.#sql.exec(
+      "INSERT OR IGNORE INTO usage_applied (key, at) SELECT value, ? FROM json_each(?)",
+      at,
+      JSON.stringify(fresh.map((part) => part.key)),
+    );
+    const touched = new Set<string>();
+    const changed = new Set<string>();
+    for (const part of parts) {
+      const isFresh = !applied.has(part.key);
+      for (const usage of part.usages) {
+        const id = isFresh ? this.#addUsage(usage) : this.#sessionAt(usage.username.toLowerCase(), usage.lastTs)?.id;
+        if (id) touched.add(id);
+        if (id && isFresh) changed.add(id);
+      }
     }
-    this.#reloadLive(changed);
-    return this.snapshots(changed);
+    for (const id of changed) this.#trimRequests(id);
+    this.#reloadLive([...changed]);
+    return this.snapshots([...touched]);
+  }
+
+  /** One session's share of a message: its counters, pin and requests. */
+  #addUsage(usage: SessionUsage): string | null {
+    const row = this.#sessionAt(usage.username.toLowerCase(), usage.lastTs);
+    if (!row) return null;
+    this.#sql.exec(
+      `UPDATE sessions SET exit_ip = coalesce(?, exit_ip, ?), repinned = repinned OR ?, bytes_used = bytes_used + ?,
+         requests = requests + ?, version = version + 1 WHERE id = ?`,
+      usage.repinnedExitIp,
+      usage.firstExitIp,
+      usage.repinnedExitIp === null ? 0 : 1,
+      usage.bytes,
+      usage.requests,
+      row.id,
+    );
+    this.#sql.exec(
+      `INSERT OR IGNORE INTO session_requests (session, request_id, ts, method, target_host, status, bytes, exit_ip)
+       SELECT ?, value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6 FROM json_each(?)`,
+      row.id,
+      JSON.stringify(
+        usage.lastRequests.map((r) => [r.requestId, r.ts, r.method, r.targetHost, r.status, r.bytes, r.exitIp]),
+      ),
+    );
+    this.#touch(row.id);
+    return row.id;
   }
 
   /** Ends a session early: the next authorize with its username starts a new one. */
@@ -198,11 +228,6 @@ export class SessionBook {
         exitIp: r.exit_ip,
       }));
     return { session: this.#snapshot(row), lastRequests };
-  }
-
-  /** The sessions a message's usage belongs to (as `apply` matched them). */
-  idsFor(usages: SessionUsage[]): string[] {
-    return usages.flatMap((usage) => this.#sessionAt(usage.username.toLowerCase(), usage.lastTs)?.id ?? []);
   }
 
   snapshots(ids: string[]): SessionSnapshot[] {
@@ -273,21 +298,6 @@ export class SessionBook {
       const row = this.#row(id);
       if (row && row.status === "active" && this.#live.get(row.key)?.id === row.id) this.#live.set(row.key, row);
     }
-  }
-
-  #addRequest(session: string, request: SessionRequest): void {
-    this.#sql.exec(
-      `INSERT OR IGNORE INTO session_requests (session, request_id, ts, method, target_host, status, bytes, exit_ip)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      session,
-      request.requestId,
-      request.ts,
-      request.method,
-      request.targetHost,
-      request.status,
-      request.bytes,
-      request.exitIp,
-    );
   }
 
   #trimRequests(session: string): void {

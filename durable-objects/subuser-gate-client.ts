@@ -39,8 +39,8 @@ export class SubuserGateClient {
     await this.#stub.updateMonthUsage(month, usedBytes);
   }
 
-  applySessionUsage(messageKey: string, usages: SessionUsage[]): Promise<SessionSnapshot[]> {
-    return this.#stub.applySessionUsage(messageKey, usages);
+  applySessionUsage(parts: Array<{ key: string; usages: SessionUsage[] }>): Promise<SessionSnapshot[]> {
+    return this.#stub.applySessionUsage(parts);
   }
 
   session(id: string): Promise<{ session: SessionSnapshot; lastRequests: SessionRequest[] } | null> {

@@ -165,13 +165,11 @@ export class SubuserGate extends DurableObject {
   }
 
   /**
-   * Applies a usage message's sticky-session usage (once per message key) and returns the current state of the
-   * sessions it touched, which the caller copies to the account's session index.
+   * Applies usage messages' sticky-session usage (once per message key) and returns the current state of the
+   * sessions they touched, which the caller copies to the account's session index.
    */
-  applySessionUsage(messageKey: string, usages: SessionUsage[]): SessionSnapshot[] {
-    const at = now();
-    const changed = this.#sessions.apply(messageKey, usages, at);
-    const touched = changed ?? this.#sessions.snapshots(this.#sessions.idsFor(usages));
+  applySessionUsage(parts: Array<{ key: string; usages: SessionUsage[] }>): SessionSnapshot[] {
+    const touched = this.#sessions.apply(parts, now());
     this.#sessions.copied(touched);
     return touched;
   }

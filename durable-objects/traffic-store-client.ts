@@ -1,4 +1,5 @@
 import type { SessionFilters } from "./session-index";
+import type { IpHealth, ReportScope, RequestLogRow, TrafficDayCursor, TrafficDayRow } from "./traffic-reports";
 import type { TrafficQuery, TrafficRow } from "./traffic-rollups";
 import type { StoreIngest, TrafficStore } from "./traffic-store";
 import type { RequestSample, SessionSnapshot, TrafficProduct } from "./traffic-types";
@@ -11,7 +12,7 @@ export class TrafficStoreClient {
     this.#stub = env.TRAFFIC_STORE.get(env.TRAFFIC_STORE.idFromName(accountId));
   }
 
-  ingest(message: StoreIngest): Promise<boolean> {
+  ingest(message: StoreIngest): Promise<number> {
     return this.#stub.ingest(message);
   }
 
@@ -25,6 +26,22 @@ export class TrafficStoreClient {
 
   requests(query: { product: TrafficProduct; subuserId?: string; limit: number }): Promise<RequestSample[]> {
     return this.#stub.requests(query);
+  }
+
+  reportTrafficDays(scope: ReportScope, cursor: TrafficDayCursor | null, limit: number): Promise<TrafficDayRow[]> {
+    return this.#stub.reportTrafficDays(scope, cursor, limit);
+  }
+
+  reportRequestLog(
+    scope: ReportScope,
+    cursor: { ts: number; requestId: string } | null,
+    limit: number,
+  ): Promise<RequestLogRow[]> {
+    return this.#stub.reportRequestLog(scope, cursor, limit);
+  }
+
+  reportIpHealth(ips: string[], from: number, to: number): Promise<IpHealth[]> {
+    return this.#stub.reportIpHealth(ips, from, to);
   }
 
   listSessions(filters: SessionFilters): Promise<SessionSnapshot[]> {

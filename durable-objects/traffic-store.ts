@@ -2,14 +2,27 @@ import { DurableObject } from "cloudflare:workers";
 import { DAY, MINUTE, now } from "../src/platform/clock";
 import { RequestLog } from "./request-log";
 import { type SessionFilters, SessionIndex } from "./session-index";
+import {
+  type IpHealth,
+  type ReportScope,
+  type RequestLogRow,
+  type TrafficDayCursor,
+  type TrafficDayRow,
+  TrafficReports,
+} from "./traffic-reports";
 import { Rollups, type TrafficQuery, type TrafficRow } from "./traffic-rollups";
 import type { Cell, RequestSample, SampleCandidate, SessionSnapshot, TrafficProduct } from "./traffic-types";
 
 /** What one usage message brings to its account's store. */
-export interface StoreIngest {
+export interface StorePart {
   key: string;
   cells: Cell[];
   samples: SampleCandidate[];
+}
+
+/** What a consumer batch brings to one account's store: its usage messages, and the sessions they touched. */
+export interface StoreIngest {
+  parts: StorePart[];
   sessions: SessionSnapshot[];
 }
 
@@ -31,6 +44,7 @@ export class TrafficStore extends DurableObject {
   readonly #rollups: Rollups;
   readonly #log: RequestLog;
   readonly #sessions: SessionIndex;
+  readonly #reports: TrafficReports;
   #alarmAt: number | null = null;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
@@ -40,21 +54,39 @@ export class TrafficStore extends DurableObject {
     this.#rollups = new Rollups(this.#sql);
     this.#log = new RequestLog(this.#sql);
     this.#sessions = new SessionIndex(this.#sql);
+    this.#reports = new TrafficReports(this.#sql);
   }
 
-  /** Applies a usage message once; returns false when it was applied before (its session copies still land). */
-  ingest(message: StoreIngest): boolean {
+  /**
+   * Applies usage messages, each once (one set-based write for all of them); returns how many were new. The
+   * session copies always land (a newer copy wins).
+   */
+  ingest(message: StoreIngest): number {
     const at = now();
     this.#sessions.upsert(message.sessions);
-    const seen = this.#sql.exec("SELECT 1 FROM usage_applied WHERE key = ?", message.key).toArray().length > 0;
-    if (seen) return false;
-    this.#sql.exec("INSERT INTO usage_applied (key, at) VALUES (?, ?)", message.key, at);
-    this.#rollups.ingest(message.cells);
-    this.#log.add(message.samples, (minute) =>
-      Math.max(this.#rollups.requestsInMinute(minute), this.#rollups.requestsInMinute(minute - MINUTE)),
+    const applied = new Set(
+      this.#sql
+        .exec<{ key: string }>(
+          "SELECT key FROM usage_applied WHERE key IN (SELECT value FROM json_each(?))",
+          JSON.stringify(message.parts.map((part) => part.key)),
+        )
+        .toArray()
+        .map((row) => row.key),
+    );
+    const fresh = message.parts.filter((part) => !applied.has(part.key));
+    if (fresh.length === 0) return 0;
+    this.#sql.exec(
+      "INSERT OR IGNORE INTO usage_applied (key, at) SELECT value, ? FROM json_each(?)",
+      at,
+      JSON.stringify(fresh.map((part) => part.key)),
+    );
+    this.#rollups.ingest(fresh.flatMap((part) => part.cells));
+    this.#log.add(
+      fresh.flatMap((part) => part.samples),
+      (minute) => Math.max(this.#rollups.requestsInMinute(minute), this.#rollups.requestsInMinute(minute - MINUTE)),
     );
     this.#wakeBy(at + FOLD_INTERVAL_MS);
-    return true;
+    return fresh.length;
   }
 
   upsertSessions(snapshots: SessionSnapshot[]): void {
@@ -67,6 +99,25 @@ export class TrafficStore extends DurableObject {
 
   requests(query: { product: TrafficProduct; subuserId?: string; limit: number }): RequestSample[] {
     return this.#log.list(query, now());
+  }
+
+  /** Report files (read-only, paged): usage per day, product and sub-user. */
+  reportTrafficDays(scope: ReportScope, cursor: TrafficDayCursor | null, limit: number): TrafficDayRow[] {
+    return this.#reports.trafficDays(scope, cursor, limit, now());
+  }
+
+  /** Report files (read-only, paged): the sampled request log of a range, oldest first. */
+  reportRequestLog(
+    scope: ReportScope,
+    cursor: { ts: number; requestId: string } | null,
+    limit: number,
+  ): RequestLogRow[] {
+    return this.#reports.requestLog(scope, cursor, limit, now());
+  }
+
+  /** Report files: requests, errors and last activity of ISP IPs. */
+  reportIpHealth(ips: string[], from: number, to: number): IpHealth[] {
+    return this.#reports.ipHealth(ips, from, to, now());
   }
 
   listSessions(filters: SessionFilters): SessionSnapshot[] {

@@ -43,7 +43,7 @@ export async function webhookHeaders(
   message: { id: string; timestamp: number; body: string },
 ): Promise<Record<string, string>> {
   const seconds = Math.floor(message.timestamp / 1000);
-  const content = encoder.encode(`${message.id}.${seconds}.${message.body}`);
+  const content = new Uint8Array(encoder.encode(`${message.id}.${seconds}.${message.body}`));
   const signatures = await Promise.all(secrets.map((secret) => signOne(secret, content)));
   return {
     "webhook-id": message.id,

@@ -1,12 +1,13 @@
 import { domainContext } from "../domain/context";
-import { applyUsageMessage } from "../domain/traffic/apply-usage";
+import { applyUsageMessages } from "../domain/traffic/apply-usage";
 import type { UsageMessage } from "../domain/traffic/usage-messages";
 import { logError } from "../platform/logger";
 
 /**
- * The `usage` queue's consumer. Accounts are applied in parallel, each account's messages in order; a message
- * that fails is retried (the queue redelivers it, up to its retry limit, then to the dead-letter queue) and,
- * since every effect is keyed by the message, applies only what it had not applied yet.
+ * The `usage` queue's consumer. Each account's messages are applied together (one call per store for all of
+ * them), accounts in parallel. When an account's application fails, its messages are retried (the queue
+ * redelivers them, up to its retry limit, then to the dead-letter queue) and, since every effect is keyed by
+ * its message, only what was not applied yet happens.
  */
 export async function consumeUsage(batch: MessageBatch<UsageMessage>, env: Cloudflare.Env): Promise<void> {
   const ctx = domainContext(env);
@@ -17,15 +18,19 @@ export async function consumeUsage(batch: MessageBatch<UsageMessage>, env: Cloud
     byAccount.set(message.body.accountId, list);
   }
   await Promise.all(
-    [...byAccount.values()].map(async (messages) => {
-      for (const message of messages) {
-        try {
-          await applyUsageMessage(ctx, message.body);
-          message.ack();
-        } catch (error) {
-          logError("usage_message_failed", { key: message.body.key, attempts: message.attempts }, error);
-          message.retry({ delaySeconds: Math.min(60, 2 ** message.attempts) });
-        }
+    [...byAccount].map(async ([accountId, messages]) => {
+      try {
+        await applyUsageMessages(
+          ctx,
+          accountId,
+          messages.map((message) => message.body),
+        );
+        for (const message of messages) message.ack();
+      } catch (error) {
+        const keys = messages.map((message) => message.body.key);
+        const attempts = Math.max(...messages.map((message) => message.attempts));
+        logError("usage_messages_failed", { accountId, keys: keys.join(" "), attempts }, error);
+        for (const message of messages) message.retry({ delaySeconds: Math.min(60, 2 ** message.attempts) });
       }
     }),
   );

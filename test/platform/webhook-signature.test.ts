@@ -14,7 +14,7 @@ describe("Standard Webhooks signatures", () => {
     const [previous, next] = [newWebhookSecret(), newWebhookSecret()];
     const body = "{}";
     const headers = await webhookHeaders([next, previous], { id: "msg_2", timestamp: Date.now(), body });
-    expect(headers["webhook-signature"].split(" ")).toHaveLength(2);
+    expect(headers["webhook-signature"]?.split(" ")).toHaveLength(2);
     expect(new Webhook(previous).verify(body, headers)).toEqual({});
     expect(new Webhook(next).verify(body, headers)).toEqual({});
     expect(() => new Webhook(newWebhookSecret()).verify(body, headers)).toThrow();

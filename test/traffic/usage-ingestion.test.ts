@@ -154,6 +154,28 @@ describe("POST /internal/gateway/usage (usage reports)", () => {
     expect((await json(broken)).code).toBe("invalid_json");
   });
 
+  it("applies an account's messages of one consumer batch together (one store call), each once even when some were applied before", async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const subuser = await createSubuser(account);
+    const { sent, deliver } = holdUsageMessages();
+    const batchOf = (n: number) => Array.from({ length: n }, () => usageRecord(username(subuser.name)));
+    expect((await reportUsage(batchOf(2))).status).toBe(202);
+    expect((await deliver()).retryMessages).toHaveLength(0);
+    // The next delivery holds the first message again (a redelivery) and two new ones.
+    expect((await reportUsage(batchOf(3))).status).toBe(202);
+    expect((await reportUsage(batchOf(4))).status).toBe(202);
+    expect(sent).toHaveLength(3);
+    const ingest = vi.spyOn(TrafficStoreClient.prototype, "ingest");
+    const delivered = await deliver();
+    expect(delivered.retryMessages).toHaveLength(0);
+    expect(delivered.explicitAcks).toHaveLength(3);
+    expect(ingest).toHaveBeenCalledTimes(1);
+    expect(await ingest.mock.results[0]?.value).toBe(2);
+    expect((await traffic(account, "residential", window())).rows[0]).toMatchObject({ requests: 9 });
+    const balance = await json(await call("GET", "/v1/residential/balance", { token: account.token }));
+    expect(balance.gb_used).toBe((9 * 1100) / 1e9);
+  });
+
   it("applies a message that failed half-way exactly once when the queue redelivers it", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);

@@ -1,3 +1,4 @@
+import { inArray } from "drizzle-orm";
 import { TrafficStoreClient } from "../../../durable-objects";
 import { runGuardedBatch, type Statement } from "../../db/guarded-batch";
 import { usageApplied } from "../../db/schema";
@@ -7,34 +8,67 @@ import type { DomainContext } from "../context";
 import { poolThresholdEvents, subuserThresholdEvents } from "../events";
 import { subuserGate } from "../subusers/gate-sync";
 import { addMonthlyUsageStatements } from "../subusers/monthly-usage";
-import type { UsageMessage } from "./usage-messages";
+import type { SessionUsage, UsageMessage } from "./usage-messages";
 
 /**
- * Applies one usage message, exactly once whatever the redeliveries: each step remembers the message key in the
- * same atomic write as its effect — the sub-users' gates (sticky sessions), the account's traffic store (rollups,
- * request log, session index) and D1 (pools, monthly usage, threshold events) — so a message that failed
- * half-way is retried and only its missing effects happen.
+ * Applies one account's usage messages of a consumer batch, each exactly once whatever the redeliveries: every
+ * step remembers the message keys in the same atomic write as its effect — the sub-users' gates (sticky
+ * sessions), the account's traffic store (rollups, request log, session index) and D1 (pools, monthly usage,
+ * threshold events) — so messages that failed half-way are retried and only their missing effects happen. The
+ * messages share each step's call: one per gate, one to the store and one D1 batch, however many there are.
  */
-export async function applyUsageMessage(ctx: DomainContext, message: UsageMessage): Promise<void> {
+export async function applyUsageMessages(
+  ctx: DomainContext,
+  accountId: string,
+  messages: UsageMessage[],
+): Promise<void> {
   const sessions = await Promise.all(
-    message.gates.map((gate) => subuserGate(ctx, gate.gateName).applySessionUsage(message.key, gate.sessions)),
+    [...sessionUsageByGate(messages)].map(([gateName, parts]) => subuserGate(ctx, gateName).applySessionUsage(parts)),
   );
-  await new TrafficStoreClient(ctx.env, message.accountId).ingest({
-    key: message.key,
-    cells: message.cells,
-    samples: message.samples,
+  await new TrafficStoreClient(ctx.env, accountId).ingest({
+    parts: messages.map(({ key, cells, samples }) => ({ key, cells, samples })),
     sessions: sessions.flat(),
   });
   // A part without cells (sessions and samples only) has nothing for D1.
-  if (message.cells.length > 0) await consume(ctx, message);
+  await consume(
+    ctx,
+    accountId,
+    messages.filter((message) => message.cells.length > 0),
+  );
 }
 
-/** Pools (gateway products) and sub-users' monthly usage consume the message's bytes (in + out), once. */
-async function consume(ctx: DomainContext, message: UsageMessage): Promise<void> {
+function sessionUsageByGate(messages: UsageMessage[]): Map<string, Array<{ key: string; usages: SessionUsage[] }>> {
+  const byGate = new Map<string, Array<{ key: string; usages: SessionUsage[] }>>();
+  for (const message of messages) {
+    for (const gate of message.gates) {
+      const parts = byGate.get(gate.gateName) ?? [];
+      parts.push({ key: message.key, usages: gate.sessions });
+      byGate.set(gate.gateName, parts);
+    }
+  }
+  return byGate;
+}
+
+/** Pools (gateway products) and sub-users' monthly usage consume the messages' bytes (in + out), once each. */
+async function consume(ctx: DomainContext, accountId: string, messages: UsageMessage[]): Promise<void> {
+  if (messages.length === 0) return;
+  const appliedBefore = await ctx.db
+    .select({ key: usageApplied.messageKey })
+    .from(usageApplied)
+    .where(
+      inArray(
+        usageApplied.messageKey,
+        messages.map((message) => message.key),
+      ),
+    );
+  const seen = new Set(appliedBefore.map((row) => row.key));
+  const fresh = messages.filter((message) => !seen.has(message.key));
+  if (fresh.length === 0) return;
+
   const at = now();
   const byProduct = new Map<string, number>();
   const byMonth = new Map<string, { subuserId: string; month: string; bytes: number }>();
-  for (const cell of message.cells) {
+  for (const cell of fresh.flatMap((message) => message.cells)) {
     const bytes = cell.bytesIn + cell.bytesOut;
     if (cell.product !== "isp") byProduct.set(cell.product, (byProduct.get(cell.product) ?? 0) + bytes);
     const month = utcMonth(cell.minute);
@@ -45,17 +79,20 @@ async function consume(ctx: DomainContext, message: UsageMessage): Promise<void>
   }
   const pools = [...byProduct].map(([product, bytes]) => ({ product, bytes }));
   const months = [...byMonth.values()];
-  const statements: Statement[] = [ctx.db.insert(usageApplied).values({ messageKey: message.key, appliedAt: at })];
+  // A concurrent consumer applying the same message makes this insert fail: the batch rolls back and retries.
+  const statements: Statement[] = [
+    ctx.db.insert(usageApplied).values(fresh.map((message) => ({ messageKey: message.key, appliedAt: at }))),
+  ];
   if (pools.length > 0) {
-    statements.push(consumePoolsStatement(ctx.db, message.accountId, pools));
-    statements.push(poolThresholdEvents(ctx.db, message.accountId, pools, at));
+    statements.push(consumePoolsStatement(ctx.db, accountId, pools));
+    statements.push(poolThresholdEvents(ctx.db, accountId, pools, at));
   }
   if (months.length > 0) {
     statements.push(...addMonthlyUsageStatements(ctx.db, months));
     statements.push(subuserThresholdEvents(ctx.db, months, at));
   }
   const outcome = await runGuardedBatch(ctx, statements);
-  if (!outcome.committed && outcome.failure !== "already_applied") {
-    throw new Error(`Usage message ${message.key} rolled back: ${outcome.failure}`);
+  if (!outcome.committed) {
+    throw new Error(`Usage messages ${fresh.map((m) => m.key).join(", ")} rolled back: ${outcome.failure}`);
   }
 }

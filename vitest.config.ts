@@ -2,9 +2,13 @@ import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { outboundService } from "./test/outbound";
+import { cloudTestBindings } from "./test/outbound/cloud";
+import { startFakeGateway } from "./test/tools/fake-gateway";
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
+  // The proxy test's gateway: the local gateway's protocol code with a stubbed API, on a free loopback port.
+  const proxyGateway = await startFakeGateway();
   return {
     plugins: [
       cloudflareTest({
@@ -16,6 +20,14 @@ export default defineConfig(async () => {
             ADMIN_TOKEN: "test-admin-token",
             GATEWAY_TOKEN: "test-gateway-token",
             SEALING_KEY: "q7mJ1l1hW8bQ0ZC8l3n9o6Ykq3hZb8i1bWqkq4m7b2Y=",
+            // Production URL rules in tests, whatever a developer's .dev.vars allows (test/webhooks).
+            WEBHOOK_ALLOW_LOCAL_HTTP: "false",
+            GATEWAY_HOST: "127.0.0.1",
+            GATEWAY_PORT: String(proxyGateway.port),
+            PROXY_TEST_TIMEOUT_MS: "1500",
+            TEST_PROXY_TARGET: proxyGateway.targetUrl,
+            // Report destinations: our cloud identities and endpoints, pointed at the fakes of test/outbound/cloud.ts.
+            ...cloudTestBindings,
           },
           // No test may reach the network: every outbound request is answered by a fake or refused (test/outbound).
           outboundService,

@@ -10,12 +10,32 @@ interface __BaseEnv_Env {
 	LOG_REQUESTS: "true";
 	ISP_PROVISIONING_DELAY_S: "120";
 	ISP_LONG_TAIL_PROVISIONING_DELAY_S: "3600";
+	SANDBOX_ISP_PROVISIONING_DELAY_S: "5";
+	GATEWAY_HOST: string;
+	GATEWAY_PORT: string;
+	PROXY_TEST_TIMEOUT_MS: string;
 	ADMIN_TOKEN: string;
 	GATEWAY_TOKEN: string;
 	SEALING_KEY: string;
 	API_KEY_GUARD: DurableObjectNamespace<import("./src/index").ApiKeyGuard>;
 	SUBUSER_GATE: DurableObjectNamespace<import("./src/index").SubuserGate>;
 	TRAFFIC_STORE: DurableObjectNamespace<import("./src/index").TrafficStore>;
+	REPORT_RUNS_QUEUE: Queue;
+	REPORTS: R2Bucket;
+	EMAIL: SendEmail;
+	REPORTS_EMAIL_FROM: string;
+	API_ORIGIN: string;
+	STS_ENDPOINT: string;
+	S3_ENDPOINT: string;
+	GCP_TOKEN_ENDPOINT: string;
+	GCP_IAM_CREDENTIALS_ENDPOINT: string;
+	GCS_UPLOAD_ENDPOINT: string;
+	NOTIFICATIONS_EMAIL_FROM: string;
+	WEBHOOK_ALLOW_LOCAL_HTTP: string;
+	WEBHOOK_QUEUE: Queue;
+	AWS_ACCESS_KEY_ID: string;
+	AWS_SECRET_ACCESS_KEY: string;
+	GCP_SERVICE_ACCOUNT_KEY: string;
 }
 declare namespace Cloudflare {
 	interface GlobalProps {
@@ -29,7 +49,7 @@ type StringifyValues<EnvType extends Record<string, unknown>> = {
 	[Binding in keyof EnvType]: EnvType[Binding] extends string ? EnvType[Binding] : string;
 };
 declare namespace NodeJS {
-	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "API_VERSION" | "GATEWAY_USER_PREFIX" | "LOG_REQUESTS" | "ISP_PROVISIONING_DELAY_S" | "ISP_LONG_TAIL_PROVISIONING_DELAY_S" | "ADMIN_TOKEN" | "GATEWAY_TOKEN" | "SEALING_KEY">> {}
+	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "API_VERSION" | "GATEWAY_USER_PREFIX" | "LOG_REQUESTS" | "ISP_PROVISIONING_DELAY_S" | "ISP_LONG_TAIL_PROVISIONING_DELAY_S" | "SANDBOX_ISP_PROVISIONING_DELAY_S" | "GATEWAY_HOST" | "GATEWAY_PORT" | "PROXY_TEST_TIMEOUT_MS" | "ADMIN_TOKEN" | "GATEWAY_TOKEN" | "SEALING_KEY">> {}
 }
 declare module "*.txt" {
 	const value: string;

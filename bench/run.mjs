@@ -15,12 +15,14 @@
 //  3. (b) Seeding 90 days of history for 1,000 sub-users (bench/seed-traffic.mjs), then a wait for the stores'
 //     fold (~60 s after the last usage), so no background work runs during the autocannon measurements.
 //  4. autocannon, one route after another (2 s warm-up, then BENCH_DURATION s): the bare route, the existing
-//     routes, (c) authorize with sticky-session usernames, and the two (b) traffic queries (answers checked once).
+//     routes, (c) authorize with sticky-session usernames, the two (b) traffic queries (answers checked once), and
+//     last the bare route proxied through the local gateway (gateway/; issue 10).
 // Every row is reported with its ratio to the bare route's req/s and, for (a)-(c), the goal of issue 8 §6.
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
+import { startGateway } from "../gateway/index.mjs";
 import { ensureAccount, prepare, root, startWorker } from "../scripts/lib/local-worker.mjs";
 import { BENCH_LIMITS, buyBandwidth } from "./accounts.mjs";
 import { apiClient } from "./http.mjs";
@@ -55,6 +57,8 @@ const { child, base } = await startWorker(PORT, { quiet: true, persistTo, vars: 
 const api = apiClient(base);
 const gatewayAuth = { Authorization: `Bearer ${vars.GATEWAY_TOKEN}`, "Content-Type": "application/json" };
 const tokens = { adminToken: vars.ADMIN_TOKEN, gatewayToken: vars.GATEWAY_TOKEN };
+// The local gateway (gateway/), for proxied requests next to direct ones.
+const gateway = await startGateway({ port: 0, apiOrigin: base, token: vars.GATEWAY_TOKEN });
 
 try {
   const account = await ensureAccount(base, vars.ADMIN_TOKEN, {
@@ -99,6 +103,8 @@ try {
       idReplacement: true,
     },
     ...(await trafficQueryTargets(api, history)).map((target) => ({ ...target, goal: GOALS.query })),
+    // Last: the usage its requests report is ingested in the background, which would slow the rows after it.
+    await proxiedTarget(auth),
   ];
 
   const rows = [];
@@ -112,8 +118,24 @@ try {
   });
   report(rows, { ingestion, history: history.details });
 } finally {
+  await gateway.close();
   child.kill("SIGTERM");
   if (persistTo) rmSync(persistTo, { recursive: true, force: true });
+}
+
+/**
+ * The bare route again, but as an HTTP proxy request through the local gateway (keep-alive connections: the gateway
+ * authorizes each new connection, then every 30 s, and reports every request as usage).
+ */
+async function proxiedTarget(auth) {
+  const subuser = await newBenchSubuser(auth, "bench-proxy");
+  const credentials = Buffer.from(`${rotatingUsername(subuser.name)}:${subuser.password}`).toString("base64");
+  return {
+    name: "proxied GET /healthz through the local gateway (gateway/)",
+    url: `http://127.0.0.1:${gateway.port}`,
+    headers: { "Proxy-Authorization": `Basic ${credentials}` },
+    requests: [{ path: `${base}/healthz` }],
+  };
 }
 
 /** The existing authorize target: a fresh sub-user per run, so leases left by an earlier run (10 min) do not fill its slots. */
@@ -194,7 +216,7 @@ async function measure(target) {
 
 function run(target, duration) {
   return autocannon({
-    url: `${base}${target.path}`,
+    url: target.url ?? `${base}${target.path}`,
     method: target.method ?? "GET",
     headers: target.headers,
     body: target.body,

@@ -1,6 +1,7 @@
 // `npm run dev`: local D1 migrated, a demo account seeded, its API key and the docs URL printed,
 // the API served on http://localhost:8787, and the Cron Trigger's jobs run every few seconds.
-import { ensureAccount, prepare, startWorker } from "./lib/local-worker.mjs";
+import { GATEWAY_PORT, startDemoGateway } from "./lib/demo-gateway.mjs";
+import { ensureAccount, ensureSandboxKey, prepare, startWorker } from "./lib/local-worker.mjs";
 
 const PORT = 8787;
 // wrangler dev never fires Cron Triggers by itself: run the every-minute jobs often, so that local state
@@ -18,6 +19,10 @@ const demo = await ensureAccount(base, vars.ADMIN_TOKEN, {
   file: "demo-account.json",
 });
 
+const sandbox = await ensureSandboxKey(base, vars.ADMIN_TOKEN, demo.accountId, "demo-sandbox.json");
+
+const demoGateway = await startDemoGateway(base, { gatewayToken: vars.GATEWAY_TOKEN, apiKey: demo.token });
+
 const tick = setInterval(() => {
   fetch(`${base}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent("* * * * *")}`).catch(() => {});
 }, CRON_TICK_MS);
@@ -32,12 +37,21 @@ console.log(`
     API key    ${demo.token}
 
   Try:  curl -H "Authorization: Bearer ${demo.token}" http://localhost:${PORT}/v1/users/me
+
+  Sandbox key  ${sandbox.token}
+    separate data, simulated money, livemode: false; test helpers under /v1/test-helpers (docs: Test helpers)
+
+  Gateway    localhost:${GATEWAY_PORT} (HTTP, CONNECT, SOCKS5; usage reaches traffic within seconds)
+    ${demoGateway.curl}
+    ${demoGateway.sticky}
+
   Jobs: the Cron Trigger runs every ${CRON_TICK_MS / 1000} s here; ISP provisioning takes ${LOCAL_VARS.ISP_PROVISIONING_DELAY_S} s.
 `);
 
 for (const signal of ["SIGINT", "SIGTERM"]) {
   process.on(signal, () => {
     clearInterval(tick);
+    demoGateway.gateway.close();
     child.kill(signal);
   });
 }

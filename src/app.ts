@@ -1,6 +1,5 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { docsPage } from "./api-docs/docs-page";
-import { postmanCollection } from "./api-docs/postman";
+import { API_VERSIONS, type ApiVersion, buildVersion, deprecationNotices, serveDescriptions } from "./api-versions";
 import type { AppEnv } from "./env";
 import { internalRouter } from "./internal";
 import { withDomainContext } from "./middleware/domain-context";
@@ -8,32 +7,29 @@ import { internalAuth } from "./middleware/internal-auth";
 import { requestId } from "./middleware/request-id";
 import { handleError, notFoundHandler } from "./platform/error-handler";
 import { validationHook } from "./platform/validation";
-import { publicRouter } from "./routes";
+import { downloadReportFile } from "./routes/reports/download-report-file";
 
 /**
  * The request path: request id → domain context → (public docs | internal auth | API-key auth → per-key guard →
  * JSON body) → route validation → domain verb. Errors thrown anywhere are rendered by `handleError`.
  */
-export function createApp(): OpenAPIHono<AppEnv> {
+export function createApp(versions: readonly ApiVersion[] = API_VERSIONS): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
-  const v1 = publicRouter();
+  const publicVersions = versions.map(buildVersion);
   const internal = internalRouter();
   const originOf = (url: string) => new URL(url).origin;
 
-  app.use("*", requestId, withDomainContext);
+  app.use("*", requestId, withDomainContext, deprecationNotices(versions));
   app.get("/healthz", (c) => c.json({ ok: true }));
 
-  // The public description, its docs page and its Postman collection need no token (they hold no secret, and
+  // Each version's description, its docs page and its Postman collection need no token (they hold no secret, and
   // `newman run <url>` cannot send one); the internal description needs the admin token.
-  app.get("/v1/openapi.json", (c) => c.json(v1.document(originOf(c.req.url))));
-  app.get("/v1/docs", (c) => c.html(docsPage("/v1/openapi.json")));
-  app.get("/v1/postman/collection.json", (c) => {
-    const origin = originOf(c.req.url);
-    return c.json(postmanCollection(v1.document(origin), `${origin}/v1`));
-  });
+  for (const version of publicVersions) serveDescriptions(app, version);
+  // A report file's signed link works without a token (it carries its own HMAC and expiry).
+  app.get("/v1/reports/runs/:id/download", downloadReportFile);
   app.get("/internal/openapi.json", internalAuth("ADMIN_TOKEN"), (c) => c.json(internal.document(originOf(c.req.url))));
 
-  app.route("/v1", v1.router);
+  for (const version of publicVersions) app.route(`/${version.name}`, version.router);
   app.route("/internal", internal.router);
 
   app.notFound(notFoundHandler(() => app.routes));

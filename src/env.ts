@@ -7,6 +7,8 @@ export interface AppEnv {
     /** The database and bindings every domain verb takes. */
     ctx: DomainContext;
     keyId: string;
+    /** false when the API key is a sandbox (`test_`) key. */
+    livemode: boolean;
     principal: Principal;
     /** Set when a response is a stored idempotent replay. */
     replayed: boolean;

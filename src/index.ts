@@ -1,10 +1,14 @@
 import { createApp } from "./app";
+import type { RunMessage } from "./domain/reports/runs";
 import type { UsageMessage } from "./domain/traffic/usage-messages";
+import type { WebhookMessage } from "./domain/webhooks/dispatch";
 import { runScheduledJobs } from "./jobs";
 import { ApiError, errorBody } from "./platform/errors";
 import { newId } from "./platform/ids";
 import { logError } from "./platform/logger";
+import { consumeReportRuns } from "./queues/report-runs";
 import { consumeUsage } from "./queues/usage";
+import { consumeWebhooks } from "./queues/webhooks";
 
 export { ApiKeyGuard, SubuserGate, TrafficStore } from "../durable-objects";
 
@@ -31,5 +35,7 @@ export default {
 
   async queue(batch, env) {
     if (batch.queue === "usage") await consumeUsage(batch as MessageBatch<UsageMessage>, env);
+    if (batch.queue === "webhooks") await consumeWebhooks(batch as MessageBatch<WebhookMessage>, env);
+    if (batch.queue === "report-runs") await consumeReportRuns(batch as MessageBatch<RunMessage>, env);
   },
 } satisfies ExportedHandler<Cloudflare.Env>;

@@ -1,5 +1,7 @@
 declare namespace Cloudflare {
   interface Env {
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
+    /** A loopback HTTP target behind the proxy test's fake gateway (test/tools/fake-gateway.ts). */
+    TEST_PROXY_TARGET: string;
   }
 }

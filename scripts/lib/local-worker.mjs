@@ -132,3 +132,21 @@ export async function ensureAccount(base, adminToken, { email, plan, balance_usd
   writeFileSync(stateFile, JSON.stringify(saved, null, 2));
   return saved;
 }
+
+/**
+ * A sandbox (`test_`) key of an account, kept in .wrangler/ like the account's own key and replaced when it no
+ * longer works (e.g. after the local state was wiped).
+ */
+export async function ensureSandboxKey(base, adminToken, accountId, file) {
+  const stateFile = path.join(root, ".wrangler", file);
+  if (existsSync(stateFile)) {
+    const saved = JSON.parse(readFileSync(stateFile, "utf8"));
+    const check = await fetch(`${base}/v1/users/me`, { headers: { Authorization: `Bearer ${saved.token}` } });
+    if (saved.liveAccountId === accountId && check.ok) return saved;
+  }
+  const key = await adminCall(base, adminToken, "POST", `/accounts/${accountId}/api-keys`, { mode: "test" });
+  const saved = { liveAccountId: accountId, accountId: key.account_id, token: key.token };
+  mkdirSync(path.dirname(stateFile), { recursive: true });
+  writeFileSync(stateFile, JSON.stringify(saved, null, 2));
+  return saved;
+}

@@ -29,7 +29,10 @@ export const publicApi: DocumentSpec = {
     "windows (429 `rate_limited` with `Retry-After` beyond them). Lists are cursor-paginated (`cursor`, `limit` ≤ " +
     `${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE}) with \`next_cursor\` and a \`Link\` header. Writes accept ` +
     "`Idempotency-Key`; a retry replays the first response (`Idempotent-Replayed: true`). A key scoped to some " +
-    "products may act only on resources of those products (403 `subuser_scope_mismatch`).",
+    "products may act only on resources of those products (403 `subuser_scope_mismatch`).\n\n" +
+    "A `test_` key acts on the account's sandbox: its own sub-users, orders and traffic, simulated money and " +
+    "provisioning, and the Test helpers. Every JSON object a call answers with carries `livemode` (`false` in the " +
+    "sandbox).",
   tags: [
     { name: "Account", description: "The account that owns the API key, and its MFA." },
     { name: "Sub-users", description: "The unit of access control on the gateway." },
@@ -39,8 +42,28 @@ export const publicApi: DocumentSpec = {
     { name: "Subscriptions", description: "Recurring bandwidth tiers and ISP auto-renewal." },
     { name: "Sessions", description: "Sticky sessions of the gateway products (residential, mobile)." },
     { name: "Traffic", description: "Traffic analytics and the sampled request log." },
+    {
+      name: "Reports",
+      description: "Scheduled and on-demand exports (Pro plan and above) to email, webhooks, S3 and GCS.",
+    },
+    { name: "Tools", description: "The proxy credential test: a real request through the gateway, kept 24 hours." },
+    {
+      name: "Webhooks",
+      description: "Endpoints that receive the account's events, signed per Standard Webhooks, and their delivery log.",
+    },
+    { name: "Events", description: "What happened on the account (30 days); the payloads webhooks deliver." },
+    {
+      name: "Test helpers",
+      description:
+        "The sandbox (`test_` keys only): generate traffic, start sessions, expire batches, renew subscriptions, " +
+        "top up the simulated balance.",
+    },
   ],
-  securitySchemes: { ApiKey: "An API key issued in the dashboard: `Authorization: Bearer live_…`." },
+  securitySchemes: {
+    ApiKey:
+      "An API key issued in the dashboard: `Authorization: Bearer live_…`, or `test_…` for the account's sandbox " +
+      "(separate data, simulated money, `livemode: false` on every response).",
+  },
 };
 
 export const internalApi: DocumentSpec = {

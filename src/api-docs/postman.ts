@@ -51,6 +51,9 @@ const ID_VARIABLES: Record<string, string> = {
   ip: "ip_id",
   sbn: "subscription_id",
   wl: "whitelist_entry_id",
+  pxt: "proxy_test_id",
+  rep: "report_id",
+  run: "run_id",
 };
 
 /** Collection variables besides `baseUrl` and `api_key`. */
@@ -67,6 +70,10 @@ const SESSION_NOT_FOUND = {
   path: { id: "{{unknown_session_id}}" },
   expect: { code: "session_not_found" },
 };
+
+const SANDBOX_ONLY = { status: 403, expect: { code: "sandbox_key_required" } };
+
+const WEBHOOK_ENDPOINT = { id: "{{webhook_endpoint_id}}" };
 
 /**
  * The dependency-ordered scenario: create before read, read before update, delete last. It costs one ISP order
@@ -104,13 +111,17 @@ const SCENARIO: Folder[] = [
       {
         operationId: "createSubuser",
         body: { label: RUN_LABEL, products: ["residential", "isp"] },
-        capture: { subuser_id: "id", subuser_label: "label" },
+        capture: { subuser_id: "id", subuser_label: "label", subuser_name: "name" },
         expect: { status: "active", "products.length": 2 },
       },
       { operationId: "listSubusers", query: { label_contains: "postman" }, listed: "subuser_id" },
       { operationId: "getSubuser", expect: { id: "{{subuser_id}}", label: "{{subuser_label}}" } },
       { operationId: "updateSubuser", expect: { id: "{{subuser_id}}", concurrent_max: 50 } },
-      { operationId: "rotateSubuserPassword", expect: { id: "{{subuser_id}}" } },
+      {
+        operationId: "rotateSubuserPassword",
+        capture: { subuser_password: "password" },
+        expect: { id: "{{subuser_id}}" },
+      },
     ],
   },
   {
@@ -197,6 +208,85 @@ const SCENARIO: Folder[] = [
         query: { from: "{{traffic_from}}", to: "{{traffic_to}}", subuser: "{{subuser_id}}" },
       },
       { operationId: "listRequests", path: { product: "residential" }, query: { subuser: "{{subuser_id}}" } },
+    ],
+  },
+  {
+    // `npm run dev` runs the local gateway, so this is a real test through it (its echo target uses no credit).
+    name: "Proxy test",
+    steps: [
+      {
+        operationId: "runProxyTest",
+        body: { username: "user_{{subuser_name}}-type-res-region-us", password: "{{subuser_password}}" },
+        capture: { proxy_test_id: "id" },
+        expect: { auth_ok: true, "parsed.subuser": "{{subuser_id}}", "parsed.region": "us" },
+      },
+      { operationId: "listProxyTests", listed: "proxy_test_id" },
+      { operationId: "getProxyTest", expect: { id: "{{proxy_test_id}}", auth_ok: true } },
+    ],
+  },
+  {
+    // The run uses a live key: test helpers answer it 403 (with a sandbox key they act, see test/sandbox).
+    name: "Test helpers (sandbox keys only)",
+    steps: [
+      { operationId: "generateTestTraffic", ...SANDBOX_ONLY },
+      { operationId: "startTestSession", ...SANDBOX_ONLY },
+      { operationId: "expireTestIspBatch", ...SANDBOX_ONLY },
+      { operationId: "renewTestSubscription", ...SANDBOX_ONLY },
+      { operationId: "topUpTestBalance", ...SANDBOX_ONLY },
+    ],
+  },
+  {
+    // An on-demand run of today's sub-user inventory, mailed (wrangler dev keeps the mail locally), then polled.
+    name: "Reports",
+    steps: [
+      { operationId: "createReport", capture: { report_id: "id" }, expect: { type: "traffic", format: "csv" } },
+      { operationId: "listReports", listed: "report_id" },
+      { operationId: "getReport", expect: { id: "{{report_id}}" } },
+      { operationId: "updateReport", expect: { id: "{{report_id}}", schedule: null } },
+      {
+        operationId: "runReport",
+        before: { today: "new Date().toISOString().slice(0, 10)" },
+        body: { from: "{{today}}", to: "{{today}}" },
+        capture: { run_id: "run_id" },
+        expect: { status: "queued" },
+      },
+      {
+        operationId: "getReportRun",
+        poll: { until: { status: "completed" }, seconds: 60 },
+        expect: { run_id: "{{run_id}}", report_id: "{{report_id}}" },
+      },
+      { operationId: "deleteReport", expect: { id: "{{report_id}}", deleted: true } },
+    ],
+  },
+  {
+    // The example URL cannot be reached from a run, so the test delivery fails: the test still answers 200
+    // with the failed attempt, and the retry does the same.
+    name: "Webhooks and events",
+    steps: [
+      {
+        operationId: "createWebhookEndpoint",
+        capture: { webhook_endpoint_id: "id" },
+        expect: { status: "enabled", "events.0": "order.completed" },
+      },
+      { operationId: "listWebhookEndpoints", listed: "webhook_endpoint_id" },
+      { operationId: "getWebhookEndpoint", path: WEBHOOK_ENDPOINT, expect: { id: "{{webhook_endpoint_id}}" } },
+      { operationId: "updateWebhookEndpoint", path: WEBHOOK_ENDPOINT, expect: { status: "enabled" } },
+      { operationId: "rotateWebhookEndpointSecret", path: WEBHOOK_ENDPOINT, expect: { id: "{{webhook_endpoint_id}}" } },
+      {
+        operationId: "testWebhookEndpoint",
+        path: WEBHOOK_ENDPOINT,
+        capture: { webhook_delivery_id: "id", webhook_event_id: "event_id" },
+        expect: { event_type: "webhook.test", attempt_count: 1 },
+      },
+      { operationId: "listWebhookDeliveries", path: WEBHOOK_ENDPOINT, listed: "webhook_delivery_id" },
+      {
+        operationId: "retryWebhookDelivery",
+        path: { ...WEBHOOK_ENDPOINT, delivery_id: "{{webhook_delivery_id}}" },
+        expect: { id: "{{webhook_delivery_id}}", attempt_count: 2 },
+      },
+      { operationId: "listEvents", query: { type: "webhook.test" }, listed: "webhook_event_id" },
+      { operationId: "getEvent", path: { id: "{{webhook_event_id}}" }, expect: { type: "webhook.test" } },
+      { operationId: "deleteWebhookEndpoint", path: WEBHOOK_ENDPOINT, expect: { deleted: true } },
     ],
   },
   {
@@ -450,6 +540,8 @@ function describe(schema: Schema): string {
   const name = (s: Schema | undefined) => s?.$ref?.split("/").pop();
   const items = name(schema.items);
   const page = name(schema.properties?.data?.items);
+  // A `/v1` JSON object is sent as `allOf: [<resource>, Livemode]`: it is named after the resource.
+  if (schema.allOf?.[0]) return describe(schema.allOf[0]);
   return name(schema) ?? (items && `an array of ${items}`) ?? (page && `a page of ${page}`) ?? "as documented";
 }
 

@@ -25,4 +25,6 @@ export interface Principal {
   products: Product[] | null;
   /** The guard's revision of the account's data for this request (see db/account-cache). */
   accountRevision: string;
+  /** false for a `test_` key, which acts on the account's sandbox twin (domain/sandbox). */
+  livemode: boolean;
 }

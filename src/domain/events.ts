@@ -8,6 +8,9 @@ export const eventTypes = {
   orderCompleted: "order.completed",
   batchExpiring: "isp_batch.expiring",
   trafficThreshold: "traffic.threshold",
+  reportRunCompleted: "report_run.completed",
+  reportRunFailed: "report_run.failed",
+  webhookTest: "webhook.test",
 } as const;
 
 /**

@@ -5,8 +5,13 @@ import {
   releaseAfterGrace,
   warnExpiringBatches,
 } from "../domain/isp/batch-lifecycle";
+import { claimDueReports, pruneExpiredRuns } from "../domain/reports/runs";
 import { renewDueSubscriptions } from "../domain/subscriptions/renewals";
+import { pruneProxyTests } from "../domain/tools/proxy-tests";
 import { pruneUsageDedupe } from "../domain/traffic/retention";
+import { dispatchWebhooks } from "../domain/webhooks/dispatch";
+import { pruneDeliveries } from "../domain/webhooks/retention";
+import { now } from "../platform/clock";
 import { logError, logInfo } from "../platform/logger";
 
 /**
@@ -22,6 +27,13 @@ export async function runScheduledJobs(env: Cloudflare.Env, scheduledTime: numbe
     ["release_after_grace", () => releaseAfterGrace(ctx, scheduledTime)],
     ["warn_expiring_batches", () => warnExpiringBatches(ctx, scheduledTime)],
     ["prune_usage_dedupe", () => pruneUsageDedupe(ctx, scheduledTime)],
+    ["prune_proxy_tests", () => pruneProxyTests(ctx, scheduledTime)],
+    ["run_due_reports", () => claimDueReports(ctx, scheduledTime)],
+    ["prune_report_runs", () => pruneExpiredRuns(ctx, scheduledTime)],
+    // Last, so the events the steps above recorded leave in this run: fan-out, and due attempts to the queue. It
+    // reads the clock: due times are compared with the queue consumer's clock, not the trigger's schedule.
+    ["dispatch_webhooks", () => dispatchWebhooks(ctx, now())],
+    ["prune_webhook_deliveries", () => pruneDeliveries(ctx, now())],
   ] as const;
   for (const [name, step] of steps) {
     try {

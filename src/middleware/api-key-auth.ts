@@ -1,5 +1,5 @@
 import { createMiddleware } from "hono/factory";
-import { keyIdForToken, unauthenticatedGuard } from "../domain/api-keys/api-keys";
+import { isLiveToken, keyIdForToken, unauthenticatedGuard } from "../domain/api-keys/api-keys";
 import { unauthenticatedLimits } from "../domain/plans";
 import type { AppEnv } from "../env";
 import { ApiError } from "../platform/errors";
@@ -21,5 +21,6 @@ export const apiKeyAuth = createMiddleware<AppEnv>(async (c, next) => {
     throw new ApiError("unauthorized");
   }
   c.set("keyId", keyId);
+  c.set("livemode", isLiveToken(token as string));
   await next();
 });

@@ -39,6 +39,7 @@ export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
     plan: config.plan as Plan,
     products: config.products as Product[] | null,
     accountRevision: result.accountRevision,
+    livemode: c.var.livemode,
   });
   if (result.touchLogin) {
     await recordLogin(c.var.ctx, config.accountId, c.req.header("CF-Connecting-IP") ?? null);

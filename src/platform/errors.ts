@@ -53,6 +53,36 @@ export const errorCatalogue = {
   batch_changed: { status: 409, message: "The ISP batch changed while this request ran; retry it." },
   refresh_already_used: { status: 409, message: "The batch was already refreshed in this billing period." },
   subscription_not_active: { status: 409, message: "The subscription is not in a state that allows this." },
+
+  // Proxy test tool (where the spec shows no code)
+  proxy_test_not_found: { status: 404, message: "No proxy test with this id exists in the last 24 hours." },
+
+  // Reports (where the spec shows no code)
+  report_not_found: { status: 404, message: "No report with this id exists." },
+  report_run_not_found: { status: 404, message: "No report run with this id exists." },
+  download_link_invalid: { status: 403, message: "The download link is not valid: request a fresh one." },
+  download_link_expired: {
+    status: 410,
+    message: "The download link has expired (links are valid for 1 hour): read the run again for a fresh one.",
+  },
+
+  // Webhooks (beyond the spec)
+  webhook_endpoint_not_found: { status: 404, message: "No webhook endpoint with this id exists." },
+  webhook_delivery_not_found: { status: 404, message: "No delivery with this id exists for this webhook endpoint." },
+  event_not_found: { status: 404, message: "No event with this id exists in the last 30 days." },
+  webhook_url_not_allowed: {
+    status: 422,
+    message: "The URL must be a public HTTPS URL without credentials (no loopback, private or link-local address).",
+  },
+  webhook_endpoint_limit: { status: 422, message: "The account already has the maximum of 16 webhook endpoints." },
+  delivery_in_progress: { status: 409, message: "An attempt of this delivery is in progress; retry in a minute." },
+
+  // Sandbox (beyond the spec)
+  sandbox_key_required: {
+    status: 403,
+    message: "Test helpers act only in the sandbox: call them with a sandbox (test_) API key.",
+  },
+  gateway_refused: { status: 409, message: "The gateway would refuse this request; the message says why." },
 } as const satisfies Record<string, { status: ContentfulStatusCode; message: string }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

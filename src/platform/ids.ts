@@ -1,4 +1,4 @@
-import { monotonicFactory } from "ulid";
+import { encodeTime, monotonicFactory } from "ulid";
 
 /** Resource id prefixes (spec §1), plus the platform's own (`key_`, `wl_`). */
 export const idPrefixes = {
@@ -17,6 +17,9 @@ export const idPrefixes = {
   event: "evt",
   replacement: "rpl",
   whitelist: "wl",
+  proxyTest: "pxt",
+  webhookEndpoint: "whe",
+  webhookDelivery: "whd",
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;
@@ -33,4 +36,9 @@ const ulidPattern = "[0-9A-HJKMNP-TV-Z]{26}";
 
 export function isId(kind: IdKind, value: string): boolean {
   return new RegExp(`^${idPrefixes[kind]}_${ulidPattern}$`).test(value);
+}
+
+/** The smallest id of `kind` a ULID of `time` can have: ids below it were made earlier (a keyset time boundary). */
+export function firstIdAt(kind: IdKind, time: number): string {
+  return `${idPrefixes[kind]}_${encodeTime(time, 10)}${"0".repeat(16)}`;
 }

@@ -193,6 +193,29 @@ function successResponses(route: RouteConfig, headers: HeaderName[]) {
   );
 }
 
+/** What every JSON object a `/v1` operation answers with carries (added by `middleware/livemode`). */
+export const livemodeSchema = z
+  .object({
+    livemode: z.boolean().openapi({
+      description: "`false` in the sandbox (a `test_` API key acts on the account's sandbox twin), `true` otherwise.",
+    }),
+  })
+  .openapi("Livemode");
+
+/** A success response's JSON object schema as sent: the resource and `livemode` (arrays and other types as is). */
+function withLivemode(responses: RouteConfig["responses"]): RouteConfig["responses"] {
+  return Object.fromEntries(
+    Object.entries(responses).map(([status, response]) => {
+      const content = "content" in response ? response.content : undefined;
+      const json = content?.["application/json"];
+      const schema = json && "schema" in json ? json.schema : undefined;
+      if (!content || !(schema instanceof z.ZodType) || schema instanceof z.ZodArray) return [status, response];
+      const sent = { ...json, schema: z.intersection(schema, livemodeSchema) };
+      return [status, { ...response, content: { ...content, "application/json": sent } }];
+    }),
+  );
+}
+
 type Built<R> = R & { getRoutingPath(): string; middleware?: MiddlewareHandler[] };
 
 /**
@@ -223,7 +246,7 @@ export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R
     security: [{ ApiKey: [] }],
     request: withHeaders(route, { ...(isWrite ? idempotencyKeyHeader : {}), ...(mfa ? mfaCodeHeader : {}) }),
     responses: {
-      ...successResponses(route, success),
+      ...successResponses({ ...route, responses: withLivemode(route.responses) }, success),
       ...errorResponses(codes, (status) => {
         if (status >= 500) return ["X-Request-Id"];
         return status === 429 ? [...everyResponse, "Retry-After"] : everyResponse;

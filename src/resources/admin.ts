@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { type AccountRow, type ApiKeyRow, type LimitOverrides, products } from "../db/schema";
+import { isLiveToken, keyModes } from "../domain/api-keys/api-keys";
 import type { PriceCatalogue } from "../domain/billing/prices";
 import { toIso } from "../platform/clock";
 import { countryCode, id, integer, list, text, timestamp, token, usdAmount } from "../platform/fields";
@@ -58,10 +59,12 @@ export const productScopeSchema = list(z.enum(products), products.length)
 export const apiKeySchema = z
   .object({
     id: id("apiKey"),
-    token_hint: token(/^live_[0-9A-Za-z]{6}$/, 11).openapi({
+    token_hint: token(/^(live|test)_[0-9A-Za-z]{6}$/, 11).openapi({
       description: "First characters of the token.",
       example: "live_Ab12Cd",
     }),
+    mode: z.enum(keyModes).openapi({ description: "`test`: a sandbox key, acting on the sandbox twin `account_id`." }),
+    account_id: id("account"),
     products: list(z.enum(products), products.length)
       .nullable()
       .openapi({ description: "Product scope; null = all products." }),
@@ -74,6 +77,8 @@ export function presentApiKey(key: ApiKeyRow): z.infer<typeof apiKeySchema> {
   return {
     id: key.id,
     token_hint: key.tokenHint,
+    mode: isLiveToken(key.tokenHint) ? "live" : "test",
+    account_id: key.accountId,
     products: key.products,
     created_at: toIso(key.createdAt),
     revoked_at: key.revokedAt === null ? null : toIso(key.revokedAt),

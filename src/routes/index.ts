@@ -4,22 +4,30 @@ import type { AppEnv } from "../env";
 import { apiKeyAuth } from "../middleware/api-key-auth";
 import { jsonBody } from "../middleware/json-body";
 import { keyGuard } from "../middleware/key-guard";
+import { livemodeField } from "../middleware/livemode";
+import { dispatchWebhooksAfterWrites } from "../middleware/webhook-dispatch";
 import { validationHook } from "../platform/validation";
 import * as bandwidthBalance from "./balance/get-bandwidth-balance";
+import { eventRoutes } from "./events";
 import { ispRoutes } from "./isp";
 import { orderRoutes } from "./orders";
+import { reportRoutes } from "./reports";
 import { sessionRoutes } from "./sessions";
 import { subscriptionRoutes } from "./subscriptions";
 import { subuserRoutes } from "./subusers";
+import { testHelperRoutes } from "./test-helpers";
+import { toolRoutes } from "./tools";
 import { trafficRoutes } from "./traffic";
 import { usersRoutes } from "./users";
+import { webhookEndpointRoutes } from "./webhook-endpoints";
 import { whitelistRoutes } from "./whitelists";
 
 /** The public API, mounted at `/v1`: API-key auth → the key's guard → JSON bodies → the operations. */
 export function publicRouter() {
   const v1 = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   const document = documentOf(v1, publicApi);
-  v1.use("*", apiKeyAuth, keyGuard, jsonBody);
+  v1.use("*", apiKeyAuth, livemodeField, keyGuard, jsonBody);
+  v1.use("*", dispatchWebhooksAfterWrites);
   usersRoutes(v1);
   subuserRoutes(v1);
   whitelistRoutes(v1);
@@ -28,6 +36,11 @@ export function publicRouter() {
   subscriptionRoutes(v1);
   sessionRoutes(v1);
   trafficRoutes(v1);
+  reportRoutes(v1);
+  webhookEndpointRoutes(v1);
+  eventRoutes(v1);
+  toolRoutes(v1);
+  testHelperRoutes(v1);
   v1.openapi(bandwidthBalance.route, bandwidthBalance.handler);
   return { router: v1, document };
 }

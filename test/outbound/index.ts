@@ -5,10 +5,16 @@
  * A fake is a Node-side function of the request. Tests inside workerd read what a fake received by fetching it too
  * (a fake may expose e.g. `GET https://<host>/__received`).
  */
+import { cloudFake } from "./cloud";
+import { RECEIVER_DOMAIN, receiver } from "./receiver";
+
 export type OutboundFake = (request: Request) => Promise<Response> | Response;
 
 /** Host suffix → fake. Add a line per fake (each in its own file under `test/outbound/`). */
-const fakes: Array<[hostSuffix: string, fake: OutboundFake]> = [];
+const fakes: Array<[hostSuffix: string, fake: OutboundFake]> = [
+  [RECEIVER_DOMAIN, receiver],
+  ["cloud.test", cloudFake],
+];
 
 export async function outboundService(request: Request): Promise<Response> {
   const { hostname } = new URL(request.url);

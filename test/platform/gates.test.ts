@@ -27,6 +27,7 @@ describe("plan gate", () => {
         plan: c.req.query("plan") as Plan,
         products: null,
         accountRevision: "r",
+        livemode: true,
       };
       assertPlanAtLeast(principal, "pro", "Reports");
       return c.json({ ok: true });

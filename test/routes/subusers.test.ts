@@ -251,7 +251,7 @@ describe("GET/PATCH/DELETE /v1/subusers/{id}", () => {
     const subuser = await createSubuser(account);
     const deleted = await call("DELETE", `/v1/subusers/${subuser.id}`, { token: account.token });
     expect(deleted.status).toBe(200);
-    expect(await json(deleted)).toEqual({ id: subuser.id, deleted: true });
+    expect(await json(deleted)).toEqual({ id: subuser.id, deleted: true, livemode: true });
     expect((await call("GET", `/v1/subusers/${subuser.id}`, { token: account.token })).status).toBe(404);
     expect((await call("DELETE", `/v1/subusers/${subuser.id}`, { token: account.token })).status).toBe(404);
     const patch = await call("PATCH", `/v1/subusers/${subuser.id}`, {

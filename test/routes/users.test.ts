@@ -135,6 +135,7 @@ describe("GET /v1/users/me/security (spec §2.2)", () => {
       mfa_pending: false,
       last_login_at: new Date(T0).toISOString(),
       last_login_ip: "203.0.113.7",
+      livemode: true,
     });
 
     vi.setSystemTime(T0 + 30_000);

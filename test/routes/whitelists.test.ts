@@ -196,7 +196,7 @@ describe("GET and DELETE /v1/whitelists", () => {
     expect(unknown.status).toBe(404);
     const deleted = await call("DELETE", `/v1/whitelists/${entry.id}`, { token: account.token });
     expect(deleted.status).toBe(200);
-    expect(await json(deleted)).toEqual({ id: entry.id, deleted: true });
+    expect(await json(deleted)).toEqual({ id: entry.id, deleted: true, livemode: true });
     const list = await json(await call("GET", `/v1/whitelists?subuser=${subuser.id}`, { token: account.token }));
     expect(list.data).toEqual([]);
   });

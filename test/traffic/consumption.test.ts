@@ -49,7 +49,9 @@ const use = (subuser: TestSubuser, bytes: number, product: Product = "residentia
 async function balance(account: TestAccount, product: "residential" | "mobile" = "residential") {
   const response = await call("GET", `/v1/${product}/balance`, { token: account.token });
   expect(response.status).toBe(200);
-  return json(response);
+  const { livemode, ...pool } = await json(response);
+  expect(livemode).toBe(true);
+  return pool;
 }
 
 /** Waits until the pool shows exactly `usedBytes` (usage reaches the pools through the queue). */

@@ -23,8 +23,12 @@ async function use(subuser: TestSubuser, megabytes: number, product = "residenti
   expect((await json(response)).accepted).toBe(1);
 }
 
-const balance = async (account: TestAccount, product = "residential") =>
-  json(await call("GET", `/v1/${product}/balance`, { token: account.token }));
+/** The pool's figures (the response's `livemode`, always true here, checked and left out). */
+const balance = async (account: TestAccount, product = "residential") => {
+  const { livemode, ...pool } = await json(await call("GET", `/v1/${product}/balance`, { token: account.token }));
+  expect(livemode).toBe(true);
+  return pool;
+};
 
 /** Waits until the pool shows `gbUsed` (usage is applied through the queue). */
 const poolAt = (account: TestAccount, gbUsed: number, product = "residential") =>

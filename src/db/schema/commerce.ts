@@ -178,8 +178,13 @@ export const ispIps = sqliteTable(
     status: text("status", { enum: ipStatuses }).notNull().default("available"),
     batchId: text("batch_id"),
     assignedAt: integer("assigned_at"),
+    /** A simulated IP of the sandbox's own inventory (198.18.0.0/15): sandbox orders never take live IPs. */
+    sandbox: integer("sandbox", { mode: "boolean" }).notNull().default(false),
   },
-  (t) => [index("isp_ips_stock").on(t.status, t.country, t.asn, t.city), index("isp_ips_batch").on(t.batchId)],
+  (t) => [
+    index("isp_ips_stock").on(t.sandbox, t.status, t.country, t.asn, t.city),
+    index("isp_ips_batch").on(t.batchId),
+  ],
 );
 
 /** The conditions a guarded batch can assert; each has its own CHECK so a failure says which one broke. */
@@ -259,7 +264,11 @@ export const events = sqliteTable(
     createdAt: integer("created_at").notNull(),
     deliveredAt: integer("delivered_at"),
   },
-  (t) => [index("events_account").on(t.accountId, t.id)],
+  (t) => [
+    index("events_account").on(t.accountId, t.id),
+    // The webhook dispatcher's outbox scan (src/domain/webhooks/dispatch.ts).
+    index("events_undelivered").on(t.id).where(sql`delivered_at IS NULL`),
+  ],
 );
 
 export type OrderRow = typeof orders.$inferSelect;

@@ -18,6 +18,7 @@ import { keysetPage, type PageQuery } from "../../platform/pagination";
 import { syncAccountGuards } from "../api-keys/api-keys";
 import { movementStatements } from "../billing/ledger";
 import type { DomainContext, Principal } from "../context";
+import { mirrorPlanToSandbox } from "../sandbox/twins";
 import { syncAccountGates } from "../subusers/gate-sync";
 import { accountUpdate } from "./account-writes";
 import { assertMfa } from "./mfa";
@@ -163,7 +164,11 @@ export async function adminUpdateAccount(
   await withUniqueEmail(() => commit(ctx, [accountUpdate(ctx, accountId, { ...patch, updatedAt: now() })]));
   // Plan and limits are enforced by the keys' guards and the sub-users' gates: push them before answering.
   if (patch.plan !== undefined || patch.limits !== undefined) {
-    await Promise.all([syncAccountGuards(ctx, accountId), syncAccountGates(ctx, accountId)]);
+    await Promise.all([
+      syncAccountGuards(ctx, accountId),
+      syncAccountGates(ctx, accountId),
+      mirrorPlanToSandbox(ctx, accountId, patch),
+    ]);
   }
   return findAccount(ctx, accountId);
 }

@@ -1,4 +1,4 @@
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, inArray, isNull } from "drizzle-orm";
 import { ApiKeyGuardClient } from "../../../durable-objects";
 import type { GuardConfig } from "../../../durable-objects/api-key-guard";
 import { type ApiKeyRow, accounts, apiKeys, type Product } from "../../db/schema";
@@ -10,9 +10,19 @@ import { keysetPage, type PageQuery } from "../../platform/pagination";
 import type { DomainContext } from "../context";
 import { effectiveLimits } from "../plans";
 
-/** `live_` then 64 base62 characters (~381 bits). `test_` is reserved for the sandbox. */
-export const API_KEY_PREFIX = "live_";
-const API_KEY_PATTERN = /^live_[0-9A-Za-z]{64}$/;
+/**
+ * A key's mode: `live_` keys act on the account, `test_` keys on its sandbox twin (domain/sandbox). The token is
+ * the prefix then 64 base62 characters (~381 bits), so its mode is known from the token alone.
+ */
+export const keyModes = ["live", "test"] as const;
+export type KeyMode = (typeof keyModes)[number];
+export const API_KEY_PATTERN = /^(live|test)_[0-9A-Za-z]{64}$/;
+const TOKEN_HINT_LENGTH = 11;
+
+/** Whether a (well-formed) token is a live key's; test keys are only ever issued on sandbox twins. */
+export function isLiveToken(token: string): boolean {
+  return token.startsWith("live_");
+}
 
 /** The guard of one API key, which loads the key's configuration from D1 on its first use. */
 export function keyGuard(ctx: DomainContext, keyId: string): ApiKeyGuardClient {
@@ -24,18 +34,22 @@ export function unauthenticatedGuard(ctx: DomainContext, clientAddress: string):
   return new ApiKeyGuardClient(ctx.env, `unauthenticated:${clientAddress}`);
 }
 
-/** A new key; its token is returned once and stored only as a SHA-256 hash. */
+/**
+ * A new key; its token is returned once and stored only as a SHA-256 hash. A `test` key must be issued on a
+ * sandbox twin (`sandboxTwinOf`), a `live` key on a live account: the caller resolves which.
+ */
 export async function issueApiKey(
   ctx: DomainContext,
   accountId: string,
   products: Product[] | null,
+  mode: KeyMode = "live",
 ): Promise<{ key: ApiKeyRow; token: string }> {
-  const token = API_KEY_PREFIX + randomString(64);
+  const token = `${mode}_${randomString(64)}`;
   const key: ApiKeyRow = {
     id: newId("apiKey"),
     accountId,
     tokenHash: await sha256Hex(token),
-    tokenHint: token.slice(0, API_KEY_PREFIX.length + 6),
+    tokenHint: token.slice(0, TOKEN_HINT_LENGTH),
     products,
     createdAt: now(),
     revokedAt: null,
@@ -45,12 +59,13 @@ export async function issueApiKey(
   return { key, token };
 }
 
-export function listApiKeys(ctx: DomainContext, accountId: string, query: PageQuery) {
+/** The keys of the given accounts (an account and its sandbox twin), newest first. */
+export function listApiKeys(ctx: DomainContext, accountIds: string[], query: PageQuery) {
   const page = keysetPage(apiKeys.id, query);
   return ctx.db
     .select()
     .from(apiKeys)
-    .where(and(eq(apiKeys.accountId, accountId), page.where))
+    .where(and(inArray(apiKeys.accountId, accountIds), page.where))
     .orderBy(page.orderBy)
     .limit(page.limit);
 }

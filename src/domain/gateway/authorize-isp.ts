@@ -29,7 +29,8 @@ export async function authorizeIspRequest(
     .innerJoin(subusers, eq(subusers.id, ispBatches.subuserId))
     .where(eq(ispIps.ip, formatIp(destIp)))
     .get();
-  if (!row || row.batch.status === "released") return refuse(403, "ip-released");
+  // Sandbox IPs (simulated, 198.18.0.0/15) are never served by the proxy network.
+  if (!row || row.batch.status === "released" || row.ip.sandbox) return refuse(403, "ip-released");
   const { ip, batch, subuser } = row;
 
   if (subuser.name !== name || subuser.deletedAt !== null) return refuse(407, "auth-failed");

@@ -2,9 +2,10 @@ import type { SessionSpec } from "../../../durable-objects/session-book";
 import { sha256Hex } from "../../platform/crypto";
 import type { DomainContext } from "../context";
 import { subuserGate } from "../subusers/gate-sync";
+import { isSandboxGatewayName } from "../subusers/subusers";
 import { authorizeIspRequest } from "./authorize-isp";
 import { type AuthorizeRequest, GATEWAY_LIMIT_SERVICE_CODE, type GatewayDecision, refuse } from "./decision";
-import { parseUsername } from "./username";
+import { type ParsedUsername, parseUsername } from "./username";
 
 /**
  * The gateway's access decision for one proxy request: the username grammar here, then one call to the
@@ -18,27 +19,16 @@ export async function authorizeProxyRequest(ctx: DomainContext, request: Authori
   const parsed = parseUsername(request.username, ctx.env.GATEWAY_USER_PREFIX);
   if (!parsed.ok) return refuse(400, parsed.error);
   const { name, product, target } = parsed.value;
+  // Sandbox sub-users exist only for the API's test helpers: to the proxy network they are unknown names.
+  if (isSandboxGatewayName(name)) return refuse(407, "auth-failed");
   // The username's type names the product; a request on another product's listener is malformed.
   if (product !== request.product) return refuse(400, "bad-username");
 
-  const session: SessionSpec | undefined =
-    target.sessionId !== null && target.sesstime !== null
-      ? {
-          key: request.username.toLowerCase(),
-          product,
-          sessionId: target.sessionId,
-          region: target.region,
-          state: target.state,
-          city: target.city,
-          asn: target.asn,
-          minutes: target.sesstime,
-        }
-      : undefined;
   const decision = await subuserGate(ctx, name).decide({
     product,
     passwordHash: request.password ? await sha256Hex(request.password) : null,
     sourceIp: request.sourceIp,
-    session,
+    session: sessionSpecOf(request.username, parsed.value),
   });
   switch (decision.outcome) {
     case "allow":
@@ -62,6 +52,22 @@ export async function authorizeProxyRequest(ctx: DomainContext, request: Authori
     default:
       return refuse(407, "auth-failed");
   }
+}
+
+/** The sticky session a username's session segments ask for (the whole username is its key), if any. */
+export function sessionSpecOf(username: string, parsed: ParsedUsername): SessionSpec | undefined {
+  const { target, product } = parsed;
+  if (target.sessionId === null || target.sesstime === null) return undefined;
+  return {
+    key: username.toLowerCase(),
+    product,
+    sessionId: target.sessionId,
+    region: target.region,
+    state: target.state,
+    city: target.city,
+    asn: target.asn,
+    minutes: target.sesstime,
+  };
 }
 
 /** Frees the concurrency slot of a lease. The lease names its gate, so no lookup is needed. */

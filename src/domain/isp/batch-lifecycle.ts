@@ -40,9 +40,10 @@ export async function completeProvisioning(ctx: DomainContext, at: number): Prom
 
 /**
  * Batches at the end of their period: auto-renewed (charged once per period, whatever the runs), or, when
- * renewal is off or cannot be paid, into the 7-day grace period in which their IPs stop working.
+ * renewal is off or cannot be paid, into the 7-day grace period in which their IPs stop working. `onlyBatchId`
+ * limits the run to one batch (the sandbox's "expire now" test helper).
  */
-export async function expireBatches(ctx: DomainContext, at: number): Promise<number> {
+export async function expireBatches(ctx: DomainContext, at: number, onlyBatchId?: string): Promise<number> {
   const due = await ctx.db
     .select({ batch: ispBatches, subscription: subscriptions })
     .from(ispBatches)
@@ -50,7 +51,13 @@ export async function expireBatches(ctx: DomainContext, at: number): Promise<num
       subscriptions,
       and(eq(subscriptions.batchId, ispBatches.id), inArray(subscriptions.status, ["active", "past_due"])),
     )
-    .where(and(eq(ispBatches.status, "active"), lte(ispBatches.expiresAt, at)));
+    .where(
+      and(
+        eq(ispBatches.status, "active"),
+        lte(ispBatches.expiresAt, at),
+        onlyBatchId === undefined ? undefined : eq(ispBatches.id, onlyBatchId),
+      ),
+    );
   for (const { batch, subscription } of due) {
     const renewed = batch.autoRenew ? await autoRenew(ctx, batch, subscription, at) : "off";
     if (renewed === "unpaid" || renewed === "off") await enterGrace(ctx, batch, at);
@@ -97,12 +104,18 @@ async function enterGrace(ctx: DomainContext, batch: BatchRow, at: number): Prom
   await runGuardedBatch(ctx, [enterGraceStatement(ctx.db, batch, at), batchPastDueStatement(ctx.db, batch.id, at)]);
 }
 
-/** After grace the IPs are released to the inventory (no refund). */
-export async function releaseAfterGrace(ctx: DomainContext, at: number): Promise<number> {
+/** After grace the IPs are released to the inventory (no refund). `onlyBatchId` limits the run to one batch. */
+export async function releaseAfterGrace(ctx: DomainContext, at: number, onlyBatchId?: string): Promise<number> {
   const due = await ctx.db
     .select()
     .from(ispBatches)
-    .where(and(eq(ispBatches.status, "grace"), lte(ispBatches.graceUntil, at)));
+    .where(
+      and(
+        eq(ispBatches.status, "grace"),
+        lte(ispBatches.graceUntil, at),
+        onlyBatchId === undefined ? undefined : eq(ispBatches.id, onlyBatchId),
+      ),
+    );
   for (const batch of due) await runGuardedBatch(ctx, releaseStatements(ctx, batch, at));
   return due.length;
 }

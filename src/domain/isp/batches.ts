@@ -106,7 +106,7 @@ export function updateBatchStatement(db: Database, batchId: string, changes: Par
 }
 
 function geoOf(batch: BatchRow, city: string | null = batch.city): Geo {
-  return { country: batch.country, city, asn: batch.asn };
+  return { accountId: batch.accountId, country: batch.country, city, asn: batch.asn };
 }
 
 /**

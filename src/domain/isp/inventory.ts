@@ -1,7 +1,7 @@
 import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { abortIf, type Statement } from "../../db/guarded-batch";
-import { ispAsns, ispIps } from "../../db/schema";
+import { ispAsns, ispIps, sandboxAccounts } from "../../db/schema";
 import type { Minor } from "../../platform/money";
 import type { DomainContext, Principal } from "../context";
 import { assertInScope } from "../scope";
@@ -10,13 +10,24 @@ import { assertInScope } from "../scope";
 export const TIER1_COUNTRIES = new Set(["US", "GB", "DE", "FR", "JP", "KR", "BR", "CA", "AU", "IN", "NL", "SG"]);
 
 export interface Geo {
+  /** Whose inventory: a sandbox account's orders draw from the simulated sandbox IPs, live ones from live IPs. */
+  accountId: string;
   country: string;
   city: string | null;
   asn: number;
 }
 
+/** The side of the inventory an account draws from (the sandbox's simulated IPs, or the live ones). */
+function inventoryOf(accountId: string): SQL {
+  return eq(
+    ispIps.sandbox,
+    sql`EXISTS (SELECT 1 FROM ${sandboxAccounts} WHERE ${sandboxAccounts.sandboxAccountId} = ${accountId})`,
+  );
+}
+
 function inGeo(geo: Geo): SQL {
   return and(
+    inventoryOf(geo.accountId),
     eq(ispIps.country, geo.country),
     eq(ispIps.asn, geo.asn),
     geo.city === null ? undefined : eq(ispIps.city, geo.city),
@@ -95,6 +106,7 @@ export async function listInventory(
       .from(ispIps)
       .where(
         and(
+          inventoryOf(principal.accountId),
           eq(ispIps.status, "available"),
           filter.country ? eq(ispIps.country, filter.country) : undefined,
           filter.asn !== undefined ? eq(ispIps.asn, filter.asn) : undefined,

@@ -100,8 +100,9 @@ function orderCompletedEvent(
   });
 }
 
-/** How long provisioning takes: configurable, longer for long-tail (non tier-1) countries. */
-function provisioningDelayMs(env: Cloudflare.Env, country: string): number {
+/** How long provisioning takes: configurable, longer for long-tail (non tier-1) countries, seconds in the sandbox. */
+function provisioningDelayMs(env: Cloudflare.Env, country: string, livemode: boolean): number {
+  if (!livemode) return Number(env.SANDBOX_ISP_PROVISIONING_DELAY_S) * SECOND;
   const seconds = TIER1_COUNTRIES.has(country) ? env.ISP_PROVISIONING_DELAY_S : env.ISP_LONG_TAIL_PROVISIONING_DELAY_S;
   return Number(seconds) * SECOND;
 }
@@ -124,7 +125,7 @@ async function orderIsp(ctx: DomainContext, principal: Principal, input: IspOrde
   if (!catalogue) {
     throw new ApiError("insufficient_inventory", `No IPs of AS${input.asn} are offered in ${input.country}.`);
   }
-  const geo = { country: input.country, city, asn: input.asn };
+  const geo = { accountId: account.id, country: input.country, city, asn: input.asn };
   if ((await availableCount(ctx, geo)) < input.quantity) throw new ApiError("insufficient_inventory");
 
   const at = now();
@@ -158,7 +159,6 @@ async function orderIsp(ctx: DomainContext, principal: Principal, input: IspOrde
       ctx.db.insert(orders).values(order),
       insertBatchStatement(ctx.db, {
         id: batchId,
-        accountId: account.id,
         subuserId: subuser.id,
         orderId,
         status: "provisioning",
@@ -168,7 +168,7 @@ async function orderIsp(ctx: DomainContext, principal: Principal, input: IspOrde
         purchasedAt: at,
         periodStart: at,
         expiresAt,
-        provisionReadyAt: at + provisioningDelayMs(ctx.env, input.country),
+        provisionReadyAt: at + provisioningDelayMs(ctx.env, input.country, principal.livemode),
         passwordSealed: password.passwordSealed,
         passwordHash: password.passwordHash,
         createdAt: at,

@@ -15,13 +15,20 @@ export const PAST_DUE_RETRY_MS = 7 * DAY;
  * Subscriptions at the end of their period, moved on by the every-minute cron: bandwidth ones are renewed
  * (pending downgrades and cycle changes apply, the new period's GB join the pool), or `past_due` when the
  * balance cannot pay; `cancelling` ones, of every product, end: `cancelled` and archived. ISP subscriptions
- * renew with their batch (batch-lifecycle).
+ * renew with their batch (batch-lifecycle). `onlyId` limits the run to one subscription (the sandbox's "renew
+ * now" test helper).
  */
-export async function renewDueSubscriptions(ctx: DomainContext, at: number): Promise<number> {
+export async function renewDueSubscriptions(ctx: DomainContext, at: number, onlyId?: string): Promise<number> {
   const due = await ctx.db
     .select()
     .from(subscriptions)
-    .where(and(inArray(subscriptions.status, ["active", "past_due", "cancelling"]), lte(subscriptions.renewsAt, at)));
+    .where(
+      and(
+        inArray(subscriptions.status, ["active", "past_due", "cancelling"]),
+        lte(subscriptions.renewsAt, at),
+        onlyId === undefined ? undefined : eq(subscriptions.id, onlyId),
+      ),
+    );
   for (const subscription of due) {
     if (subscription.status === "cancelling") await archive(ctx, subscription, at);
     else if (subscription.product !== "isp") await renewBandwidth(ctx, subscription, at);

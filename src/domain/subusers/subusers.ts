@@ -18,6 +18,16 @@ export const PASSWORD_OVERLAP_MS = 60 * SECOND;
 const PASSWORD_LENGTH = 32;
 const NAME_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
 
+/**
+ * Generated gateway names start with `s` for live sub-users and `t` for sandbox ones: the two never collide, and
+ * the gateway contract refuses sandbox names like unknown ones (sandbox traffic is simulated, never routed).
+ */
+const NAME_PREFIX = { live: "s", sandbox: "t" } as const;
+
+export function isSandboxGatewayName(name: string): boolean {
+  return name.startsWith(NAME_PREFIX.sandbox);
+}
+
 export interface NewSubuser {
   label: string;
   products: Product[];
@@ -77,7 +87,7 @@ export async function createSubuser(
     const row = {
       id: newId("subuser", at),
       accountId: account.id,
-      name: `s${randomString(10, NAME_ALPHABET)}`,
+      name: `${principal.livemode ? NAME_PREFIX.live : NAME_PREFIX.sandbox}${randomString(10, NAME_ALPHABET)}`,
       label: input.label,
       products: input.products,
       status: "active" as const,

@@ -1,6 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { findAccount } from "../../domain/accounts/accounts";
 import { listApiKeys } from "../../domain/api-keys/api-keys";
+import { sandboxTwinIdOf } from "../../domain/sandbox/twins";
 import type { AppEnv } from "../../env";
 import { pageSchema, paginationQuery, toPage } from "../../platform/pagination";
 import { internalRoute, jsonContent } from "../../platform/route-definitions";
@@ -14,7 +15,7 @@ export const route = internalRoute(
     path: "/accounts/{id}/api-keys",
     tags,
     summary: "List an account's API keys",
-    description: "Newest first, revoked ones included; never their tokens.",
+    description: "Newest first, revoked ones included, the account's sandbox (`test`) keys too; never their tokens.",
     request: { params: accountParams, query: paginationQuery },
     errors: ["invalid_request", "not_found"],
     responses: { 200: jsonContent(pageSchema(apiKeySchema), "A page of keys, newest first (no tokens).") },
@@ -24,6 +25,8 @@ export const route = internalRoute(
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const account = await findAccount(c.var.ctx, c.req.valid("param").id);
+  const twin = await sandboxTwinIdOf(c.var.ctx, account.id);
   const query = c.req.valid("query");
-  return c.json(toPage(c, await listApiKeys(c.var.ctx, account.id, query), query.limit, presentApiKey), 200);
+  const keys = await listApiKeys(c.var.ctx, twin ? [account.id, twin] : [account.id], query);
+  return c.json(toPage(c, keys, query.limit, presentApiKey), 200);
 };

@@ -1,0 +1,235 @@
+import { DAY, HOUR, MINUTE } from "../src/platform/clock";
+import { REQUEST_LOG_KEPT_MS } from "./request-log";
+import { FACT_1M_KEPT_MS } from "./traffic-rollups";
+
+/**
+ * Read-only queries for report files (src/domain/reports): paged, so a report of any size crosses the RPC boundary
+ * a page at a time. They read the rollup tables of `traffic-rollups.ts` (never write them): the finest tier that
+ * still covers the range's start, plus what is still `pending` (a delta is always in exactly one of `pending` or
+ * the folded tiers; `fact_1m` holds every minute of its horizon by itself).
+ */
+export interface ReportScope {
+  from: number;
+  to: number;
+  /** null = every product / sub-user. */
+  products: string[] | null;
+  subuserIds: string[] | null;
+}
+
+export interface TrafficDayRow {
+  day: number;
+  product: string;
+  subuserId: string;
+  bytesIn: number;
+  bytesOut: number;
+  requests: number;
+  errors: number;
+}
+
+export interface TrafficDayCursor {
+  day: number;
+  product: string;
+  subuserId: string;
+}
+
+export interface RequestLogRow {
+  requestId: string;
+  ts: number;
+  product: string;
+  subuserId: string;
+  method: string;
+  targetHost: string;
+  status: number;
+  bytes: number;
+  exitIp: string;
+  exitGeo: string;
+  exitAsn: number;
+  tag: string | null;
+}
+
+export interface IpHealth {
+  ip: string;
+  requests: number;
+  errors: number;
+  lastSeenAt: number | null;
+}
+
+const SUMS = "sum(bytes_in) AS bytes_in, sum(bytes_out) AS bytes_out, sum(requests) AS requests, sum(errors) AS errors";
+
+/** The finest tier that still holds the whole range (the traffic API's resolution by age, spec §8.5). */
+function tierFor(from: number, at: number): { table: string; span: number } {
+  if (from >= at - FACT_1M_KEPT_MS + HOUR) return { table: "fact_1m", span: MINUTE };
+  if (from >= at - 14 * DAY) return { table: "fact_5m", span: 5 * MINUTE };
+  if (from >= at - 90 * DAY) return { table: "fact_1h", span: HOUR };
+  return { table: "fact_1d", span: DAY };
+}
+
+/** The tables to read for `[from, to)` and the range aligned down to their resolution. */
+function sourcesFor(from: number, to: number, at: number) {
+  const tier = tierFor(from, at);
+  const tables = tier.table === "fact_1m" ? ["fact_1m"] : [tier.table, "pending"];
+  return { tables, from: from - (from % tier.span), to: to - (to % tier.span) };
+}
+
+/** ` AND column IN (…)` for a list filter (null: no filter), its parameter pushed to `params`. */
+function inList(column: string, values: string[] | null, params: Array<string | number>): string {
+  if (values === null) return "";
+  params.push(JSON.stringify(values));
+  return ` AND ${column} IN (SELECT value FROM json_each(?))`;
+}
+
+/** One SELECT per table over `[from, to)` with the scope's filters, joined by UNION ALL, and its parameters. */
+function unionOf(tables: string[], columns: string, from: number, to: number, scope: ReportScope) {
+  const params: Array<string | number> = [];
+  const sql = tables
+    .map((table) => {
+      params.push(from, to);
+      const filters = inList("product", scope.products, params) + inList("subuser", scope.subuserIds, params);
+      return `SELECT ${columns} FROM ${table} WHERE bucket >= ? AND bucket < ?${filters}`;
+    })
+    .join(" UNION ALL ");
+  return { sql, params };
+}
+
+export class TrafficReports {
+  readonly #sql: SqlStorage;
+
+  constructor(sql: SqlStorage) {
+    this.#sql = sql;
+  }
+
+  /**
+   * Usage per UTC day, product and sub-user, in key order, up to `limit` rows after `cursor`. Each call reads one
+   * day at a time (skipping empty days), so a page costs a scan of a day, not of the whole range.
+   */
+  trafficDays(scope: ReportScope, cursor: TrafficDayCursor | null, limit: number, at: number): TrafficDayRow[] {
+    const range = sourcesFor(scope.from, scope.to, at);
+    const rows: TrafficDayRow[] = [];
+    let after = cursor;
+    for (
+      let day = cursor ? cursor.day : range.from - (range.from % DAY);
+      day < range.to && rows.length < limit;
+      day += DAY
+    ) {
+      const union = unionOf(
+        range.tables,
+        "product, subuser, bytes_in, bytes_out, requests, errors",
+        Math.max(day, range.from),
+        Math.min(day + DAY, range.to),
+        scope,
+      );
+      const params = [...union.params, ...(after ? [after.product, after.subuserId] : []), limit - rows.length];
+      const page = this.#sql.exec<{
+        product: string;
+        subuser: string;
+        bytes_in: number;
+        bytes_out: number;
+        requests: number;
+        errors: number;
+      }>(
+        `SELECT product, subuser, ${SUMS} FROM (${union.sql}) GROUP BY product, subuser
+         ${after ? "HAVING (product, subuser) > (?, ?)" : ""} ORDER BY product, subuser LIMIT ?`,
+        ...params,
+      );
+      after = null;
+      for (const row of page) {
+        rows.push({
+          day,
+          product: row.product,
+          subuserId: row.subuser,
+          bytesIn: row.bytes_in,
+          bytesOut: row.bytes_out,
+          requests: row.requests,
+          errors: row.errors,
+        });
+      }
+    }
+    return rows;
+  }
+
+  /** The sampled request log in `[from, to)`, oldest first, up to `limit` entries after `cursor`. */
+  requestLog(
+    scope: ReportScope,
+    cursor: { ts: number; requestId: string } | null,
+    limit: number,
+    at: number,
+  ): RequestLogRow[] {
+    const params: Array<string | number> = [Math.max(scope.from, at - REQUEST_LOG_KEPT_MS), scope.to];
+    let where = "ts >= ? AND ts < ?";
+    where += inList("product", scope.products, params);
+    where += inList("subuser", scope.subuserIds, params);
+    if (cursor) {
+      where += " AND (ts, request_id) > (?, ?)";
+      params.push(cursor.ts, cursor.requestId);
+    }
+    params.push(limit);
+    return this.#sql
+      .exec<{
+        product: string;
+        ts: number;
+        request_id: string;
+        subuser: string;
+        method: string;
+        target_host: string;
+        status: number;
+        bytes: number;
+        exit_ip: string;
+        exit_geo: string;
+        exit_asn: number;
+        tag: string | null;
+      }>(`SELECT * FROM request_log WHERE ${where} ORDER BY ts, request_id LIMIT ?`, ...params)
+      .toArray()
+      .map((row) => ({
+        requestId: row.request_id,
+        ts: row.ts,
+        product: row.product,
+        subuserId: row.subuser,
+        method: row.method,
+        targetHost: row.target_host,
+        status: row.status,
+        bytes: row.bytes,
+        exitIp: row.exit_ip,
+        exitGeo: row.exit_geo,
+        exitAsn: row.exit_asn,
+        tag: row.tag,
+      }));
+  }
+
+  /** Per ISP IP: requests and errors in `[from, to)`, and the start of the latest bucket with any traffic. */
+  ipHealth(ips: string[], from: number, to: number, at: number): IpHealth[] {
+    if (ips.length === 0) return [];
+    const range = sourcesFor(from, to, at);
+    const list = JSON.stringify(ips);
+    const union = unionOf(range.tables, "ip, requests, errors", range.from, range.to, {
+      from,
+      to,
+      products: ["isp"],
+      subuserIds: null,
+    });
+    const totals = this.#sql
+      .exec<{ ip: string; requests: number; errors: number }>(
+        `SELECT ip, sum(requests) AS requests, sum(errors) AS errors FROM (${union.sql})
+         WHERE ip IN (SELECT value FROM json_each(?)) GROUP BY ip`,
+        ...union.params,
+        list,
+      )
+      .toArray();
+    const everyTier = ["fact_1m", "fact_5m", "fact_1h", "fact_1d", "pending"]
+      .map((table) => `SELECT ip, bucket FROM ${table} WHERE product = 'isp'`)
+      .join(" UNION ALL ");
+    const lastSeen = this.#sql
+      .exec<{ ip: string; last: number }>(
+        `SELECT ip, max(bucket) AS last FROM (${everyTier}) WHERE ip IN (SELECT value FROM json_each(?)) GROUP BY ip`,
+        list,
+      )
+      .toArray();
+    const totalsByIp = new Map(totals.map((row) => [row.ip, row]));
+    const lastByIp = new Map(lastSeen.map((row) => [row.ip, row.last]));
+    return ips.map((ip) => ({
+      ip,
+      requests: totalsByIp.get(ip)?.requests ?? 0,
+      errors: totalsByIp.get(ip)?.errors ?? 0,
+      lastSeenAt: lastByIp.get(ip) ?? null,
+    }));
+  }
+}

@@ -1,0 +1,75 @@
+// The gateway side of the internal contract (docs/gateway.md): authorize, release, usage.
+
+const AUTHORIZE_TIMEOUT_MS = 10_000;
+
+/** Calls the API's internal gateway routes with the gateway token. */
+export function apiClient({ origin, token }) {
+  const call = async (path, body, headers = {}) => {
+    const response = await fetch(`${origin}/internal/gateway${path}`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json", ...headers },
+      body,
+      signal: AbortSignal.timeout(AUTHORIZE_TIMEOUT_MS),
+    });
+    const payload = await response.json().catch(() => null);
+    if (!response.ok) throw new Error(`POST ${path}: ${response.status} ${payload?.code ?? ""}`);
+    return payload;
+  };
+  return {
+    /** @returns the decision: `{allow: true, lease, cache_ttl_s, target, session, …}` or `{allow: false, status, error_code, …}` */
+    authorize: (request) => call("/authorize", JSON.stringify(request)),
+    release: (lease) => call("/release", JSON.stringify({ lease })),
+    /** `gzipped`: the batch, gzip-compressed JSON. */
+    reportUsage: (gzipped) => call("/usage", gzipped, { "Content-Encoding": "gzip" }),
+  };
+}
+
+/** A refusal the gateway makes itself when the API cannot be asked. */
+export const AUTH_UNAVAILABLE = { allow: false, status: 503, error_code: "auth-unavailable" };
+
+/**
+ * The authorization of one client connection. New connections always ask; a connection may serve further requests
+ * with the same credentials for `cache_ttl_s` without asking again. Each allow holds a lease (one open connection),
+ * released when the decision is replaced and when the connection closes.
+ */
+export class ConnectionAuth {
+  #api;
+  #sourceIp;
+  #cached = null;
+
+  constructor(api, sourceIp) {
+    this.#api = api;
+    this.#sourceIp = sourceIp;
+  }
+
+  async decide({ username, password, product, destIp }) {
+    const key = `${product}\n${destIp ?? ""}\n${username}\n${password ?? ""}`;
+    const cached = this.#cached;
+    if (cached && cached.key === key && performance.now() < cached.until) return cached.decision;
+
+    let decision;
+    try {
+      decision = await this.#api.authorize({
+        username,
+        password: password || null,
+        source_ip: this.#sourceIp,
+        product,
+        ...(destIp ? { dest_ip: destIp } : {}),
+      });
+    } catch (error) {
+      console.error(`[gateway] authorize failed: ${error.message}`);
+      return AUTH_UNAVAILABLE;
+    }
+    if (!decision.allow) return decision;
+    this.close();
+    this.#cached = { key, decision, until: performance.now() + decision.cache_ttl_s * 1000 };
+    return decision;
+  }
+
+  /** Frees the lease of the current decision (harmless when there is none). */
+  close() {
+    const lease = this.#cached?.decision.lease;
+    this.#cached = null;
+    if (lease) this.#api.release(lease).catch((error) => console.error(`[gateway] release failed: ${error.message}`));
+  }
+}

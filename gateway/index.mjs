@@ -1,0 +1,49 @@
+// The local development gateway: `node gateway/index.mjs` (started by `npm run dev`).
+// Env: GATEWAY_PORT (7777), GATEWAY_API_ORIGIN (http://127.0.0.1:8787), GATEWAY_TOKEN (the API's, from .dev.vars),
+// GATEWAY_USAGE_FLUSH_MS (1000).
+import { apiClient } from "./api-client.mjs";
+import { createProxyServer } from "./proxy-server.mjs";
+import { usageReporter } from "./usage-reporter.mjs";
+
+/** Starts the gateway on 127.0.0.1 (and ::1 when the machine has it); resolves once it listens. */
+export async function startGateway({ port = 7777, apiOrigin, token, flushMs = 1000 }) {
+  const api = apiClient({ origin: apiOrigin, token });
+  const usage = usageReporter(api, { flushMs });
+  const listen = (host, onPort) =>
+    new Promise((resolve, reject) => {
+      const server = createProxyServer({ api, usage });
+      server.once("error", reject);
+      server.listen(onPort, host, () => resolve(server));
+    });
+  const servers = [await listen("127.0.0.1", port)];
+  // `localhost` may resolve to ::1 first: listen there too, on the same port, when the machine has IPv6.
+  const ipv6 = await listen("::1", servers[0].address().port).catch(() => null);
+  if (ipv6) servers.push(ipv6);
+  return {
+    port: servers[0].address().port,
+    usage,
+    /** Stops listening and sends the usage still waiting (for at most `drainMs`: the API may be gone). */
+    async close({ drainMs = 5000 } = {}) {
+      for (const server of servers) server.close();
+      await Promise.race([usage.drain(), new Promise((resolve) => setTimeout(resolve, drainMs).unref())]);
+    },
+  };
+}
+
+if (import.meta.main) {
+  const env = process.env;
+  if (!env.GATEWAY_TOKEN) throw new Error("GATEWAY_TOKEN is required (the API's gateway token, see .dev.vars)");
+  const gateway = await startGateway({
+    port: Number(env.GATEWAY_PORT ?? 7777),
+    apiOrigin: env.GATEWAY_API_ORIGIN ?? "http://127.0.0.1:8787",
+    token: env.GATEWAY_TOKEN,
+    flushMs: Number(env.GATEWAY_USAGE_FLUSH_MS ?? 1000),
+  });
+  console.log(`[gateway] listening on localhost:${gateway.port} (HTTP, CONNECT, SOCKS5)`);
+  for (const signal of ["SIGINT", "SIGTERM"]) {
+    process.once(signal, async () => {
+      await gateway.close();
+      process.exit(0);
+    });
+  }
+}

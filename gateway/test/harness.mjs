@@ -1,0 +1,174 @@
+// The gateway tests' world: `wrangler dev` on a free port with its own state, the local gateway in front of it, a
+// loopback target, and small clients for the three protocols.
+import { mkdtempSync, rmSync } from "node:fs";
+import http from "node:http";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { adminCall, prepare, startWorker } from "../../scripts/lib/local-worker.mjs";
+import { startGateway } from "../index.mjs";
+
+function freePort() {
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Answers every request with 200 and a small body, so bytes are easy to check. */
+function startTarget() {
+  const server = http.createServer((request, response) => {
+    request.resume();
+    request.on("end", () => {
+      response.writeHead(200, { "Content-Type": "text/plain" });
+      response.end("target says hello\n");
+    });
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
+}
+
+export async function startStack() {
+  const state = mkdtempSync(path.join(tmpdir(), "gateway-test-"));
+  const vars = prepare({ persistTo: state });
+  const { child, base } = await startWorker(await freePort(), {
+    quiet: true,
+    persistTo: state,
+    vars: { LOG_REQUESTS: "false", ISP_PROVISIONING_DELAY_S: "0", ISP_LONG_TAIL_PROVISIONING_DELAY_S: "0" },
+  });
+  const gateway = await startGateway({ port: 0, apiOrigin: base, token: vars.GATEWAY_TOKEN, flushMs: 100 });
+  const target = await startTarget();
+  return {
+    base,
+    gatewayPort: gateway.port,
+    targetUrl: `http://127.0.0.1:${target.address().port}/hello`,
+    targetPort: target.address().port,
+    admin: (method, route, body) => adminCall(base, vars.ADMIN_TOKEN, method, route, body),
+    /** Runs the Cron Trigger's jobs once (wrangler dev never fires them by itself). */
+    runCron: () => fetch(`${base}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent("* * * * *")}`),
+    async stop() {
+      target.close();
+      await gateway.close();
+      child.kill("SIGTERM");
+      await new Promise((resolve) => child.once("exit", resolve));
+      rmSync(state, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A `/v1` call with an API key; returns the parsed body and status. */
+export async function v1(base, token, method, route, body) {
+  const response = await fetch(`${base}/v1${route}`, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+const basic = (username, password) => `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`;
+
+/** A plain HTTP proxy request (absolute-form URL) on a new connection. */
+export function proxiedGet(port, { username, password, url, headers = {} }) {
+  return new Promise((resolve, reject) => {
+    const request = http.request({
+      host: "127.0.0.1",
+      port,
+      path: url,
+      agent: false,
+      headers: { Host: new URL(url).host, "Proxy-Authorization": basic(username, password), ...headers },
+    });
+    request.on("response", (response) => {
+      let body = "";
+      response.on("data", (chunk) => {
+        body += chunk;
+      });
+      response.on("end", () => resolve({ status: response.statusCode, headers: response.headers, body }));
+    });
+    request.on("error", reject);
+    request.end();
+  });
+}
+
+/** Opens a CONNECT tunnel; resolves with the answer and the socket (left open for the caller). */
+export function connectTunnel(port, { username, password, authority }) {
+  return new Promise((resolve, reject) => {
+    const request = http.request({
+      host: "127.0.0.1",
+      port,
+      method: "CONNECT",
+      path: authority,
+      agent: false,
+      headers: { "Proxy-Authorization": basic(username, password) },
+    });
+    request.on("connect", (response, socket) =>
+      resolve({ status: response.statusCode, headers: response.headers, socket }),
+    );
+    request.on("error", reject);
+    request.end();
+  });
+}
+
+/** One GET through an open tunnel socket; resolves with the raw answer once the target closes. */
+export function getThrough(socket, host) {
+  return new Promise((resolve) => {
+    let raw = "";
+    socket.on("data", (chunk) => {
+      raw += chunk;
+    });
+    socket.on("end", () => resolve(raw));
+    socket.write(`GET /hello HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+  });
+}
+
+/** A SOCKS5 handshake with user/password; resolves `{authStatus}` or `{authStatus: 0, reply, socket}`. */
+export function socks5Connect(port, { username, password, host, targetPort }) {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, "127.0.0.1");
+    let buffered = Buffer.alloc(0);
+    let step = 0;
+    socket.on("error", reject);
+    socket.on("connect", () => socket.write(Buffer.from([5, 1, 2])));
+    socket.on("data", (chunk) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      if (step === 0 && buffered.length >= 2) {
+        buffered = buffered.subarray(2);
+        step = 1;
+        const user = Buffer.from(username);
+        const pass = Buffer.from(password);
+        socket.write(Buffer.concat([Buffer.from([1, user.length]), user, Buffer.from([pass.length]), pass]));
+      }
+      if (step === 1 && buffered.length >= 2) {
+        const authStatus = buffered[1];
+        buffered = buffered.subarray(2);
+        if (authStatus !== 0) return resolve({ authStatus });
+        step = 2;
+        const name = Buffer.from(host);
+        socket.write(
+          Buffer.concat([
+            Buffer.from([5, 1, 0, 3, name.length]),
+            name,
+            Buffer.from([targetPort >> 8, targetPort & 255]),
+          ]),
+        );
+      }
+      if (step === 2 && buffered.length >= 10) {
+        step = 3;
+        socket.removeAllListeners("data");
+        resolve({ authStatus: 0, reply: buffered[1], socket });
+      }
+    });
+  });
+}
+
+/** Polls `check` until it returns a truthy value (at most `ms`). */
+export async function eventually(check, ms = 15_000) {
+  const until = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > until) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}

@@ -1,0 +1,82 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createMiddleware } from "hono/factory";
+import { docsPage } from "./api-docs/docs-page";
+import type { OpenApiDocument } from "./api-docs/document";
+import { postmanCollection } from "./api-docs/postman";
+import type { AppEnv } from "./env";
+import { publicRouter } from "./routes";
+
+/**
+ * The public API's major versions (spec §9): each is a path segment with its own router and OpenAPI document,
+ * served side by side. A breaking change ships as a new entry (`/v2`); the old one gets a `deprecation` and keeps
+ * answering, with `Deprecation`, `Sunset` and `Link` headers on every response, until its sunset.
+ */
+export interface ApiVersion {
+  /** The path segment: `v1` serves `/v1/…`. */
+  name: string;
+  /** The version's router and its OpenAPI document (whose server URL must end in `/<name>`). */
+  build: () => { router: OpenAPIHono<AppEnv>; document: (origin: string) => OpenApiDocument };
+  deprecation?: Deprecation;
+}
+
+export interface Deprecation {
+  /** When the version was deprecated: `Deprecation: @<unix seconds>` (RFC 9745). */
+  since: Date;
+  /** When it stops answering, at least 6 months after `since` (spec §9): `Sunset: <HTTP date>` (RFC 8594). */
+  sunset: Date;
+  /** The migration guide, `Link: <…>; rel="deprecation"`; a path is resolved against the request's origin. */
+  guide: string;
+  /** The sunset policy, `Link: <…>; rel="sunset"`; a path is resolved against the request's origin. */
+  policy: string;
+}
+
+export const API_VERSIONS: readonly ApiVersion[] = [{ name: "v1", build: publicRouter }];
+
+export type BuiltVersion = ApiVersion & ReturnType<ApiVersion["build"]>;
+
+export function buildVersion(version: ApiVersion): BuiltVersion {
+  return { ...version, ...version.build() };
+}
+
+/**
+ * The version's descriptions, which need no token: its OpenAPI document, docs page and Postman collection.
+ * Register them before the version's router, whose API-key auth covers everything else under `/<name>`.
+ */
+export function serveDescriptions(app: OpenAPIHono<AppEnv>, version: BuiltVersion): void {
+  const base = `/${version.name}`;
+  const originOf = (url: string) => new URL(url).origin;
+  app.get(`${base}/openapi.json`, (c) => c.json(version.document(originOf(c.req.url))));
+  app.get(`${base}/docs`, (c) => c.html(docsPage(`${base}/openapi.json`)));
+  app.get(`${base}/postman/collection.json`, (c) => {
+    const origin = originOf(c.req.url);
+    return c.json(postmanCollection(version.document(origin), `${origin}${base}`));
+  });
+}
+
+/** The headers that mark every response of a deprecated version, errors and descriptions included. */
+export function deprecationNotices(versions: readonly ApiVersion[]) {
+  const deprecated = versions.filter((version) => version.deprecation !== undefined);
+  return createMiddleware<AppEnv>(async (c, next) => {
+    await next();
+    const version = deprecated.find((candidate) => isUnder(c.req.path, candidate.name));
+    if (!version?.deprecation) return;
+    for (const [name, value] of deprecationHeaders(version.deprecation, new URL(c.req.url).origin)) {
+      c.res.headers.append(name, value);
+    }
+  });
+}
+
+/** `Deprecation`, `Sunset` and the two `Link`s, in that order (a response's own `Link`, e.g. `rel="next"`, stays). */
+export function deprecationHeaders(deprecation: Deprecation, origin: string): Array<[string, string]> {
+  const link = (target: string, rel: string) => `<${new URL(target, origin).href}>; rel="${rel}"`;
+  return [
+    ["Deprecation", `@${Math.floor(deprecation.since.getTime() / 1000)}`],
+    ["Sunset", deprecation.sunset.toUTCString()],
+    ["Link", link(deprecation.guide, "deprecation")],
+    ["Link", link(deprecation.policy, "sunset")],
+  ];
+}
+
+function isUnder(path: string, versionName: string): boolean {
+  return path === `/${versionName}` || path.startsWith(`/${versionName}/`);
+}

@@ -1,0 +1,18 @@
+import type { ReportType } from "../../../db/schema";
+import { invoicesReport } from "./invoices";
+import { ispBatchesReport } from "./isp-batches";
+import { requestsReport } from "./requests";
+import type { ReportKind } from "./scope";
+import { subusersReport } from "./subusers";
+import { trafficReport } from "./traffic";
+
+export type { ReportKind, RunScope } from "./scope";
+
+/** The five report types (spec §2.11), each a row generator. */
+export const reportKinds: Record<ReportType, ReportKind> = {
+  traffic: trafficReport,
+  requests: requestsReport,
+  invoices: invoicesReport,
+  subusers: subusersReport,
+  isp_batches: ispBatchesReport,
+};

@@ -1,0 +1,141 @@
+import { and, eq, gt, isNull, sql } from "drizzle-orm";
+import { proxyTests, subusers } from "../../db/schema";
+import { DAY, now } from "../../platform/clock";
+import { ApiError } from "../../platform/errors";
+import { isId, newId } from "../../platform/ids";
+import { keysetPage, type PageQuery } from "../../platform/pagination";
+import type { DomainContext, Principal } from "../context";
+import { type GatewayTarget, parseUsername } from "../gateway/username";
+import { assertInScope } from "../scope";
+import { type ProbeOutcome, type ProbeProtocol, probeFor } from "./gateway-probe";
+
+/** Runs are kept this long so they can be compared (spec §4.10), then the cron deletes them. */
+export const PROXY_TEST_KEPT_MS = DAY;
+/** The gateway answers this host itself with the exit as JSON, using no credit (gateway/proxy-server.mjs). */
+export const DEFAULT_PROXY_TEST_TARGET = "http://echo.gateway.local/echo";
+/** Mobile exits are slower: three times the timeout (spec §8.4 asks clients for at least 30 s). */
+const MOBILE_TIMEOUT_FACTOR = 3;
+const PRUNE_LIMIT = 5_000;
+
+export interface ProxyTestInput {
+  username: string;
+  password: string;
+  protocol: ProbeProtocol;
+  target?: string;
+}
+
+/** One stored run: what was asked (never the password) and what the gateway answered. */
+export interface ProxyTestRecord {
+  id: string;
+  createdAt: number;
+  username: string;
+  protocol: ProbeProtocol;
+  target: string;
+  subuserId: string | null;
+  /** The username's segments; null when the grammar refused it. */
+  parsed: GatewayTarget | null;
+  outcome: ProbeOutcome;
+}
+
+/** The gateway's 400 for a username it cannot parse: known before connecting, so nothing is sent. */
+function grammarRefusal(errorCode: string): ProbeOutcome {
+  return {
+    status: 400,
+    errorCode,
+    serviceCode: null,
+    retryAfterS: null,
+    exit: null,
+    targetStatus: null,
+    latencyMs: { connect: null, tls: null, ttfb: null, total: 0 },
+  };
+}
+
+/** A live sub-user of the caller's account by its gateway name; another account's or none is 404. */
+async function subuserByName(ctx: DomainContext, principal: Principal, name: string) {
+  const subuser = await ctx.db
+    .select({ id: subusers.id })
+    .from(subusers)
+    .where(and(eq(subusers.name, name), eq(subusers.accountId, principal.accountId), isNull(subusers.deletedAt)))
+    .get();
+  if (!subuser) throw new ApiError("subuser_not_found", "No sub-user of this account has the username's name.");
+  return subuser;
+}
+
+/** Tests a gateway username and password against the gateway, as the account that owns the key; keeps the run. */
+export async function runProxyTest(
+  ctx: DomainContext,
+  principal: Principal,
+  input: ProxyTestInput,
+): Promise<ProxyTestRecord> {
+  const target = new URL(input.target ?? DEFAULT_PROXY_TEST_TARGET);
+  const parsed = parseUsername(input.username, ctx.env.GATEWAY_USER_PREFIX);
+  let subuserId: string | null = null;
+  let outcome: ProbeOutcome;
+  if (parsed.ok) {
+    subuserId = (await subuserByName(ctx, principal, parsed.value.name)).id;
+    assertInScope(principal, [parsed.value.product]);
+    const timeoutMs =
+      Number(ctx.env.PROXY_TEST_TIMEOUT_MS) * (parsed.value.product === "mobile" ? MOBILE_TIMEOUT_FACTOR : 1);
+    outcome = await probeFor(ctx, principal).run({ ...input, target, timeoutMs });
+  } else {
+    outcome = grammarRefusal(parsed.error);
+  }
+
+  const createdAt = now();
+  const record: ProxyTestRecord = {
+    id: newId("proxyTest", createdAt),
+    createdAt,
+    username: input.username,
+    protocol: input.protocol,
+    target: target.toString(),
+    subuserId,
+    parsed: parsed.ok ? parsed.value.target : null,
+    outcome,
+  };
+  await ctx.db.insert(proxyTests).values({
+    id: record.id,
+    accountId: principal.accountId,
+    result: record as unknown as Record<string, unknown>,
+    createdAt,
+  });
+  return record;
+}
+
+const kept = () => gt(proxyTests.createdAt, now() - PROXY_TEST_KEPT_MS);
+
+/** The account's runs of the last 24 hours, newest first. */
+export async function listProxyTests(
+  ctx: DomainContext,
+  principal: Principal,
+  query: PageQuery,
+): Promise<ProxyTestRecord[]> {
+  const page = keysetPage(proxyTests.id, query);
+  const rows = await ctx.db
+    .select({ result: proxyTests.result })
+    .from(proxyTests)
+    .where(and(eq(proxyTests.accountId, principal.accountId), kept(), page.where))
+    .orderBy(page.orderBy)
+    .limit(page.limit);
+  return rows.map((row) => row.result as unknown as ProxyTestRecord);
+}
+
+export async function findProxyTest(ctx: DomainContext, principal: Principal, id: string): Promise<ProxyTestRecord> {
+  const row = isId("proxyTest", id)
+    ? await ctx.db
+        .select({ result: proxyTests.result })
+        .from(proxyTests)
+        .where(and(eq(proxyTests.id, id), eq(proxyTests.accountId, principal.accountId), kept()))
+        .get()
+    : undefined;
+  if (!row) throw new ApiError("proxy_test_not_found");
+  return row.result as unknown as ProxyTestRecord;
+}
+
+/** Deletes runs older than 24 hours (reads already hide them). Returns how many went. */
+export async function pruneProxyTests(ctx: DomainContext, at: number): Promise<number> {
+  const cutoff = at - PROXY_TEST_KEPT_MS;
+  const result = await ctx.db
+    .delete(proxyTests)
+    .where(sql`${proxyTests.id} IN (SELECT id FROM proxy_tests WHERE created_at <= ${cutoff} LIMIT ${PRUNE_LIMIT})`);
+  return result.meta.changes;
+}

@@ -1,0 +1,24 @@
+import { createMiddleware } from "hono/factory";
+import { dispatchWebhooks } from "../domain/webhooks/dispatch";
+import type { AppEnv } from "../env";
+import { now } from "../platform/clock";
+import { logError } from "../platform/logger";
+
+/**
+ * The prompt path of webhook delivery: after a successful write (which may have recorded an event, e.g. a
+ * bandwidth order's `order.completed`), the account's undispatched events are fanned out and handed to the
+ * queue once the response has left. Events recorded elsewhere (cron, queues) leave with the every-minute cron.
+ */
+export const dispatchWebhooksAfterWrites = createMiddleware<AppEnv>(async (c, next) => {
+  await next();
+  if (c.req.method === "GET" || c.res.status >= 400 || c.var.replayed || !c.var.principal) return;
+  const { accountId } = c.var.principal;
+  const work = dispatchWebhooks(c.var.ctx, now(), accountId).catch((error) =>
+    logError("webhook_dispatch_failed", { account: accountId }, error),
+  );
+  try {
+    c.executionCtx.waitUntil(work);
+  } catch {
+    // No execution context (a direct app.request call): the work runs unawaited; the cron is the safety net.
+  }
+});

@@ -1,0 +1,62 @@
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { AppEnv } from "../../env";
+import { token } from "../../platform/fields";
+import { eventPayloads, eventSchema } from "../../resources/webhook";
+
+const deliveryHeaders = z.object({
+  "webhook-id": token(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/, 30).openapi({
+    description: "The event id: the same on every retry, the receiver's idempotency key.",
+  }),
+  "webhook-timestamp": token(/^\d{1,12}$/, 12).openapi({
+    description: "Unix seconds of this attempt; refuse deliveries far from your clock (e.g. 5 minutes).",
+  }),
+  "webhook-signature": token(/^v1,[A-Za-z0-9+/=]+( v1,[A-Za-z0-9+/=]+)?$/, 200).openapi({
+    description:
+      "`v1,<base64 HMAC-SHA256 of '{webhook-id}.{webhook-timestamp}.{body}' with the secret's bytes>`; two, " +
+      "space-separated, for 24 hours after a secret rotation. Any one that verifies is enough.",
+  }),
+});
+
+const DESCRIPTIONS: Record<keyof typeof eventPayloads, string> = {
+  "order.completed": "An order completed: a bandwidth order at once, an ISP order when its batch is provisioned.",
+  "isp_batch.expiring": "An ISP batch expires in 7 days, then in 3 days (once each per period).",
+  "traffic.threshold": "A bandwidth pool, or a sub-user's monthly cap, passed 80% or 100% used.",
+  "report_run.completed": "A report run completed.",
+  "report_run.failed": "A report run failed.",
+  "webhook.test": "Sent on request by `POST /webhook-endpoints/{id}/test`.",
+};
+
+/**
+ * The OpenAPI 3.1 `webhooks` section: one entry per event type, the body an event (`{id, type, created_at, data}`)
+ * whose `data` is the type's payload, with the Standard Webhooks headers every delivery carries.
+ */
+export function registerEventWebhooks(app: OpenAPIHono<AppEnv>): void {
+  for (const [type, data] of Object.entries(eventPayloads)) {
+    const name = type.replace(/(^|[._])(\w)/g, (_match, _sep, letter: string) => letter.toUpperCase());
+    app.openAPIRegistry.registerWebhook({
+      method: "post",
+      path: type,
+      operationId: `on${name}`,
+      tags: ["Events"],
+      // The receiver authenticates a delivery by its signature headers, not by a credential of ours.
+      security: [],
+      summary: type,
+      description: DESCRIPTIONS[type as keyof typeof eventPayloads],
+      request: {
+        headers: deliveryHeaders,
+        body: {
+          required: true,
+          content: {
+            "application/json": {
+              schema: eventSchema.extend({ type: z.literal(type), data }).openapi(`${name}Event`),
+            },
+          },
+        },
+      },
+      responses: {
+        200: { description: "Any 2xx acknowledges the delivery. Other answers (3xx included) are retried." },
+        410: { description: "Gone: the endpoint is disabled and nothing more is sent to it." },
+      },
+    });
+  }
+}

@@ -5,7 +5,7 @@ import {
   releaseAfterGrace,
   warnExpiringBatches,
 } from "../domain/isp/batch-lifecycle";
-import { claimDueReports, pruneExpiredRuns } from "../domain/reports/runs";
+import { claimDueReports, pruneExpiredRuns, requeueLostRuns } from "../domain/reports/runs";
 import { renewDueSubscriptions } from "../domain/subscriptions/renewals";
 import { pruneProxyTests } from "../domain/tools/proxy-tests";
 import { pruneUsageDedupe } from "../domain/traffic/retention";
@@ -29,6 +29,7 @@ export async function runScheduledJobs(env: Cloudflare.Env, scheduledTime: numbe
     ["prune_usage_dedupe", () => pruneUsageDedupe(ctx, scheduledTime)],
     ["prune_proxy_tests", () => pruneProxyTests(ctx, scheduledTime)],
     ["run_due_reports", () => claimDueReports(ctx, scheduledTime)],
+    ["requeue_lost_report_runs", () => requeueLostRuns(ctx, scheduledTime)],
     ["prune_report_runs", () => pruneExpiredRuns(ctx, scheduledTime)],
     // Last, so the events the steps above recorded leave in this run: fan-out, and due attempts to the queue. It
     // reads the clock: due times are compared with the queue consumer's clock, not the trigger's schedule.

@@ -3,17 +3,25 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
 import { RUN_ATTEMPTS } from "../../src/queues/report-runs";
 import { createAccount } from "../helpers/accounts";
+import { runCron } from "../helpers/cron";
 import { env } from "../helpers/http";
 import { createSubuser } from "../helpers/subusers";
 import { createReport, getRun, receiverUrl, startRun, webhookDestination } from "./helpers";
 
-afterEach(() => vi.restoreAllMocks());
+afterEach(() => {
+  vi.restoreAllMocks();
+  vi.useRealTimers();
+});
 
 /** Holds the report-runs queue's messages so a test delivers them by hand, as often and with what attempt it likes. */
 function holdRunMessages() {
   const sent: Array<{ runId: string }> = [];
   vi.spyOn(env.REPORT_RUNS_QUEUE, "send").mockImplementation(async (body) => {
     sent.push(body as { runId: string });
+    return undefined as never;
+  });
+  vi.spyOn(env.REPORT_RUNS_QUEUE, "sendBatch").mockImplementation(async (messages) => {
+    for (const message of messages) sent.push(message.body as { runId: string });
     return undefined as never;
   });
   const deliver = async (body: { runId: string }, attempts = 1) => {
@@ -79,6 +87,26 @@ describe("the report-runs queue", () => {
     expect(run).toMatchObject({ status: "failed", error: "the file could not be produced; start the run again" });
     expect(run.download_url).toBeNull();
     expect(await reportEvents(account.id)).toEqual(["report_run.failed"]);
+  });
+
+  it("a run whose message was lost is sent again once, 15 minutes after it was recorded", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(new Date("2026-11-23T10:00:00Z"));
+    const queue = holdRunMessages();
+    const account = await createAccount();
+    const report = await createReport(account);
+    const runId = await startRun(account, report.id);
+    queue.sent.length = 0; // the message is lost
+    await runCron(Date.parse("2026-11-23T10:14:00Z"));
+    expect(queue.sent).toEqual([]);
+    await runCron(Date.parse("2026-11-23T10:15:00Z"));
+    await runCron(Date.parse("2026-11-23T10:15:00Z"));
+    await runCron(Date.parse("2026-11-23T10:16:00Z"));
+    expect(queue.sent).toEqual([{ runId }, { runId }]); // the mark's minute, run twice (an overlap): harmless
+    await queue.deliver({ runId });
+    await queue.deliver({ runId });
+    expect(await getRun(account, runId)).toMatchObject({ status: "completed", rows: 0 });
+    expect(await reportEvents(account.id)).toEqual(["report_run.completed"]);
   });
 
   it("a run of a report deleted before it started fails with the reason", async () => {

@@ -11,6 +11,11 @@ import { contentTypes, encodeRows } from "./formats";
 import { MultipartSink } from "./sink";
 import { reportKinds } from "./types";
 
+/** A queue consumer lives at most 15 minutes: a run `running` for longer was abandoned by a crash. */
+const RUN_STALE_MS = 15 * MINUTE;
+
+const EXTENSIONS = { csv: "csv", tsv: "tsv", json: "ndjson", parquet: "parquet" } as const;
+
 /**
  * Executes a run from the queue: `queued` → `running`, the file streamed to R2, then the destination, then
  * `completed` or `failed` with a `report_run.completed` / `report_run.failed` event in the same D1 batch. A file
@@ -43,22 +48,30 @@ export async function executeRun(ctx: DomainContext, runId: string): Promise<voi
   const file = await produceFile(ctx, report, run);
   const produced = { ...run, ...file };
   await ctx.db.update(reportRuns).set(file).where(eq(reportRuns.id, run.id));
+  await finishRun(ctx, produced, { error: await deliverFile(ctx, report, produced) });
+}
+
+/** Sends the produced file to the report's destination; the reason it failed, or null. */
+async function deliverFile(
+  ctx: DomainContext,
+  report: ReportRow,
+  run: ReportRunRow & { fileKey: string; rows: number; bytes: number },
+): Promise<string | null> {
   const link = await signDownloadLink(ctx.env, ctx.env.API_ORIGIN, run.id);
   try {
     await deliver(ctx, {
       report,
-      run: produced,
+      run,
       downloadUrl: link.url,
       expiresAt: link.expiresAt,
-      fileName: file.fileKey.slice(file.fileKey.lastIndexOf("/") + 1),
+      fileName: run.fileKey.slice(run.fileKey.lastIndexOf("/") + 1),
       contentType: contentTypes[run.format],
     });
+    return null;
   } catch (error) {
     const reason = error instanceof DestinationError ? error.message : `${report.destination.type}: ${String(error)}`;
-    await finishRun(ctx, produced, { error: `destination failed: ${reason}` });
-    return;
+    return `destination failed: ${reason}`;
   }
-  await finishRun(ctx, produced, { error: null });
 }
 
 /** An attempt that threw gives the run back to the queue's retry. */
@@ -68,11 +81,6 @@ export async function releaseRun(ctx: DomainContext, runId: string): Promise<voi
     .set({ status: "queued" })
     .where(and(eq(reportRuns.id, runId), eq(reportRuns.status, "running")));
 }
-
-/** A queue consumer lives at most 15 minutes: a run `running` for longer was abandoned by a crash. */
-const RUN_STALE_MS = 15 * MINUTE;
-
-const EXTENSIONS = { csv: "csv", tsv: "tsv", json: "ndjson", parquet: "parquet" } as const;
 
 /** Streams the report's rows into `<account>/<report>/<run>.<ext>` in R2. */
 async function produceFile(ctx: DomainContext, report: ReportRow, run: ReportRunRow) {

@@ -1,6 +1,6 @@
-import { and, eq, inArray, isNull, lte, sql } from "drizzle-orm";
+import { and, eq, gt, inArray, isNull, lte, sql } from "drizzle-orm";
 import { type ReportRunRow, reportRuns, reports } from "../../db/schema";
-import { DAY, now } from "../../platform/clock";
+import { DAY, MINUTE, now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { isId, newId } from "../../platform/ids";
 import type { DomainContext, Principal } from "../context";
@@ -139,6 +139,29 @@ export async function claimDueReports(ctx: DomainContext, at: number): Promise<n
     claimed++;
   }
   return claimed;
+}
+
+/** A run still `queued` this long after it was recorded lost its message (a crash between the record and the send). */
+export const REQUEUE_AFTER_MS = 15 * MINUTE;
+
+/**
+ * The cron step that sends such runs once more: those that crossed the 15-minute mark within the last minute, so
+ * each is re-sent once (a second message for a run that was only slow finds it taken and does nothing).
+ */
+export async function requeueLostRuns(ctx: DomainContext, at: number): Promise<number> {
+  const lost = await ctx.db
+    .select({ id: reportRuns.id })
+    .from(reportRuns)
+    .where(
+      and(
+        eq(reportRuns.status, "queued"),
+        lte(reportRuns.createdAt, at - REQUEUE_AFTER_MS),
+        gt(reportRuns.createdAt, at - REQUEUE_AFTER_MS - MINUTE),
+      ),
+    );
+  if (lost.length === 0) return 0;
+  await ctx.env.REPORT_RUNS_QUEUE.sendBatch(lost.map((run) => ({ body: { runId: run.id } satisfies RunMessage })));
+  return lost.length;
 }
 
 /** Runs past retention: their files leave R2, then their rows leave D1. Returns how many went. */

@@ -1009,7 +1009,7 @@ export interface paths {
     put?: never;
     /**
      * Generate traffic for a sub-user (sandbox)
-     * @description Reports `requests` proxy requests of the sub-user as the gateway would, through the real usage ingestion: within seconds they show in traffic, the request log, the sub-user's monthly usage and the account's pool. Deterministic: timestamps spread evenly over `from`..`to`, exits from 203.0.113.0/24, ASNs 64496+, errors spread evenly at `error_rate`. ISP traffic addresses the sub-user's active batch IPs. Sandbox keys only.
+     * @description Reports `requests` proxy requests of the sub-user as the gateway would, through the real usage ingestion: within seconds they show in traffic, the request log, the sub-user's monthly usage and the account's pool. Deterministic: timestamps spread evenly over `from`..`to`, exits from 203.0.113.0/24, ASNs 64496+, errors spread evenly at `error_rate` within each region. ISP traffic addresses the sub-user's active batch IPs. Sandbox keys only.
      */
     post: operations["generateTestTraffic"];
     delete?: never;
@@ -2840,7 +2840,7 @@ export interface components {
       regions?: string[];
       /** @description Tag header values, cycled over the requests. Default: none. */
       tags?: string[];
-      /** @description Share of failed requests (502 `upstream-error`), spread evenly. Default 0. */
+      /** @description Share of failed requests (502 `upstream-error`), spread evenly within each region. Default 0. */
       error_rate?: number;
       /**
        * Format: int32
@@ -12061,4 +12061,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "5fbc63fd52c4c8c282fcf43946b3694f9a8e3a84ccb78ea1d2e855bb5089c77b";
+export const CONTRACT_SHA256 = "7731f0923cfdef1099e8875fa49b2256d05feab38ba22c065b3ef21967372b51";

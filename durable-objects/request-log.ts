@@ -73,20 +73,7 @@ export class RequestLog {
   /** Newest first. */
   list(query: { product: TrafficProduct; subuserId?: string; limit: number }, at: number): RequestSample[] {
     const rows = this.#sql
-      .exec<{
-        product: TrafficProduct;
-        ts: number;
-        request_id: string;
-        subuser: string;
-        method: string;
-        target_host: string;
-        status: number;
-        bytes: number;
-        exit_ip: string;
-        exit_geo: string;
-        exit_asn: number;
-        tag: string | null;
-      }>(
+      .exec<LogRow>(
         `SELECT * FROM request_log WHERE product = ? AND ts > ? ${query.subuserId ? "AND subuser = ?" : ""}
          ORDER BY ts DESC, request_id DESC LIMIT ?`,
         query.product,
@@ -95,20 +82,37 @@ export class RequestLog {
         query.limit,
       )
       .toArray();
-    return rows.map((row) => ({
-      requestId: row.request_id,
-      ts: row.ts,
-      product: row.product,
-      subuserId: row.subuser,
-      method: row.method,
-      targetHost: row.target_host,
-      status: row.status,
-      bytes: row.bytes,
-      exitIp: row.exit_ip,
-      exitGeo: row.exit_geo,
-      exitAsn: row.exit_asn,
-      tag: row.tag,
-    }));
+    return rows.map(toSample);
+  }
+
+  /**
+   * The log in `[from, to)` (within its 48 hours), oldest first, up to `limit` entries after `cursor`; `products`
+   * and `subuserIds` narrow it (null: all). Report files read it a page at a time.
+   */
+  range(
+    scope: { from: number; to: number; products: string[] | null; subuserIds: string[] | null },
+    cursor: { ts: number; requestId: string } | null,
+    limit: number,
+    at: number,
+  ): RequestSample[] {
+    const anyOf = (values: string[] | null) => (values === null ? null : JSON.stringify(values));
+    return this.#sql
+      .exec<LogRow>(
+        `SELECT * FROM request_log WHERE ts >= ? AND ts < ?
+           AND (?3 IS NULL OR product IN (SELECT value FROM json_each(?3)))
+           AND (?4 IS NULL OR subuser IN (SELECT value FROM json_each(?4)))
+           AND (?5 IS NULL OR (ts, request_id) > (?5, ?6))
+         ORDER BY ts, request_id LIMIT ?7`,
+        Math.max(scope.from, at - REQUEST_LOG_KEPT_MS),
+        scope.to,
+        anyOf(scope.products),
+        anyOf(scope.subuserIds),
+        cursor?.ts ?? null,
+        cursor?.requestId ?? null,
+        limit,
+      )
+      .toArray()
+      .map(toSample);
   }
 
   prune(at: number): void {
@@ -124,4 +128,36 @@ export class RequestLog {
       REQUEST_LOG_SIZE - 1,
     );
   }
+}
+
+type LogRow = {
+  product: TrafficProduct;
+  ts: number;
+  request_id: string;
+  subuser: string;
+  method: string;
+  target_host: string;
+  status: number;
+  bytes: number;
+  exit_ip: string;
+  exit_geo: string;
+  exit_asn: number;
+  tag: string | null;
+};
+
+function toSample(row: LogRow): RequestSample {
+  return {
+    requestId: row.request_id,
+    ts: row.ts,
+    product: row.product,
+    subuserId: row.subuser,
+    method: row.method,
+    targetHost: row.target_host,
+    status: row.status,
+    bytes: row.bytes,
+    exitIp: row.exit_ip,
+    exitGeo: row.exit_geo,
+    exitAsn: row.exit_asn,
+    tag: row.tag,
+  };
 }

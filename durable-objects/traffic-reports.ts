@@ -1,5 +1,4 @@
 import { DAY, HOUR, MINUTE } from "../src/platform/clock";
-import { REQUEST_LOG_KEPT_MS } from "./request-log";
 import { FACT_1M_KEPT_MS } from "./traffic-rollups";
 
 /**
@@ -30,21 +29,6 @@ export interface TrafficDayCursor {
   day: number;
   product: string;
   subuserId: string;
-}
-
-export interface RequestLogRow {
-  requestId: string;
-  ts: number;
-  product: string;
-  subuserId: string;
-  method: string;
-  targetHost: string;
-  status: number;
-  bytes: number;
-  exitIp: string;
-  exitGeo: string;
-  exitAsn: number;
-  tag: string | null;
 }
 
 export interface IpHealth {
@@ -145,54 +129,6 @@ export class TrafficReports {
       }
     }
     return rows;
-  }
-
-  /** The sampled request log in `[from, to)`, oldest first, up to `limit` entries after `cursor`. */
-  requestLog(
-    scope: ReportScope,
-    cursor: { ts: number; requestId: string } | null,
-    limit: number,
-    at: number,
-  ): RequestLogRow[] {
-    const params: Array<string | number> = [Math.max(scope.from, at - REQUEST_LOG_KEPT_MS), scope.to];
-    let where = "ts >= ? AND ts < ?";
-    where += inList("product", scope.products, params);
-    where += inList("subuser", scope.subuserIds, params);
-    if (cursor) {
-      where += " AND (ts, request_id) > (?, ?)";
-      params.push(cursor.ts, cursor.requestId);
-    }
-    params.push(limit);
-    return this.#sql
-      .exec<{
-        product: string;
-        ts: number;
-        request_id: string;
-        subuser: string;
-        method: string;
-        target_host: string;
-        status: number;
-        bytes: number;
-        exit_ip: string;
-        exit_geo: string;
-        exit_asn: number;
-        tag: string | null;
-      }>(`SELECT * FROM request_log WHERE ${where} ORDER BY ts, request_id LIMIT ?`, ...params)
-      .toArray()
-      .map((row) => ({
-        requestId: row.request_id,
-        ts: row.ts,
-        product: row.product,
-        subuserId: row.subuser,
-        method: row.method,
-        targetHost: row.target_host,
-        status: row.status,
-        bytes: row.bytes,
-        exitIp: row.exit_ip,
-        exitGeo: row.exit_geo,
-        exitAsn: row.exit_asn,
-        tag: row.tag,
-      }));
   }
 
   /** Per ISP IP: requests and errors in `[from, to)`, and the start of the latest bucket with any traffic. */

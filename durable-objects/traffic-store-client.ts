@@ -1,5 +1,5 @@
 import type { SessionFilters } from "./session-index";
-import type { IpHealth, ReportScope, RequestLogRow, TrafficDayCursor, TrafficDayRow } from "./traffic-reports";
+import type { IpHealth, ReportScope, TrafficDayCursor, TrafficDayRow } from "./traffic-reports";
 import type { TrafficQuery, TrafficRow } from "./traffic-rollups";
 import type { StoreIngest, TrafficStore } from "./traffic-store";
 import type { RequestSample, SessionSnapshot, TrafficProduct } from "./traffic-types";
@@ -36,7 +36,7 @@ export class TrafficStoreClient {
     scope: ReportScope,
     cursor: { ts: number; requestId: string } | null,
     limit: number,
-  ): Promise<RequestLogRow[]> {
+  ): Promise<RequestSample[]> {
     return this.#stub.reportRequestLog(scope, cursor, limit);
   }
 

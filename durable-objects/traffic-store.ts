@@ -5,7 +5,6 @@ import { type SessionFilters, SessionIndex } from "./session-index";
 import {
   type IpHealth,
   type ReportScope,
-  type RequestLogRow,
   type TrafficDayCursor,
   type TrafficDayRow,
   TrafficReports,
@@ -111,8 +110,8 @@ export class TrafficStore extends DurableObject {
     scope: ReportScope,
     cursor: { ts: number; requestId: string } | null,
     limit: number,
-  ): RequestLogRow[] {
-    return this.#reports.requestLog(scope, cursor, limit, now());
+  ): RequestSample[] {
+    return this.#log.range(scope, cursor, limit, now());
   }
 
   /** Report files: requests, errors and last activity of ISP IPs. */

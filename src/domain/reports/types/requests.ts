@@ -1,5 +1,5 @@
-import type { RequestLogRow } from "../../../../durable-objects/traffic-reports";
 import { TrafficStoreClient } from "../../../../durable-objects/traffic-store-client";
+import type { RequestSample } from "../../../../durable-objects/traffic-types";
 import { keysetPages, PAGE_SIZE, type ReportKind } from "./scope";
 
 /** `requests`: the sampled request log of the period (it keeps 48 hours, spec §8.5), oldest first. */
@@ -20,7 +20,7 @@ export const requestsReport: ReportKind = {
   ],
   pages(ctx, scope) {
     const store = new TrafficStoreClient(ctx.env, scope.accountId);
-    return keysetPages<RequestLogRow>(
+    return keysetPages<RequestSample>(
       (last) => store.reportRequestLog(scope, last && { ts: last.ts, requestId: last.requestId }, PAGE_SIZE),
       (row) => ({
         request_id: row.requestId,

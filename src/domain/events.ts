@@ -13,6 +13,13 @@ export const eventTypes = {
   webhookTest: "webhook.test",
 } as const;
 
+/** Databases (one per request) that built an event statement: only their writes need the prompt webhook fan-out. */
+const recordingEvents = new WeakSet<Database>();
+
+export function mayHaveRecordedEvents(db: Database): boolean {
+  return recordingEvents.has(db);
+}
+
 /**
  * Records an event once per `dedupeKey` (a job that runs twice records nothing twice).
  * Returns a statement, to run in the batch that makes the event true.
@@ -21,6 +28,7 @@ export function eventStatement(
   db: Database,
   event: { accountId: string; type: string; payload: Record<string, unknown> | SQL; dedupeKey: string; at: number },
 ) {
+  recordingEvents.add(db);
   return db
     .insert(events)
     .values({

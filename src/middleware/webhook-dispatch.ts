@@ -1,17 +1,19 @@
 import { createMiddleware } from "hono/factory";
+import { mayHaveRecordedEvents } from "../domain/events";
 import { dispatchWebhooks } from "../domain/webhooks/dispatch";
 import type { AppEnv } from "../env";
 import { now } from "../platform/clock";
 import { logError } from "../platform/logger";
 
 /**
- * The prompt path of webhook delivery: after a successful write (which may have recorded an event, e.g. a
- * bandwidth order's `order.completed`), the account's undispatched events are fanned out and handed to the
- * queue once the response has left. Events recorded elsewhere (cron, queues) leave with the every-minute cron.
+ * The prompt path of webhook delivery: after a successful write that recorded an event (e.g. a bandwidth order's
+ * `order.completed`), the account's undispatched events are fanned out and handed to the queue once the response
+ * has left; other writes cost nothing here. Events recorded elsewhere (cron, queues) leave with the every-minute cron.
  */
 export const dispatchWebhooksAfterWrites = createMiddleware<AppEnv>(async (c, next) => {
   await next();
   if (c.req.method === "GET" || c.res.status >= 400 || c.var.replayed || !c.var.principal) return;
+  if (!mayHaveRecordedEvents(c.var.ctx.db)) return;
   const { accountId } = c.var.principal;
   const work = dispatchWebhooks(c.var.ctx, now(), accountId).catch((error) =>
     logError("webhook_dispatch_failed", { account: accountId }, error),

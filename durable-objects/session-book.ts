@@ -1,5 +1,6 @@
 import { DAY } from "../src/platform/clock";
 import { newId } from "../src/platform/ids";
+import { addSessionUsage, copySessionUsage, LAST_REQUESTS } from "./session-usage";
 import type { SessionRequest, SessionSnapshot, SessionUsage, TrafficProduct } from "./traffic-types";
 
 /** What a username's session segments ask for. */
@@ -24,7 +25,6 @@ export interface SessionPin {
 
 /** A terminated session's record is kept this long (spec §8.5). */
 export const TERMINATED_KEPT_MS = DAY;
-const LAST_REQUESTS = 10;
 /** Usage messages applied, kept as long as the queue may redeliver them. */
 const APPLIED_KEPT_MS = 7 * DAY;
 
@@ -125,7 +125,8 @@ export class SessionBook {
 
   /**
    * Adds usage messages' session usage, each message once: pins the exit IP of a session that has none, moves it
-   * on a repin, counts bytes and requests, keeps the last 10 requests. Returns the current state of every
+   * on a repin, counts bytes and requests, keeps the last 10 requests. The messages' usage is summed per session
+   * first, so each session changes once however many messages there are. Returns the current state of every
    * session the messages touched (applied now or before).
    */
   apply(parts: Array<{ key: string; usages: SessionUsage[] }>, at: number): SessionSnapshot[] {
@@ -139,50 +140,74 @@ export class SessionBook {
         .map((row) => row.key),
     );
     const fresh = parts.filter((part) => !applied.has(part.key));
-    this.#sql.exec(
-      "INSERT OR IGNORE INTO usage_applied (key, at) SELECT value, ? FROM json_each(?)",
-      at,
-      JSON.stringify(fresh.map((part) => part.key)),
-    );
+    if (fresh.length > 0) {
+      this.#sql.exec(
+        "INSERT OR IGNORE INTO usage_applied (key, at) SELECT value, ? FROM json_each(?)",
+        at,
+        JSON.stringify(fresh.map((part) => part.key)),
+      );
+    }
+    const sessionAt = this.#sessionFinder(parts.flatMap((part) => part.usages.map((usage) => usage.username)));
     const touched = new Set<string>();
-    const changed = new Set<string>();
+    const totals = new Map<string, SessionUsage>();
     for (const part of parts) {
       const isFresh = !applied.has(part.key);
       for (const usage of part.usages) {
-        const id = isFresh ? this.#addUsage(usage) : this.#sessionAt(usage.username.toLowerCase(), usage.lastTs)?.id;
-        if (id) touched.add(id);
-        if (id && isFresh) changed.add(id);
+        const id = sessionAt(usage.username, usage.lastTs)?.id;
+        if (!id) continue;
+        touched.add(id);
+        if (!isFresh) continue;
+        const total = totals.get(id);
+        if (total) addSessionUsage(total, usage);
+        else totals.set(id, copySessionUsage(usage));
       }
     }
-    for (const id of changed) this.#trimRequests(id);
-    this.#reloadLive([...changed]);
-    return this.snapshots([...touched]);
+    this.#addUsage(totals);
+    const rows = this.#rows([...touched]);
+    for (const row of rows) {
+      if (row.status === "active" && this.#live.get(row.key)?.id === row.id) this.#live.set(row.key, row);
+    }
+    return rows.map((row) => this.#snapshot(row));
   }
 
-  /** One session's share of a message: its counters, pin and requests. */
-  #addUsage(usage: SessionUsage): string | null {
-    const row = this.#sessionAt(usage.username.toLowerCase(), usage.lastTs);
-    if (!row) return null;
+  /**
+   * Each session's summed usage, in a few set-based statements: its counters and pin, its newest 10 requests,
+   * and its place in the outbox.
+   */
+  #addUsage(totals: Map<string, SessionUsage>): void {
+    if (totals.size === 0) return;
+    const usages = [...totals];
     this.#sql.exec(
-      `UPDATE sessions SET exit_ip = coalesce(?, exit_ip, ?), repinned = repinned OR ?, bytes_used = bytes_used + ?,
-         requests = requests + ?, version = version + 1 WHERE id = ?`,
-      usage.repinnedExitIp,
-      usage.firstExitIp,
-      usage.repinnedExitIp === null ? 0 : 1,
-      usage.bytes,
-      usage.requests,
-      row.id,
+      `UPDATE sessions SET exit_ip = coalesce(u.repinned_ip, sessions.exit_ip, u.first_ip),
+         repinned = sessions.repinned OR u.repinned_ip IS NOT NULL, bytes_used = bytes_used + u.bytes,
+         requests = sessions.requests + u.requests, version = version + 1
+       FROM (SELECT value->>0 AS id, value->>1 AS repinned_ip, value->>2 AS first_ip, value->>3 AS bytes,
+               value->>4 AS requests FROM json_each(?)) AS u
+       WHERE sessions.id = u.id`,
+      JSON.stringify(
+        usages.map(([id, usage]) => [id, usage.repinnedExitIp, usage.firstExitIp, usage.bytes, usage.requests]),
+      ),
     );
     this.#sql.exec(
       `INSERT OR IGNORE INTO session_requests (session, request_id, ts, method, target_host, status, bytes, exit_ip)
-       SELECT ?, value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6 FROM json_each(?)`,
-      row.id,
+       SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7 FROM json_each(?)`,
       JSON.stringify(
-        usage.lastRequests.map((r) => [r.requestId, r.ts, r.method, r.targetHost, r.status, r.bytes, r.exitIp]),
+        usages.flatMap(([id, usage]) =>
+          usage.lastRequests.map((r) => [id, r.requestId, r.ts, r.method, r.targetHost, r.status, r.bytes, r.exitIp]),
+        ),
       ),
     );
-    this.#touch(row.id);
-    return row.id;
+    const ids = JSON.stringify(usages.map(([id]) => id));
+    this.#sql.exec(
+      `DELETE FROM session_requests WHERE (session, request_id) IN (
+         SELECT session, request_id FROM (
+           SELECT session, request_id,
+             row_number() OVER (PARTITION BY session ORDER BY ts DESC, request_id DESC) AS newest
+           FROM session_requests WHERE session IN (SELECT value FROM json_each(?1)))
+         WHERE newest > ${LAST_REQUESTS})`,
+      ids,
+    );
+    this.#sql.exec("INSERT OR IGNORE INTO session_outbox (session) SELECT value FROM json_each(?)", ids);
   }
 
   /** Ends a session early: the next authorize with its username starts a new one. */
@@ -231,10 +256,7 @@ export class SessionBook {
   }
 
   snapshots(ids: string[]): SessionSnapshot[] {
-    return ids.flatMap((id) => {
-      const row = this.#row(id);
-      return row ? [this.#snapshot(row)] : [];
-    });
+    return this.#rows(ids).map((row) => this.#snapshot(row));
   }
 
   /** Sessions waiting to be copied to the account's index. */
@@ -245,14 +267,12 @@ export class SessionBook {
 
   /** Clears the outbox of what was copied (a session changed since stays, at its newer version). */
   copied(snapshots: SessionSnapshot[]): void {
-    for (const snapshot of snapshots) {
-      this.#sql.exec(
-        "DELETE FROM session_outbox WHERE session = ? AND NOT EXISTS (SELECT 1 FROM sessions WHERE id = ? AND version > ?)",
-        snapshot.id,
-        snapshot.id,
-        snapshot.version,
-      );
-    }
+    if (snapshots.length === 0) return;
+    this.#sql.exec(
+      `DELETE FROM session_outbox WHERE session IN (SELECT c.value->>0 FROM json_each(?) AS c
+         WHERE NOT EXISTS (SELECT 1 FROM sessions WHERE id = c.value->>0 AND version > c.value->>1))`,
+      JSON.stringify(snapshots.map((snapshot) => [snapshot.id, snapshot.version])),
+    );
   }
 
   /** Forgets expired sessions, terminated ones after 24 hours, and old usage keys. Returns when to purge next. */
@@ -279,35 +299,34 @@ export class SessionBook {
     return next;
   }
 
-  #sessionAt(key: string, ts: number): Row | undefined {
-    return this.#sql
-      .exec<Row>(
-        "SELECT * FROM sessions WHERE key = ? AND started_at <= ? ORDER BY started_at DESC LIMIT 1",
-        key,
-        ts + 1000,
-      )
-      .toArray()[0];
+  /**
+   * Finds the session a username's usage at a time belongs to: the latest started (allowing a second of clock
+   * skew) at or before it. The usernames' sessions are read in one query.
+   */
+  #sessionFinder(usernames: string[]): (username: string, ts: number) => Row | undefined {
+    const keys = [...new Set(usernames.map((username) => username.toLowerCase()))];
+    const byKey = new Map<string, Row[]>();
+    const rows = this.#sql.exec<Row>(
+      "SELECT * FROM sessions WHERE key IN (SELECT value FROM json_each(?)) ORDER BY started_at DESC",
+      JSON.stringify(keys),
+    );
+    for (const row of rows) {
+      const list = byKey.get(row.key) ?? [];
+      list.push(row);
+      byKey.set(row.key, list);
+    }
+    return (username, ts) => byKey.get(username.toLowerCase())?.find((row) => row.started_at <= ts + 1000);
   }
 
   #row(id: string): Row | undefined {
     return this.#sql.exec<Row>("SELECT * FROM sessions WHERE id = ?", id).toArray()[0];
   }
 
-  #reloadLive(ids: string[]): void {
-    for (const id of ids) {
-      const row = this.#row(id);
-      if (row && row.status === "active" && this.#live.get(row.key)?.id === row.id) this.#live.set(row.key, row);
-    }
-  }
-
-  #trimRequests(session: string): void {
-    this.#sql.exec(
-      `DELETE FROM session_requests WHERE session = ? AND request_id NOT IN (
-         SELECT request_id FROM session_requests WHERE session = ? ORDER BY ts DESC, request_id DESC LIMIT ?)`,
-      session,
-      session,
-      LAST_REQUESTS,
-    );
+  #rows(ids: string[]): Row[] {
+    if (ids.length === 0) return [];
+    return this.#sql
+      .exec<Row>("SELECT * FROM sessions WHERE id IN (SELECT value FROM json_each(?))", JSON.stringify(ids))
+      .toArray();
   }
 
   #touch(id: string): void {

@@ -1,10 +1,11 @@
 import { eq, sql } from "drizzle-orm";
+import { addSessionUsage } from "../../../durable-objects/session-usage";
 import { type Product, subusers, usageBatches } from "../../db/schema";
 import { now } from "../../platform/clock";
 import { uniformHash } from "../../platform/sampling";
 import type { DomainContext } from "../context";
 import { parseUsername } from "../gateway/username";
-import type { Cell, GateUsage, SampleCandidate, SessionRequest, SessionUsage, UsageMessage } from "./usage-messages";
+import type { Cell, GateUsage, SampleCandidate, SessionUsage, UsageMessage } from "./usage-messages";
 import type { UsageBatch, UsageRecord } from "./usage-records";
 
 /** A message stays well below the queue's 128 KB; a `sendBatch` below its 100 messages and 256 KB. */
@@ -13,7 +14,6 @@ const SEND_BATCH_BYTES = 240_000;
 const SEND_BATCH_MESSAGES = 100;
 /** Request-log candidates per account, minute and batch; the account's store thins them to a uniform sample. */
 const SAMPLE_CANDIDATES = 100;
-const LAST_REQUESTS_PER_SESSION = 10;
 const MINUTE_MS = 60_000;
 const RANK_SEED = 0x9747b28c;
 
@@ -173,41 +173,30 @@ function addToCell(cells: Map<string, Cell>, record: UsageRecord, owner: Owner, 
 
 function addToSession(sessions: Map<string, SessionUsage>, record: UsageRecord, ts: number): void {
   const bytes = record.bytes_in + record.bytes_out;
-  const request: SessionRequest = {
-    requestId: record.request_id,
-    ts,
-    method: record.method,
-    targetHost: record.target_host,
-    status: record.status,
+  const usage: SessionUsage = {
+    username: record.username,
+    product: record.product as Product,
+    firstTs: ts,
+    lastTs: ts,
+    firstExitIp: record.exit_ip,
+    repinnedExitIp: record.repinned ? record.exit_ip : null,
     bytes,
-    exitIp: record.exit_ip,
+    requests: 1,
+    lastRequests: [
+      {
+        requestId: record.request_id,
+        ts,
+        method: record.method,
+        targetHost: record.target_host,
+        status: record.status,
+        bytes,
+        exitIp: record.exit_ip,
+      },
+    ],
   };
   const session = sessions.get(record.username);
-  if (!session) {
-    sessions.set(record.username, {
-      username: record.username,
-      product: record.product as Product,
-      firstTs: ts,
-      lastTs: ts,
-      firstExitIp: record.exit_ip,
-      repinnedExitIp: record.repinned ? record.exit_ip : null,
-      bytes,
-      requests: 1,
-      lastRequests: [request],
-    });
-    return;
-  }
-  if (ts < session.firstTs) {
-    session.firstTs = ts;
-    session.firstExitIp = record.exit_ip;
-  }
-  if (record.repinned && ts >= session.lastTs) session.repinnedExitIp = record.exit_ip;
-  session.lastTs = Math.max(session.lastTs, ts);
-  session.bytes += bytes;
-  session.requests += 1;
-  session.lastRequests = [...session.lastRequests, request]
-    .sort((a, b) => b.ts - a.ts || b.requestId.localeCompare(a.requestId))
-    .slice(0, LAST_REQUESTS_PER_SESSION);
+  if (session) addSessionUsage(session, usage);
+  else sessions.set(record.username, usage);
 }
 
 /**

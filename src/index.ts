@@ -1,6 +1,5 @@
 import { createApp } from "./app";
 import type { RunMessage } from "./domain/reports/runs";
-import type { UsageMessage } from "./domain/traffic/usage-messages";
 import type { WebhookMessage } from "./domain/webhooks/dispatch";
 import { runScheduledJobs } from "./jobs";
 import { ApiError, errorBody } from "./platform/errors";
@@ -34,7 +33,7 @@ export default {
   },
 
   async queue(batch, env) {
-    if (batch.queue === "usage") await consumeUsage(batch as MessageBatch<UsageMessage>, env);
+    if (batch.queue === "usage") await consumeUsage(batch as MessageBatch<string>, env);
     if (batch.queue === "webhooks") await consumeWebhooks(batch as MessageBatch<WebhookMessage>, env);
     if (batch.queue === "report-runs") await consumeReportRuns(batch as MessageBatch<RunMessage>, env);
   },

@@ -13,11 +13,14 @@ export const jsonBody = createMiddleware<AppEnv>(async (c, next) => {
       if (!JSON_MEDIA_TYPE.test(mediaType)) {
         throw new ApiError("invalid_json", "Request bodies must be JSON, sent with Content-Type: application/json.");
       }
+      let parsed: unknown;
       try {
-        JSON.parse(body);
+        parsed = JSON.parse(body);
       } catch {
         throw new ApiError("invalid_json");
       }
+      // Hono's json() parses the text again for every reader (the validator, a handler): they get this parse.
+      c.req.json = async () => parsed as never;
     }
   }
   await next();

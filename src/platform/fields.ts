@@ -2,6 +2,12 @@ import { z } from "@hono/zod-openapi";
 import type { ErrorCode } from "./errors";
 import { type IdKind, idPrefixes } from "./ids";
 
+/** Free text: anything but control characters. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
+export const NO_CONTROL_CHARACTERS = /^[^\x00-\x1F\x7F]*$/;
+/** The characters of an IPv4 or IPv6 address (its shape only). */
+export const IP_TEXT = /^[0-9A-Fa-f:.]+$/;
+
 /**
  * The building blocks of every request and response schema. Each is bounded, as OWASP API4 (unrestricted
  * resource consumption) asks: strings have a maximum length and a pattern or format, integers a range and a
@@ -76,14 +82,7 @@ export function usdAmount() {
 
 /** Free text: no control characters. */
 export function text(max: number, min = 0) {
-  return (
-    z
-      .string()
-      .min(min)
-      .max(max)
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
-      .regex(/^[^\x00-\x1F\x7F]*$/, "must not contain control characters")
-  );
+  return z.string().min(min).max(max).regex(NO_CONTROL_CHARACTERS, "must not contain control characters");
 }
 
 /** A multi-line text document (lines of text, no other control characters). */
@@ -147,7 +146,7 @@ export function countryCode() {
 
 /** An IPv4 or IPv6 address as text (validated by the caller's own rules). */
 export function ipText() {
-  return token(/^[0-9A-Fa-f:.]+$/, 45, "must be an IPv4 or IPv6 address");
+  return token(IP_TEXT, 45, "must be an IPv4 or IPv6 address");
 }
 
 export function list<T extends z.ZodType>(item: T, max: number) {

@@ -9,28 +9,30 @@ import { logError } from "../platform/logger";
  * redelivers them, up to its retry limit, then to the dead-letter queue) and, since every effect is keyed by
  * its message, only what was not applied yet happens.
  */
-export async function consumeUsage(batch: MessageBatch<UsageMessage>, env: Cloudflare.Env): Promise<void> {
+export async function consumeUsage(batch: MessageBatch<string>, env: Cloudflare.Env): Promise<void> {
   const ctx = domainContext(env);
-  const byAccount = new Map<string, Array<Message<UsageMessage>>>();
+  const byAccount = new Map<string, Array<{ message: Message<string>; body: UsageMessage }>>();
   for (const message of batch.messages) {
-    const list = byAccount.get(message.body.accountId) ?? [];
-    list.push(message);
-    byAccount.set(message.body.accountId, list);
+    // Sent as JSON text (ingest.ts measures each message's size on the text it sends).
+    const body = JSON.parse(message.body) as UsageMessage;
+    const list = byAccount.get(body.accountId) ?? [];
+    list.push({ message, body });
+    byAccount.set(body.accountId, list);
   }
   await Promise.all(
-    [...byAccount].map(async ([accountId, messages]) => {
+    [...byAccount].map(async ([accountId, entries]) => {
       try {
         await applyUsageMessages(
           ctx,
           accountId,
-          messages.map((message) => message.body),
+          entries.map((entry) => entry.body),
         );
-        for (const message of messages) message.ack();
+        for (const { message } of entries) message.ack();
       } catch (error) {
-        const keys = messages.map((message) => message.body.key);
-        const attempts = Math.max(...messages.map((message) => message.attempts));
+        const keys = entries.map((entry) => entry.body.key);
+        const attempts = Math.max(...entries.map((entry) => entry.message.attempts));
         logError("usage_messages_failed", { accountId, keys: keys.join(" "), attempts }, error);
-        for (const message of messages) message.retry({ delaySeconds: Math.min(60, 2 ** message.attempts) });
+        for (const { message } of entries) message.retry({ delaySeconds: Math.min(60, 2 ** message.attempts) });
       }
     }),
   );

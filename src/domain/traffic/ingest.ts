@@ -8,8 +8,13 @@ import { parseUsername } from "../gateway/username";
 import type { Cell, GateUsage, SampleCandidate, SessionUsage, UsageMessage } from "./usage-messages";
 import type { UsageBatch, UsageRecord } from "./usage-records";
 
-/** A message stays well below the queue's 128 KB; a `sendBatch` below its 100 messages and 256 KB. */
+/**
+ * A message is packed to about 100 KB by an estimate of its items' size, then measured: past 120 KB (a text
+ * far from plain ASCII) it is split in two, well below the queue's 128 KB. A `sendBatch` stays below its 100
+ * messages and 256 KB.
+ */
 const MESSAGE_BYTES = 100_000;
+const MESSAGE_BYTES_MAX = 120_000;
 const SEND_BATCH_BYTES = 240_000;
 const SEND_BATCH_MESSAGES = 100;
 /** Request-log candidates per account, minute and batch; the account's store thins them to a uniform sample. */
@@ -35,30 +40,31 @@ interface Owner {
  * is answered `duplicate: true` with the first answer's counts and enqueues nothing.
  */
 export async function ingestUsageBatch(ctx: DomainContext, batch: UsageBatch): Promise<IngestResult> {
+  const ownerKeyOf = ownerKeys(ctx);
   // One round trip: whether the batch was seen, and the owners of its records.
   const [seenRows, ownerRows] = await ctx.db.batch([
     ctx.db.select().from(usageBatches).where(eq(usageBatches.id, batch.batch_id)).limit(1),
-    ownersQuery(ctx, batch.records),
+    ownersQuery(ctx, batch.records.map(ownerKeyOf)),
   ]);
   const seen = seenRows[0];
   if (seen) return { accepted: seen.accepted, dropped: seen.dropped, duplicate: true };
 
   const owners = ownersByKey(ownerRows);
-  const byAccount = new Map<string, Array<{ record: UsageRecord; owner: Owner }>>();
+  const byAccount = new Map<string, Entry[]>();
   let dropped = 0;
   for (const record of batch.records) {
-    const owner = owners.get(recordOwnerKey(ctx, record));
+    const owner = owners.get(ownerKeyOf(record));
     if (!owner) {
       dropped++;
       continue;
     }
     const list = byAccount.get(owner.accountId) ?? [];
-    list.push({ record, owner });
+    list.push({ record, owner, ts: Date.parse(record.ts) });
     byAccount.set(owner.accountId, list);
   }
-  const messages: UsageMessage[] = [];
+  const messages: string[] = [];
   for (const [accountId, entries] of [...byAccount].sort(([a], [b]) => a.localeCompare(b))) {
-    messages.push(...(await accountMessages(batch.batch_id, accountId, entries)));
+    messages.push(...accountMessages(batch.batch_id, accountId, entries));
   }
   await enqueue(ctx, messages);
 
@@ -70,6 +76,27 @@ export async function ingestUsageBatch(ctx: DomainContext, batch: UsageBatch): P
     .returning({ id: usageBatches.id });
   // A concurrent retry recorded it first: its messages were enqueued twice and the stores apply them once.
   return { accepted, dropped, duplicate: recorded.length === 0 };
+}
+
+/** A record, its owner and its time (ms). */
+interface Entry {
+  record: UsageRecord;
+  owner: Owner;
+  ts: number;
+}
+
+/** The owner key of each record, worked out once per username of the batch (a batch repeats few of them). */
+function ownerKeys(ctx: DomainContext): (record: UsageRecord) => string {
+  const keys = new Map<string, string>();
+  return (record) => {
+    const username = `${record.product}|${record.username}`;
+    let key = keys.get(username);
+    if (key === undefined) {
+      key = recordOwnerKey(ctx, record);
+      keys.set(username, key);
+    }
+    return key;
+  };
 }
 
 /** The gateway name of a record's sub-user and the product it must have. */
@@ -84,8 +111,8 @@ function recordOwnerKey(ctx: DomainContext, record: UsageRecord): string {
 }
 
 /** The live sub-users the records name (deleted ones are gone). */
-function ownersQuery(ctx: DomainContext, records: UsageRecord[]) {
-  const names = [...new Set(records.map((record) => recordOwnerKey(ctx, record).split(":")[1]).filter(Boolean))];
+function ownersQuery(ctx: DomainContext, ownerKeys: string[]) {
+  const names = [...new Set(ownerKeys.map((key) => key.split(":")[1]).filter(Boolean))];
   return ctx.db
     .select({
       id: subusers.id,
@@ -116,16 +143,11 @@ function ownersByKey(
   return owners;
 }
 
-/** One account's share of a batch: aggregated, then packed into parts with deterministic keys. */
-async function accountMessages(
-  batchId: string,
-  accountId: string,
-  entries: Array<{ record: UsageRecord; owner: Owner }>,
-): Promise<UsageMessage[]> {
+/** One account's share of a batch: aggregated, then packed into messages (JSON) with deterministic keys. */
+function accountMessages(batchId: string, accountId: string, entries: Entry[]): string[] {
   const cells = new Map<string, Cell>();
   const gates = new Map<string, Map<string, SessionUsage>>();
-  for (const { record, owner } of entries) {
-    const ts = Date.parse(record.ts);
+  for (const { record, owner, ts } of entries) {
     addToCell(cells, record, owner, ts);
     if (record.product !== "isp" && record.username.includes("-session-")) {
       const sessions = gates.get(owner.gateName) ?? new Map<string, SessionUsage>();
@@ -133,14 +155,16 @@ async function accountMessages(
       gates.set(owner.gateName, sessions);
     }
   }
-  const samples = sampleCandidates(entries);
-  return pack({
-    batchId,
-    accountId,
-    cells: [...cells.values()],
-    gates: [...gates].map(([gateName, sessions]) => ({ gateName, sessions: [...sessions.values()] })),
-    samples,
-  });
+  return pack(
+    { batchId, accountId },
+    {
+      cells: [...cells.values()],
+      sessions: [...gates].flatMap(([gateName, sessions]) =>
+        [...sessions.values()].map((usage) => ({ gateName, usage })),
+      ),
+      samples: sampleCandidates(entries),
+    },
+  );
 }
 
 function addToCell(cells: Map<string, Cell>, record: UsageRecord, owner: Owner, ts: number): void {
@@ -203,22 +227,20 @@ function addToSession(sessions: Map<string, SessionUsage>, record: UsageRecord, 
  * Per minute, at most 100 candidates, chosen uniformly by a hash of the request id (so a retry chooses the same
  * ones); each stands for its share of that minute's requests in the batch.
  */
-function sampleCandidates(entries: Array<{ record: UsageRecord; owner: Owner }>): SampleCandidate[] {
-  // Ranked by a hash independent of the one the store keeps candidates by, so both choices stay uniform.
-  const byMinute = new Map<number, Array<{ record: UsageRecord; owner: Owner; rank: number }>>();
-  for (const { record, owner } of entries) {
-    const ts = Date.parse(record.ts);
-    const minute = ts - (ts % MINUTE_MS);
+function sampleCandidates(entries: Entry[]): SampleCandidate[] {
+  const byMinute = new Map<number, Entry[]>();
+  for (const entry of entries) {
+    const minute = entry.ts - (entry.ts % MINUTE_MS);
     const list = byMinute.get(minute) ?? [];
-    list.push({ record, owner, rank: uniformHash(record.request_id, RANK_SEED) });
+    list.push(entry);
     byMinute.set(minute, list);
   }
   return [...byMinute.values()].flatMap((minuteEntries) => {
-    const chosen = minuteEntries.sort((a, b) => a.rank - b.rank).slice(0, SAMPLE_CANDIDATES);
+    const chosen = minuteEntries.length <= SAMPLE_CANDIDATES ? minuteEntries : uniformChoice(minuteEntries);
     const weight = minuteEntries.length / chosen.length;
-    return chosen.map(({ record, owner }) => ({
+    return chosen.map(({ record, owner, ts }) => ({
       requestId: record.request_id,
-      ts: Date.parse(record.ts),
+      ts,
       product: record.product,
       subuserId: owner.subuserId,
       method: record.method,
@@ -234,69 +256,112 @@ function sampleCandidates(entries: Array<{ record: UsageRecord; owner: Owner }>)
   });
 }
 
-/** Packs an account's usage into messages of at most ~100 KB, in a deterministic order. */
-function pack(usage: {
-  batchId: string;
-  accountId: string;
+/** 100 of a minute's entries, ranked by a hash independent of the one the store keeps candidates by. */
+function uniformChoice(entries: Entry[]): Entry[] {
+  return entries
+    .map((entry) => ({ entry, rank: uniformHash(entry.record.request_id, RANK_SEED) }))
+    .sort((a, b) => a.rank - b.rank)
+    .slice(0, SAMPLE_CANDIDATES)
+    .map(({ entry }) => entry);
+}
+
+interface Share {
   cells: Cell[];
-  gates: GateUsage[];
+  sessions: Array<{ gateName: string; usage: SessionUsage }>;
   samples: SampleCandidate[];
-}): UsageMessage[] {
-  const messages: UsageMessage[] = [];
-  let current = emptyPart(usage, 0);
+}
+
+/**
+ * Packs an account's share into messages of about 100 KB, in a deterministic order, each serialized once. A
+ * gate's sessions may span messages (each is applied once under its own key): one sub-user with many sessions in
+ * a batch must not make a message past the queue's limit.
+ */
+function pack(id: { batchId: string; accountId: string }, share: Share): string[] {
+  const pieces: Share[] = [];
+  let piece: Share = { cells: [], sessions: [], samples: [] };
   let size = 0;
-  const add = (itemSize: number, place: (part: UsageMessage) => void) => {
+  const add = <K extends keyof Share>(kind: K, item: Share[K][number], itemSize: number) => {
     if (size + itemSize > MESSAGE_BYTES && size > 0) {
-      messages.push(current);
-      current = emptyPart(usage, messages.length);
+      pieces.push(piece);
+      piece = { cells: [], sessions: [], samples: [] };
       size = 0;
     }
+    (piece[kind] as Array<Share[K][number]>).push(item);
     size += itemSize;
-    place(current);
   };
-  const sizeOf = (value: unknown) => JSON.stringify(value).length + 1;
-  for (const cell of usage.cells) add(sizeOf(cell), (part) => part.cells.push(cell));
-  // A gate's sessions may span parts (each part is applied once under its own key): one sub-user with many
-  // sessions in a batch must not make a message past the queue's limit.
-  for (const gate of usage.gates) {
-    for (const session of gate.sessions) {
-      add(sizeOf(session) + gate.gateName.length, (part) => {
-        const entry = part.gates.find((known) => known.gateName === gate.gateName);
-        if (entry) entry.sessions.push(session);
-        else part.gates.push({ gateName: gate.gateName, sessions: [session] });
-      });
+  for (const cell of share.cells) add("cells", cell, cellSize(cell));
+  for (const session of share.sessions) add("sessions", session, sessionSize(session));
+  for (const sample of share.samples) add("samples", sample, sampleSize(sample));
+  pieces.push(piece);
+  const texts: string[] = [];
+  // A piece larger than estimated (escapes, non-ASCII text) is split in two until it fits; the halves take its
+  // part number, so the numbering stays the same for the same batch.
+  const emit = (fit: Share) => {
+    const text = JSON.stringify(message(id, texts.length, fit));
+    const items = fit.cells.length + fit.sessions.length + fit.samples.length;
+    if (jsonBytes(text) <= MESSAGE_BYTES_MAX || items <= 1) {
+      texts.push(text);
+      return;
     }
-  }
-  for (const sample of usage.samples) add(sizeOf(sample), (part) => part.samples.push(sample));
-  messages.push(current);
-  return messages;
+    const half = <T>(list: T[]) => [list.slice(0, Math.ceil(list.length / 2)), list.slice(Math.ceil(list.length / 2))];
+    const [cells, sessions, samples] = [half(fit.cells), half(fit.sessions), half(fit.samples)];
+    for (const i of [0, 1]) emit({ cells: cells[i] ?? [], sessions: sessions[i] ?? [], samples: samples[i] ?? [] });
+  };
+  for (const full of pieces) emit(full);
+  return texts;
 }
 
-function emptyPart(usage: { batchId: string; accountId: string }, part: number): UsageMessage {
+function message(id: { batchId: string; accountId: string }, part: number, piece: Share): UsageMessage {
+  const gates = new Map<string, GateUsage>();
+  for (const { gateName, usage } of piece.sessions) {
+    const gate = gates.get(gateName);
+    if (gate) gate.sessions.push(usage);
+    else gates.set(gateName, { gateName, sessions: [usage] });
+  }
   return {
-    key: `${usage.batchId}:${usage.accountId}:${part}`,
-    batchId: usage.batchId,
-    accountId: usage.accountId,
+    key: `${id.batchId}:${id.accountId}:${part}`,
+    batchId: id.batchId,
+    accountId: id.accountId,
     part,
-    cells: [],
-    gates: [],
-    samples: [],
+    cells: piece.cells,
+    gates: [...gates.values()],
+    samples: piece.samples,
   };
 }
 
-/** Sends the messages in `sendBatch` calls within the queue's limits. */
-async function enqueue(ctx: DomainContext, messages: UsageMessage[]): Promise<void> {
-  let group: Array<{ body: UsageMessage; contentType: "json" }> = [];
+/** Estimated JSON sizes: field names, punctuation and numbers as a constant, plus the text fields. */
+function cellSize(cell: Cell): number {
+  return 200 + cell.subuserId.length + cell.tag.length + cell.carrier.length + cell.ip.length;
+}
+
+function sessionSize({ gateName, usage }: Share["sessions"][number]): number {
+  const requests = usage.lastRequests.reduce((sum, r) => sum + 140 + r.targetHost.length + r.requestId.length, 0);
+  return 260 + gateName.length + usage.username.length + requests;
+}
+
+function sampleSize(sample: SampleCandidate): number {
+  return 300 + sample.requestId.length + sample.targetHost.length + sample.exitGeo.length + (sample.tag?.length ?? 0);
+}
+
+/** UTF-8 bytes of a JSON text (its length, unless it holds non-ASCII characters). */
+function jsonBytes(text: string): number {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: any character outside ASCII.
+  return /[^\x00-\x7f]/.test(text) ? new TextEncoder().encode(text).length : text.length;
+}
+
+/** Sends the messages (JSON texts) in `sendBatch` calls within the queue's limits. */
+async function enqueue(ctx: DomainContext, messages: string[]): Promise<void> {
+  let group: Array<{ body: string; contentType: "text" }> = [];
   let size = 0;
-  for (const message of messages) {
-    const messageSize = JSON.stringify(message).length;
-    if (group.length > 0 && (group.length >= SEND_BATCH_MESSAGES || size + messageSize > SEND_BATCH_BYTES)) {
+  for (const body of messages) {
+    const bytes = jsonBytes(body);
+    if (group.length > 0 && (group.length >= SEND_BATCH_MESSAGES || size + bytes > SEND_BATCH_BYTES)) {
       await ctx.env.USAGE_QUEUE.sendBatch(group);
       group = [];
       size = 0;
     }
-    group.push({ body: message, contentType: "json" });
-    size += messageSize;
+    group.push({ body, contentType: "text" });
+    size += bytes;
   }
   if (group.length > 0) await ctx.env.USAGE_QUEUE.sendBatch(group);
 }

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { products } from "../../db/schema";
-import { integer, ipText, text, timestamp, token } from "../../platform/fields";
+import { IP_TEXT, integer, ipText, NO_CONTROL_CHARACTERS, text, timestamp, token } from "../../platform/fields";
 
 /**
  * The gateway's usage report (docs/gateway.md): the exact field names the gateway is built against. Bytes are
@@ -8,31 +8,35 @@ import { integer, ipText, text, timestamp, token } from "../../platform/fields";
  */
 export const MAX_RECORDS_PER_BATCH = 1000;
 const MAX_BYTES = 1_000_000_000_000; // 1 TB for one request is far beyond any real one
+const MAX_ASN = 4_294_967_295;
+const REQUEST_ID = /^req_[0-9A-Za-z]{1,60}$/;
+const METHOD = /^[A-Z]{1,16}$/;
+const EXIT_GEO = /^[a-z]{2}\/[a-z0-9]{0,3}\/[a-z0-9]{0,40}$/;
+const TAG = /^[a-z0-9_-]{1,64}$/;
+const ERROR_CODE = /^[a-z0-9-]{1,64}$/;
 
 export const usageRecordSchema = z
   .strictObject({
-    request_id: token(/^req_[0-9A-Za-z]{1,60}$/, 64).openapi({ description: "The gateway's request id." }),
+    request_id: token(REQUEST_ID, 64).openapi({ description: "The gateway's request id." }),
     ts: timestamp().openapi({ description: "When the request finished (RFC 3339)." }),
     product: z.enum(products),
     username: text(512, 1).openapi({
       description: "The full gateway username (the session key); for ISP the `{prefix}_{name}` user.",
     }),
     dest_ip: ipText().nullable().openapi({ description: "ISP: the batch IP addressed." }),
-    method: token(/^[A-Z]{1,16}$/, 16),
+    method: token(METHOD, 16),
     target_host: text(255, 1),
     status: integer(0, 999).openapi({ description: "HTTP status returned to the client." }),
     bytes_in: integer(0, MAX_BYTES).openapi({ description: "Bytes from the target.", format: "int64" }),
     bytes_out: integer(0, MAX_BYTES).openapi({ description: "Bytes sent to the target.", format: "int64" }),
     exit_ip: ipText(),
-    exit_geo: token(/^[a-z]{2}\/[a-z0-9]{0,3}\/[a-z0-9]{0,40}$/, 48, "must be cc/state/city").openapi({
+    exit_geo: token(EXIT_GEO, 48, "must be cc/state/city").openapi({
       example: "us/ca/la",
     }),
-    exit_asn: integer(0, 4_294_967_295),
+    exit_asn: integer(0, MAX_ASN),
     carrier_name: text(100).nullable().openapi({ description: "Mobile: the carrier." }),
-    tag: token(/^[a-z0-9_-]{1,64}$/, 64)
-      .nullable()
-      .openapi({ description: "The client's tag header." }),
-    error_code: token(/^[a-z0-9-]{1,64}$/, 64)
+    tag: token(TAG, 64).nullable().openapi({ description: "The client's tag header." }),
+    error_code: token(ERROR_CODE, 64)
       .nullable()
       .openapi({ description: "Set when the proxy request failed (e.g. `rps-limit`, `upstream-timeout`): an error." }),
     repinned: z.boolean().openapi({ description: "The upstream IP of a sticky session was reassigned." }),
@@ -48,3 +52,72 @@ export const usageBatchSchema = z
 
 export type UsageRecord = z.infer<typeof usageRecordSchema>;
 export type UsageBatch = z.infer<typeof usageBatchSchema>;
+
+const RECORD_FIELDS = Object.keys(usageRecordSchema.shape).length;
+/** RFC 3339 in UTC as `z.iso.datetime()` takes it; the calendar date is checked apart. */
+const UTC_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?Z$/;
+
+/**
+ * The gateway's hot path: the batch when every record is plainly valid, else null — then `usageBatchSchema`
+ * decides and names the problem. It accepts nothing the schema refuses (a unit test holds it to that); zod
+ * alone costs ~9 µs a record in workerd, this well under 1.
+ */
+export function plainlyValidBatch(body: unknown): UsageBatch | null {
+  if (!isPlainObject(body) || Object.keys(body).length !== 2) return null;
+  const { batch_id: batchId, records } = body;
+  if (!isText(batchId, 1, 64) || !Array.isArray(records)) return null;
+  if (records.length < 1 || records.length > MAX_RECORDS_PER_BATCH) return null;
+  for (const record of records) if (!isPlainlyValidRecord(record)) return null;
+  return body as UsageBatch;
+}
+
+function isPlainlyValidRecord(r: unknown): boolean {
+  return (
+    isPlainObject(r) &&
+    Object.keys(r).length === RECORD_FIELDS &&
+    isToken(r.request_id, REQUEST_ID, 64) &&
+    isUtcTimestamp(r.ts) &&
+    (r.product === "residential" || r.product === "mobile" || r.product === "isp") &&
+    isText(r.username, 1, 512) &&
+    (r.dest_ip === null || isToken(r.dest_ip, IP_TEXT, 45)) &&
+    isToken(r.method, METHOD, 16) &&
+    isText(r.target_host, 1, 255) &&
+    isInteger(r.status, 999) &&
+    isInteger(r.bytes_in, MAX_BYTES) &&
+    isInteger(r.bytes_out, MAX_BYTES) &&
+    isToken(r.exit_ip, IP_TEXT, 45) &&
+    isToken(r.exit_geo, EXIT_GEO, 48) &&
+    isInteger(r.exit_asn, MAX_ASN) &&
+    (r.carrier_name === null || isText(r.carrier_name, 0, 100)) &&
+    (r.tag === null || isToken(r.tag, TAG, 64)) &&
+    (r.error_code === null || isToken(r.error_code, ERROR_CODE, 64)) &&
+    typeof r.repinned === "boolean"
+  );
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isText(value: unknown, min: number, max: number): boolean {
+  return typeof value === "string" && value.length >= min && value.length <= max && NO_CONTROL_CHARACTERS.test(value);
+}
+
+function isToken(value: unknown, pattern: RegExp, max: number): boolean {
+  return typeof value === "string" && value.length <= max && pattern.test(value);
+}
+
+function isInteger(value: unknown, max: number): boolean {
+  return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= max;
+}
+
+/** Conservative: a year below 100 (which `Date.UTC` reads as 19xx) is left to the schema. */
+function isUtcTimestamp(value: unknown): boolean {
+  if (typeof value !== "string" || value.length > 32) return false;
+  const match = UTC_TIMESTAMP.exec(value);
+  if (!match) return false;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  if (year < 100 || month < 1 || month > 12) return false;
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}

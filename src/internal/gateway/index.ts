@@ -14,6 +14,8 @@ export function gatewayApp(): OpenAPIHono<AppEnv> {
   app.use("*", internalAuth("GATEWAY_TOKEN"), decodeBody, jsonBody);
   app.openapi(authorize.route, authorize.handler);
   app.openapi(release.route, release.handler);
-  app.openapi(reportUsage.route, reportUsage.handler);
+  // Documented like the others; its handler validates the body itself (report-usage.ts).
+  app.openAPIRegistry.registerPath(reportUsage.route);
+  app.post(reportUsage.route.path, reportUsage.handler);
   return app;
 }

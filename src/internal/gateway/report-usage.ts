@@ -1,9 +1,11 @@
-import { type RouteHandler, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { ingestUsageBatch } from "../../domain/traffic/ingest";
-import { usageBatchSchema } from "../../domain/traffic/usage-records";
+import { plainlyValidBatch, usageBatchSchema } from "../../domain/traffic/usage-records";
 import type { AppEnv } from "../../env";
 import { integer } from "../../platform/fields";
 import { internalRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
+import { validate } from "../../platform/validation";
 
 export const route = internalRoute(
   {
@@ -35,6 +37,13 @@ export const route = internalRoute(
   "GatewayToken",
 );
 
-export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  return c.json(await ingestUsageBatch(c.var.ctx, c.req.valid("json")), 202);
+/**
+ * Registered with `app.post` and documented apart (gateway/index.ts): `app.openapi` would run zod over all
+ * 1,000 records first, where `plainlyValidBatch` takes well-formed batches at a tenth of the cost and leaves the
+ * rest to the same schema and its 422.
+ */
+export const handler = async (c: Context<AppEnv>) => {
+  const body: unknown = await c.req.json();
+  const batch = plainlyValidBatch(body) ?? validate(usageBatchSchema, body, "json");
+  return c.json(await ingestUsageBatch(c.var.ctx, batch), 202);
 };

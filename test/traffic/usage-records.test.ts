@@ -1,0 +1,120 @@
+import { describe, expect, it } from "vitest";
+import { plainlyValidBatch, usageBatchSchema } from "../../src/domain/traffic/usage-records";
+import { type RecordFields, usageRecord } from "../helpers/usage";
+
+const TOO_LONG = "x".repeat(600);
+/** Values that break, or nearly break, each field's rule. */
+const PROBES: unknown[] = [
+  undefined,
+  null,
+  true,
+  0,
+  -1,
+  1.5,
+  999,
+  1000,
+  4_294_967_295,
+  4_294_967_296,
+  1_000_000_000_000,
+  1_000_000_000_001,
+  Number.NaN,
+  "",
+  "x",
+  "X",
+  TOO_LONG,
+  "line\nbreak",
+  "tab\there",
+  "del\u007f",
+  "é",
+  "residential",
+  "mobile",
+  "isp",
+  "req_abc123",
+  "req_",
+  "req_abc-123",
+  "GET",
+  "get",
+  "203.0.113.5",
+  "2001:db8::1",
+  "203.0.113.5/24",
+  "us/ca/la",
+  "us/ca",
+  "US/ca/la",
+  "us//",
+  "scraper",
+  "seo_eu-1",
+  "Scraper",
+  "upstream-timeout",
+  "upstream_timeout",
+  "2026-11-23T10:00:00Z",
+  "2026-11-23T10:00:00.123456Z",
+  "2026-11-23T10:00Z",
+  "2026-11-23T10:00:00+01:00",
+  "2026-11-23T24:00:00Z",
+  "2026-02-29T10:00:00Z",
+  "2024-02-29T10:00:00Z",
+  "2026-04-31T10:00:00Z",
+  "0000-02-29T10:00:00Z",
+  "2026-11-23",
+  [],
+  {},
+];
+
+function batch(records: unknown[]): unknown {
+  return { batch_id: "b-1", records };
+}
+
+describe("plainlyValidBatch (the usage route's fast path)", () => {
+  it("takes the fast path for a well-formed batch of every product, and returns it unchanged", () => {
+    const records = [
+      usageRecord("user_alice-type-res-region-us"),
+      usageRecord("user_alice-type-mob", { product: "mobile", carrier_name: "T-Mobile", tag: "seo-eu" }),
+      usageRecord("user_alice", { product: "isp", dest_ip: "2001:db8::1", error_code: "rps-limit", repinned: true }),
+    ];
+    const body = batch(records);
+    expect(plainlyValidBatch(body)).toBe(body);
+    expect(usageBatchSchema.safeParse(body).success).toBe(true);
+  });
+
+  it("accepts nothing the schema refuses: every field probed with wrong, boundary and malformed values", () => {
+    const base = usageRecord("user_alice-type-res-region-us");
+    let fastAccepted = 0;
+    for (const field of Object.keys(base)) {
+      for (const probe of PROBES) {
+        const record: RecordFields = { ...base, [field]: probe };
+        if (probe === undefined) delete record[field];
+        const body = batch([record]);
+        if (plainlyValidBatch(body) === null) continue;
+        fastAccepted++;
+        expect({ field, probe, schema: usageBatchSchema.safeParse(body).success }).toEqual({
+          field,
+          probe,
+          schema: true,
+        });
+      }
+    }
+    // The probes include valid values for most fields, so the fast path is exercised, not just refusing.
+    expect(fastAccepted).toBeGreaterThan(20);
+  });
+
+  it("refuses an unknown field, a missing batch_id, an empty or oversized batch, and a non-object record", () => {
+    const record = usageRecord("user_alice-type-res-region-us");
+    const refused = [
+      batch([{ ...record, extra: 1 }]),
+      { records: [record] },
+      { batch_id: "b-1", records: [record], extra: true },
+      { batch_id: "", records: [record] },
+      { batch_id: "x".repeat(65), records: [record] },
+      batch([]),
+      batch(Array.from({ length: 1001 }, () => record)),
+      batch([[record]]),
+      batch([null]),
+      null,
+      [],
+    ];
+    for (const body of refused) {
+      expect(plainlyValidBatch(body)).toBeNull();
+      expect(usageBatchSchema.safeParse(body).success).toBe(false);
+    }
+  });
+});

@@ -1,6 +1,7 @@
 // Usage reports as the gateway sends them (src/domain/traffic/usage-records.ts): realistic, reproducible records,
 // batches of up to 1,000 posted concurrently to POST /internal/gateway/usage, and a wait until the account's
 // traffic store has absorbed them (the `usage` queue's consumer applies them asynchronously).
+import { gzipSync } from "node:zlib";
 import { inParallel, percentile, sleep } from "./http.mjs";
 
 export const RECORDS_PER_BATCH = 1000;
@@ -83,12 +84,15 @@ export function requestId(runTag, batch, index) {
   return `req_${runTag}b${batch.toString(36)}i${index.toString(36)}`;
 }
 
-/** Bodies of POST /internal/gateway/usage: records cut into batches of 1,000, each with a unique batch_id. */
+/**
+ * Bodies of POST /internal/gateway/usage: records cut into batches of 1,000, each with a unique batch_id,
+ * gzip-compressed as the gateway sends them (gateway/usage-reporter.mjs).
+ */
 export function batchBodies(records, batchPrefix) {
   const bodies = [];
   for (let i = 0; i < records.length; i += RECORDS_PER_BATCH) {
     const batch = records.slice(i, i + RECORDS_PER_BATCH);
-    bodies.push(JSON.stringify({ batch_id: `${batchPrefix}-${bodies.length}`, records: batch }));
+    bodies.push(gzipSync(JSON.stringify({ batch_id: `${batchPrefix}-${bodies.length}`, records: batch })));
   }
   return bodies;
 }
@@ -98,7 +102,11 @@ export function batchBodies(records, batchPrefix) {
  * Returns when the first POST started (performance.now()), the POSTs' latencies (ms) and the number of records.
  */
 export async function postBatches(api, gatewayToken, bodies, concurrency) {
-  const headers = { Authorization: `Bearer ${gatewayToken}`, "Content-Type": "application/json" };
+  const headers = {
+    Authorization: `Bearer ${gatewayToken}`,
+    "Content-Type": "application/json",
+    "Content-Encoding": "gzip",
+  };
   const latencies = [];
   let accepted = 0;
   const startedAt = performance.now();

@@ -5,7 +5,7 @@ import { FACT_1M_KEPT_MS } from "./traffic-rollups";
  * Read-only queries for report files (src/domain/reports): paged, so a report of any size crosses the RPC boundary
  * a page at a time. They read the rollup tables of `traffic-rollups.ts` (never write them): the finest tier that
  * still covers the range's start, plus what is still `pending` (a delta is always in exactly one of `pending` or
- * the folded tiers; `fact_1m` holds every minute of its horizon by itself).
+ * the folded tiers).
  */
 export interface ReportScope {
   from: number;
@@ -51,7 +51,7 @@ function tierFor(from: number, at: number): { table: string; span: number } {
 /** The tables to read for `[from, to)` and the range aligned down to their resolution. */
 function sourcesFor(from: number, to: number, at: number) {
   const tier = tierFor(from, at);
-  const tables = tier.table === "fact_1m" ? ["fact_1m"] : [tier.table, "pending"];
+  const tables = [tier.table, "pending"];
   return { tables, from: from - (from % tier.span), to: to - (to % tier.span) };
 }
 

@@ -4,9 +4,10 @@ import type { Cell, TrafficProduct } from "./traffic-types";
 /**
  * Traffic rollups of one account, exact at every resolution (SQLite, synchronous).
  *
- * - Ingest adds each message's cells (usage summed per minute and dimensions) to `fact_1m` (every minute of the
- *   last 25 hours) and to `pending`: two set-based upserts.
- * - `fold()` (the store's alarm, about once a minute) moves `pending` into the coarser tiers — `fact_5m` (kept 14
+ * - Ingest appends each message's cells (usage summed per minute and dimensions) to `pending`: one set-based
+ *   insert into a table without a key, the cheapest write SQLite has.
+ * - `fold()` (the store's alarm, about once a minute) sums `pending` into the tiers — `fact_1m` (every minute of
+ *   the last 25 hours), `fact_5m` (kept 14
  *   days), `fact_1h` (90 days), `fact_1d` (400 days) — and into `cum`, cumulative totals per series (a product and
  *   one dimension value: the total, a sub-user, a region, an ASN, a tag, an IP) at the end of each hour. A delta is
  *   always in exactly one of `pending` or the folded tables, so folding never changes a total.
@@ -55,6 +56,9 @@ const TIERS: Array<{ table: string; span: number; keptMs: number }> = [
 /** `fact_1m` keeps every minute of the last 25 hours (the 1-minute resolution answers the last 24). */
 export const FACT_1M_KEPT_MS = 25 * HOUR;
 const CUM_THINNED_AFTER_MS = 91 * DAY;
+/** Pending rows past this many are folded at once rather than at the next minute, so reads of it stay short. */
+export const PENDING_FOLD_ROWS = 200_000;
+const MINUTE_REQUESTS_KEPT_MS = 2 * HOUR;
 /** The column of each dimension (`'' ` is the total's value). */
 const DIMENSION_COLUMN: Record<Dimension | "total", string> = {
   total: "''",
@@ -81,19 +85,43 @@ export class Rollups {
       bytes_in INTEGER NOT NULL, bytes_out INTEGER NOT NULL, requests INTEGER NOT NULL, errors INTEGER NOT NULL,
       PRIMARY KEY (product, dim, value, hour)) WITHOUT ROWID;`;
     sql.exec(`
-      ${fact("fact_1m")} ${fact("fact_5m")} ${fact("fact_1h")} ${fact("fact_1d")} ${fact("pending")}
+      ${fact("fact_1m")} ${fact("fact_5m")} ${fact("fact_1h")} ${fact("fact_1d")}
       ${cum("cum")} ${cum("fold_deltas")}
       CREATE TABLE IF NOT EXISTS cum_series (product TEXT NOT NULL, dim TEXT NOT NULL, value TEXT NOT NULL,
         PRIMARY KEY (product, dim, value)) WITHOUT ROWID;
       CREATE TABLE IF NOT EXISTS asn_carriers (asn INTEGER PRIMARY KEY, carrier TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS cum_thinned (day INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS minute_requests (minute INTEGER PRIMARY KEY, requests INTEGER NOT NULL);
       ${TIERS.map((t) => `CREATE INDEX IF NOT EXISTS ${t.table}_subuser ON ${t.table} (product, subuser, bucket);`).join("\n")}
     `);
+    this.#createPending();
   }
 
-  /** Adds a message's cells: two set-based upserts (and the carrier of each mobile ASN). */
-  ingest(cells: Cell[]): void {
-    if (cells.length === 0) return;
+  /**
+   * `pending` is a heap: a delta per message and cell, summed by the fold. A store from before kept it keyed and
+   * wrote `fact_1m` at ingest: its pending deltas are already in `fact_1m`, so they are folded into the coarser
+   * tiers only, once, before the heap replaces it.
+   */
+  #createPending(): void {
+    const existing = this.#sql
+      .exec<{ sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'pending'")
+      .toArray()[0];
+    if (existing?.sql.includes("WITHOUT ROWID")) {
+      this.#foldPending({ into1m: false });
+      this.#sql.exec("DROP TABLE pending");
+    }
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS pending (
+      bucket INTEGER NOT NULL, product TEXT NOT NULL, subuser TEXT NOT NULL, region TEXT NOT NULL,
+      asn INTEGER NOT NULL, tag TEXT NOT NULL, carrier TEXT NOT NULL, ip TEXT NOT NULL,
+      bytes_in INTEGER NOT NULL, bytes_out INTEGER NOT NULL, requests INTEGER NOT NULL, errors INTEGER NOT NULL)`);
+  }
+
+  /**
+   * Appends messages' cells to `pending` (and the carrier of each mobile ASN, and the account's requests per
+   * minute, which the request log samples by). Returns how many rows `pending` gained.
+   */
+  ingest(cells: Cell[]): number {
+    if (cells.length === 0) return 0;
     const rows = JSON.stringify(
       cells.map((c) => [
         c.minute,
@@ -110,14 +138,18 @@ export class Rollups {
         c.errors,
       ]),
     );
-    const select = `SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7,
-      value->>8, value->>9, value->>10, value->>11 FROM json_each(?) WHERE true`;
-    for (const table of ["fact_1m", "pending"]) {
-      this.#sql.exec(
-        `INSERT INTO ${table} (${FACT_COLUMNS}) ${select} ON CONFLICT DO UPDATE SET ${ADD_EXCLUDED}`,
-        rows,
-      );
-    }
+    this.#sql.exec(
+      `INSERT INTO pending (${FACT_COLUMNS}) SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5,
+         value->>6, value->>7, value->>8, value->>9, value->>10, value->>11 FROM json_each(?)`,
+      rows,
+    );
+    const perMinute = new Map<number, number>();
+    for (const c of cells) perMinute.set(c.minute, (perMinute.get(c.minute) ?? 0) + c.requests);
+    this.#sql.exec(
+      `INSERT INTO minute_requests (minute, requests) SELECT value->>0, value->>1 FROM json_each(?) WHERE true
+       ON CONFLICT DO UPDATE SET requests = requests + excluded.requests`,
+      JSON.stringify([...perMinute]),
+    );
     const carriers = cells.filter((c) => c.carrier !== "").map((c) => [c.asn, c.carrier]);
     if (carriers.length > 0) {
       this.#sql.exec(
@@ -126,35 +158,38 @@ export class Rollups {
         JSON.stringify(carriers),
       );
     }
+    return cells.length;
   }
 
   /** The account's requests (all products) in a minute, for the request log's sampling rate. */
   requestsInMinute(minute: number): number {
-    return (
-      this.#sql.exec<{ n: number | null }>("SELECT sum(requests) AS n FROM fact_1m WHERE bucket = ?", minute).one().n ??
-      0
-    );
+    const row = this.#sql.exec<{ requests: number }>("SELECT requests FROM minute_requests WHERE minute = ?", minute);
+    return row.toArray()[0]?.requests ?? 0;
   }
 
-  /** Moves `pending` into the coarser tiers and the cumulative series, then drops what is past its horizon. */
+  /** Sums `pending` into every tier and the cumulative series, then drops what is past its horizon. */
   fold(at: number): boolean {
     const hasPending = this.#sql.exec("SELECT 1 FROM pending LIMIT 1").toArray().length > 0;
-    if (hasPending) {
-      for (const tier of TIERS) {
-        this.#sql.exec(
-          `INSERT INTO ${tier.table} (${FACT_COLUMNS})
-           SELECT bucket - bucket % ${tier.span} AS b, product, subuser, region, asn, tag, carrier, ip, ${SUMS}
-           FROM pending WHERE true GROUP BY b, product, subuser, region, asn, tag, carrier, ip
-           ON CONFLICT DO UPDATE SET ${ADD_EXCLUDED}`,
-        );
-      }
-      this.#foldCumulative();
-      this.#sql.exec("DELETE FROM pending");
-    }
+    if (hasPending) this.#foldPending({ into1m: true });
     this.#sql.exec("DELETE FROM fact_1m WHERE bucket < ?", at - FACT_1M_KEPT_MS);
     for (const tier of TIERS) this.#sql.exec(`DELETE FROM ${tier.table} WHERE bucket < ?`, at - tier.keptMs);
+    this.#sql.exec("DELETE FROM minute_requests WHERE minute < ?", at - MINUTE_REQUESTS_KEPT_MS);
     this.#thinCumulative(at);
     return hasPending;
+  }
+
+  #foldPending({ into1m }: { into1m: boolean }): void {
+    const tiers = into1m ? [{ table: "fact_1m", span: MINUTE }, ...TIERS] : TIERS;
+    for (const tier of tiers) {
+      this.#sql.exec(
+        `INSERT INTO ${tier.table} (${FACT_COLUMNS})
+         SELECT bucket - bucket % ${tier.span} AS b, product, subuser, region, asn, tag, carrier, ip, ${SUMS}
+         FROM pending WHERE true GROUP BY b, product, subuser, region, asn, tag, carrier, ip
+         ON CONFLICT DO UPDATE SET ${ADD_EXCLUDED}`,
+      );
+    }
+    this.#foldCumulative();
+    this.#sql.exec("DELETE FROM pending");
   }
 
   /**
@@ -313,9 +348,9 @@ export class Rollups {
     for (const [index, t] of boundaries.entries()) {
       for (const row of pending) if (row.bucket < hourOf(t)) add(row.value, index, metricsOf(row));
       if (t === hourOf(t)) continue;
-      // The partial hour [hour(t), t): every minute is in fact_1m within its horizon; else 5-minute rows.
+      // The partial hour [hour(t), t): minutes within fact_1m's horizon, else 5-minute rows; and pending.
       const recent = hourOf(t) >= at - FACT_1M_KEPT_MS + MINUTE;
-      const sources = recent ? ["fact_1m"] : ["fact_5m", "pending"];
+      const sources = [recent ? "fact_1m" : "fact_5m", "pending"];
       for (const table of sources) {
         const partial = this.#sql.exec<MetricsRow & { value: string }>(
           `SELECT ${column} AS value, ${SUMS} FROM ${table} WHERE product = ? AND bucket >= ? AND bucket < ? GROUP BY value`,
@@ -329,10 +364,9 @@ export class Rollups {
     return totals;
   }
 
-  /** Filtered: a scan of the resolution's tier (and, for folded tiers, what is still pending). */
+  /** Filtered: a scan of the resolution's tier and of what is still pending. */
   #scan(query: TrafficQuery): TrafficRow[] {
-    const tier = query.resolution === "1m" ? "fact_1m" : `fact_${query.resolution}`;
-    const sources = tier === "fact_1m" ? [tier] : [tier, "pending"];
+    const sources = [`fact_${query.resolution}`, "pending"];
     const where = ["product = ?", "bucket >= ?", "bucket < ?"];
     const params: Array<string | number> = [query.product, query.from, query.to];
     if (query.filters.subuserId !== undefined) {

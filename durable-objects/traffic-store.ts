@@ -9,7 +9,7 @@ import {
   type TrafficDayRow,
   TrafficReports,
 } from "./traffic-reports";
-import { Rollups, type TrafficQuery, type TrafficRow } from "./traffic-rollups";
+import { PENDING_FOLD_ROWS, Rollups, type TrafficQuery, type TrafficRow } from "./traffic-rollups";
 import type { Cell, RequestSample, SampleCandidate, SessionSnapshot, TrafficProduct } from "./traffic-types";
 
 /** What one usage message brings to its account's store. */
@@ -25,7 +25,7 @@ export interface StoreIngest {
   sessions: SessionSnapshot[];
 }
 
-/** Pending rollups are folded into the coarser tiers this often. */
+/** Pending rollups are folded into the tiers this often (sooner past PENDING_FOLD_ROWS). */
 const FOLD_INTERVAL_MS = MINUTE;
 /** With no new usage, what is past its horizon is still forgotten this often. */
 const PRUNE_INTERVAL_MS = 60 * MINUTE;
@@ -45,6 +45,8 @@ export class TrafficStore extends DurableObject {
   readonly #sessions: SessionIndex;
   readonly #reports: TrafficReports;
   #alarmAt: number | null = null;
+  /** Rows appended to `pending` since the last fold (this instance's count; a restart folds at the next alarm). */
+  #pendingRows = 0;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
@@ -79,12 +81,12 @@ export class TrafficStore extends DurableObject {
       at,
       JSON.stringify(fresh.map((part) => part.key)),
     );
-    this.#rollups.ingest(fresh.flatMap((part) => part.cells));
+    this.#pendingRows += this.#rollups.ingest(fresh.flatMap((part) => part.cells));
     this.#log.add(
       fresh.flatMap((part) => part.samples),
       (minute) => Math.max(this.#rollups.requestsInMinute(minute), this.#rollups.requestsInMinute(minute - MINUTE)),
     );
-    this.#wakeBy(at + FOLD_INTERVAL_MS);
+    this.#wakeBy(this.#pendingRows > PENDING_FOLD_ROWS ? at : at + FOLD_INTERVAL_MS);
     return fresh.length;
   }
 
@@ -135,6 +137,7 @@ export class TrafficStore extends DurableObject {
     this.#alarmAt = null;
     const at = now();
     this.#rollups.fold(at);
+    this.#pendingRows = 0;
     this.#log.prune(at);
     this.#sessions.prune(at);
     this.#sql.exec("DELETE FROM usage_applied WHERE at <= ?", at - APPLIED_KEPT_MS);

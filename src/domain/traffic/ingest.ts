@@ -62,7 +62,7 @@ export async function ingestUsageBatch(ctx: DomainContext, batch: UsageBatch): P
     list.push({ record, owner, ts: Date.parse(record.ts) });
     byAccount.set(owner.accountId, list);
   }
-  const messages: string[] = [];
+  const messages: Array<{ text: string; bytes: number }> = [];
   for (const [accountId, entries] of [...byAccount].sort(([a], [b]) => a.localeCompare(b))) {
     messages.push(...accountMessages(batch.batch_id, accountId, entries));
   }
@@ -144,7 +144,7 @@ function ownersByKey(
 }
 
 /** One account's share of a batch: aggregated, then packed into messages (JSON) with deterministic keys. */
-function accountMessages(batchId: string, accountId: string, entries: Entry[]): string[] {
+function accountMessages(batchId: string, accountId: string, entries: Entry[]): Array<{ text: string; bytes: number }> {
   const cells = new Map<string, Cell>();
   const gates = new Map<string, Map<string, SessionUsage>>();
   for (const { record, owner, ts } of entries) {
@@ -276,7 +276,7 @@ interface Share {
  * gate's sessions may span messages (each is applied once under its own key): one sub-user with many sessions in
  * a batch must not make a message past the queue's limit.
  */
-function pack(id: { batchId: string; accountId: string }, share: Share): string[] {
+function pack(id: { batchId: string; accountId: string }, share: Share): Array<{ text: string; bytes: number }> {
   const pieces: Share[] = [];
   let piece: Share = { cells: [], sessions: [], samples: [] };
   let size = 0;
@@ -293,14 +293,15 @@ function pack(id: { batchId: string; accountId: string }, share: Share): string[
   for (const session of share.sessions) add("sessions", session, sessionSize(session));
   for (const sample of share.samples) add("samples", sample, sampleSize(sample));
   pieces.push(piece);
-  const texts: string[] = [];
+  const texts: Array<{ text: string; bytes: number }> = [];
   // A piece larger than estimated (escapes, non-ASCII text) is split in two until it fits; the halves take its
   // part number, so the numbering stays the same for the same batch.
   const emit = (fit: Share) => {
     const text = JSON.stringify(message(id, texts.length, fit));
+    const bytes = messageBytes(text);
     const items = fit.cells.length + fit.sessions.length + fit.samples.length;
-    if (jsonBytes(text) <= MESSAGE_BYTES_MAX || items <= 1) {
-      texts.push(text);
+    if (bytes <= MESSAGE_BYTES_MAX || items <= 1) {
+      texts.push({ text, bytes });
       return;
     }
     const half = <T>(list: T[]) => [list.slice(0, Math.ceil(list.length / 2)), list.slice(Math.ceil(list.length / 2))];
@@ -343,18 +344,21 @@ function sampleSize(sample: SampleCandidate): number {
   return 300 + sample.requestId.length + sample.targetHost.length + sample.exitGeo.length + (sample.tag?.length ?? 0);
 }
 
-/** UTF-8 bytes of a JSON text (its length, unless it holds non-ASCII characters). */
-function jsonBytes(text: string): number {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: any character outside ASCII.
-  return /[^\x00-\x7f]/.test(text) ? new TextEncoder().encode(text).length : text.length;
+/** Scratch space to measure texts in (a text that does not fit is over the limit anyway). */
+const utf8 = new Uint8Array(MESSAGE_BYTES_MAX + 4);
+const encoder = new TextEncoder();
+
+/** UTF-8 bytes of a message's text, or Infinity past MESSAGE_BYTES_MAX. */
+function messageBytes(text: string): number {
+  const { read, written } = encoder.encodeInto(text, utf8);
+  return read < text.length ? Number.POSITIVE_INFINITY : written;
 }
 
 /** Sends the messages (JSON texts) in `sendBatch` calls within the queue's limits. */
-async function enqueue(ctx: DomainContext, messages: string[]): Promise<void> {
+async function enqueue(ctx: DomainContext, messages: Array<{ text: string; bytes: number }>): Promise<void> {
   let group: Array<{ body: string; contentType: "text" }> = [];
   let size = 0;
-  for (const body of messages) {
-    const bytes = jsonBytes(body);
+  for (const { text: body, bytes } of messages) {
     if (group.length > 0 && (group.length >= SEND_BATCH_MESSAGES || size + bytes > SEND_BATCH_BYTES)) {
       await ctx.env.USAGE_QUEUE.sendBatch(group);
       group = [];

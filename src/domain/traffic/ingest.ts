@@ -62,7 +62,7 @@ export async function ingestUsageBatch(ctx: DomainContext, batch: UsageBatch): P
     list.push({ record, owner, ts: Date.parse(record.ts) });
     byAccount.set(owner.accountId, list);
   }
-  const messages: Array<{ text: string; bytes: number }> = [];
+  const messages: PackedMessage[] = [];
   for (const [accountId, entries] of [...byAccount].sort(([a], [b]) => a.localeCompare(b))) {
     messages.push(...accountMessages(batch.batch_id, accountId, entries));
   }
@@ -76,6 +76,12 @@ export async function ingestUsageBatch(ctx: DomainContext, batch: UsageBatch): P
     .returning({ id: usageBatches.id });
   // A concurrent retry recorded it first: its messages were enqueued twice and the stores apply them once.
   return { accepted, dropped, duplicate: recorded.length === 0 };
+}
+
+/** A message as sent: its JSON text and that text's UTF-8 size. */
+interface PackedMessage {
+  text: string;
+  bytes: number;
 }
 
 /** A record, its owner and its time (ms). */
@@ -111,8 +117,8 @@ function recordOwnerKey(ctx: DomainContext, record: UsageRecord): string {
 }
 
 /** The live sub-users the records name (deleted ones are gone). */
-function ownersQuery(ctx: DomainContext, ownerKeys: string[]) {
-  const names = [...new Set(ownerKeys.map((key) => key.split(":")[1]).filter(Boolean))];
+function ownersQuery(ctx: DomainContext, keys: string[]) {
+  const names = [...new Set(keys.map((key) => key.split(":")[1]).filter(Boolean))];
   return ctx.db
     .select({
       id: subusers.id,
@@ -144,7 +150,7 @@ function ownersByKey(
 }
 
 /** One account's share of a batch: aggregated, then packed into messages (JSON) with deterministic keys. */
-function accountMessages(batchId: string, accountId: string, entries: Entry[]): Array<{ text: string; bytes: number }> {
+function accountMessages(batchId: string, accountId: string, entries: Entry[]): PackedMessage[] {
   const cells = new Map<string, Cell>();
   const gates = new Map<string, Map<string, SessionUsage>>();
   for (const { record, owner, ts } of entries) {
@@ -276,7 +282,7 @@ interface Share {
  * gate's sessions may span messages (each is applied once under its own key): one sub-user with many sessions in
  * a batch must not make a message past the queue's limit.
  */
-function pack(id: { batchId: string; accountId: string }, share: Share): Array<{ text: string; bytes: number }> {
+function pack(id: { batchId: string; accountId: string }, share: Share): PackedMessage[] {
   const pieces: Share[] = [];
   let piece: Share = { cells: [], sessions: [], samples: [] };
   let size = 0;
@@ -293,7 +299,7 @@ function pack(id: { batchId: string; accountId: string }, share: Share): Array<{
   for (const session of share.sessions) add("sessions", session, sessionSize(session));
   for (const sample of share.samples) add("samples", sample, sampleSize(sample));
   pieces.push(piece);
-  const texts: Array<{ text: string; bytes: number }> = [];
+  const texts: PackedMessage[] = [];
   // A piece larger than estimated (escapes, non-ASCII text) is split in two until it fits; the halves take its
   // part number, so the numbering stays the same for the same batch.
   const emit = (fit: Share) => {
@@ -355,7 +361,7 @@ function messageBytes(text: string): number {
 }
 
 /** Sends the messages (JSON texts) in `sendBatch` calls within the queue's limits. */
-async function enqueue(ctx: DomainContext, messages: Array<{ text: string; bytes: number }>): Promise<void> {
+async function enqueue(ctx: DomainContext, messages: PackedMessage[]): Promise<void> {
   let group: Array<{ body: string; contentType: "text" }> = [];
   let size = 0;
   for (const { text: body, bytes } of messages) {

@@ -87,14 +87,44 @@ export class Rollups {
     sql.exec(`
       ${fact("fact_1m")} ${fact("fact_5m")} ${fact("fact_1h")} ${fact("fact_1d")}
       ${cum("cum")} ${cum("fold_deltas")}
-      CREATE TABLE IF NOT EXISTS cum_series (product TEXT NOT NULL, dim TEXT NOT NULL, value TEXT NOT NULL,
-        PRIMARY KEY (product, dim, value)) WITHOUT ROWID;
       CREATE TABLE IF NOT EXISTS asn_carriers (asn INTEGER PRIMARY KEY, carrier TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS cum_thinned (day INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS minute_requests (minute INTEGER PRIMARY KEY, requests INTEGER NOT NULL);
       ${TIERS.map((t) => `CREATE INDEX IF NOT EXISTS ${t.table}_subuser ON ${t.table} (product, subuser, bucket);`).join("\n")}
     `);
+    this.#createCumLast();
     this.#createPending();
+  }
+
+  /**
+   * `cum_last` is every series with the hour of its first `cum` row and its newest row. A range's boundary after
+   * the newest row reads it here, and one before the first row is zero: only a boundary between the two seeks
+   * `cum`. It replaced `cum_series`, the list of series alone, and was filled from `cum` once.
+   */
+  #createCumLast(): void {
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS cum_last (
+      product TEXT NOT NULL, dim TEXT NOT NULL, value TEXT NOT NULL, first_hour INTEGER NOT NULL, hour INTEGER NOT NULL,
+      bytes_in INTEGER NOT NULL, bytes_out INTEGER NOT NULL, requests INTEGER NOT NULL, errors INTEGER NOT NULL,
+      PRIMARY KEY (product, dim, value)) WITHOUT ROWID`);
+    const replaced = this.#sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'cum_series'");
+    if (replaced.toArray().length === 0) return;
+    this.#refreshCumLast("cum");
+    this.#sql.exec("DROP TABLE cum_series");
+  }
+
+  /** Sets `cum_last` of every series with rows in `source` (`cum`, or the fold's deltas) from `cum`. */
+  #refreshCumLast(source: "cum" | "fold_deltas"): void {
+    this.#sql.exec(
+      `INSERT INTO cum_last (product, dim, value, first_hour, hour, bytes_in, bytes_out, requests, errors)
+       SELECT c.product, c.dim, c.value, f.first_hour, c.hour, c.bytes_in, c.bytes_out, c.requests, c.errors
+       FROM (SELECT product, dim, value, min(hour) AS first_hour FROM ${source} GROUP BY product, dim, value) f
+       CROSS JOIN cum c
+       WHERE c.product = f.product AND c.dim = f.dim AND c.value = f.value
+         AND c.hour = (SELECT max(c2.hour) FROM cum c2 WHERE c2.product = f.product AND c2.dim = f.dim AND c2.value = f.value)
+       ON CONFLICT DO UPDATE SET first_hour = min(first_hour, excluded.first_hour), hour = excluded.hour,
+         bytes_in = excluded.bytes_in, bytes_out = excluded.bytes_out, requests = excluded.requests,
+         errors = excluded.errors`,
+    );
   }
 
   /**
@@ -247,9 +277,7 @@ export class Rollups {
          WHERE ${sameSeries("c", "d")} AND c.hour < d.hour)
        WHERE NOT EXISTS (SELECT 1 FROM cum e WHERE ${sameSeries("e", "d")} AND e.hour = d.hour)`,
     );
-    this.#sql.exec(
-      "INSERT OR IGNORE INTO cum_series (product, dim, value) SELECT DISTINCT product, dim, value FROM fold_deltas",
-    );
+    this.#refreshCumLast("fold_deltas");
     this.#sql.exec("DELETE FROM fold_deltas");
   }
 
@@ -298,7 +326,8 @@ export class Rollups {
         ...difference(series[1], series[0]),
       });
     }
-    return rows.sort((a, b) => String(a.key).localeCompare(String(b.key)));
+    // The order of the filtered path's ORDER BY: numbers (ASNs) numerically, text by code unit.
+    return rows.sort((a, b) => ((a.key ?? "") < (b.key ?? "") ? -1 : (a.key ?? "") > (b.key ?? "") ? 1 : 0));
   }
 
   /** F(t) for every series of a dimension at each boundary: what was counted before t. */
@@ -309,35 +338,73 @@ export class Rollups {
     at: number,
   ): Map<string, Metrics[]> {
     const totals = new Map<string, Metrics[]>();
-    const add = (value: string, index: number, metrics: Metrics) => {
+    const add: AddTotals = (value, index, bytesIn, bytesOut, requests, errors) => {
       let series = totals.get(value);
       if (!series) {
         series = boundaries.map(zero);
         totals.set(value, series);
       }
       const target = series[index] as Metrics;
-      target.bytesIn += metrics.bytesIn;
-      target.bytesOut += metrics.bytesOut;
-      target.requests += metrics.requests;
-      target.errors += metrics.errors;
+      target.bytesIn += bytesIn;
+      target.bytesOut += bytesOut;
+      target.requests += requests;
+      target.errors += errors;
     };
-    const hourOf = (t: number) => t - (t % HOUR);
-    // Folded: the series' cumulative row of the last hour before each boundary's hour.
-    const folded = this.#sql.exec<MetricsRow & { value: string; t: number }>(
-      // CROSS JOIN fixes the order (series, then boundaries, then one primary-key seek into cum): left to choose,
-      // SQLite scans every cum row of the dimension instead.
-      `SELECT s.value, b.value AS t, c.bytes_in, c.bytes_out, c.requests, c.errors
-       FROM cum_series s CROSS JOIN json_each(?) b CROSS JOIN cum c
-       WHERE s.product = ? AND s.dim = ?
-         AND c.product = s.product AND c.dim = s.dim AND c.value = s.value
-         AND c.hour = (SELECT c2.hour FROM cum c2 WHERE c2.product = s.product AND c2.dim = s.dim AND c2.value = s.value
-                       AND c2.hour < b.value - b.value % ${HOUR} ORDER BY c2.hour DESC LIMIT 1)`,
-      JSON.stringify(boundaries),
+    this.#foldedBefore(product, dim, boundaries, add);
+    this.#pendingBefore(product, dim, boundaries, at, add);
+    return totals;
+  }
+
+  /**
+   * Folded: each series' cumulative row of the last hour before each boundary's hour. That is its newest row when
+   * the boundary comes after it (always so for a range ending now), nothing when the boundary comes before its
+   * first row, else a seek into cum. Rows come as one JSON array: a range query reads thousands, and crossing
+   * into JavaScript value by value costs more than parsing them.
+   */
+  #foldedBefore(product: TrafficProduct, dim: Dimension | "total", boundaries: number[], add: AddTotals): void {
+    const series = this.#jsonRows<[string, number, number, number, number, number, number]>(
+      `SELECT json_group_array(json_array(value, first_hour, hour, bytes_in, bytes_out, requests, errors)) AS rows
+       FROM cum_last WHERE product = ? AND dim = ?`,
       product,
       dim,
     );
-    for (const row of folded) add(row.value, boundaries.indexOf(row.t), metricsOf(row));
-    // Not folded yet: pending deltas before each boundary's hour.
+    const hours = boundaries.map(hourOf);
+    let seeks = false;
+    for (const [value, first, newest, bytesIn, bytesOut, requests, errors] of series) {
+      for (const [index, hour] of hours.entries()) {
+        if (newest < hour) add(value, index, bytesIn, bytesOut, requests, errors);
+        else if (first < hour) seeks = true;
+      }
+    }
+    if (!seeks) return;
+    const sought = this.#jsonRows<[string, number, number, number, number, number]>(
+      // CROSS JOIN fixes the order (series, then boundaries, then one primary-key seek into cum): left to choose,
+      // SQLite scans every cum row of the dimension instead.
+      `SELECT json_group_array(json_array(s.value, b.key, c.bytes_in, c.bytes_out, c.requests, c.errors)) AS rows
+       FROM cum_last s CROSS JOIN json_each(?) b CROSS JOIN cum c
+       WHERE s.product = ? AND s.dim = ? AND s.first_hour < b.value AND s.hour >= b.value
+         AND c.product = s.product AND c.dim = s.dim AND c.value = s.value
+         AND c.hour = (SELECT c2.hour FROM cum c2 WHERE c2.product = s.product AND c2.dim = s.dim
+                       AND c2.value = s.value AND c2.hour < b.value ORDER BY c2.hour DESC LIMIT 1)`,
+      JSON.stringify(hours),
+      product,
+      dim,
+    );
+    for (const [value, index, bytesIn, bytesOut, requests, errors] of sought) {
+      add(value, index, bytesIn, bytesOut, requests, errors);
+    }
+  }
+
+  /** Not folded yet: pending deltas before each boundary's hour, and the partial hour of an unaligned boundary. */
+  #pendingBefore(
+    product: TrafficProduct,
+    dim: Dimension | "total",
+    boundaries: number[],
+    at: number,
+    add: AddTotals,
+  ): void {
+    const addMetrics = (value: string, index: number, m: Metrics) =>
+      add(value, index, m.bytesIn, m.bytesOut, m.requests, m.errors);
     const column = DIMENSION_COLUMN[dim];
     const pending = this.#sql
       .exec<MetricsRow & { value: string; bucket: number }>(
@@ -346,7 +413,7 @@ export class Rollups {
       )
       .toArray();
     for (const [index, t] of boundaries.entries()) {
-      for (const row of pending) if (row.bucket < hourOf(t)) add(row.value, index, metricsOf(row));
+      for (const row of pending) if (row.bucket < hourOf(t)) addMetrics(row.value, index, metricsOf(row));
       if (t === hourOf(t)) continue;
       // The partial hour [hour(t), t): minutes within fact_1m's horizon, else 5-minute rows; and pending.
       const recent = hourOf(t) >= at - FACT_1M_KEPT_MS + MINUTE;
@@ -358,10 +425,14 @@ export class Rollups {
           hourOf(t),
           t,
         );
-        for (const row of partial) add(row.value, index, metricsOf(row));
+        for (const row of partial) addMetrics(row.value, index, metricsOf(row));
       }
     }
-    return totals;
+  }
+
+  /** The rows of a query selecting one `json_group_array(…) AS rows`. */
+  #jsonRows<Row>(query: string, ...params: SqlStorageValue[]): Row[] {
+    return JSON.parse(this.#sql.exec<{ rows: string }>(query, ...params).one().rows) as Row[];
   }
 
   /** Filtered: a scan of the resolution's tier and of what is still pending. */
@@ -393,6 +464,18 @@ export class Rollups {
       .map((row) => ({ key: row.k, ...metricsOf(row) }));
   }
 }
+
+/** Adds metrics to a series' total before the boundary at `index`. */
+type AddTotals = (
+  value: string,
+  index: number,
+  bytesIn: number,
+  bytesOut: number,
+  requests: number,
+  errors: number,
+) => void;
+
+const hourOf = (t: number) => t - (t % HOUR);
 
 type MetricsRow = {
   bytes_in: number | null;

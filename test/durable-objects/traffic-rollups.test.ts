@@ -1,9 +1,11 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { Rollups } from "../../durable-objects/traffic-rollups";
+import { type GroupBy, Rollups, type TrafficRow } from "../../durable-objects/traffic-rollups";
 import type { TrafficStore } from "../../durable-objects/traffic-store";
+import type { Cell } from "../../durable-objects/traffic-types";
 
 const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
 
 function freshStore() {
   return env.TRAFFIC_STORE.get(env.TRAFFIC_STORE.idFromName(`rollups-${crypto.randomUUID()}`));
@@ -11,6 +13,40 @@ function freshStore() {
 
 const totalOf = (rollups: Rollups, from: number, to: number, at: number) =>
   rollups.query({ product: "residential", from, to, resolution: "1h", groupBy: null, filters: {} }, at)[0];
+
+const perSubuser = (rollups: Rollups, from: number, to: number, at: number) =>
+  rollups.query({ product: "residential", from, to, resolution: "1h", groupBy: "subuser", filters: {} }, at);
+
+function cellAt(minute: number, subuserId: string, requests: number, dims: Partial<Cell> = {}): Cell {
+  return {
+    minute,
+    product: "residential",
+    subuserId,
+    region: "us",
+    asn: 7922,
+    tag: "",
+    carrier: "",
+    ip: "",
+    bytesIn: 100 * requests,
+    bytesOut: 10 * requests,
+    requests,
+    errors: 0,
+    ...dims,
+  };
+}
+
+/** What a group_by=subuser query over [from, to) must answer: the cells' sums, per sub-user with usage. */
+function expectedPerSubuser(cells: Cell[], from: number, to: number) {
+  const sums = new Map<string, { key: string; bytesIn: number; bytesOut: number; requests: number; errors: number }>();
+  for (const cell of cells.filter((c) => c.minute >= from && c.minute < to)) {
+    const row = sums.get(cell.subuserId) ?? { key: cell.subuserId, bytesIn: 0, bytesOut: 0, requests: 0, errors: 0 };
+    row.bytesIn += cell.bytesIn;
+    row.bytesOut += cell.bytesOut;
+    row.requests += cell.requests;
+    sums.set(cell.subuserId, row);
+  }
+  return [...sums.values()].sort((a, b) => (a.key < b.key ? -1 : 1));
+}
 
 describe("Rollups (a traffic store's tiers)", () => {
   it("counts a store's old keyed pending deltas once when the heap replaces it: they were in fact_1m already", async () => {
@@ -73,6 +109,99 @@ describe("Rollups (a traffic store's tiers)", () => {
       expect(totalOf(rollups, at - 2 * HOUR, at, at)).toEqual(before);
       const rows = state.storage.sql.exec("SELECT count(*) AS n FROM fact_1m").one().n;
       expect(rows).toBe(2);
+    });
+  });
+
+  it("answers every hour-aligned range exactly, whether a boundary falls before a series' first row, after its newest, or in between (and after late usage moves a first row earlier)", async () => {
+    await runInDurableObject(freshStore(), (_store: TrafficStore, state) => {
+      const rollups = new Rollups(state.storage.sql);
+      const at = Date.UTC(2026, 10, 23, 12, 0, 0);
+      const start = at - 5 * DAY;
+      // sub_a from the first day, sub_b from the third, sub_c only in the last hours.
+      const cells: Cell[] = [];
+      for (let hour = 0; hour < 5 * 24; hour += 7)
+        cells.push(cellAt(start + hour * HOUR + 60_000, "sub_a", 1 + (hour % 5)));
+      for (let hour = 48; hour < 5 * 24; hour += 11) cells.push(cellAt(start + hour * HOUR, "sub_b", 2));
+      cells.push(cellAt(at - 3 * HOUR, "sub_c", 7), cellAt(at - HOUR + 59 * 60_000, "sub_c", 1));
+      rollups.ingest(cells);
+      rollups.fold(at);
+      // Late usage: sub_b gains an hour before its first row, sub_a one in the middle.
+      const late = [cellAt(start + 30 * HOUR, "sub_b", 3), cellAt(start + 61 * HOUR, "sub_a", 4)];
+      rollups.ingest(late);
+      rollups.fold(at);
+      cells.push(...late);
+
+      const hours = [0, 1, 29, 30, 31, 47, 48, 60, 61, 62, 100, 117, 118, 119, 120, 121].map((h) => start + h * HOUR);
+      for (const from of hours) {
+        for (const to of hours.filter((t) => t > from)) {
+          const answer = perSubuser(rollups, from, to, at).map(({ carrierName: _, ...row }: TrafficRow) => row);
+          expect(answer, `[${(from - start) / HOUR} h, ${(to - start) / HOUR} h)`).toEqual(
+            expectedPerSubuser(cells, from, to),
+          );
+        }
+      }
+    });
+  });
+
+  it("fills cum_last from cum once when it replaces a store's cum_series, and answers the same", async () => {
+    await runInDurableObject(freshStore(), (_store: TrafficStore, state) => {
+      const sql = state.storage.sql;
+      const at = Date.UTC(2026, 10, 23, 12, 0, 0);
+      const rollups = new Rollups(sql);
+      const cells = [
+        cellAt(at - 3 * DAY, "sub_a", 2),
+        cellAt(at - 2 * DAY, "sub_a", 3),
+        cellAt(at - DAY, "sub_b", 5),
+        cellAt(at - 2 * HOUR, "sub_b", 1),
+      ];
+      rollups.ingest(cells);
+      rollups.fold(at);
+      const ranges = [
+        [at - 4 * DAY, at],
+        [at - 2 * DAY - HOUR, at],
+        [at - 3 * DAY, at - DAY],
+      ] as const;
+      const before = ranges.map(([from, to]) => perSubuser(rollups, from, to, at));
+      // The layout before: a list of series without their rows.
+      sql.exec("DROP TABLE cum_last");
+      sql.exec(`CREATE TABLE cum_series (product TEXT NOT NULL, dim TEXT NOT NULL, value TEXT NOT NULL,
+        PRIMARY KEY (product, dim, value)) WITHOUT ROWID`);
+      sql.exec("INSERT INTO cum_series SELECT DISTINCT product, dim, value FROM cum");
+
+      const migrated = new Rollups(sql);
+      const tables = sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'").toArray();
+      expect(tables.map((t) => t.name)).not.toContain("cum_series");
+      const subA = sql
+        .exec("SELECT first_hour, hour, requests FROM cum_last WHERE dim = 'subuser' AND value = 'sub_a'")
+        .one();
+      expect(subA).toEqual({ first_hour: at - 3 * DAY, hour: at - 2 * DAY, requests: 5 });
+      expect(ranges.map(([from, to]) => perSubuser(migrated, from, to, at))).toEqual(before);
+      expect(before[1]).toMatchObject([
+        { key: "sub_a", requests: 3 },
+        { key: "sub_b", requests: 6 },
+      ]);
+    });
+  });
+
+  it("orders grouped rows as the filtered path's ORDER BY does: text by code unit, ASNs numerically", async () => {
+    await runInDurableObject(freshStore(), (_store: TrafficStore, state) => {
+      const rollups = new Rollups(state.storage.sql);
+      const at = Date.UTC(2026, 10, 23, 12, 0, 0);
+      const dims = [
+        { tag: "a_1", asn: 80 },
+        { tag: "a-1", asn: 7922 },
+        { tag: "a1", asn: 100 },
+      ];
+      rollups.ingest(dims.map((d) => cellAt(at - 2 * HOUR, "sub_a", 1, d)));
+      rollups.fold(at);
+      const keys = (groupBy: GroupBy, filters: { region?: string }) =>
+        rollups
+          .query({ product: "residential", from: at - DAY, to: at, resolution: "1h", groupBy, filters }, at)
+          .map((row) => row.key);
+      for (const filters of [{}, { region: "us" }]) {
+        expect(keys("tag", filters)).toEqual(["a-1", "a1", "a_1"]);
+        expect(keys("asn", filters)).toEqual([80, 100, 7922]);
+      }
     });
   });
 });

@@ -154,6 +154,43 @@ describe("POST /internal/gateway/usage (usage reports)", () => {
     expect((await json(broken)).code).toBe("invalid_json");
   });
 
+  it("bounds gzip bodies: 413 past 4 MB decoded (even when the trailer understates it), 400 when the trailer disagrees", async () => {
+    const gzip = async (text: string) =>
+      new Uint8Array(
+        await new Response(new Blob([text]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer(),
+      );
+    const post = async (body: Uint8Array) => {
+      const response = await exports.default.fetch(
+        new Request(`${BASE}/internal/gateway/usage`, {
+          method: "POST",
+          body,
+          headers: {
+            Authorization: `Bearer ${GATEWAY_TOKEN}`,
+            "Content-Type": "application/json",
+            "Content-Encoding": "gzip",
+          },
+        }),
+      );
+      return { status: response.status, code: (await json(response)).code };
+    };
+    /** The same bytes with the trailer's decoded size (ISIZE, the last 4 bytes) replaced. */
+    const claiming = (bytes: Uint8Array, decodedSize: number) => {
+      const forged = bytes.slice();
+      new DataView(forged.buffer).setUint32(forged.byteLength - 4, decodedSize, true);
+      return forged;
+    };
+    // 5 MB of spaces compresses to a few KB: a bomb for a decoder that trusts what it is sent.
+    const bomb = await gzip(`{"batch_id":"b","records":[]${" ".repeat(5_000_000)}}`);
+    expect(bomb.byteLength).toBeLessThan(20_000);
+    expect(await post(bomb)).toEqual({ status: 413, code: "payload_too_large" });
+    expect(await post(claiming(bomb, 1_000))).toEqual({ status: 400, code: "invalid_json" });
+    const small = await gzip(JSON.stringify({ batch_id: "b", records: [] }));
+    expect(await post(claiming(small, 100))).toEqual({ status: 400, code: "invalid_json" });
+    expect(await post(claiming(small, 1))).toEqual({ status: 400, code: "invalid_json" });
+    // A compressed body above 4 MB is refused before anything is decoded.
+    expect(await post(new Uint8Array(4_000_001))).toEqual({ status: 413, code: "payload_too_large" });
+  });
+
   it("applies an account's messages of one consumer batch together (one store call), each once even when some were applied before", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);

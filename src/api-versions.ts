@@ -35,7 +35,65 @@ export const API_VERSIONS: readonly ApiVersion[] = [{ name: "v1", build: publicR
 export type BuiltVersion = ApiVersion & ReturnType<ApiVersion["build"]>;
 
 export function buildVersion(version: ApiVersion): BuiltVersion {
-  return { ...version, ...version.build() };
+  const built = version.build();
+  const { deprecation } = version;
+  if (!deprecation) return { ...version, ...built };
+  const marked = new WeakMap<OpenApiDocument, OpenApiDocument>();
+  const document = (origin: string) => {
+    const plain = built.document(origin);
+    const deprecated = marked.get(plain) ?? markDeprecated(plain, deprecation);
+    marked.set(plain, deprecated);
+    return deprecated;
+  };
+  return { ...version, ...built, document };
+}
+
+/** The headers every response of a deprecated version carries, as its document declares them. */
+const DEPRECATION_HEADERS = {
+  Deprecation: {
+    description: "When this version was deprecated (RFC 9745): `@` and Unix seconds.",
+    schema: { type: "string", pattern: "^@\\d+$", maxLength: 21 },
+  },
+  Sunset: {
+    description: "When this version stops answering (RFC 8594), an HTTP date.",
+    schema: { type: "string", maxLength: 64 },
+  },
+  Link: {
+    description:
+      'The migration guide (`rel="deprecation"`) and the sunset policy (`rel="sunset"`); on a list with more, ' +
+      'also its next page (`rel="next"`).',
+    schema: { type: "string", maxLength: 4096 },
+  },
+} as const;
+
+const HTTP_METHODS = ["get", "put", "post", "delete", "patch", "head", "options", "trace"] as const;
+
+/**
+ * A deprecated version's document says so as its responses do: every operation `deprecated`, every response
+ * declaring `Deprecation`, `Sunset` and `Link`, and the dates and the guide in its description.
+ */
+export function markDeprecated(document: OpenApiDocument, deprecation: Deprecation): OpenApiDocument {
+  const marked = structuredClone(document);
+  const day = (date: Date) => date.toISOString().slice(0, 10);
+  marked.info.description =
+    `${marked.info.description ?? ""}\n\n**Deprecated** since ${day(deprecation.since)}: this version stops ` +
+    `answering on ${day(deprecation.sunset)}. Migration guide: ${deprecation.guide}.`;
+  marked.components = { ...marked.components, headers: { ...marked.components?.headers, ...DEPRECATION_HEADERS } };
+  const refs = Object.fromEntries(
+    Object.keys(DEPRECATION_HEADERS).map((name) => [name, { $ref: `#/components/headers/${name}` }]),
+  );
+  for (const item of Object.values(marked.paths ?? {})) {
+    for (const method of HTTP_METHODS) {
+      const operation = item?.[method];
+      if (!operation) continue;
+      operation.deprecated = true;
+      for (const response of Object.values(operation.responses ?? {})) {
+        if ("$ref" in response) continue; // these documents define every response inline
+        response.headers = { ...response.headers, ...refs };
+      }
+    }
+  }
+  return marked;
 }
 
 /**

@@ -122,6 +122,35 @@ describe("API versions (spec §9)", () => {
     expect(v1Document.paths["/subusers"]).toBeDefined();
   });
 
+  it("a deprecated version's document says so: every operation deprecated, every response declaring the headers", async () => {
+    const document = await json(await fetchApp("/v1/openapi.json"));
+    const operations = Object.values(document.paths).flatMap((item) => Object.values(item as object));
+    expect(operations.length).toBeGreaterThan(40);
+    for (const operation of operations) {
+      expect(operation.deprecated, operation.operationId).toBe(true);
+      for (const response of Object.values(operation.responses) as Array<{ headers: object }>) {
+        expect(response.headers).toMatchObject({
+          Deprecation: { $ref: "#/components/headers/Deprecation" },
+          Sunset: { $ref: "#/components/headers/Sunset" },
+          Link: { $ref: "#/components/headers/Link" },
+        });
+      }
+    }
+    expect(document.components.headers.Deprecation.schema.pattern).toBe("^@\\d+$");
+    // A list's Link carries its next page and the deprecation links: the header no longer promises rel="next" alone.
+    expect(document.components.headers.Link.schema.pattern).toBeUndefined();
+    expect(document.info.description).toContain(
+      "**Deprecated** since 2026-06-01: this version stops answering on 2026-12-01",
+    );
+
+    const next = await json(await fetchApp("/v2/openapi.json"));
+    expect(next.paths["/ping"].get.deprecated).toBeUndefined();
+    const live = await json(await call("GET", "/v1/openapi.json"));
+    const liveOperations = Object.values(live.paths).flatMap((item) => Object.values(item as object));
+    expect(liveOperations.filter((operation) => operation.deprecated)).toEqual([]);
+    expect(live.components.headers.Deprecation).toBeUndefined();
+  });
+
   it("paths outside the versions are not marked", async () => {
     expectNotDeprecated(await fetchApp("/healthz"));
   });

@@ -72,7 +72,7 @@ const HTTP_METHODS = ["get", "put", "post", "delete", "patch", "head", "options"
  * A deprecated version's document says so as its responses do: every operation `deprecated`, every response
  * declaring `Deprecation`, `Sunset` and `Link`, and the dates and the guide in its description.
  */
-export function markDeprecated(document: OpenApiDocument, deprecation: Deprecation): OpenApiDocument {
+function markDeprecated(document: OpenApiDocument, deprecation: Deprecation): OpenApiDocument {
   const marked = structuredClone(document);
   const day = (date: Date) => date.toISOString().slice(0, 10);
   marked.info.description =

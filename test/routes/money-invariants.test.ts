@@ -37,7 +37,10 @@ async function invariants(accountId: string) {
 describe("money invariants (property test)", () => {
   afterEach(() => vi.useRealTimers());
 
-  it("random concurrent orders, renewals and credits keep balance ≥ 0 and balance = sum of the ledger", async () => {
+  // 15 runs of up to 12 concurrent writes and cron passes take 3–5 s here: past the default 5 s timeout under load.
+  it("random concurrent orders, renewals and credits keep balance ≥ 0 and balance = sum of the ledger", {
+    timeout: 30_000,
+  }, async () => {
     vi.useFakeTimers({ toFake: ["Date"] });
     let run = 0;
     await fc.assert(

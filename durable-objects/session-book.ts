@@ -118,7 +118,7 @@ export class SessionBook {
       row.started_at,
       row.expires_at,
     );
-    this.#touch(row.id);
+    this.#touch([row.id]);
     this.#live.set(spec.key, row);
     return toPin(row);
   }
@@ -207,7 +207,7 @@ export class SessionBook {
          WHERE newest > ${LAST_REQUESTS})`,
       ids,
     );
-    this.#sql.exec("INSERT OR IGNORE INTO session_outbox (session) SELECT value FROM json_each(?)", ids);
+    this.#touch(usages.map(([id]) => id));
   }
 
   /** Ends a session early: the next authorize with its username starts a new one. */
@@ -221,7 +221,7 @@ export class SessionBook {
       id,
     );
     this.#live.delete(row.key);
-    this.#touch(id);
+    this.#touch([id]);
     return this.snapshots([id])[0] ?? null;
   }
 
@@ -329,8 +329,12 @@ export class SessionBook {
       .toArray();
   }
 
-  #touch(id: string): void {
-    this.#sql.exec("INSERT OR IGNORE INTO session_outbox (session) VALUES (?)", id);
+  /** Queues sessions to be copied to the account's index. */
+  #touch(ids: string[]): void {
+    this.#sql.exec(
+      "INSERT OR IGNORE INTO session_outbox (session) SELECT value FROM json_each(?)",
+      JSON.stringify(ids),
+    );
   }
 
   #snapshot(row: Row): SessionSnapshot {

@@ -33,7 +33,7 @@ export default {
   },
 
   async queue(batch, env) {
-    if (batch.queue === "usage") await consumeUsage(batch as MessageBatch<string>, env);
+    if (batch.queue === "usage") await consumeUsage(batch, env);
     if (batch.queue === "webhooks") await consumeWebhooks(batch as MessageBatch<WebhookMessage>, env);
     if (batch.queue === "report-runs") await consumeReportRuns(batch as MessageBatch<RunMessage>, env);
   },

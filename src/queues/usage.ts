@@ -9,12 +9,12 @@ import { logError } from "../platform/logger";
  * redelivers them, up to its retry limit, then to the dead-letter queue) and, since every effect is keyed by
  * its message, only what was not applied yet happens.
  */
-export async function consumeUsage(batch: MessageBatch<string>, env: Cloudflare.Env): Promise<void> {
+export async function consumeUsage(batch: MessageBatch<unknown>, env: Cloudflare.Env): Promise<void> {
   const ctx = domainContext(env);
-  const byAccount = new Map<string, Array<{ message: Message<string>; body: UsageMessage }>>();
+  const byAccount = new Map<string, Array<{ message: Message<unknown>; body: UsageMessage }>>();
   for (const message of batch.messages) {
-    // Sent as JSON text (ingest.ts measures each message's size on the text it sends).
-    const body = JSON.parse(message.body) as UsageMessage;
+    const body = usageMessageOf(message);
+    if (!body) continue;
     const list = byAccount.get(body.accountId) ?? [];
     list.push({ message, body });
     byAccount.set(body.accountId, list);
@@ -36,4 +36,20 @@ export async function consumeUsage(batch: MessageBatch<string>, env: Cloudflare.
       }
     }),
   );
+}
+
+/**
+ * A message's usage: sent as JSON text (message-packing.ts measures each message on the text it sends); one
+ * enqueued as a JSON value before that is read as is. A body that is neither is retried on its own, so it reaches
+ * the dead-letter queue without holding back the rest of the batch.
+ */
+function usageMessageOf(message: Message<unknown>): UsageMessage | null {
+  if (typeof message.body !== "string") return message.body as UsageMessage;
+  try {
+    return JSON.parse(message.body) as UsageMessage;
+  } catch (error) {
+    logError("usage_message_unreadable", { id: message.id, attempts: message.attempts }, error);
+    message.retry();
+    return null;
+  }
 }

@@ -213,6 +213,23 @@ describe("POST /internal/gateway/usage (usage reports)", () => {
     expect(balance.gb_used).toBe((9 * 1100) / 1e9);
   });
 
+  it("applies messages sent as JSON text or as a JSON value (enqueued before the text format), and retries an unreadable one alone", async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const subuser = await createSubuser(account);
+    const { sent, deliver } = holdUsageMessages();
+    const batchOf = (n: number) => Array.from({ length: n }, () => usageRecord(username(subuser.name)));
+    expect((await reportUsage(batchOf(2))).status).toBe(202);
+    expect((await reportUsage(batchOf(3))).status).toBe(202);
+    expect(sent.map((message) => typeof message.body)).toEqual(["string", "string"]);
+    const older = sent[1] as { body: unknown };
+    older.body = JSON.parse(older.body as string);
+    sent.push({ body: "{not json" });
+    const delivered = await deliver();
+    expect(delivered.retryMessages.map((message) => message.msgId)).toEqual(["m2"]);
+    expect(delivered.explicitAcks.sort()).toEqual(["m0", "m1"]);
+    expect((await traffic(account, "residential", window())).rows[0]).toMatchObject({ requests: 5 });
+  });
+
   it("applies a message that failed half-way exactly once when the queue redelivers it", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);

@@ -9,6 +9,7 @@
 // POSTs are answered, one account at a time, so that polling does not compete with the POSTs).
 // records/s = records ÷ that time; the POSTs' own latency is reported too.
 import { createSubusers, freshAccount } from "./accounts.mjs";
+import { cpuSpent } from "./cpu.mjs";
 import { inParallel } from "./http.mjs";
 import {
   batchBodies,
@@ -104,8 +105,11 @@ async function ingestRound(api, gatewayToken, setup, bodies, concurrency) {
   return { ...posted, absorbedAt };
 }
 
-/** The measured round: a benchmark row (records/s, POST latency) and its details. */
-export async function measureIngestion(api, gatewayToken, setup, { batches, concurrency }) {
+/**
+ * The measured round: a benchmark row (records/s, POST latency) and its details, with the CPU ms per batch of
+ * each process `cpuSample()` reports (bench/cpu.mjs).
+ */
+export async function measureIngestion(api, gatewayToken, setup, { batches, concurrency, cpuSample = () => ({}) }) {
   const runTag = Date.now().toString(36);
   await ingestRound(
     api,
@@ -115,7 +119,9 @@ export async function measureIngestion(api, gatewayToken, setup, { batches, conc
     concurrency,
   );
   const bodies = buildRound(setup, { batches, round: 1, runTag });
+  const cpuBefore = cpuSample();
   const result = await ingestRound(api, gatewayToken, setup, bodies, concurrency);
+  const cpu = cpuSpent(cpuBefore, cpuSample());
   const seconds = (result.absorbedAt - result.startedAt) / 1000;
   const postSeconds = (result.postedAt - result.startedAt) / 1000;
   return {
@@ -134,6 +140,9 @@ export async function measureIngestion(api, gatewayToken, setup, { batches, conc
       secondsPosting: round2(postSeconds),
       postsPerSecond: round2(bodies.length / postSeconds),
       recordsPerSecondAccepted: Math.round(result.accepted / postSeconds),
+      cpuMsPerBatch: Object.fromEntries(
+        Object.entries(cpu).map(([process, ms]) => [process, round2(ms / bodies.length)]),
+      ),
     },
   };
 }

@@ -25,6 +25,7 @@ import autocannon from "autocannon";
 import { startGateway } from "../gateway/index.mjs";
 import { ensureAccount, prepare, root, startWorker } from "../scripts/lib/local-worker.mjs";
 import { BENCH_LIMITS, buyBandwidth } from "./accounts.mjs";
+import { cpuSpent, treeCpu } from "./cpu.mjs";
 import { apiClient } from "./http.mjs";
 import { measureIngestion, setUpIngestion } from "./ingest.mjs";
 import { seedTrafficHistory, trafficQueryTargets } from "./seed-traffic.mjs";
@@ -76,12 +77,13 @@ try {
     api,
     vars.GATEWAY_TOKEN,
     await setUpIngestion(api, tokens),
-    INGEST,
+    { ...INGEST, cpuSample: () => treeCpu(child.pid) },
   );
   console.log(`usage ingestion: ${Math.round(ingestionRow.rps)} records/s ${JSON.stringify(ingestion)}`);
   if (INGESTION_ONLY) {
     const bare = await measure({ name: "bare route (GET /healthz)", path: "/healthz", bare: true });
     console.log(`bare ${Math.round(bare.rps)} req/s; ingestion = ${(ingestionRow.rps / bare.rps).toFixed(1)}× bare`);
+    console.log(`bare route CPU ms per request: ${JSON.stringify(bare.cpuMsPerRequest)}`);
     child.kill("SIGTERM");
     if (persistTo) rmSync(persistTo, { recursive: true, force: true });
     process.exit(0);
@@ -198,7 +200,10 @@ function newBenchSubuser(auth, prefix) {
 /** One autocannon target: a warm-up, the measured run, then its check. */
 async function measure(target) {
   await run(target, 2); // warm-up
+  const cpuBefore = treeCpu(child.pid);
   const result = await run(target, DURATION_S);
+  const cpu = cpuSpent(cpuBefore, treeCpu(child.pid));
+  const answered = result["2xx"] + result.non2xx;
   const failure = target.check ? await target.check() : null;
   if (failure) throw new Error(`${target.name}: ${failure}`);
   return {
@@ -211,6 +216,9 @@ async function measure(target) {
     p99: result.latency.p99,
     ok: result["2xx"],
     errors: result.non2xx + result.errors,
+    cpuMsPerRequest: Object.fromEntries(
+      Object.entries(cpu).map(([process, ms]) => [process, Math.round((ms / answered) * 100) / 100]),
+    ),
   };
 }
 

@@ -1,4 +1,4 @@
-import { HOUR } from "../src/platform/clock";
+import { HOUR, MINUTE } from "../src/platform/clock";
 import { uniformHash } from "../src/platform/sampling";
 import type { RequestSample, SampleCandidate, TrafficProduct } from "./traffic-types";
 
@@ -7,6 +7,23 @@ export const REQUEST_LOG_SIZE = 1000;
 export const REQUEST_LOG_KEPT_MS = 48 * HOUR;
 /** An account under this many requests a minute has every request logged; above it, a uniform sample of that size. */
 export const FULL_LOG_RATE = 100;
+
+/** The rate a request is sampled at: its account's requests in its minute or the one before, whichever is more. */
+export function samplingRate(ts: number, requestsInMinute: (minute: number) => number): number {
+  const minute = ts - (ts % MINUTE);
+  return Math.max(requestsInMinute(minute), requestsInMinute(minute - MINUTE));
+}
+
+/**
+ * Whether the log keeps a candidate standing for `weight` requests in a minute the account made
+ * `requestsPerMinute` requests in: with probability min(1, 100 / requests-per-minute × weight), decided by a hash of
+ * its request id. The same candidate is kept at any lower rate, which lets the usage route leave out candidates by a
+ * rate it knows to be lower than the store's.
+ */
+export function keepsSample(sample: { requestId: string; weight: number }, requestsPerMinute: number): boolean {
+  const probability = Math.min(1, (FULL_LOG_RATE / Math.max(1, requestsPerMinute)) * sample.weight);
+  return uniformHash(sample.requestId) < probability;
+}
 
 /**
  * The sampled request log of one account (not for billing). Each candidate the producer sent stands for
@@ -29,21 +46,18 @@ export class RequestLog {
     `);
   }
 
-  add(candidates: SampleCandidate[], requestsPerMinute: (minute: number) => number): void {
-    const rates = new Map<number, number>();
-    const rateOf = (ts: number) => {
-      const minute = ts - (ts % 60_000);
-      let rate = rates.get(minute);
-      if (rate === undefined) {
-        rate = requestsPerMinute(minute);
-        rates.set(minute, rate);
+  /** Keeps the candidates `keepsSample` chooses at the account's rate (`requestsInMinute`: all products). */
+  add(candidates: SampleCandidate[], requestsInMinute: (minute: number) => number): void {
+    const counts = new Map<number, number>();
+    const countOf = (minute: number) => {
+      let count = counts.get(minute);
+      if (count === undefined) {
+        count = requestsInMinute(minute);
+        counts.set(minute, count);
       }
-      return rate;
+      return count;
     };
-    const kept = candidates.filter((sample) => {
-      const probability = Math.min(1, (FULL_LOG_RATE / Math.max(1, rateOf(sample.ts))) * sample.weight);
-      return uniformHash(sample.requestId) < probability;
-    });
+    const kept = candidates.filter((sample) => keepsSample(sample, samplingRate(sample.ts, countOf)));
     if (kept.length === 0) return;
     this.#sql.exec(
       `INSERT OR IGNORE INTO request_log (product, ts, request_id, subuser, method, target_host, status, bytes,

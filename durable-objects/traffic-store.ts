@@ -84,7 +84,7 @@ export class TrafficStore extends DurableObject {
     this.#pendingRows += this.#rollups.ingest(fresh.flatMap((part) => part.cells));
     this.#log.add(
       fresh.flatMap((part) => part.samples),
-      (minute) => Math.max(this.#rollups.requestsInMinute(minute), this.#rollups.requestsInMinute(minute - MINUTE)),
+      (minute) => this.#rollups.requestsInMinute(minute),
     );
     this.#wakeBy(this.#pendingRows > PENDING_FOLD_ROWS ? at : at + FOLD_INTERVAL_MS);
     return fresh.length;

@@ -1,10 +1,12 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { keepsSample } from "../../durable-objects/request-log";
+import type { UsageMessage } from "../../src/domain/traffic/usage-messages";
 import { createAccount, issueKey, type TestAccount } from "../helpers/accounts";
 import { call, env, json } from "../helpers/http";
 import { orderBatch } from "../helpers/isp";
 import { createSubuser, username } from "../helpers/subusers";
-import { eventually, type RecordFields, reportUsage, traffic, usageRecord } from "../helpers/usage";
+import { eventually, holdUsageMessages, type RecordFields, reportUsage, traffic, usageRecord } from "../helpers/usage";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -12,6 +14,7 @@ const DAY = 24 * HOUR;
 
 afterEach(() => {
   vi.useRealTimers();
+  vi.restoreAllMocks();
 });
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -350,6 +353,43 @@ describe("GET /{product}/requests: the sampled request log", () => {
     expect(logged.data.every((entry: Record<string, any>) => Date.parse(entry.ts) > Date.now() - 48 * HOUR)).toBe(true);
     const timestamps = logged.data.map((entry: Record<string, any>) => Date.parse(entry.ts));
     expect([...timestamps].sort((a, b) => b - a)).toEqual(timestamps);
+  });
+
+  it("sends the store only the candidates it may keep, at the account's rate as D1 counted it (never above the store's)", async () => {
+    const account = await createAccount({ bandwidthGb: 10 });
+    const subuser = await createSubuser(account);
+    const at = Date.now();
+    const minuteStart = at - (at % MINUTE) - 10 * MINUTE;
+    const recordsIn = (count: number) =>
+      Array.from({ length: count }, (_, i) => usageRecord(username(subuser.name), { ts: iso(minuteStart + i * 50) }));
+    expect((await reportUsage(recordsIn(1000))).status).toBe(202);
+    const counted = () =>
+      env.DB.prepare("SELECT requests FROM usage_minute_requests WHERE account_id = ? AND minute = ?")
+        .bind(account.id, minuteStart)
+        .first<{ requests: number }>();
+    await eventually(counted, (row) => row?.requests === 1000);
+    const logBefore = await json(await call("GET", "/v1/residential/requests?limit=1000", { token: account.token }));
+
+    // 200 more in that minute: 100 candidates standing for 2 requests each, kept at 100 × 2 / 1,000 = 20%.
+    const { sent, deliver } = holdUsageMessages();
+    const more = recordsIn(200);
+    expect((await reportUsage(more)).status).toBe(202);
+    const samples = sent.flatMap((message) => (JSON.parse(message.body as string) as UsageMessage).samples);
+    expect(samples.length).toBeGreaterThan(5);
+    expect(samples.length).toBeLessThan(50);
+    expect(samples.every((sample) => sample.weight === 2 && keepsSample(sample, 1000))).toBe(true);
+    expect((await deliver()).retryMessages).toHaveLength(0);
+    // The store keeps those of them it samples at its own rate, 1,200.
+    const logged = await json(await call("GET", "/v1/residential/requests?limit=1000", { token: account.token }));
+    const newIds = new Set(more.map((record) => record.request_id));
+    const loggedNow = logged.data.filter((entry: Record<string, any>) => newIds.has(entry.request_id));
+    expect(loggedNow.map((entry: Record<string, any>) => entry.request_id).sort()).toEqual(
+      samples
+        .filter((sample) => keepsSample(sample, 1200))
+        .map((sample) => sample.requestId)
+        .sort(),
+    );
+    expect(logged.data.length).toBe(logBefore.data.length + loggedNow.length);
   });
 
   it("says in the OpenAPI description that the log is sampled and not for billing", async () => {

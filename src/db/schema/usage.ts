@@ -1,4 +1,4 @@
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /**
  * Usage batches the gateway posted, by its `batch_id`: a retry of the same batch is answered `duplicate: true`
@@ -26,4 +26,19 @@ export const usageApplied = sqliteTable(
     appliedAt: integer("applied_at").notNull(),
   },
   (t) => [index("usage_applied_at").on(t.appliedAt)],
+);
+
+/**
+ * Each account's requests per minute as the usage consumer counted them (all products), written in the batch
+ * that applies their messages, so never more than the account's traffic store counted. The usage route reads it
+ * to leave out request-log candidates the store would not keep. Kept 1 hour (the store keeps its counts 2).
+ */
+export const usageMinuteRequests = sqliteTable(
+  "usage_minute_requests",
+  {
+    accountId: text("account_id").notNull(),
+    minute: integer("minute").notNull(),
+    requests: integer("requests").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.minute] })],
 );

@@ -8,6 +8,7 @@ import type { DomainContext } from "../context";
 import { poolThresholdEvents, subuserThresholdEvents } from "../events";
 import { subuserGate } from "../subusers/gate-sync";
 import { addMonthlyUsageStatements } from "../subusers/monthly-usage";
+import { addMinuteRequestsStatements } from "./minute-requests";
 import type { SessionUsage, UsageMessage } from "./usage-messages";
 
 /**
@@ -49,7 +50,10 @@ function sessionUsageByGate(messages: UsageMessage[]): Map<string, Array<{ key: 
   return byGate;
 }
 
-/** Pools (gateway products) and sub-users' monthly usage consume the messages' bytes (in + out), once each. */
+/**
+ * Pools (gateway products) and sub-users' monthly usage consume the messages' bytes (in + out), once each; the
+ * account's requests per minute are counted for the usage route's sampling.
+ */
 async function consume(ctx: DomainContext, accountId: string, messages: UsageMessage[]): Promise<void> {
   if (messages.length === 0) return;
   const appliedBefore = await ctx.db
@@ -66,9 +70,10 @@ async function consume(ctx: DomainContext, accountId: string, messages: UsageMes
   if (fresh.length === 0) return;
 
   const at = now();
+  const cells = fresh.flatMap((message) => message.cells);
   const byProduct = new Map<string, number>();
   const byMonth = new Map<string, { subuserId: string; month: string; bytes: number }>();
-  for (const cell of fresh.flatMap((message) => message.cells)) {
+  for (const cell of cells) {
     const bytes = cell.bytesIn + cell.bytesOut;
     if (cell.product !== "isp") byProduct.set(cell.product, (byProduct.get(cell.product) ?? 0) + bytes);
     const month = utcMonth(cell.minute);
@@ -82,6 +87,7 @@ async function consume(ctx: DomainContext, accountId: string, messages: UsageMes
   // A concurrent consumer applying the same message makes this insert fail: the batch rolls back and retries.
   const statements: Statement[] = [
     ctx.db.insert(usageApplied).values(fresh.map((message) => ({ messageKey: message.key, appliedAt: at }))),
+    ...addMinuteRequestsStatements(ctx.db, accountId, cells, at),
   ];
   if (pools.length > 0) {
     statements.push(consumePoolsStatement(ctx.db, accountId, pools));

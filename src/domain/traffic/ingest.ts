@@ -1,4 +1,5 @@
 import { eq, sql } from "drizzle-orm";
+import { keepsSample, samplingRate } from "../../../durable-objects/request-log";
 import { addSessionUsage } from "../../../durable-objects/session-usage";
 import { type Product, subusers, usageBatches } from "../../db/schema";
 import { now } from "../../platform/clock";
@@ -6,6 +7,7 @@ import { uniformHash } from "../../platform/sampling";
 import type { DomainContext } from "../context";
 import { parseUsername } from "../gateway/username";
 import { enqueueMessages, type PackedMessage, packShare } from "./message-packing";
+import { minuteRequestsByAccount, minuteRequestsQuery } from "./minute-requests";
 import type { Cell, SampleCandidate, SessionUsage } from "./usage-messages";
 import type { UsageBatch, UsageRecord } from "./usage-records";
 
@@ -33,10 +35,13 @@ interface Owner {
  */
 export async function ingestUsageBatch(ctx: DomainContext, batch: UsageBatch): Promise<IngestResult> {
   const ownerKeyOf = ownerKeys(ctx);
-  // One round trip: whether the batch was seen, and the owners of its records.
-  const [seenRows, ownerRows] = await ctx.db.batch([
+  const names = subuserNames(batch.records.map(ownerKeyOf));
+  const times = batch.records.map((record) => Date.parse(record.ts));
+  // One round trip: whether the batch was seen, the owners of its records and their accounts' recent rates.
+  const [seenRows, ownerRows, rateRows] = await ctx.db.batch([
     ctx.db.select().from(usageBatches).where(eq(usageBatches.id, batch.batch_id)).limit(1),
-    ownersQuery(ctx, batch.records.map(ownerKeyOf)),
+    ownersQuery(ctx, names),
+    minuteRequestsQuery(ctx.db, names, times),
   ]);
   const seen = seenRows[0];
   if (seen) return { accepted: seen.accepted, dropped: seen.dropped, duplicate: true };
@@ -44,19 +49,20 @@ export async function ingestUsageBatch(ctx: DomainContext, batch: UsageBatch): P
   const owners = ownersByKey(ownerRows);
   const byAccount = new Map<string, Entry[]>();
   let dropped = 0;
-  for (const record of batch.records) {
+  batch.records.forEach((record, i) => {
     const owner = owners.get(ownerKeyOf(record));
     if (!owner) {
       dropped++;
-      continue;
+      return;
     }
     const list = byAccount.get(owner.accountId) ?? [];
-    list.push({ record, owner, ts: Date.parse(record.ts) });
+    list.push({ record, owner, ts: times[i] as number });
     byAccount.set(owner.accountId, list);
-  }
+  });
+  const requestsInMinute = minuteRequestsByAccount(rateRows);
   const messages: PackedMessage[] = [];
   for (const [accountId, entries] of [...byAccount].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    messages.push(...accountMessages(batch.batch_id, accountId, entries));
+    messages.push(...accountMessages(batch.batch_id, accountId, entries, requestsInMinute(accountId)));
   }
   await enqueueMessages(ctx, messages);
 
@@ -102,9 +108,13 @@ function recordOwnerKey(ctx: DomainContext, record: UsageRecord): string {
   return parsed.ok && parsed.value.product === record.product ? `${record.product}:${parsed.value.name}` : "";
 }
 
-/** The live sub-users the records name (deleted ones are gone). */
-function ownersQuery(ctx: DomainContext, keys: string[]) {
-  const names = [...new Set(keys.map((key) => key.split(":")[1]).filter(Boolean))];
+/** The sub-user names of owner keys, once each. */
+function subuserNames(keys: string[]): string[] {
+  return [...new Set(keys.map((key) => key.split(":")[1]).filter((name): name is string => Boolean(name)))];
+}
+
+/** The live sub-users named (deleted ones are gone). */
+function ownersQuery(ctx: DomainContext, names: string[]) {
   return ctx.db
     .select({
       id: subusers.id,
@@ -135,8 +145,16 @@ function ownersByKey(
   return owners;
 }
 
-/** One account's share of a batch: aggregated, then packed into messages (JSON) with deterministic keys. */
-function accountMessages(batchId: string, accountId: string, entries: Entry[]): PackedMessage[] {
+/**
+ * One account's share of a batch: aggregated, then packed into messages (JSON) with deterministic keys.
+ * `requestsInMinute` is the account's rate as D1 last knew it (minute-requests.ts).
+ */
+function accountMessages(
+  batchId: string,
+  accountId: string,
+  entries: Entry[],
+  requestsInMinute: (minute: number) => number,
+): PackedMessage[] {
   const cells = new Map<string, Cell>();
   const gates = new Map<string, Map<string, SessionUsage>>();
   for (const { record, owner, ts } of entries) {
@@ -154,7 +172,7 @@ function accountMessages(batchId: string, accountId: string, entries: Entry[]): 
       sessions: [...gates].flatMap(([gateName, sessions]) =>
         [...sessions.values()].map((usage) => ({ gateName, usage })),
       ),
-      samples: sampleCandidates(entries),
+      samples: sampleCandidates(entries, requestsInMinute),
     },
   );
 }
@@ -217,9 +235,10 @@ function addToSession(sessions: Map<string, SessionUsage>, record: UsageRecord, 
 
 /**
  * Per minute, at most 100 candidates, chosen uniformly by a hash of the request id (so a retry chooses the same
- * ones); each stands for its share of that minute's requests in the batch.
+ * ones); each stands for its share of that minute's requests in the batch. Of those, only the ones the account's
+ * store may keep at the rate D1 knows (never above the store's) are sent.
  */
-function sampleCandidates(entries: Entry[]): SampleCandidate[] {
+function sampleCandidates(entries: Entry[], requestsInMinute: (minute: number) => number): SampleCandidate[] {
   const byMinute = new Map<number, Entry[]>();
   for (const entry of entries) {
     const minute = entry.ts - (entry.ts % MINUTE_MS);
@@ -230,7 +249,9 @@ function sampleCandidates(entries: Entry[]): SampleCandidate[] {
   return [...byMinute.values()].flatMap((minuteEntries) => {
     const chosen = minuteEntries.length <= SAMPLE_CANDIDATES ? minuteEntries : uniformChoice(minuteEntries);
     const weight = minuteEntries.length / chosen.length;
-    return chosen.map(({ record, owner, ts }) => ({
+    const rate = samplingRate((minuteEntries[0] as Entry).ts, requestsInMinute);
+    const kept = chosen.filter(({ record }) => keepsSample({ requestId: record.request_id, weight }, rate));
+    return kept.map(({ record, owner, ts }) => ({
       requestId: record.request_id,
       ts,
       product: record.product,

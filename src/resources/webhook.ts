@@ -72,14 +72,22 @@ export const eventSchema = z
     id: id("event").openapi({ description: "Also the `webhook-id` header of every delivery of the event." }),
     type: eventTypeSchema,
     created_at: timestamp(),
+    livemode: z.boolean().openapi({
+      description:
+        "`false` for an event of the sandbox (its `test_` keys' account: only its own endpoints receive it), " +
+        "`true` otherwise. Part of every delivered body, so the signature covers it.",
+    }),
     data: z.record(z.string(), z.unknown()).openapi({ description: "The type's payload (see `webhooks`)." }),
   })
   .openapi("Event");
 
 export const eventIdParam = z.object({ id: idParam("event").openapi({ param: { name: "id", in: "path" } }) });
 
-/** The event as `GET /events` shows it and as every delivery's body carries it. */
-export const presentEvent: (event: EventRecord) => z.infer<typeof eventSchema> = eventBody;
+/**
+ * The event as `GET /events` shows it and as every delivery's body carries it. `livemode` is the caller's mode:
+ * a key reads only its own account's events, and `test_` keys exist only on sandbox twins.
+ */
+export const presentEvent: (event: EventRecord, livemode: boolean) => z.infer<typeof eventSchema> = eventBody;
 
 // ── Endpoints ──────────────────────────────────────────────────────────────────────────────────────
 

@@ -1,3 +1,4 @@
+import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { createAccount, type TestAccount } from "../helpers/accounts";
 import { call, json } from "../helpers/http";
@@ -82,5 +83,42 @@ describe("events and webhooks are per mode", () => {
     expect((await json(await call("GET", "/v1/webhook-endpoints", { token: live.token }))).data).toHaveLength(1);
     const crossed = await call("GET", `/v1/webhook-endpoints/${sandboxEndpoint.id}`, { token: live.token });
     expect(crossed.status).toBe(404);
+  });
+
+  it("a delivery's body carries livemode (false for a sandbox event, true for a live one), covered by its signature", async () => {
+    const live = await createAccount({ balance_usd: 100 });
+    const sandbox = await sandboxOf(live);
+    const liveEndpoint = await createEndpoint(live, { events: ["order.completed"] });
+    const sandboxEndpoint = await createEndpoint(sandbox, { events: ["order.completed"] });
+    const sandboxOrder = await orderBandwidth(sandbox);
+    const liveOrder = await orderBandwidth(live);
+    const [sandboxDelivered] = await receivedAtLeast(sandboxEndpoint.url, 1);
+    const [liveDelivered] = await receivedAtLeast(liveEndpoint.url, 1);
+
+    // The signature verifies over the delivered bytes, livemode included.
+    const sandboxBody = new Webhook(sandboxEndpoint.secret).verify(sandboxDelivered!.body, sandboxDelivered!.headers);
+    const liveBody = new Webhook(liveEndpoint.secret).verify(liveDelivered!.body, liveDelivered!.headers);
+    expect(sandboxBody).toMatchObject({
+      type: "order.completed",
+      livemode: false,
+      data: { order_id: sandboxOrder.id },
+    });
+    expect(liveBody).toMatchObject({ type: "order.completed", livemode: true, data: { order_id: liveOrder.id } });
+
+    // GET /v1/events/{id} answers the delivered bytes exactly, and the list shows each event with the same livemode.
+    for (const [account, delivered] of [
+      [sandbox, sandboxDelivered!],
+      [live, liveDelivered!],
+    ] as const) {
+      const id = delivered.headers["webhook-id"];
+      expect(await (await call("GET", `/v1/events/${id}`, { token: account.token })).text()).toBe(delivered.body);
+      const listed = (await json(await call("GET", "/v1/events", { token: account.token }))).data;
+      expect(listed).toContainEqual(JSON.parse(delivered.body));
+    }
+
+    // A requested test delivery is an event of the endpoint's account too: false in the sandbox.
+    await call("POST", `/v1/webhook-endpoints/${sandboxEndpoint.id}/test`, { token: sandbox.token });
+    const test = (await received(sandboxEndpoint.url)).find((request) => request.body.includes('"webhook.test"'));
+    expect(new Webhook(sandboxEndpoint.secret).verify(test!.body, test!.headers)).toMatchObject({ livemode: false });
   });
 });

@@ -60,10 +60,12 @@ describe("delivery of recorded events", { timeout: 30_000 }, () => {
     const verified = new Webhook(endpoint.secret).verify(request!.body, request!.headers) as Record<string, any>;
     expect(verified).toMatchObject({ type: "order.completed", data: { order_id: order.id, product: "residential" } });
     const event = await json(await call("GET", `/v1/events/${verified.id}`, { token: account.token }));
+    // The body is the event as GET /v1/events/{id} shows it, livemode included (a live account: true).
     expect(JSON.parse(request!.body)).toEqual({
       id: event.id,
       type: event.type,
       created_at: event.created_at,
+      livemode: true,
       data: event.data,
     });
     expect(request?.headers["webhook-id"]).toBe(event.id);

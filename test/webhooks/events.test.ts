@@ -14,7 +14,7 @@ async function listEvents(token: string, query = "") {
 }
 
 describe("GET /v1/events and /v1/events/{id}", () => {
-  it("lists the account's events newest first as {id, type, created_at, data}, on every plan", async () => {
+  it("lists the account's events newest first as {id, type, created_at, livemode, data}, on every plan", async () => {
     const account = await createAccount({ plan: "trial", balance_usd: 100 });
     const first = await orderBandwidth(account);
     const second = await orderBandwidth(account);
@@ -26,9 +26,11 @@ describe("GET /v1/events and /v1/events/{id}", () => {
       id: expect.stringMatching(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/),
       type: "order.completed",
       created_at: second.created_at,
+      livemode: true,
       data: { order_id: second.id, product: "residential", total_usd: second.total_usd },
     });
-    expect(Object.keys(data[0]).sort()).toEqual(["created_at", "data", "id", "type"]);
+    // Each listed event carries livemode itself (the page's own livemode is beside `data`): a live key, true.
+    expect(Object.keys(data[0])).toEqual(["id", "type", "created_at", "livemode", "data"]);
     const one = await call("GET", `/v1/events/${data[0].id}`, { token: account.token });
     expect(await json(one)).toMatchObject(data[0]);
   });
@@ -108,5 +110,9 @@ describe("the OpenAPI document's webhooks section", () => {
       expect(operation.requestBody.content["application/json"].schema.$ref).toMatch(/Event$/);
     }
     expect(document.components.schemas.OrderCompletedData.required).toEqual(["order_id", "product", "total_usd"]);
+    // Every delivered body carries livemode, so the documented event (each webhook's body) requires it.
+    const eventSchema = document.components.schemas.Event;
+    expect(eventSchema.required).toEqual(["id", "type", "created_at", "livemode", "data"]);
+    expect(eventSchema.properties.livemode.type).toBe("boolean");
   });
 });

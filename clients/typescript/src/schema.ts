@@ -907,7 +907,7 @@ export interface paths {
     };
     /**
      * List events
-     * @description The account's events of the last 30 days, newest first, optionally of one `type`: the same `{id, type, created_at, data}` that webhook endpoints receive (see the `webhooks` section for each type's `data`).
+     * @description The account's events of the last 30 days, newest first, optionally of one `type`: the same `{id, type, created_at, livemode, data}` that webhook endpoints receive (see the `webhooks` section for each type's `data`).
      */
     get: operations["listEvents"];
     put?: never;
@@ -1279,6 +1279,8 @@ export interface components {
         | "webhook.test";
       /** Format: date-time */
       created_at: string;
+      /** @description `false` for an event of the sandbox (its `test_` keys' account: only its own endpoints receive it), `true` otherwise. Part of every delivered body, so the signature covers it. */
+      livemode: boolean;
       /** @description The type's payload (see `webhooks`). */
       data: {
         [key: string]: unknown;
@@ -12061,4 +12063,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "7731f0923cfdef1099e8875fa49b2256d05feab38ba22c065b3ef21967372b51";
+export const CONTRACT_SHA256 = "186c226d74716bbdcb9b2f2e80af4ec6160c343373d2fe4a91c8479036fd5453";

@@ -2,6 +2,7 @@ import { and, eq, isNull, type SQL, sql } from "drizzle-orm";
 import {
   accounts,
   events,
+  sandboxAccounts,
   type WebhookAttempt,
   type WebhookAttemptTrigger,
   type WebhookDeliveryRow,
@@ -90,12 +91,12 @@ export async function attempt(
   endpoint: WebhookEndpointRow,
   trigger: WebhookAttemptTrigger,
 ): Promise<WebhookDeliveryRow> {
-  const event = await ctx.db.select().from(events).where(eq(events.id, delivery.eventId)).get();
+  const found = await loadEvent(ctx, delivery.eventId);
   const attemptedAt = now();
-  const outcome = event
+  const outcome = found
     ? await sendSigned(endpoint.url, await signingSecrets(ctx, endpoint, attemptedAt), {
-        id: event.id,
-        body: JSON.stringify(eventBody(event)),
+        id: found.event.id,
+        body: JSON.stringify(eventBody(found.event, found.sandboxOf === null)),
       })
     : missingEvent();
   const settled = settle(delivery, trigger, outcome, attemptedAt);
@@ -111,6 +112,19 @@ export async function attempt(
   if (outcome.gone) await disableEndpoint(ctx, endpoint.id, "gone");
   if (trigger === "automatic" && settled.status === "failed" && !outcome.gone) await exhausted(ctx, endpoint);
   return recorded;
+}
+
+/**
+ * The delivery's event, and whether its account is a sandbox twin (`sandboxOf`: the live account, else null) —
+ * its `livemode` — read in the same query through the unique index on `sandbox_accounts.sandbox_account_id`.
+ */
+function loadEvent(ctx: DomainContext, eventId: string) {
+  return ctx.db
+    .select({ event: events, sandboxOf: sandboxAccounts.liveAccountId })
+    .from(events)
+    .leftJoin(sandboxAccounts, eq(sandboxAccounts.sandboxAccountId, events.accountId))
+    .where(eq(events.id, eventId))
+    .get();
 }
 
 function missingEvent(): SendOutcome {

@@ -18,5 +18,5 @@ export const route = apiRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const event = await findEvent(c.var.ctx, c.var.principal, c.req.valid("param").id);
-  return c.json(presentEvent(event), 200);
+  return c.json(presentEvent(event, c.var.livemode), 200);
 };

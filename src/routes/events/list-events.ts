@@ -15,7 +15,7 @@ export const route = apiRoute({
   summary: "List events",
   description:
     "The account's events of the last 30 days, newest first, optionally of one `type`: the same `{id, type, " +
-    "created_at, data}` that webhook endpoints receive (see the `webhooks` section for each type's `data`).",
+    "created_at, livemode, data}` that webhook endpoints receive (see the `webhooks` section for each type's `data`).",
   request: { query },
   paginated: true,
   errors: ["invalid_request", "subuser_scope_mismatch"],
@@ -25,5 +25,8 @@ export const route = apiRoute({
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const filters = c.req.valid("query");
   const rows = await listEvents(c.var.ctx, c.var.principal, filters);
-  return c.json(toPage(c, rows, filters.limit, presentEvent), 200);
+  return c.json(
+    toPage(c, rows, filters.limit, (event) => presentEvent(event, c.var.livemode)),
+    200,
+  );
 };

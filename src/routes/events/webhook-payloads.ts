@@ -27,8 +27,8 @@ const DESCRIPTIONS: Record<keyof typeof eventPayloads, string> = {
 };
 
 /**
- * The OpenAPI 3.1 `webhooks` section: one entry per event type, the body an event (`{id, type, created_at, data}`)
- * whose `data` is the type's payload, with the Standard Webhooks headers every delivery carries.
+ * The OpenAPI 3.1 `webhooks` section: one entry per event type, the body an event (`{id, type, created_at, livemode,
+ * data}`) whose `data` is the type's payload, with the Standard Webhooks headers every delivery carries.
  */
 export function registerEventWebhooks(app: OpenAPIHono<AppEnv>): void {
   for (const [type, data] of Object.entries(eventPayloads)) {

@@ -1,6 +1,6 @@
 import { domainContext } from "../domain/context";
 import { applyUsageMessages } from "../domain/traffic/apply-usage";
-import type { UsageMessage } from "../domain/traffic/usage-messages";
+import { receivedUsageMessage, type UsageMessage } from "../domain/traffic/usage-messages";
 import { logError } from "../platform/logger";
 
 /**
@@ -44,9 +44,8 @@ export async function consumeUsage(batch: MessageBatch<unknown>, env: Cloudflare
  * the dead-letter queue without holding back the rest of the batch.
  */
 function usageMessageOf(message: Message<unknown>): UsageMessage | null {
-  if (typeof message.body !== "string") return message.body as UsageMessage;
   try {
-    return JSON.parse(message.body) as UsageMessage;
+    return receivedUsageMessage(typeof message.body === "string" ? JSON.parse(message.body) : message.body);
   } catch (error) {
     logError("usage_message_unreadable", { id: message.id, attempts: message.attempts }, error);
     message.retry();

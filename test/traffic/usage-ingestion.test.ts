@@ -213,21 +213,35 @@ describe("POST /internal/gateway/usage (usage reports)", () => {
     expect(balance.gb_used).toBe((9 * 1100) / 1e9);
   });
 
-  it("applies messages sent as JSON text or as a JSON value (enqueued before the text format), and retries an unreadable one alone", async () => {
+  it("applies messages sent as JSON text with cell rows, or in the formats before (a JSON value, named cells), and retries an unreadable one alone", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);
     const { sent, deliver } = holdUsageMessages();
     const batchOf = (n: number) => Array.from({ length: n }, () => usageRecord(username(subuser.name)));
     expect((await reportUsage(batchOf(2))).status).toBe(202);
     expect((await reportUsage(batchOf(3))).status).toBe(202);
-    expect(sent.map((message) => typeof message.body)).toEqual(["string", "string"]);
-    const older = sent[1] as { body: unknown };
-    older.body = JSON.parse(older.body as string);
-    sent.push({ body: "{not json" });
+    expect((await reportUsage(batchOf(4))).status).toBe(202);
+    expect(sent.map((message) => typeof message.body)).toEqual(["string", "string", "string"]);
+    const rows = JSON.parse(sent[0]?.body as string).cells;
+    expect(rows.every((cell: unknown) => Array.isArray(cell) && cell.length === 12)).toBe(true);
+    const asValue = sent[1] as { body: unknown };
+    asValue.body = JSON.parse(asValue.body as string);
+    const namedCells = sent[2] as { body: unknown };
+    const named = JSON.parse(namedCells.body as string);
+    named.cells = named.cells.map((row: unknown[]) => {
+      const [minute, product, subuserId, region, asn, tag, carrier, ip, bytesIn, bytesOut, requests, errors] = row;
+      return { minute, product, subuserId, region, asn, tag, carrier, ip, bytesIn, bytesOut, requests, errors };
+    });
+    namedCells.body = JSON.stringify(named);
+    sent.push({ body: "{not json" }, { body: "{}" });
     const delivered = await deliver();
-    expect(delivered.retryMessages.map((message) => message.msgId)).toEqual(["m2"]);
-    expect(delivered.explicitAcks.sort()).toEqual(["m0", "m1"]);
-    expect((await traffic(account, "residential", window())).rows[0]).toMatchObject({ requests: 5 });
+    expect(delivered.retryMessages.map((message) => message.msgId).sort()).toEqual(["m3", "m4"]);
+    expect(delivered.explicitAcks.sort()).toEqual(["m0", "m1", "m2"]);
+    expect((await traffic(account, "residential", window())).rows[0]).toMatchObject({
+      requests: 9,
+      bytes_in: 9000,
+      bytes_out: 900,
+    });
   });
 
   it("applies a message that failed half-way exactly once when the queue redelivers it", async () => {

@@ -1,5 +1,12 @@
 import type { DomainContext } from "../context";
-import type { Cell, GateUsage, SampleCandidate, SessionUsage, UsageMessage } from "./usage-messages";
+import {
+  type Cell,
+  cellRow,
+  type GateUsage,
+  type SampleCandidate,
+  type SentUsageMessage,
+  type SessionUsage,
+} from "./usage-messages";
 
 /**
  * A message is packed to about 100 KB by an estimate of its items' size, then measured: past 120 KB (a text
@@ -65,7 +72,7 @@ export function packShare(id: { batchId: string; accountId: string }, share: Sha
   return texts;
 }
 
-function message(id: { batchId: string; accountId: string }, part: number, piece: Share): UsageMessage {
+function message(id: { batchId: string; accountId: string }, part: number, piece: Share): SentUsageMessage {
   const gates = new Map<string, GateUsage>();
   for (const { gateName, usage } of piece.sessions) {
     const gate = gates.get(gateName);
@@ -77,7 +84,7 @@ function message(id: { batchId: string; accountId: string }, part: number, piece
     batchId: id.batchId,
     accountId: id.accountId,
     part,
-    cells: piece.cells,
+    cells: piece.cells.map(cellRow),
     gates: [...gates.values()],
     samples: piece.samples,
   };
@@ -85,7 +92,7 @@ function message(id: { batchId: string; accountId: string }, part: number, piece
 
 /** Estimated JSON sizes: field names, punctuation and numbers as a constant, plus the text fields. */
 function cellSize(cell: Cell): number {
-  return 200 + cell.subuserId.length + cell.tag.length + cell.carrier.length + cell.ip.length;
+  return 100 + cell.subuserId.length + cell.tag.length + cell.carrier.length + cell.ip.length;
 }
 
 function sessionSize({ gateName, usage }: Share["sessions"][number]): number {

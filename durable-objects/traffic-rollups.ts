@@ -1,5 +1,5 @@
 import { DAY, HOUR, MINUTE } from "../src/platform/clock";
-import type { Cell, TrafficProduct } from "./traffic-types";
+import { type Cell, cellRow, type TrafficProduct } from "./traffic-types";
 
 /**
  * Traffic rollups of one account, exact at every resolution (SQLite, synchronous).
@@ -152,22 +152,7 @@ export class Rollups {
    */
   ingest(cells: Cell[]): number {
     if (cells.length === 0) return 0;
-    const rows = JSON.stringify(
-      cells.map((c) => [
-        c.minute,
-        c.product,
-        c.subuserId,
-        c.region,
-        c.asn,
-        c.tag,
-        c.carrier,
-        c.ip,
-        c.bytesIn,
-        c.bytesOut,
-        c.requests,
-        c.errors,
-      ]),
-    );
+    const rows = JSON.stringify(cells.map(cellRow));
     this.#sql.exec(
       `INSERT INTO pending (${FACT_COLUMNS}) SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5,
          value->>6, value->>7, value->>8, value->>9, value->>10, value->>11 FROM json_each(?)`,

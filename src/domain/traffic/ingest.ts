@@ -246,10 +246,10 @@ function sampleCandidates(entries: Entry[], requestsInMinute: (minute: number) =
     list.push(entry);
     byMinute.set(minute, list);
   }
-  return [...byMinute.values()].flatMap((minuteEntries) => {
+  return [...byMinute].flatMap(([minute, minuteEntries]) => {
     const chosen = minuteEntries.length <= SAMPLE_CANDIDATES ? minuteEntries : uniformChoice(minuteEntries);
     const weight = minuteEntries.length / chosen.length;
-    const rate = samplingRate((minuteEntries[0] as Entry).ts, requestsInMinute);
+    const rate = samplingRate(minute, requestsInMinute);
     const kept = chosen.filter(({ record }) => keepsSample({ requestId: record.request_id, weight }, rate));
     return kept.map(({ record, owner, ts }) => ({
       requestId: record.request_id,

@@ -10,6 +10,8 @@ import type { Cell } from "./usage-messages";
  * the store's. The usage route samples request-log candidates at that figure: the store, sampling at its own
  * (higher or equal) rate, keeps a subset of what the route sends (durable-objects/request-log.ts, `keepsSample`).
  */
+
+/** Minutes are kept an hour: less than the store keeps its own counts (2 hours), so D1 never knows one it forgot. */
 const KEPT_MS = HOUR;
 
 /** Statements that add cells' requests to their minutes, and forget minutes past the hour. */

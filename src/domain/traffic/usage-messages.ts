@@ -1,14 +1,17 @@
-import type {
-  Cell,
-  GateUsage as GateSessions,
-  RequestSample,
-  SampleCandidate,
-  SessionRequest,
-  SessionUsage,
-  TrafficProduct,
+import {
+  type Cell,
+  type CellRow,
+  cellOf,
+  cellRow,
+  type GateUsage as GateSessions,
+  type RequestSample,
+  type SampleCandidate,
+  type SessionRequest,
+  type SessionUsage,
 } from "../../../durable-objects/traffic-types";
 
-export type { Cell, RequestSample, SampleCandidate, SessionRequest, SessionUsage };
+export type { Cell, CellRow, RequestSample, SampleCandidate, SessionRequest, SessionUsage };
+export { cellRow };
 
 /**
  * What a usage batch becomes on the `usage` queue: per account, rollup cells (usage summed per minute and
@@ -28,63 +31,10 @@ export interface UsageMessage {
   samples: SampleCandidate[];
 }
 
-/**
- * A cell as a message carries it: the fields in `Cell`'s order, without their names (half the bytes to serialize,
- * queue and parse; nearly every record is its own cell).
- */
-export type CellRow = [
-  minute: number,
-  product: TrafficProduct,
-  subuserId: string,
-  region: string,
-  asn: number,
-  tag: string,
-  carrier: string,
-  ip: string,
-  bytesIn: number,
-  bytesOut: number,
-  requests: number,
-  errors: number,
-];
-
 /** A usage message as sent: its cells as rows. */
 export type SentUsageMessage = Omit<UsageMessage, "cells"> & { cells: CellRow[] };
-
-export function cellRow(c: Cell): CellRow {
-  return [
-    c.minute,
-    c.product,
-    c.subuserId,
-    c.region,
-    c.asn,
-    c.tag,
-    c.carrier,
-    c.ip,
-    c.bytesIn,
-    c.bytesOut,
-    c.requests,
-    c.errors,
-  ];
-}
 
 /** A message as the consumer reads it; cells sent as named objects (before rows) are read as they are. */
 export function receivedUsageMessage(sent: SentUsageMessage | UsageMessage): UsageMessage {
   return { ...sent, cells: sent.cells.map((cell) => (Array.isArray(cell) ? cellOf(cell) : cell)) };
-}
-
-function cellOf([
-  minute,
-  product,
-  subuserId,
-  region,
-  asn,
-  tag,
-  carrier,
-  ip,
-  bytesIn,
-  bytesOut,
-  requests,
-  errors,
-]: CellRow): Cell {
-  return { minute, product, subuserId, region, asn, tag, carrier, ip, bytesIn, bytesOut, requests, errors };
 }

@@ -5,8 +5,9 @@ import { reportRuns, reports } from "../../src/db/schema";
 import { domainContext } from "../../src/domain/context";
 import { deliver } from "../../src/domain/reports/destinations";
 import { AWS_RETRIES, S3_PART_SIZE } from "../../src/domain/reports/destinations/s3";
-import { createAccount } from "../helpers/accounts";
+import { createAccount, type TestAccount } from "../helpers/accounts";
 import { env, json } from "../helpers/http";
+import { sandboxOf } from "../helpers/sandbox";
 import { createSubuser } from "../helpers/subusers";
 import {
   createReport,
@@ -35,6 +36,21 @@ async function cloudLog(service: string): Promise<Array<Record<string, any>>> {
 
 async function storedObject(path: string): Promise<Response> {
   return fetch(`https://s3.cloud.test/__objects/${path}`);
+}
+
+type Received = { body: string; headers: Record<string, string> };
+
+/** A webhook report of `account` run once: the bodies its receiver got (pre-flight, then run), signature-checked. */
+async function webhookBodies(
+  account: TestAccount,
+): Promise<{ received: Received[]; bodies: Array<Record<string, any>> }> {
+  const url = receiverUrl();
+  const report = await createReport(account, { destination: webhookDestination(url) });
+  const run = await runToEnd(account, report.id);
+  expect(run.status, run.error).toBe("completed");
+  const received = await json<Received[]>(await fetch(`${new URL(url).origin}/__received`));
+  const bodies = received.map((r) => new Webhook(SIGNING_SECRET).verify(r.body, r.headers) as Record<string, any>);
+  return { received, bodies };
 }
 
 describe("report destinations", () => {
@@ -103,6 +119,27 @@ describe("report destinations", () => {
     expect(() =>
       new Webhook("whsec_dGhpcyBpcyBub3QgdGhlIHNlY3JldCBhdCBhbGwh").verify(delivery.body, delivery.headers),
     ).toThrow();
+  });
+
+  it("webhook: a live account's bodies (the pre-flight webhook.test and report_run.completed) carry livemode true, signed", async () => {
+    const { received, bodies } = await webhookBodies(await createAccount());
+    expect(bodies.map((b) => [b.type, b.livemode])).toEqual([
+      ["webhook.test", true],
+      ["report_run.completed", true],
+    ]);
+    // livemode is inside the signed bytes: flipping it breaks the signature.
+    const delivery = received[1] as Received;
+    const flipped = delivery.body.replace('"livemode":true', '"livemode":false');
+    expect(flipped).not.toBe(delivery.body);
+    expect(() => new Webhook(SIGNING_SECRET).verify(flipped, delivery.headers)).toThrow();
+  });
+
+  it("webhook: a sandbox twin's bodies (test_ key: pre-flight and report_run.completed) carry livemode false", async () => {
+    const { bodies } = await webhookBodies(await sandboxOf(await createAccount()));
+    expect(bodies.map((b) => [b.type, b.livemode])).toEqual([
+      ["webhook.test", false],
+      ["report_run.completed", false],
+    ]);
   });
 
   it("s3: assumes the role with STS (external id = account id), then PUTs the object the fake checked the signature of", async () => {

@@ -65,10 +65,12 @@ function storedFilters(filters: NewReport["filters"]): ReportFilters {
 
 /**
  * The stored destination and its sealed secret. A webhook is checked first (a signed test delivery, 422
- * `destination_unreachable` unless it answers 2xx); on an update without a new `signing_secret` the old one stays.
+ * `destination_unreachable` unless it answers 2xx, its `livemode` the caller's); on an update without a new
+ * `signing_secret` the old one stays.
  */
 async function prepareDestination(
   ctx: DomainContext,
+  principal: Principal,
   input: DestinationInput,
   previous: ReportRow | null,
 ): Promise<{ destination: StoredDestination; destinationSecretSealed: string | null }> {
@@ -80,7 +82,7 @@ async function prepareDestination(
     });
   }
   const sealed = input.signingSecret ? await seal(input.signingSecret, ctx.env.SEALING_KEY) : (keptSecret as string);
-  await preflightWebhook(ctx, { url: input.url, sealedSecret: sealed });
+  await preflightWebhook(ctx, { url: input.url, sealedSecret: sealed }, principal.livemode);
   return { destination: { type: "webhook", url: input.url }, destinationSecretSealed: sealed };
 }
 
@@ -88,7 +90,7 @@ export async function createReport(ctx: DomainContext, principal: Principal, inp
   assertFormatFits(input.format, input.destination);
   const at = now();
   const schedule = scheduleFields(input.schedule ?? null, at);
-  const destination = await prepareDestination(ctx, input.destination, null);
+  const destination = await prepareDestination(ctx, principal, input.destination, null);
   const [row] = await ctx.db
     .insert(reports)
     .values({
@@ -172,7 +174,7 @@ export async function updateReport(
   assertFormatFits(format, patch.destination ?? report.destination);
   const at = now();
   const schedule = patch.schedule === undefined ? {} : scheduleFields(patch.schedule, at, report.periodStart);
-  const destination = patch.destination ? await prepareDestination(ctx, patch.destination, report) : {};
+  const destination = patch.destination ? await prepareDestination(ctx, principal, patch.destination, report) : {};
   const [row] = await ctx.db
     .update(reports)
     .set({

@@ -5,6 +5,7 @@ import { newId } from "../../../platform/ids";
 import { presentRun } from "../../../resources/report";
 import type { DomainContext } from "../../context";
 import { eventTypes } from "../../events";
+import { isSandboxAccount } from "../../sandbox/twins";
 import { sendSigned } from "../../webhooks/send";
 import { checkWebhookUrl } from "../../webhooks/url-policy";
 import { type Delivery, DestinationError } from "./types";
@@ -12,7 +13,8 @@ import { type Delivery, DestinationError } from "./types";
 /**
  * The `webhook` destination: a Standard Webhooks-signed POST (the destination's `signing_secret`) of a thin
  * `report_run.completed` event carrying the link and the figures, never the file. The same URL rules as webhook
- * endpoints (public https only; SSRF) and the same sender (15 s timeout, redirects not followed).
+ * endpoints (public https only; SSRF) and the same sender (15 s timeout, redirects not followed). Like every event
+ * body, each carries `livemode` (`false` from a sandbox twin), inside the signed bytes.
  */
 function checkedUrl(ctx: DomainContext, url: string): string {
   const verdict = checkWebhookUrl(url, { allowLocalHttp: ctx.env.WEBHOOK_ALLOW_LOCAL_HTTP === "true" });
@@ -22,14 +24,22 @@ function checkedUrl(ctx: DomainContext, url: string): string {
   });
 }
 
-/** The check on create and update: a signed `webhook.test` delivery must be answered 2xx, else 422. */
-export async function preflightWebhook(ctx: DomainContext, destination: { url: string; sealedSecret: string }) {
+/**
+ * The check on create and update: a signed `webhook.test` delivery must be answered 2xx, else 422. `livemode` is
+ * the caller's (a `test_` key's principal acts on the sandbox twin).
+ */
+export async function preflightWebhook(
+  ctx: DomainContext,
+  destination: { url: string; sealedSecret: string },
+  livemode: boolean,
+) {
   const url = checkedUrl(ctx, destination.url);
   const at = now();
   const id = newId("event", at);
   const body = JSON.stringify({
     type: eventTypes.webhookTest,
     timestamp: toIso(at),
+    livemode,
     data: { id, message: "Report destination check: answer 2xx to accept report deliveries." },
   });
   const secret = await unseal(destination.sealedSecret, ctx.env.SEALING_KEY);
@@ -42,9 +52,11 @@ export async function deliverToWebhook(ctx: DomainContext, delivery: Delivery): 
     throw new DestinationError("the webhook destination has no signing secret");
   }
   const secret = await unseal(delivery.report.destinationSecretSealed, ctx.env.SEALING_KEY);
+  const livemode = !(await isSandboxAccount(ctx, delivery.report.accountId));
   const body = JSON.stringify({
     type: eventTypes.reportRunCompleted,
     timestamp: toIso(now()),
+    livemode,
     data: {
       ...presentRun(
         { ...delivery.run, status: "completed" },

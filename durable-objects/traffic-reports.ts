@@ -1,5 +1,5 @@
 import { DAY, HOUR, MINUTE } from "../src/platform/clock";
-import { FACT_1M_KEPT_MS } from "./traffic-rollups";
+import { FACT_1M_KEPT_MS, productColumn } from "./traffic-rollups";
 
 /**
  * Read-only queries for report files (src/domain/reports): paged, so a report of any size crosses the RPC boundary
@@ -68,7 +68,9 @@ function unionOf(tables: string[], columns: string, from: number, to: number, sc
   const sql = tables
     .map((table) => {
       params.push(from, to);
-      const filters = inList("product", scope.products, params) + inList("subuser", scope.subuserIds, params);
+      const filters =
+        inList(productColumn(scope.subuserIds !== null), scope.products, params) +
+        inList("subuser", scope.subuserIds, params);
       return `SELECT ${columns} FROM ${table} WHERE bucket >= ? AND bucket < ?${filters}`;
     })
     .join(" UNION ALL ");

@@ -70,6 +70,16 @@ const DIMENSION_COLUMN: Record<Dimension | "total", string> = {
 };
 const CUM_DIMENSIONS = Object.keys(DIMENSION_COLUMN) as Array<Dimension | "total">;
 
+/**
+ * The product column of a tier read's condition. SQLite, without statistics, takes `product = ?` to the
+ * `(product, subuser, bucket)` index and reads every row of the product (85 ms instead of 0.3 for an hour of
+ * `fact_5m` in a store of 80,000 rows); unless a sub-user is named as well, `+product` keeps the term off that
+ * index, so the read seeks its time range on the primary key (bucket first).
+ */
+export function productColumn(subuserNamed: boolean): string {
+  return subuserNamed ? "product" : "+product";
+}
+
 export class Rollups {
   readonly #sql: SqlStorage;
 
@@ -405,7 +415,8 @@ export class Rollups {
       const sources = [recent ? "fact_1m" : "fact_5m", "pending"];
       for (const table of sources) {
         const partial = this.#sql.exec<MetricsRow & { value: string }>(
-          `SELECT ${column} AS value, ${SUMS} FROM ${table} WHERE product = ? AND bucket >= ? AND bucket < ? GROUP BY value`,
+          `SELECT ${column} AS value, ${SUMS} FROM ${table} WHERE ${productColumn(false)} = ? AND bucket >= ?
+           AND bucket < ? GROUP BY value`,
           product,
           hourOf(t),
           t,
@@ -423,7 +434,7 @@ export class Rollups {
   /** Filtered: a scan of the resolution's tier and of what is still pending. */
   #scan(query: TrafficQuery): TrafficRow[] {
     const sources = [`fact_${query.resolution}`, "pending"];
-    const where = ["product = ?", "bucket >= ?", "bucket < ?"];
+    const where = [`${productColumn(query.filters.subuserId !== undefined)} = ?`, "bucket >= ?", "bucket < ?"];
     const params: Array<string | number> = [query.product, query.from, query.to];
     if (query.filters.subuserId !== undefined) {
       where.push("subuser = ?");

@@ -1,5 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { TrafficReports } from "../../durable-objects/traffic-reports";
 import { type GroupBy, Rollups, type TrafficRow } from "../../durable-objects/traffic-rollups";
 import type { TrafficStore } from "../../durable-objects/traffic-store";
 import type { Cell } from "../../durable-objects/traffic-types";
@@ -48,7 +49,66 @@ function expectedPerSubuser(cells: Cell[], from: number, to: number) {
   return [...sums.values()].sort((a, b) => (a.key < b.key ? -1 : 1));
 }
 
+/** A SqlStorage that records every statement (with its parameters) run through it. */
+function recording(sql: SqlStorage): { sql: SqlStorage; statements: Array<{ query: string; params: unknown[] }> } {
+  const statements: Array<{ query: string; params: unknown[] }> = [];
+  const exec = (query: string, ...params: SqlStorageValue[]) => {
+    statements.push({ query, params });
+    return sql.exec(query, ...params);
+  };
+  return {
+    sql: new Proxy(sql, { get: (target, key) => (key === "exec" ? exec : Reflect.get(target, key)) }),
+    statements,
+  };
+}
+
 describe("Rollups (a traffic store's tiers)", () => {
+  it("reads a tier's time range on its primary key unless a sub-user is named: never every row of a product through the sub-user index", async () => {
+    await runInDurableObject(freshStore(), (_store: TrafficStore, state) => {
+      const { sql, statements } = recording(state.storage.sql);
+      const rollups = new Rollups(sql);
+      const reports = new TrafficReports(sql);
+      const at = Date.UTC(2026, 10, 23, 12, 58, 0);
+      const cells = [0, 1, 2, 3].flatMap((day) => [
+        cellAt(at - day * DAY - 30 * 60_000, "sub_a", 2),
+        cellAt(at - day * DAY - 3 * HOUR, "sub_b", 1),
+      ]);
+      rollups.ingest(cells);
+      rollups.fold(at);
+      statements.length = 0;
+      // A 24 h range read a little later: `from`'s partial hour is past fact_1m's horizon, so fact_5m answers it.
+      const later = at + 2 * 60_000;
+      const query = (groupBy: GroupBy | null, filters: Record<string, string>, resolution: "1m" | "5m" | "1h") =>
+        rollups.query(
+          { product: "residential", from: later - DAY - 5 * 60_000, to: later, resolution, groupBy, filters },
+          later,
+        );
+      expect(query("hour", {}, "5m").reduce((sum, row) => sum + row.requests, 0)).toBe(3);
+      query(null, { region: "us" }, "5m");
+      query("subuser", { tag: "" }, "1h");
+      query(null, { subuserId: "sub_a" }, "5m");
+      reports.trafficDays({ from: at - 3 * DAY, to: at, products: ["residential"], subuserIds: null }, null, 100, at);
+      reports.trafficDays(
+        { from: at - 3 * DAY, to: at, products: ["residential"], subuserIds: ["sub_a"] },
+        null,
+        100,
+        at,
+      );
+
+      const tierReads = statements.filter(({ query }) => /FROM (fact_5m|fact_1h|fact_1d)\b/.test(query));
+      expect(tierReads.length).toBeGreaterThan(4);
+      const plans = tierReads.flatMap(({ query, params }) =>
+        state.storage.sql
+          .exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${query}`, ...(params as SqlStorageValue[]))
+          .toArray()
+          .map((row) => row.detail),
+      );
+      expect(plans.filter((detail) => /_subuser \(product=\?\)/.test(detail))).toEqual([]);
+      expect(plans.some((detail) => /USING PRIMARY KEY \(bucket>\? AND bucket<\?\)/.test(detail))).toBe(true);
+      expect(plans.some((detail) => /_subuser \(product=\? AND subuser=\?/.test(detail))).toBe(true);
+    });
+  });
+
   it("counts a store's old keyed pending deltas once when the heap replaces it: they were in fact_1m already", async () => {
     await runInDurableObject(freshStore(), (_store: TrafficStore, state) => {
       const sql = state.storage.sql;

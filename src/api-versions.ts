@@ -4,12 +4,15 @@ import { docsPage } from "./api-docs/docs-page";
 import type { OpenApiDocument } from "./api-docs/document";
 import { postmanCollection } from "./api-docs/postman";
 import type { AppEnv } from "./env";
+import { now } from "./platform/clock";
+import { ApiError } from "./platform/errors";
 import { publicRouter } from "./routes";
 
 /**
  * The public API's major versions (spec §9): each is a path segment with its own router and OpenAPI document,
  * served side by side. A breaking change ships as a new entry (`/v2`); the old one gets a `deprecation` and keeps
- * answering, with `Deprecation`, `Sunset` and `Link` headers on every response, until its sunset.
+ * answering, with `Deprecation`, `Sunset` and `Link` headers on every response, until its sunset; from then on it
+ * answers 410 `version_sunset` (its descriptions stay).
  */
 export interface ApiVersion {
   /** The path segment: `v1` serves `/v1/…`. */
@@ -22,7 +25,10 @@ export interface ApiVersion {
 export interface Deprecation {
   /** When the version was deprecated: `Deprecation: @<unix seconds>` (RFC 9745). */
   since: Date;
-  /** When it stops answering, at least 6 months after `since` (spec §9): `Sunset: <HTTP date>` (RFC 8594). */
+  /**
+   * When it stops answering, at least 6 months after `since` (spec §9): `Sunset: <HTTP date>` (RFC 8594). From this
+   * instant on, every call to it answers 410 `version_sunset`.
+   */
   sunset: Date;
   /** The migration guide, `Link: <…>; rel="deprecation"`; a path is resolved against the request's origin. */
   guide: string;
@@ -55,7 +61,7 @@ const DEPRECATION_HEADERS = {
     schema: { type: "string", pattern: "^@\\d+$", maxLength: 21 },
   },
   Sunset: {
-    description: "When this version stops answering (RFC 8594), an HTTP date.",
+    description: "When this version stops answering (RFC 8594), an HTTP date: from then on, 410 `version_sunset`.",
     schema: { type: "string", maxLength: 64 },
   },
   Link: {
@@ -68,32 +74,55 @@ const DEPRECATION_HEADERS = {
 
 const HTTP_METHODS = ["get", "put", "post", "delete", "patch", "head", "options", "trace"] as const;
 
+const day = (date: Date) => date.toISOString().slice(0, 10);
+
 /**
  * A deprecated version's document says so as its responses do: every operation `deprecated`, every response
- * declaring `Deprecation`, `Sunset` and `Link`, and the dates and the guide in its description.
+ * declaring `Deprecation`, `Sunset` and `Link`, the 410 `version_sunset` it answers after the sunset date, and the
+ * dates and the guide in its description.
  */
 function markDeprecated(document: OpenApiDocument, deprecation: Deprecation): OpenApiDocument {
   const marked = structuredClone(document);
-  const day = (date: Date) => date.toISOString().slice(0, 10);
   marked.info.description =
     `${marked.info.description ?? ""}\n\n**Deprecated** since ${day(deprecation.since)}: this version stops ` +
-    `answering on ${day(deprecation.sunset)}. Migration guide: ${deprecation.guide}.`;
+    `answering on ${day(deprecation.sunset)}, after which every operation answers 410 \`version_sunset\` (this ` +
+    `document stays). Migration guide: ${deprecation.guide}.`;
   marked.components = { ...marked.components, headers: { ...marked.components?.headers, ...DEPRECATION_HEADERS } };
-  const refs = Object.fromEntries(
-    Object.keys(DEPRECATION_HEADERS).map((name) => [name, { $ref: `#/components/headers/${name}` }]),
-  );
+  const refs = Object.fromEntries(Object.keys(DEPRECATION_HEADERS).map((name) => [name, ref("headers", name)]));
+  const requestId = marked.components.headers?.["X-Request-Id"]
+    ? { "X-Request-Id": ref("headers", "X-Request-Id") }
+    : {};
+  const sunset =
+    `\`version_sunset\`: after the sunset date (${day(deprecation.sunset)}), every operation of this version ` +
+    "answers 410 and does nothing; migrate with the guide in the `Link` header.";
   for (const item of Object.values(marked.paths ?? {})) {
     for (const method of HTTP_METHODS) {
       const operation = item?.[method];
       if (!operation) continue;
       operation.deprecated = true;
-      for (const response of Object.values(operation.responses ?? {})) {
-        if ("$ref" in response) continue; // these documents define every response inline
+      const responses = operation.responses ?? {};
+      const gone = responses["410"];
+      // these documents define every response inline; a 410 the operation already has gains the sunset's case
+      if (gone && !("$ref" in gone)) gone.description = `${gone.description}\n\n${sunset}`;
+      else if (!gone) {
+        responses["410"] = {
+          description: sunset,
+          headers: requestId,
+          content: { "application/json": { schema: ref("schemas", "Error") } },
+        };
+      }
+      for (const response of Object.values(responses)) {
+        if ("$ref" in response) continue;
         response.headers = { ...response.headers, ...refs };
       }
+      operation.responses = responses;
     }
   }
   return marked;
+}
+
+function ref(kind: "headers" | "schemas", name: string) {
+  return { $ref: `#/components/${kind}/${name}` };
 }
 
 /**
@@ -108,6 +137,25 @@ export function serveDescriptions(app: OpenAPIHono<AppEnv>, version: BuiltVersio
   app.get(`${base}/postman/collection.json`, (c) => {
     const origin = originOf(c.req.url);
     return c.json(postmanCollection(version.document(origin), `${origin}${base}`));
+  });
+}
+
+/**
+ * From its sunset on, a version answers every call 410 `version_sunset` (with its deprecation headers, as before)
+ * ahead of its router: no authentication, no rate-limit charge, no handler. Its descriptions stay served as the
+ * reference for migrating: mount this after `serveDescriptions`, whose handlers answer first, and before the routes.
+ */
+export function closeAtSunset(app: OpenAPIHono<AppEnv>, version: ApiVersion): void {
+  const { deprecation } = version;
+  if (!deprecation) return;
+  app.use(`/${version.name}/*`, async (c, next) => {
+    if (now() < deprecation.sunset.getTime()) return next();
+    const guide = new URL(deprecation.guide, new URL(c.req.url).origin).href;
+    throw new ApiError(
+      "version_sunset",
+      `API version ${version.name} reached its sunset on ${day(deprecation.sunset)} and no longer answers: ` +
+        `migrate with the guide at ${guide}.`,
+    );
   });
 }
 

@@ -1,5 +1,12 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { API_VERSIONS, type ApiVersion, buildVersion, deprecationNotices, serveDescriptions } from "./api-versions";
+import {
+  API_VERSIONS,
+  type ApiVersion,
+  buildVersion,
+  closeAtSunset,
+  deprecationNotices,
+  serveDescriptions,
+} from "./api-versions";
 import type { AppEnv } from "./env";
 import { internalRouter } from "./internal";
 import { withDomainContext } from "./middleware/domain-context";
@@ -10,8 +17,9 @@ import { validationHook } from "./platform/validation";
 import { downloadReportFile } from "./routes/reports/download-report-file";
 
 /**
- * The request path: request id → domain context → (public docs | internal auth | API-key auth → per-key guard →
- * JSON body) → route validation → domain verb. Errors thrown anywhere are rendered by `handleError`.
+ * The request path: request id → domain context → (public docs | a sunset version's 410 | internal auth | API-key
+ * auth → per-key guard → JSON body) → route validation → domain verb. Errors thrown anywhere are rendered by
+ * `handleError`.
  */
 export function createApp(versions: readonly ApiVersion[] = API_VERSIONS): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
@@ -25,6 +33,8 @@ export function createApp(versions: readonly ApiVersion[] = API_VERSIONS): OpenA
   // Each version's description, its docs page and its Postman collection need no token (they hold no secret, and
   // `newman run <url>` cannot send one); the internal description needs the admin token.
   for (const version of publicVersions) serveDescriptions(app, version);
+  // From a version's sunset on, everything else under it answers 410 `version_sunset`, before auth and rate limits.
+  for (const version of publicVersions) closeAtSunset(app, version);
   // A report file's signed link works without a token (it carries its own HMAC and expiry).
   app.get("/v1/reports/runs/:id/download", downloadReportFile);
   app.get("/internal/openapi.json", internalAuth("ADMIN_TOKEN"), (c) => c.json(internal.document(originOf(c.req.url))));

@@ -13,6 +13,10 @@ export const errorCatalogue = {
   subuser_scope_mismatch: { status: 403, message: "The API key's product scope does not cover this sub-user." },
   not_found: { status: 404, message: "The requested resource does not exist." },
   method_not_allowed: { status: 405, message: "The method is not allowed on this resource." },
+  version_sunset: {
+    status: 410,
+    message: "This API version is past its sunset date and no longer answers: migrate to the version its guide names.",
+  },
   payload_too_large: { status: 413, message: "The request body is too large." },
   idempotency_key_in_use: {
     status: 409,

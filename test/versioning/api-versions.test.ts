@@ -1,6 +1,6 @@
 import { createExecutionContext } from "cloudflare:test";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { documentOf, publicApi } from "../../src/api-docs/document";
 import { type ApiVersion, deprecationHeaders } from "../../src/api-versions";
 import { createApp } from "../../src/app";
@@ -12,6 +12,8 @@ import { BASE, call, env, json } from "../helpers/http";
 const SINCE = new Date("2026-06-01T00:00:00Z");
 const SUNSET = new Date("2026-12-01T00:00:00Z");
 const deprecation = { since: SINCE, sunset: SUNSET, guide: "/v2/docs", policy: "https://example.com/versioning" };
+/** Where the clock stands unless a test moves it: v1 deprecated, its sunset ahead (whatever the real date). */
+const BEFORE_SUNSET = Date.parse("2026-09-01T00:00:00Z");
 
 /** A stand-in for a later major version: one operation and its own document, served at /v2. */
 function v2Fixture() {
@@ -35,10 +37,26 @@ const versions: ApiVersion[] = [
 ];
 const app = createApp(versions);
 
-async function fetchApp(path: string, token?: string): Promise<Response> {
+async function fetchApp(path: string, token?: string, method = "GET", body?: unknown): Promise<Response> {
   const headers: Record<string, string> = token ? { Authorization: `Bearer ${token}` } : {};
-  return app.fetch(new Request(`${BASE}${path}`, { headers }), env, createExecutionContext());
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const request = new Request(`${BASE}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return app.fetch(request, env, createExecutionContext());
 }
+
+function setClock(ms: number) {
+  vi.useFakeTimers({ toFake: ["Date"] });
+  vi.setSystemTime(ms);
+}
+
+beforeEach(() => setClock(BEFORE_SUNSET));
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 function expectDeprecated(response: Response) {
   expect(response.headers.get("Deprecation")).toBe(`@${SINCE.getTime() / 1000}`);
@@ -153,5 +171,114 @@ describe("API versions (spec §9)", () => {
 
   it("paths outside the versions are not marked", async () => {
     expectNotDeprecated(await fetchApp("/healthz"));
+  });
+});
+
+async function expectSunset(response: Response) {
+  expect(response.status).toBe(410);
+  const body = await json(response);
+  expect(Object.keys(body).sort()).toEqual(["code", "message", "request_id"]);
+  expect(body.code).toBe("version_sunset");
+  expect(body.message).toBe(
+    `API version v1 reached its sunset on 2026-12-01 and no longer answers: migrate with the guide at ${BASE}/v2/docs.`,
+  );
+  expect(body.request_id).toMatch(/^req_[0-9A-HJKMNP-TV-Z]{26}$/);
+  expect(response.headers.get("X-Request-Id")).toBe(body.request_id);
+  expectDeprecated(response);
+  // Answered ahead of the version's router: its key guard never counted the call.
+  expect(response.headers.get("X-RateLimit-Limit")).toBeNull();
+}
+
+describe("a version after its sunset", () => {
+  it("answers as before until the Sunset instant, and 410 version_sunset from that instant on", async () => {
+    const account = await createAccount();
+    setClock(SUNSET.getTime() - 1);
+    const before = await fetchApp("/v1/users/me", account.token);
+    expect(before.status).toBe(200);
+    expect((await json(before)).id).toBe(account.id);
+    expectDeprecated(before);
+
+    setClock(SUNSET.getTime());
+    await expectSunset(await fetchApp("/v1/users/me", account.token));
+  });
+
+  it("runs no handler and charges no rate limit: a write after the sunset is not made", async () => {
+    const account = await createAccount();
+    setClock(SUNSET.getTime() + 60_000);
+    // Today's live /v1 (the real worker) shares the database and the key's guard with the fixture app.
+    const first = await call("GET", "/v1/users/me", { token: account.token });
+    const remaining = Number(first.headers.get("X-RateLimit-Remaining"));
+    expect(remaining).toBeGreaterThan(0);
+
+    const write = await fetchApp("/v1/subusers", account.token, "POST", { label: "after-sunset", products: ["isp"] });
+    await expectSunset(write);
+    await expectSunset(await fetchApp("/v1/subusers", account.token));
+
+    const listed = await call("GET", "/v1/subusers", { token: account.token });
+    expect(listed.status).toBe(200);
+    expect((await json(listed)).data.map((subuser: { label: string }) => subuser.label)).not.toContain("after-sunset");
+    // Since `first`, only this live call was counted, not the two sunset answers.
+    expect(Number(listed.headers.get("X-RateLimit-Remaining"))).toBe(remaining - 1);
+  });
+
+  it("answers 410 to every other path under it, ahead of authentication: no key, an unknown path, a download link", async () => {
+    setClock(SUNSET.getTime() + 1000);
+    await expectSunset(await fetchApp("/v1/users/me"));
+    await expectSunset(await fetchApp("/v1/users/me", "live_not-a-key"));
+    await expectSunset(await fetchApp("/v1/no-such-thing"));
+    await expectSunset(await fetchApp("/v1"));
+    await expectSunset(await fetchApp("/v1/reports/runs/rrun_x/download?exp=1&sig=x"));
+  });
+
+  it("keeps serving its descriptions, the reference for migrating; its document lists the 410", async () => {
+    setClock(SUNSET.getTime() + 1000);
+    for (const path of ["/v1/openapi.json", "/v1/docs", "/v1/postman/collection.json"]) {
+      const description = await fetchApp(path);
+      expect(description.status, path).toBe(200);
+      expectDeprecated(description);
+    }
+    const document = await json(await fetchApp("/v1/openapi.json"));
+    expect(document.paths["/users/me"].get.responses["410"].description).toContain("`version_sunset`");
+  });
+
+  it("leaves the next version and today's live /v1 alone", async () => {
+    const account = await createAccount();
+    setClock(SUNSET.getTime() + 1000);
+    const pong = await fetchApp("/v2/ping");
+    expect(pong.status).toBe(200);
+    expect(await json(pong)).toEqual({ version: "v2" });
+    expectNotDeprecated(pong);
+
+    const live = await call("GET", "/v1/users/me", { token: account.token });
+    expect(live.status).toBe(200);
+    expectNotDeprecated(live);
+    expect((await fetchApp("/healthz")).status).toBe(200);
+  });
+
+  it("is declared in a deprecated version's document: 410 version_sunset on every operation, after the sunset date", async () => {
+    const document = await json(await fetchApp("/v1/openapi.json"));
+    const operations = Object.values(document.paths).flatMap((item) => Object.values(item as object));
+    expect(operations.length).toBeGreaterThan(40);
+    for (const operation of operations) {
+      const gone = operation.responses["410"];
+      expect(gone, operation.operationId).toBeDefined();
+      expect(gone.description).toContain(
+        "`version_sunset`: after the sunset date (2026-12-01), every operation of this version answers 410",
+      );
+      expect(gone.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Error" });
+      expect(gone.headers).toEqual({
+        "X-Request-Id": { $ref: "#/components/headers/X-Request-Id" },
+        Deprecation: { $ref: "#/components/headers/Deprecation" },
+        Sunset: { $ref: "#/components/headers/Sunset" },
+        Link: { $ref: "#/components/headers/Link" },
+      });
+    }
+    expect(document.components.schemas.Error.properties.code.enum).toContain("version_sunset");
+    expect(document.info.description).toContain("after which every operation answers 410 `version_sunset`");
+
+    const next = await json(await fetchApp("/v2/openapi.json"));
+    expect(next.paths["/ping"].get.responses["410"]).toBeUndefined();
+    const live = await json(await call("GET", "/v1/openapi.json"));
+    expect(JSON.stringify(live)).not.toContain("after the sunset date");
   });
 });

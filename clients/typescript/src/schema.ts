@@ -1378,6 +1378,7 @@ export interface components {
         | "subuser_scope_mismatch"
         | "not_found"
         | "method_not_allowed"
+        | "version_sunset"
         | "payload_too_large"
         | "idempotency_key_in_use"
         | "invalid_request"
@@ -12063,4 +12064,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "186c226d74716bbdcb9b2f2e80af4ec6160c343373d2fe4a91c8479036fd5453";
+export const CONTRACT_SHA256 = "c3d292402c0de0d720fa55dc08f27a069924fbd3555feb183e06cbc197907dd8";

@@ -54,6 +54,12 @@ export function buildVersion(version: ApiVersion): BuiltVersion {
   return { ...version, ...built, document };
 }
 
+/** An IMF-fixdate (RFC 9110), as `Date.toUTCString()` writes it. */
+export const SUNSET_DATE =
+  "^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \\d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \\d{4} \\d{2}:\\d{2}:\\d{2} GMT$";
+/** One or more `<url>; rel="…"` links, comma-separated. */
+export const LINKS = '^<[^>]+>; rel="(deprecation|sunset|next)"(, <[^>]+>; rel="(deprecation|sunset|next)")*$';
+
 /** The headers every response of a deprecated version carries, as its document declares them. */
 const DEPRECATION_HEADERS = {
   Deprecation: {
@@ -62,13 +68,13 @@ const DEPRECATION_HEADERS = {
   },
   Sunset: {
     description: "When this version stops answering (RFC 8594), an HTTP date: from then on, 410 `version_sunset`.",
-    schema: { type: "string", maxLength: 64 },
+    schema: { type: "string", maxLength: 64, pattern: SUNSET_DATE },
   },
   Link: {
     description:
       'The migration guide (`rel="deprecation"`) and the sunset policy (`rel="sunset"`); on a list with more, ' +
       'also its next page (`rel="next"`).',
-    schema: { type: "string", maxLength: 4096 },
+    schema: { type: "string", maxLength: 4096, pattern: LINKS },
   },
 } as const;
 
@@ -89,9 +95,12 @@ function markDeprecated(document: OpenApiDocument, deprecation: Deprecation): Op
     `document stays). Migration guide: ${deprecation.guide}.`;
   marked.components = { ...marked.components, headers: { ...marked.components?.headers, ...DEPRECATION_HEADERS } };
   const refs = Object.fromEntries(Object.keys(DEPRECATION_HEADERS).map((name) => [name, ref("headers", name)]));
-  const requestId = marked.components.headers?.["X-Request-Id"]
-    ? { "X-Request-Id": ref("headers", "X-Request-Id") }
-    : {};
+  // Declared as on every other error of the document (the rate-limit headers are optional there too).
+  const errorHeaders = Object.fromEntries(
+    ["X-Request-Id", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"]
+      .filter((name) => marked.components?.headers?.[name])
+      .map((name) => [name, ref("headers", name)]),
+  );
   const sunset =
     `\`version_sunset\`: after the sunset date (${day(deprecation.sunset)}), every operation of this version ` +
     "answers 410 and does nothing; migrate with the guide in the `Link` header.";
@@ -107,7 +116,7 @@ function markDeprecated(document: OpenApiDocument, deprecation: Deprecation): Op
       else if (!gone) {
         responses["410"] = {
           description: sunset,
-          headers: requestId,
+          headers: errorHeaders,
           content: { "application/json": { schema: ref("schemas", "Error") } },
         };
       }

@@ -2,7 +2,7 @@ import { createExecutionContext } from "cloudflare:test";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { documentOf, publicApi } from "../../src/api-docs/document";
-import { type ApiVersion, deprecationHeaders } from "../../src/api-versions";
+import { type ApiVersion, deprecationHeaders, LINKS, SUNSET_DATE } from "../../src/api-versions";
 import { createApp } from "../../src/app";
 import type { AppEnv } from "../../src/env";
 import { publicRouter } from "../../src/routes";
@@ -64,6 +64,9 @@ function expectDeprecated(response: Response) {
   const link = response.headers.get("Link") ?? "";
   expect(link).toContain(`<${BASE}/v2/docs>; rel="deprecation"`);
   expect(link).toContain('<https://example.com/versioning>; rel="sunset"');
+  // As the deprecated version's document declares them.
+  expect(response.headers.get("Sunset")).toMatch(new RegExp(SUNSET_DATE));
+  expect(link).toMatch(new RegExp(LINKS));
 }
 
 function expectNotDeprecated(response: Response) {
@@ -156,7 +159,9 @@ describe("API versions (spec §9)", () => {
     }
     expect(document.components.headers.Deprecation.schema.pattern).toBe("^@\\d+$");
     // A list's Link carries its next page and the deprecation links: the header no longer promises rel="next" alone.
-    expect(document.components.headers.Link.schema.pattern).toBeUndefined();
+    expect(document.components.headers.Link.schema.pattern).toBe(LINKS);
+    expect(new RegExp(LINKS).test('<https://api.test/v1/subusers?cursor=x>; rel="next"')).toBe(true);
+    expect(document.components.headers.Sunset.schema.pattern).toBe(SUNSET_DATE);
     expect(document.info.description).toContain(
       "**Deprecated** since 2026-06-01: this version stops answering on 2026-12-01",
     );
@@ -268,6 +273,9 @@ describe("a version after its sunset", () => {
       expect(gone.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Error" });
       expect(gone.headers).toEqual({
         "X-Request-Id": { $ref: "#/components/headers/X-Request-Id" },
+        "X-RateLimit-Limit": { $ref: "#/components/headers/X-RateLimit-Limit" },
+        "X-RateLimit-Remaining": { $ref: "#/components/headers/X-RateLimit-Remaining" },
+        "X-RateLimit-Reset": { $ref: "#/components/headers/X-RateLimit-Reset" },
         Deprecation: { $ref: "#/components/headers/Deprecation" },
         Sunset: { $ref: "#/components/headers/Sunset" },
         Link: { $ref: "#/components/headers/Link" },

@@ -98,7 +98,7 @@ describe("API rate limits per key (spec §8.1)", () => {
 
     vi.setSystemTime(T0 + 86_400_000);
     expect((await getMe(account.token)).status).toBe(200);
-  });
+  }, 30_000); // 1,002 requests: ~2 s alone, beyond the default 5 s on a loaded machine
 
   it("reports the daily window when it has the lower remaining", async () => {
     const account = await createAccount({ plan: "starter" });

@@ -74,7 +74,8 @@ const CUM_DIMENSIONS = Object.keys(DIMENSION_COLUMN) as Array<Dimension | "total
  * The product column of a tier read's condition. SQLite, without statistics, takes `product = ?` to the
  * `(product, subuser, bucket)` index and reads every row of the product (85 ms instead of 0.3 for an hour of
  * `fact_5m` in a store of 80,000 rows); unless a sub-user is named as well, `+product` keeps the term off that
- * index, so the read seeks its time range on the primary key (bucket first).
+ * index, so the read seeks its time range on the primary key (bucket first). The price: a range spanning most of a
+ * tier's retention reads the other products' rows of that range too, a bounded factor (at most three products).
  */
 export function productColumn(subuserNamed: boolean): string {
   return subuserNamed ? "product" : "+product";

@@ -55,10 +55,11 @@ export function buildVersion(version: ApiVersion): BuiltVersion {
 }
 
 /** An IMF-fixdate (RFC 9110), as `Date.toUTCString()` writes it. */
-export const SUNSET_DATE =
+export const HTTP_DATE_PATTERN =
   "^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \\d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \\d{4} \\d{2}:\\d{2}:\\d{2} GMT$";
 /** One or more `<url>; rel="…"` links, comma-separated. */
-export const LINKS = '^<[^>]+>; rel="(deprecation|sunset|next)"(, <[^>]+>; rel="(deprecation|sunset|next)")*$';
+export const LINK_HEADER_PATTERN =
+  '^<[^>]+>; rel="(deprecation|sunset|next)"(, <[^>]+>; rel="(deprecation|sunset|next)")*$';
 
 /** The headers every response of a deprecated version carries, as its document declares them. */
 const DEPRECATION_HEADERS = {
@@ -68,13 +69,13 @@ const DEPRECATION_HEADERS = {
   },
   Sunset: {
     description: "When this version stops answering (RFC 8594), an HTTP date: from then on, 410 `version_sunset`.",
-    schema: { type: "string", maxLength: 64, pattern: SUNSET_DATE },
+    schema: { type: "string", maxLength: 64, pattern: HTTP_DATE_PATTERN },
   },
   Link: {
     description:
       'The migration guide (`rel="deprecation"`) and the sunset policy (`rel="sunset"`); on a list with more, ' +
       'also its next page (`rel="next"`).',
-    schema: { type: "string", maxLength: 4096, pattern: LINKS },
+    schema: { type: "string", maxLength: 4096, pattern: LINK_HEADER_PATTERN },
   },
 } as const;
 
@@ -103,7 +104,8 @@ function markDeprecated(document: OpenApiDocument, deprecation: Deprecation): Op
   );
   const sunset =
     `\`version_sunset\`: after the sunset date (${day(deprecation.sunset)}), every operation of this version ` +
-    "answers 410 and does nothing; migrate with the guide in the `Link` header.";
+    "answers 410 and does nothing; migrate with the guide in the `Link` header. Answered before any key is " +
+    "checked, it carries no `X-RateLimit-*` headers.";
   for (const item of Object.values(marked.paths ?? {})) {
     for (const method of HTTP_METHODS) {
       const operation = item?.[method];

@@ -33,10 +33,11 @@ export function createApp(versions: readonly ApiVersion[] = API_VERSIONS): OpenA
   // Each version's description, its docs page and its Postman collection need no token (they hold no secret, and
   // `newman run <url>` cannot send one); the internal description needs the admin token.
   for (const version of publicVersions) serveDescriptions(app, version);
+  // A report file's signed link works without a token (it carries its own HMAC and expiry), and past v1's sunset
+  // too: links already sent by email and webhooks stay good until they expire.
+  app.get("/v1/reports/runs/:id/download", downloadReportFile);
   // From a version's sunset on, everything else under it answers 410 `version_sunset`, before auth and rate limits.
   for (const version of publicVersions) closeAtSunset(app, version);
-  // A report file's signed link works without a token (it carries its own HMAC and expiry).
-  app.get("/v1/reports/runs/:id/download", downloadReportFile);
   app.get("/internal/openapi.json", internalAuth("ADMIN_TOKEN"), (c) => c.json(internal.document(originOf(c.req.url))));
 
   for (const version of publicVersions) app.route(`/${version.name}`, version.router);

@@ -2,7 +2,7 @@ import { createExecutionContext } from "cloudflare:test";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { documentOf, publicApi } from "../../src/api-docs/document";
-import { type ApiVersion, deprecationHeaders, LINKS, SUNSET_DATE } from "../../src/api-versions";
+import { type ApiVersion, deprecationHeaders, HTTP_DATE_PATTERN, LINK_HEADER_PATTERN } from "../../src/api-versions";
 import { createApp } from "../../src/app";
 import type { AppEnv } from "../../src/env";
 import { publicRouter } from "../../src/routes";
@@ -65,8 +65,8 @@ function expectDeprecated(response: Response) {
   expect(link).toContain(`<${BASE}/v2/docs>; rel="deprecation"`);
   expect(link).toContain('<https://example.com/versioning>; rel="sunset"');
   // As the deprecated version's document declares them.
-  expect(response.headers.get("Sunset")).toMatch(new RegExp(SUNSET_DATE));
-  expect(link).toMatch(new RegExp(LINKS));
+  expect(response.headers.get("Sunset")).toMatch(new RegExp(HTTP_DATE_PATTERN));
+  expect(link).toMatch(new RegExp(LINK_HEADER_PATTERN));
 }
 
 function expectNotDeprecated(response: Response) {
@@ -159,9 +159,9 @@ describe("API versions (spec §9)", () => {
     }
     expect(document.components.headers.Deprecation.schema.pattern).toBe("^@\\d+$");
     // A list's Link carries its next page and the deprecation links: the header no longer promises rel="next" alone.
-    expect(document.components.headers.Link.schema.pattern).toBe(LINKS);
-    expect(new RegExp(LINKS).test('<https://api.test/v1/subusers?cursor=x>; rel="next"')).toBe(true);
-    expect(document.components.headers.Sunset.schema.pattern).toBe(SUNSET_DATE);
+    expect(document.components.headers.Link.schema.pattern).toBe(LINK_HEADER_PATTERN);
+    expect(new RegExp(LINK_HEADER_PATTERN).test('<https://api.test/v1/subusers?cursor=x>; rel="next"')).toBe(true);
+    expect(document.components.headers.Sunset.schema.pattern).toBe(HTTP_DATE_PATTERN);
     expect(document.info.description).toContain(
       "**Deprecated** since 2026-06-01: this version stops answering on 2026-12-01",
     );
@@ -226,13 +226,23 @@ describe("a version after its sunset", () => {
     expect(Number(listed.headers.get("X-RateLimit-Remaining"))).toBe(remaining - 1);
   });
 
-  it("answers 410 to every other path under it, ahead of authentication: no key, an unknown path, a download link", async () => {
+  it("answers 410 to every other path under it, ahead of authentication: no key, an unknown path, HEAD, a trailing slash", async () => {
     setClock(SUNSET.getTime() + 1000);
     await expectSunset(await fetchApp("/v1/users/me"));
     await expectSunset(await fetchApp("/v1/users/me", "live_not-a-key"));
     await expectSunset(await fetchApp("/v1/no-such-thing"));
     await expectSunset(await fetchApp("/v1"));
-    await expectSunset(await fetchApp("/v1/reports/runs/rrun_x/download?exp=1&sig=x"));
+    await expectSunset(await fetchApp("/v1/"));
+    const head = await fetchApp("/v1/users/me", undefined, "HEAD");
+    expect(head.status).toBe(410);
+    expect(head.headers.get("Sunset")).toBe("Tue, 01 Dec 2026 00:00:00 GMT");
+  });
+
+  it("still serves report files by their signed links: links already emailed stay good until they expire", async () => {
+    setClock(SUNSET.getTime() + 1000);
+    const download = await fetchApp("/v1/reports/runs/run_x/download?exp=1&sig=x");
+    expect(download.status).not.toBe(410);
+    expect((await json(download)).code).toMatch(/^download_link_/);
   });
 
   it("keeps serving its descriptions, the reference for migrating; its document lists the 410", async () => {

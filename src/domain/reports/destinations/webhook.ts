@@ -16,6 +16,8 @@ import { type Delivery, DestinationError } from "./types";
  * endpoints (public https only; SSRF) and the same sender (15 s timeout, redirects not followed). Like every event
  * body, each carries `livemode` (`false` from a sandbox twin), inside the signed bytes.
  */
+
+/** The destination's URL when the webhook URL rules allow it, else 422 naming `destination.url`. */
 function checkedUrl(ctx: DomainContext, url: string): string {
   const verdict = checkWebhookUrl(url, { allowLocalHttp: ctx.env.WEBHOOK_ALLOW_LOCAL_HTTP === "true" });
   if (verdict.ok) return verdict.url;

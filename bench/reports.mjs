@@ -1,8 +1,10 @@
 // `npm run bench:reports` (issue 9): a traffic report of ~100 k rows and one of ~1 M rows, each in csv and parquet,
 // produced by the worker (wrangler dev) into R2 and uploaded to a local S3 stand-in. Reported per run: rows, bytes,
-// rows/s (the run's own started_at → completed_at, upload included) and the worker's peak memory: the workerd
-// process's anonymous resident memory (heaps, the isolate's included) sampled every 50 ms during the run, minus
-// its level just before. Bounded memory means the 1 M-row runs need no more than the 100 k ones.
+// rows/s (the run's own started_at → completed_at, upload included) and the worker's peak memory, sampled every 50 ms
+// during the run, minus its level just before, two ways: the workerd process's anonymous resident memory (heaps, the
+// isolate's included, but also the local R2 simulator's and whatever the GC has not yet returned), and the worker
+// isolate's own V8 heap (after a forced GC, through wrangler's inspector: bench/heap.mjs), with its ArrayBuffer
+// backing stores apart. Bounded memory means the 1 M-row runs need no more than the 100 k ones.
 //
 // Seeding: an account per size with ceil(rows / 90) sub-users, each one usage record per day for 90 days (the
 // report has one row per day and sub-user), through the gateway's usage endpoint. BENCH_REPORT_ROWS lists the
@@ -13,6 +15,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { prepare, root, startWorker } from "../scripts/lib/local-worker.mjs";
 import { createSubusers, freshAccount } from "./accounts.mjs";
+import { connectInspector } from "./heap.mjs";
 import { apiClient, sleep } from "./http.mjs";
 import {
   batchBodies,
@@ -26,6 +29,7 @@ import {
 } from "./usage.mjs";
 
 const PORT = 8796;
+const INSPECTOR_PORT = 9296;
 const DAY = 86_400_000;
 const DAYS = 90;
 const SIZES = (process.env.BENCH_REPORT_ROWS ?? "100000,1000000").split(",").map(Number);
@@ -145,7 +149,9 @@ async function seedAccount(api, tokens, rows) {
   };
 }
 
-async function runReport(api, account, format, from, workerPid) {
+const mb = (bytes) => Math.round(bytes / 1e4) / 100;
+
+async function runReport(api, account, format, from, workerPid, inspector) {
   const report = await api.post("/v1/reports", account.auth, {
     name: `bench ${format}`,
     type: "traffic",
@@ -158,6 +164,9 @@ async function runReport(api, account, format, from, workerPid) {
   const pids = workerdPids(workerPid);
   const baseline = anonBytes(pids);
   const stop = samplePeak(pids);
+  await inspector.collectGarbage();
+  const heapBaseline = await inspector.usage();
+  const stopHeap = inspector.sample(50);
   const { run_id } = await api.post(`/v1/reports/${report.id}/run`, account.auth, {
     from: day(from),
     to: day(Date.now()),
@@ -169,16 +178,20 @@ async function runReport(api, account, format, from, workerPid) {
     await sleep(200);
   }
   const peak = stop();
+  const heapPeak = await stopHeap();
   if (run.status !== "completed") throw new Error(`report run failed: ${run.error}`);
   const seconds = (Date.parse(run.completed_at) - Date.parse(run.started_at)) / 1000;
   return {
     format,
     rows: run.rows,
-    mb: Math.round(run.bytes / 1e4) / 100,
+    mb: mb(run.bytes),
     seconds: Math.round(seconds * 100) / 100,
     rows_per_s: Math.round(run.rows / seconds),
-    peak_memory_growth_mb: Math.round((peak - baseline) / 1e4) / 100,
-    memory_before_mb: Math.round(baseline / 1e4) / 100,
+    peak_process_memory_growth_mb: mb(peak - baseline),
+    process_memory_before_mb: mb(baseline),
+    peak_isolate_heap_growth_mb: mb(heapPeak.used - heapBaseline.used),
+    isolate_heap_before_mb: mb(heapBaseline.used),
+    peak_isolate_buffers_growth_mb: mb(heapPeak.buffers - heapBaseline.buffers),
   };
 }
 
@@ -188,6 +201,7 @@ const vars = prepare({ persistTo });
 const { child, base } = await startWorker(PORT, {
   quiet: true,
   persistTo,
+  inspectorPort: INSPECTOR_PORT,
   vars: {
     LOG_REQUESTS: "false",
     API_ORIGIN: `http://127.0.0.1:${PORT}`,
@@ -198,7 +212,9 @@ const { child, base } = await startWorker(PORT, {
     AWS_SECRET_ACCESS_KEY: "bench",
   },
 });
+let inspector;
 try {
+  inspector = await connectInspector(INSPECTOR_PORT, () => fetch(`${base}/healthz`).then((r) => r.arrayBuffer()));
   const api = apiClient(base);
   const tokens = { adminToken: vars.ADMIN_TOKEN, gatewayToken: vars.GATEWAY_TOKEN };
   const results = [];
@@ -206,7 +222,7 @@ try {
     const seeded = await seedAccount(api, tokens, size);
     console.log(`seeded ${seeded.records} records for ~${size} rows in ${Math.round(seeded.seconds)} s`);
     for (const format of FORMATS) {
-      const result = await runReport(api, seeded.account, format, seeded.from, child.pid);
+      const result = await runReport(api, seeded.account, format, seeded.from, child.pid, inspector);
       console.log(result);
       results.push({ target_rows: size, ...result });
     }
@@ -216,6 +232,7 @@ try {
   writeFileSync(file, `${JSON.stringify({ at: new Date().toISOString(), results }, null, 2)}\n`);
   console.log(`results: ${path.relative(root, file)}`);
 } finally {
+  inspector?.close();
   child.kill();
   sink.server.close();
 }

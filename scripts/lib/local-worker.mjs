@@ -48,12 +48,14 @@ export function prepare({ persistTo } = {}) {
 
 /**
  * Starts `wrangler dev` on `port`; resolves once /healthz answers. `https` serves it with wrangler's local
- * self-signed certificate (fetch it with `getInsecure`); `persistTo` keeps its local state apart.
+ * self-signed certificate (fetch it with `getInsecure`); `persistTo` keeps its local state apart; `inspectorPort`
+ * fixes the port of the worker's DevTools inspector (wrangler picks a free one otherwise).
  */
-export async function startWorker(port, { quiet = false, vars = {}, https = false, persistTo } = {}) {
+export async function startWorker(port, { quiet = false, vars = {}, https = false, persistTo, inspectorPort } = {}) {
   const args = [wranglerBin, "dev", "--port", String(port), "--ip", "127.0.0.1"];
   if (https) args.push("--local-protocol", "https");
   if (persistTo) args.push("--persist-to", persistTo);
+  if (inspectorPort) args.push("--inspector-port", String(inspectorPort));
   for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
   const child = spawn(process.execPath, args, {
     cwd: root,

@@ -9,7 +9,7 @@
 // Seeding: an account per size with ceil(rows / 90) sub-users, each one usage record per day for 90 days (the
 // report has one row per day and sub-user), through the gateway's usage endpoint. BENCH_REPORT_ROWS lists the
 // sizes (default "100000,1000000"; the 1 M seeding takes several minutes here).
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -228,11 +228,14 @@ try {
     }
   }
   console.table(results);
-  const file = path.join(root, "bench", "results", `reports-${new Date().toISOString().slice(0, 10)}.json`);
+  // Named to the second, so a second run on the same day keeps the first one's file.
+  const stamp = new Date().toISOString().slice(0, 19).replaceAll(":", "-");
+  const file = path.join(root, "bench", "results", `reports-${stamp}.json`);
   writeFileSync(file, `${JSON.stringify({ at: new Date().toISOString(), results }, null, 2)}\n`);
   console.log(`results: ${path.relative(root, file)}`);
 } finally {
   inspector?.close();
   child.kill();
   sink.server.close();
+  rmSync(persistTo, { recursive: true, force: true });
 }

@@ -161,7 +161,7 @@ export function closeAtSunset(app: OpenAPIHono<AppEnv>, version: ApiVersion): vo
   if (!deprecation) return;
   app.use(`/${version.name}/*`, async (c, next) => {
     if (now() < deprecation.sunset.getTime()) return next();
-    const guide = new URL(deprecation.guide, new URL(c.req.url).origin).href;
+    const guide = resolved(deprecation.guide, new URL(c.req.url).origin);
     throw new ApiError(
       "version_sunset",
       `API version ${version.name} reached its sunset on ${day(deprecation.sunset)} and no longer answers: ` +
@@ -185,13 +185,18 @@ export function deprecationNotices(versions: readonly ApiVersion[]) {
 
 /** `Deprecation`, `Sunset` and the two `Link`s, in that order (a response's own `Link`, e.g. `rel="next"`, stays). */
 export function deprecationHeaders(deprecation: Deprecation, origin: string): Array<[string, string]> {
-  const link = (target: string, rel: string) => `<${new URL(target, origin).href}>; rel="${rel}"`;
+  const link = (target: string, rel: string) => `<${resolved(target, origin)}>; rel="${rel}"`;
   return [
     ["Deprecation", `@${Math.floor(deprecation.since.getTime() / 1000)}`],
     ["Sunset", deprecation.sunset.toUTCString()],
     ["Link", link(deprecation.guide, "deprecation")],
     ["Link", link(deprecation.policy, "sunset")],
   ];
+}
+
+/** A guide or policy given as a path, resolved against the request's origin (a full URL stays as it is). */
+function resolved(target: string, origin: string): string {
+  return new URL(target, origin).href;
 }
 
 function isUnder(path: string, versionName: string): boolean {

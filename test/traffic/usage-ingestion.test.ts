@@ -12,6 +12,9 @@ const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const window = () =>
   `from=${new Date(Date.now() - HOUR).toISOString()}&to=${new Date(Date.now() + 60_000).toISOString()}`;
+/** `n` records of a sub-user (rotating username). */
+const recordsOf = (subuser: { name: string }, n: number) =>
+  Array.from({ length: n }, () => usageRecord(username(subuser.name)));
 
 describe("POST /internal/gateway/usage (usage reports)", () => {
   afterEach(() => vi.restoreAllMocks());
@@ -117,7 +120,7 @@ describe("POST /internal/gateway/usage (usage reports)", () => {
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect((await traffic(account, "residential", window())).rows[0].requests).toBe(0);
     expect((await reportUsage([])).status).toBe(422);
-    const tooMany = Array.from({ length: 1001 }, () => usageRecord(username(subuser.name)));
+    const tooMany = recordsOf(subuser, 1001);
     expect((await reportUsage(tooMany)).status).toBe(422);
   });
 
@@ -195,7 +198,7 @@ describe("POST /internal/gateway/usage (usage reports)", () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);
     const { sent, deliver } = holdUsageMessages();
-    const batchOf = (n: number) => Array.from({ length: n }, () => usageRecord(username(subuser.name)));
+    const batchOf = (n: number) => recordsOf(subuser, n);
     expect((await reportUsage(batchOf(2))).status).toBe(202);
     expect((await deliver()).retryMessages).toHaveLength(0);
     // The next delivery holds the first message again (a redelivery) and two new ones.
@@ -217,7 +220,7 @@ describe("POST /internal/gateway/usage (usage reports)", () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);
     const { sent, deliver } = holdUsageMessages();
-    const batchOf = (n: number) => Array.from({ length: n }, () => usageRecord(username(subuser.name)));
+    const batchOf = (n: number) => recordsOf(subuser, n);
     expect((await reportUsage(batchOf(2))).status).toBe(202);
     expect((await reportUsage(batchOf(3))).status).toBe(202);
     expect((await reportUsage(batchOf(4))).status).toBe(202);

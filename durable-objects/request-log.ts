@@ -8,28 +8,38 @@ export const REQUEST_LOG_KEPT_MS = 48 * HOUR;
 /** An account under this many requests a minute has every request logged; above it, a uniform sample of that size. */
 export const FULL_LOG_RATE = 100;
 
-/** The rate a request is sampled at: its account's requests in its minute or the one before, whichever is more. */
+/** The rate a request is sampled at: its account's requests in the request's own minute (all products). */
 export function samplingRate(ts: number, requestsInMinute: (minute: number) => number): number {
-  const minute = ts - (ts % MINUTE);
-  return Math.max(requestsInMinute(minute), requestsInMinute(minute - MINUTE));
+  return requestsInMinute(ts - (ts % MINUTE));
 }
 
 /**
- * Whether the log keeps a candidate standing for `weight` requests in a minute the account made
- * `requestsPerMinute` requests in: with probability min(1, 100 / requests-per-minute × weight), decided by a hash of
- * its request id. The same candidate is kept at any lower rate, which lets the usage route leave out candidates by a
- * rate it knows to be lower than the store's.
+ * The rate of requests a minute below which a candidate standing for `weight` requests is kept: it is kept with
+ * probability min(1, 100 / requests-per-minute × weight), decided by a hash `u` of its request id, which holds
+ * exactly while the rate is below 100 × weight / u. Stored with the entry, so a minute whose count grows later
+ * drops what it would no longer keep with one comparison.
+ */
+export function keptBelowRate(sample: { requestId: string; weight: number }): number {
+  const u = uniformHash(sample.requestId);
+  return u === 0 ? Number.POSITIVE_INFINITY : (FULL_LOG_RATE * sample.weight) / u;
+}
+
+/**
+ * Whether the log keeps a candidate in a minute the account made `requestsPerMinute` requests in. The same
+ * candidate is kept at any lower rate, which lets the usage route leave out candidates by a rate it knows to be
+ * lower than the store's.
  */
 export function keepsSample(sample: { requestId: string; weight: number }, requestsPerMinute: number): boolean {
-  const probability = Math.min(1, (FULL_LOG_RATE / Math.max(1, requestsPerMinute)) * sample.weight);
-  return uniformHash(sample.requestId) < probability;
+  return Math.max(1, requestsPerMinute) < keptBelowRate(sample);
 }
 
 /**
- * The sampled request log of one account (not for billing). Each candidate the producer sent stands for
- * `weight` of the account's requests in its minute of the batch; it is kept with probability min(1, 100 / requests-per-minute
- * × weight), decided by a hash of its request id, so the log is a uniform sample at any rate and a redelivered
- * message decides the same way.
+ * The sampled request log of one account (not for billing). Each candidate the producer sent stands for `weight`
+ * of the account's requests in its minute of the batch; it is kept with probability min(1, 100 / requests-per-minute
+ * × weight), decided by a hash of its request id, so a redelivered message decides the same way. A minute's count
+ * grows as its batches arrive: the entries already kept for it are thinned to the new count each time, so at any
+ * moment a minute holds a uniform sample at its own rate (every request below 100 a minute), never one skewed to
+ * the minute's first batches.
  */
 export class RequestLog {
   readonly #sql: SqlStorage;
@@ -40,32 +50,52 @@ export class RequestLog {
       CREATE TABLE IF NOT EXISTS request_log (
         product TEXT NOT NULL, ts INTEGER NOT NULL, request_id TEXT NOT NULL, subuser TEXT NOT NULL,
         method TEXT NOT NULL, target_host TEXT NOT NULL, status INTEGER NOT NULL, bytes INTEGER NOT NULL,
-        exit_ip TEXT NOT NULL, exit_geo TEXT NOT NULL, exit_asn INTEGER NOT NULL, tag TEXT,
+        exit_ip TEXT NOT NULL, exit_geo TEXT NOT NULL, exit_asn INTEGER NOT NULL, tag TEXT, kept_below REAL,
         PRIMARY KEY (product, ts, request_id)) WITHOUT ROWID;
       CREATE INDEX IF NOT EXISTS request_log_subuser ON request_log (product, subuser, ts);
     `);
+    // Logs created before `kept_below`: their entries (null) were sampled at their minute's rate once, and stay.
+    const columns = sql.exec<{ name: string }>("PRAGMA table_info(request_log)").toArray();
+    if (!columns.some((column) => column.name === "kept_below")) {
+      sql.exec("ALTER TABLE request_log ADD COLUMN kept_below REAL");
+    }
   }
 
-  /** Keeps the candidates `keepsSample` chooses at the account's rate (`requestsInMinute`: all products). */
-  add(candidates: SampleCandidate[], requestsInMinute: (minute: number) => number): void {
-    const counts = new Map<number, number>();
-    const countOf = (minute: number) => {
-      let count = counts.get(minute);
-      if (count === undefined) {
-        count = requestsInMinute(minute);
-        counts.set(minute, count);
+  /**
+   * Keeps the candidates `keepsSample` chooses at the account's rate (`requestsInMinute`: all products, this
+   * message's requests included), and thins the entries of every minute `countedMinutes` (the minutes whose count
+   * just grew) to that minute's new count.
+   */
+  add(candidates: SampleCandidate[], countedMinutes: number[], requestsInMinute: (minute: number) => number): void {
+    for (const minute of countedMinutes) {
+      this.#sql.exec(
+        "DELETE FROM request_log WHERE product IN ('residential', 'mobile', 'isp') AND ts >= ? AND ts < ? AND kept_below <= ?",
+        minute,
+        minute + MINUTE,
+        Math.max(1, requestsInMinute(minute)),
+      );
+    }
+    const rates = new Map<number, number>();
+    const rateOf = (ts: number) => {
+      const minute = ts - (ts % MINUTE);
+      let rate = rates.get(minute);
+      if (rate === undefined) {
+        rate = samplingRate(minute, requestsInMinute);
+        rates.set(minute, rate);
       }
-      return count;
+      return rate;
     };
-    const kept = candidates.filter((sample) => keepsSample(sample, samplingRate(sample.ts, countOf)));
+    const kept = candidates
+      .map((sample) => ({ sample, keptBelow: keptBelowRate(sample) }))
+      .filter(({ sample, keptBelow }) => Math.max(1, rateOf(sample.ts)) < keptBelow);
     if (kept.length === 0) return;
     this.#sql.exec(
       `INSERT OR IGNORE INTO request_log (product, ts, request_id, subuser, method, target_host, status, bytes,
-         exit_ip, exit_geo, exit_asn, tag)
+         exit_ip, exit_geo, exit_asn, tag, kept_below)
        SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8,
-         value->>9, value->>10, value->>11 FROM json_each(?) WHERE true`,
+         value->>9, value->>10, value->>11, value->>12 FROM json_each(?) WHERE true`,
       JSON.stringify(
-        kept.map((sample) => [
+        kept.map(({ sample, keptBelow }) => [
           sample.product,
           sample.ts,
           sample.requestId,
@@ -78,10 +108,12 @@ export class RequestLog {
           sample.exitGeo,
           sample.exitAsn,
           sample.tag,
+          // JSON has no Infinity: null, never thinned (a hash of exactly 0).
+          Number.isFinite(keptBelow) ? keptBelow : null,
         ]),
       ),
     );
-    for (const product of new Set(kept.map((sample) => sample.product))) this.#trim(product);
+    for (const product of new Set(kept.map(({ sample }) => sample.product))) this.#trim(product);
   }
 
   /** Newest first. */

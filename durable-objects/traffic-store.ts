@@ -81,9 +81,11 @@ export class TrafficStore extends DurableObject {
       at,
       JSON.stringify(fresh.map((part) => part.key)),
     );
-    this.#pendingRows += this.#rollups.ingest(fresh.flatMap((part) => part.cells));
+    const cells = fresh.flatMap((part) => part.cells);
+    this.#pendingRows += this.#rollups.ingest(cells);
     this.#log.add(
       fresh.flatMap((part) => part.samples),
+      [...new Set(cells.map((cell) => cell.minute))],
       (minute) => this.#rollups.requestsInMinute(minute),
     );
     this.#wakeBy(this.#pendingRows > PENDING_FOLD_ROWS ? at : at + FOLD_INTERVAL_MS);

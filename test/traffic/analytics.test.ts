@@ -389,7 +389,49 @@ describe("GET /{product}/requests: the sampled request log", () => {
         .map((sample) => sample.requestId)
         .sort(),
     );
-    expect(logged.data.length).toBe(logBefore.data.length + loggedNow.length);
+    // The first 1,000's entries (candidates standing for 10 requests each) are thinned to the minute's 1,200.
+    const stillLogged = logBefore.data.filter((entry: Record<string, any>) =>
+      keepsSample({ requestId: entry.request_id, weight: 10 }, 1200),
+    );
+    expect(stillLogged.length).toBeLessThan(logBefore.data.length);
+    expect(logged.data.length).toBe(stillLogged.length + loggedNow.length);
+  });
+
+  it("samples each minute at its own count: a busy minute's first requests are thinned as it fills, a quiet minute after it logs every request, and the list shows 100 by default", async () => {
+    const account = await createAccount({ bandwidthGb: 10 });
+    const subuser = await createSubuser(account);
+    const at = Date.now();
+    const busyMinute = at - (at % MINUTE) - 20 * MINUTE;
+    const recordsIn = (minute: number, count: number) =>
+      Array.from({ length: count }, (_, i) => usageRecord(username(subuser.name), { ts: iso(minute + i * 50) }));
+    const list = async (query = "?limit=1000") =>
+      json(await call("GET", `/v1/residential/requests${query}`, { token: account.token }));
+    const requestsCounted = (count: number) =>
+      eventually(
+        () => traffic(account, "residential", range(busyMinute - HOUR, at + MINUTE)),
+        (b) => b.rows[0].requests === count,
+      );
+
+    const first = recordsIn(busyMinute, 99);
+    expect((await reportUsage(first)).status).toBe(202);
+    await eventually(list, (b) => b.data.length === 99);
+    expect((await reportUsage(recordsIn(busyMinute + 5_000, 901))).status).toBe(202);
+    await requestsCounted(1000);
+    const quiet = recordsIn(busyMinute + MINUTE, 60);
+    expect((await reportUsage(quiet)).status).toBe(202);
+    await requestsCounted(1060);
+
+    const logged = new Set((await list()).data.map((entry: Record<string, any>) => entry.request_id));
+    expect(quiet.every((record) => logged.has(record.request_id))).toBe(true);
+    const firstKept = first.filter((record) => logged.has(record.request_id)).map((record) => record.request_id);
+    expect(firstKept).toEqual(
+      first
+        .filter((record) => keepsSample({ requestId: record.request_id as string, weight: 1 }, 1000))
+        .map((record) => record.request_id),
+    );
+    expect(firstKept.length).toBeLessThan(40);
+    expect(logged.size).toBeGreaterThan(100);
+    expect((await list("")).data).toHaveLength(100);
   });
 
   it("says in the OpenAPI description that the log is sampled and not for billing", async () => {

@@ -1,3 +1,4 @@
+import { retellPoolGates } from "../domain/billing/pools";
 import { domainContext } from "../domain/context";
 import {
   completeProvisioning,
@@ -26,6 +27,7 @@ export async function runScheduledJobs(env: Cloudflare.Env, scheduledTime: numbe
     ["expire_batches", () => expireBatches(ctx, scheduledTime)],
     ["release_after_grace", () => releaseAfterGrace(ctx, scheduledTime)],
     ["warn_expiring_batches", () => warnExpiringBatches(ctx, scheduledTime)],
+    ["retell_pool_gates", () => retellPoolGates(ctx)],
     ["prune_usage_dedupe", () => pruneUsageDedupe(ctx, scheduledTime)],
     ["prune_proxy_tests", () => pruneProxyTests(ctx, scheduledTime)],
     ["run_due_reports", () => claimDueReports(ctx, scheduledTime)],

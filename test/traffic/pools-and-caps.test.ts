@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 const SLOW = { timeout: 30_000 };
 
 import { buyBandwidth, createAccount, type TestAccount } from "../helpers/accounts";
+import { runCron } from "../helpers/cron";
 import { call, env, gateway, json } from "../helpers/http";
 import { batchIps, orderBatch } from "../helpers/isp";
 import { authorize, createSubuser, type TestSubuser, username } from "../helpers/subusers";
@@ -87,6 +88,57 @@ describe("bandwidth pools consume usage (bytes in + out, 1 GB = 10^9 bytes)", ()
         exhausted: false,
       });
       expect((await authorize({ username: username(subuser.name), password: subuser.password })).allow).toBe(true);
+    },
+  );
+
+  it(
+    "tells the gates at the next cron run when a pool's flip did not reach them (the worker stopped before its hook, or the push failed)",
+    SLOW,
+    async () => {
+      const account = await createAccount({ bandwidthGb: 1 });
+      const subuser = await createSubuser(account);
+      const allowed = async () =>
+        (await authorize({ username: username(subuser.name), password: subuser.password })).allow;
+      const pool = () =>
+        env.DB.prepare(
+          "SELECT exhausted, flips, flips_told FROM bandwidth_pools WHERE account_id = ? AND product = 'residential'",
+        )
+          .bind(account.id)
+          .first<{ exhausted: number; flips: number; flips_told: number }>();
+      const topUpBehindTheGates = (sets: string) =>
+        env.DB.prepare(
+          `UPDATE bandwidth_pools SET purchased_bytes = purchased_bytes + 1000000000, ${sets}
+           WHERE account_id = ? AND product = 'residential'`,
+        )
+          .bind(account.id)
+          .run();
+
+      await use(subuser, 1100);
+      await poolAt(account, 1.1);
+      expect(await allowed()).toBe(false);
+      const told = await pool();
+      expect(told).toMatchObject({ exhausted: 1 });
+      expect(told?.flips_told).toBe(told?.flips);
+
+      // A top-up committed, and the worker stopped before its hook: nothing flipped, nothing told.
+      await topUpBehindTheGates("top_up_count = top_up_count + 1");
+      expect(await allowed()).toBe(false);
+      await runCron(Date.now());
+      expect(await allowed()).toBe(true);
+      const flippedByCron = await pool();
+      expect(flippedByCron).toMatchObject({ exhausted: 0, flips: (told?.flips ?? 0) + 1 });
+      expect(flippedByCron?.flips_told).toBe(flippedByCron?.flips);
+
+      // Used up again; then a top-up whose hook flipped the pool but whose push failed.
+      await use(subuser, 1000);
+      await poolAt(account, 2.1);
+      expect(await allowed()).toBe(false);
+      await topUpBehindTheGates("exhausted = 0, flips = flips + 1");
+      expect(await allowed()).toBe(false);
+      await runCron(Date.now());
+      expect(await allowed()).toBe(true);
+      const retold = await pool();
+      expect(retold?.flips_told).toBe(retold?.flips);
     },
   );
 

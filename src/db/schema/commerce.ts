@@ -67,8 +67,18 @@ export const bandwidthPools = sqliteTable(
     topUpCount: integer("top_up_count").notNull().default(0),
     /** What the sub-users' gates were last told: the pool is used up and new proxy requests are refused. */
     exhausted: integer("exhausted", { mode: "boolean" }).notNull().default(false),
+    /** Moves on every flip of `exhausted`. */
+    flips: integer("flips").notNull().default(0),
+    /** The last flip the gates confirmed they were told of; behind `flips`, the cron tells them again. */
+    flipsTold: integer("flips_told").notNull().default(0),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.product] })],
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.product] }),
+    // Only pools whose gates may not know their state: what the cron looks for every minute.
+    index("bandwidth_pools_gates_behind")
+      .on(t.accountId)
+      .where(sql`${t.flipsTold} < ${t.flips} OR ${t.exhausted} <> (${t.usedBytes} >= ${t.purchasedBytes})`),
+  ],
 );
 
 // ── Orders ──────────────────────────────────────────────────────────────────────────────────────────

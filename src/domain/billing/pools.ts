@@ -2,6 +2,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { afterCommit, type Statement } from "../../db/guarded-batch";
 import { bandwidthPools } from "../../db/schema";
+import { logError } from "../../platform/logger";
 import type { DomainContext, Principal } from "../context";
 import { assertInScope } from "../scope";
 import { pushPoolFigures } from "../subusers/gate-sync";
@@ -23,6 +24,8 @@ export interface Pool {
   usedBytes: number;
   topUpCount: number;
   exhausted: boolean;
+  flips: number;
+  flipsTold: number;
 }
 
 /** Adds bandwidth to an account's pool of a product (a statement for the paying batch); a new top-up. */
@@ -52,7 +55,7 @@ export function consumePoolsStatement(
     db
       .insert(bandwidthPools)
       .select(
-        sql`SELECT ${accountId}, json_extract(value, '$.product'), 0, json_extract(value, '$.bytes'), 0, 1
+        sql`SELECT ${accountId}, json_extract(value, '$.product'), 0, json_extract(value, '$.bytes'), 0, 1, 0, 0
             FROM json_each(${JSON.stringify(usage)}) WHERE true`,
       )
       .onConflictDoUpdate({
@@ -63,28 +66,67 @@ export function consumePoolsStatement(
   );
 }
 
+/** The pool's `exhausted` flag differs from its figures: the gates have not been told yet. */
+const FLIP_DUE = sql`${bandwidthPools.exhausted} <> (${bandwidthPools.usedBytes} >= ${bandwidthPools.purchasedBytes})`;
+/** The partial index's condition (schema): a flip is due, or one was made and the gates did not confirm it. */
+const GATES_BEHIND = sql`${bandwidthPools.flipsTold} < ${bandwidthPools.flips} OR ${FLIP_DUE}`;
+
 /**
  * After a pool changed: when it became used up, or has room again, tell the gates of the account's sub-users (a
  * pool that never existed counts as used up). The flag flips in SQL, so concurrent writers push once each flip;
- * gates keep the highest figures they were told, so pushes arriving out of order cannot undo a later one.
+ * gates keep the highest figures they were told, so pushes arriving out of order cannot undo a later one. A push
+ * that fails leaves its flip unconfirmed, and the cron tells the gates again (`retellPoolGates`).
  */
 function watchPool<S extends Statement>(statement: S) {
   return afterCommit(statement, async (ctx, rows) => {
-    for (const pool of rows as Pool[]) {
-      const flipped = await ctx.db
-        .update(bandwidthPools)
-        .set({ exhausted: sql`${bandwidthPools.usedBytes} >= ${bandwidthPools.purchasedBytes}` })
-        .where(
-          and(
-            eq(bandwidthPools.accountId, pool.accountId),
-            eq(bandwidthPools.product, pool.product),
-            sql`${bandwidthPools.exhausted} <> (${bandwidthPools.usedBytes} >= ${bandwidthPools.purchasedBytes})`,
-          ),
-        )
-        .returning();
-      for (const row of flipped) await pushPoolFigures(ctx, row);
-    }
+    for (const pool of rows as Pool[]) await flipAndTell(ctx, pool);
   });
+}
+
+async function flipAndTell(ctx: DomainContext, pool: { accountId: string; product: BandwidthProduct }): Promise<void> {
+  const [flipped] = await ctx.db
+    .update(bandwidthPools)
+    .set({
+      exhausted: sql`${bandwidthPools.usedBytes} >= ${bandwidthPools.purchasedBytes}`,
+      flips: sql`${bandwidthPools.flips} + 1`,
+    })
+    .where(and(poolIs(pool), FLIP_DUE))
+    .returning();
+  if (flipped) await tellGates(ctx, flipped);
+}
+
+/** Pushes the pool's figures to its gates and confirms the flip they reflect; a failure is left to the cron. */
+async function tellGates(ctx: DomainContext, pool: Pool): Promise<void> {
+  try {
+    await pushPoolFigures(ctx, pool);
+  } catch (error) {
+    logError("pool_gates_not_told", { accountId: pool.accountId, product: pool.product, flip: pool.flips }, error);
+    return;
+  }
+  await ctx.db
+    .update(bandwidthPools)
+    .set({ flipsTold: sql`max(${bandwidthPools.flipsTold}, ${pool.flips})` })
+    .where(poolIs(pool));
+}
+
+/**
+ * The cron's repair: pools whose gates may not know their state (a push failed, or the worker stopped between
+ * the write and its hook) are flipped if due and their current figures told again. Returns how many it found.
+ */
+export async function retellPoolGates(ctx: DomainContext): Promise<number> {
+  const behind = await ctx.db.select().from(bandwidthPools).where(GATES_BEHIND).limit(100);
+  for (const pool of behind) {
+    if (pool.exhausted !== pool.usedBytes >= pool.purchasedBytes) await flipAndTell(ctx, pool);
+    else await tellGates(ctx, pool);
+  }
+  return behind.length;
+}
+
+function poolIs(pool: { accountId: string; product: string }) {
+  return and(
+    eq(bandwidthPools.accountId, pool.accountId),
+    eq(bandwidthPools.product, pool.product as BandwidthProduct),
+  );
 }
 
 export async function findPool(ctx: DomainContext, accountId: string, product: BandwidthProduct): Promise<Pool> {
@@ -93,7 +135,18 @@ export async function findPool(ctx: DomainContext, accountId: string, product: B
     .from(bandwidthPools)
     .where(and(eq(bandwidthPools.accountId, accountId), eq(bandwidthPools.product, product)))
     .get();
-  return pool ?? { accountId, product, purchasedBytes: 0, usedBytes: 0, topUpCount: 0, exhausted: false };
+  return (
+    pool ?? {
+      accountId,
+      product,
+      purchasedBytes: 0,
+      usedBytes: 0,
+      topUpCount: 0,
+      exhausted: false,
+      flips: 0,
+      flipsTold: 0,
+    }
+  );
 }
 
 /** The caller's pool of a product, which its key's scope must cover. */

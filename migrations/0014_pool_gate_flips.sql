@@ -1,0 +1,3 @@
+ALTER TABLE `bandwidth_pools` ADD `flips` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE `bandwidth_pools` ADD `flips_told` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+CREATE INDEX `bandwidth_pools_gates_behind` ON `bandwidth_pools` (`account_id`) WHERE "bandwidth_pools"."flips_told" < "bandwidth_pools"."flips" OR "bandwidth_pools"."exhausted" <> ("bandwidth_pools"."used_bytes" >= "bandwidth_pools"."purchased_bytes");

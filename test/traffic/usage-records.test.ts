@@ -117,4 +117,26 @@ describe("plainlyValidBatch (the usage route's fast path)", () => {
       expect(usageBatchSchema.safeParse(body).success).toBe(false);
     }
   });
+
+  it("takes RFC 3339 timestamps with an offset (through the schema), and error codes, methods and cities with _ or -", () => {
+    const base = usageRecord("user_alice-type-res-region-us");
+    const accepted: RecordFields[] = [
+      { ...base, ts: "2026-11-23T10:00:00+01:00" },
+      { ...base, ts: "2026-11-23T10:00:00.5-05:30" },
+      { ...base, error_code: "upstream_timeout" },
+      { ...base, error_code: "tls.handshake-failed" },
+      { ...base, method: "M-SEARCH" },
+      { ...base, exit_geo: "us/ny/new-york" },
+      { ...base, exit_geo: "br/sp/sao_paulo" },
+    ];
+    for (const record of accepted) expect(usageBatchSchema.safeParse(batch([record])).success).toBe(true);
+    const refused: RecordFields[] = [
+      { ...base, ts: "2026-11-23T10:00:00+1:00" },
+      { ...base, ts: "2026-11-23T10:00:00" },
+      { ...base, error_code: "Upstream" },
+      { ...base, method: "get" },
+      { ...base, exit_geo: "us/ny/New York" },
+    ];
+    for (const record of refused) expect(usageBatchSchema.safeParse(batch([record])).success).toBe(false);
+  });
 });

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { products } from "../../db/schema";
-import { IP_TEXT, integer, ipText, NO_CONTROL_CHARACTERS, text, timestamp, token } from "../../platform/fields";
+import { IP_TEXT, integer, ipText, NO_CONTROL_CHARACTERS, text, token } from "../../platform/fields";
 
 /**
  * The gateway's usage report (docs/gateway.md): the exact field names the gateway is built against. Bytes are
@@ -10,15 +10,18 @@ export const MAX_RECORDS_PER_BATCH = 1000;
 const MAX_BYTES = 1_000_000_000_000; // 1 TB for one request is far beyond any real one
 const MAX_ASN = 4_294_967_295;
 const REQUEST_ID = /^req_[0-9A-Za-z]{1,60}$/;
-const METHOD = /^[A-Z]{1,16}$/;
-const EXIT_GEO = /^[a-z]{2}\/[a-z0-9]{0,3}\/[a-z0-9]{0,40}$/;
+const METHOD = /^[A-Z][A-Z_-]{0,15}$/;
+const EXIT_GEO = /^[a-z]{2}\/[a-z0-9]{0,3}\/[a-z0-9_-]{0,40}$/;
 const TAG = /^[a-z0-9_-]{1,64}$/;
-const ERROR_CODE = /^[a-z0-9-]{1,64}$/;
+const ERROR_CODE = /^[a-z0-9_.-]{1,64}$/;
 
 export const usageRecordSchema = z
   .strictObject({
     request_id: token(REQUEST_ID, 64).openapi({ description: "The gateway's request id." }),
-    ts: timestamp().openapi({ description: "When the request finished (RFC 3339)." }),
+    ts: z.iso
+      .datetime({ offset: true })
+      .max(40)
+      .openapi({ description: "When the request finished (RFC 3339, `Z` or an offset)." }),
     product: z.enum(products),
     username: text(512, 1).openapi({
       description: "The full gateway username (the session key); for ISP the `{prefix}_{name}` user.",
@@ -54,7 +57,7 @@ export type UsageRecord = z.infer<typeof usageRecordSchema>;
 export type UsageBatch = z.infer<typeof usageBatchSchema>;
 
 const RECORD_FIELDS = Object.keys(usageRecordSchema.shape).length;
-/** RFC 3339 in UTC as `z.iso.datetime()` takes it; the calendar date is checked apart. */
+/** RFC 3339 in UTC as the schema takes it (offsets are left to the schema); the calendar date is checked apart. */
 const UTC_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?Z$/;
 
 /**

@@ -263,7 +263,12 @@ describe("GET /{product}/traffic: validation and access", () => {
     const other = await createAccount();
     const foreign = await createSubuser(other);
     const query = "from=2026-01-01&to=2026-01-02";
-    for (const path of [`/v1/residential/traffic?${query}&subuser=`, "/v1/residential/requests?subuser="]) {
+    const filtered = [
+      `/v1/residential/traffic?${query}&subuser=`,
+      "/v1/residential/requests?subuser=",
+      "/v1/residential/sessions?subuser=",
+    ];
+    for (const path of filtered) {
       const response = await call("GET", `${path}${foreign.id}`, { token: account.token });
       expect(response.status, path).toBe(404);
       expect((await json(response)).code).toBe("subuser_not_found");
@@ -275,6 +280,12 @@ describe("GET /{product}/traffic: validation and access", () => {
       expect((await json(response)).code).toBe("subuser_scope_mismatch");
     }
     expect((await call("GET", `/v1/residential/traffic?${query}`, { token: residentialKey.token })).status).toBe(200);
+    // A key covering the product reads that product's resources of a sub-user that also has another product.
+    const both = await createSubuser(account, { products: ["residential", "mobile"] });
+    for (const path of filtered) {
+      const response = await call("GET", `${path}${both.id}`, { token: residentialKey.token });
+      expect(response.status, path).toBe(200);
+    }
   });
 });
 

@@ -382,7 +382,12 @@ describe("GET /v1/{product}/sessions", () => {
     await expectIds("repinned=false", [twoA.id, oneA.id]);
     await expectIds(`subuser=${one.id}&session_id=fa`, [oneA.id]);
     await expectIds(`subuser=${two.id}&region=gb`, []);
-    await expectIds("subuser=sub_00000000000000000000000000", []);
+    // An unknown sub-user answers as the traffic and request-log filters do.
+    const unknown = await call("GET", "/v1/residential/sessions?subuser=sub_00000000000000000000000000", {
+      token: account.token,
+    });
+    expect(unknown.status).toBe(404);
+    expect((await json(unknown)).code).toBe("subuser_not_found");
   });
 
   it("pages with cursor and limit: every session once, newest first, next_cursor and a Link header that keeps the filters", async () => {

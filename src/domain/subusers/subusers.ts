@@ -142,6 +142,16 @@ export async function listSubusers(ctx: DomainContext, principal: Principal, fil
  * deleted sub-users all answer 404 `subuser_not_found`.
  */
 export async function findSubuser(ctx: DomainContext, principal: Principal, id: string): Promise<SubuserRow> {
+  const subuser = await findAccountSubuser(ctx, principal, id);
+  assertInScope(principal, subuser.products);
+  return subuser;
+}
+
+/**
+ * A live sub-user of the caller's account, named to filter a product's resources (traffic, the request log,
+ * sessions): the route has checked the key covers that product, which is all those resources need. 404 as above.
+ */
+export async function findAccountSubuser(ctx: DomainContext, principal: Principal, id: string): Promise<SubuserRow> {
   const subuser = isId("subuser", id)
     ? await ctx.db
         .select()
@@ -150,7 +160,6 @@ export async function findSubuser(ctx: DomainContext, principal: Principal, id: 
         .get()
     : undefined;
   if (!subuser) throw new ApiError("subuser_not_found");
-  assertInScope(principal, subuser.products);
   return subuser;
 }
 

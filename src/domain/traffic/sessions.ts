@@ -8,6 +8,7 @@ import { cursorAfter, type PageQuery } from "../../platform/pagination";
 import type { DomainContext, Principal } from "../context";
 import { assertInScope } from "../scope";
 import { subuserGate } from "../subusers/gate-sync";
+import { findAccountSubuser } from "../subusers/subusers";
 
 export type SessionProduct = "residential" | "mobile";
 
@@ -20,8 +21,14 @@ export interface SessionQuery extends PageQuery {
 }
 
 /** The account's sticky sessions of a product, newest first: live ones, and terminated ones for 24 hours. */
-export function listSessions(ctx: DomainContext, principal: Principal, product: SessionProduct, query: SessionQuery) {
+export async function listSessions(
+  ctx: DomainContext,
+  principal: Principal,
+  product: SessionProduct,
+  query: SessionQuery,
+) {
   assertInScope(principal, [product]);
+  if (query.subuserId !== undefined) await findAccountSubuser(ctx, principal, query.subuserId);
   const filters: SessionFilters = {
     product,
     subuserId: query.subuserId,

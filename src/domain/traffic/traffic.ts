@@ -5,7 +5,7 @@ import { now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import type { DomainContext, Principal } from "../context";
 import { assertInScope } from "../scope";
-import { findSubuser } from "../subusers/subusers";
+import { findAccountSubuser } from "../subusers/subusers";
 import { alignRange, MAX_RANGE_MS, resolutionFor } from "./resolution";
 
 export interface TrafficRequest {
@@ -38,7 +38,7 @@ export async function queryTraffic(ctx: DomainContext, principal: Principal, req
   if (request.groupBy !== null && !groupsFor(request.product).includes(request.groupBy)) {
     throw new ApiError("invalid_group_by", `group_by must be one of ${groupsFor(request.product).join(", ")}.`);
   }
-  if (request.subuserId !== undefined) await findSubuser(ctx, principal, request.subuserId);
+  if (request.subuserId !== undefined) await findAccountSubuser(ctx, principal, request.subuserId);
   const at = now();
   const resolution = resolutionFor(request.from, at);
   const range = alignRange(request.from, request.to, resolution);
@@ -59,6 +59,6 @@ export async function listRequests(
   query: { product: TrafficProduct; subuserId?: string; limit: number },
 ): Promise<RequestSample[]> {
   assertInScope(principal, [query.product]);
-  if (query.subuserId !== undefined) await findSubuser(ctx, principal, query.subuserId);
+  if (query.subuserId !== undefined) await findAccountSubuser(ctx, principal, query.subuserId);
   return new TrafficStoreClient(ctx.env, principal.accountId).requests(query);
 }

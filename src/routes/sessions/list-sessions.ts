@@ -30,7 +30,7 @@ export const operations = SESSION_PRODUCTS.map(({ product, name }) => {
       "hours. Expired sessions are gone.",
     request: { query },
     paginated: true,
-    errors: ["invalid_request", "subuser_scope_mismatch"],
+    errors: ["invalid_request", "subuser_not_found", "subuser_scope_mismatch"],
     responses: { 200: jsonContent(pageSchema(sessionSchema), "A page of sessions.") },
   });
   const handler: RouteHandler<typeof route, AppEnv> = async (c) => {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 
 // Each test waits for several usage reports to pass through the queue.
 const SLOW = { timeout: 30_000 };
@@ -11,6 +11,8 @@ import { authorize, createSubuser, type TestSubuser, username } from "../helpers
 import { eventually, reportUsage, usageRecord } from "../helpers/usage";
 
 const MB = 1_000_000;
+
+afterEach(() => vi.useRealTimers());
 
 /** Usage of `megabytes` (bytes in + out) by the sub-user, in one report. */
 async function use(subuser: TestSubuser, megabytes: number, product = "residential") {
@@ -141,6 +143,29 @@ describe("bandwidth pools consume usage (bytes in + out, 1 GB = 10^9 bytes)", ()
       expect(retold?.flips_told).toBe(retold?.flips);
     },
   );
+
+  it("a subscription's renewal reopens an exhausted pool at once", SLOW, async () => {
+    const account = await createAccount({ balance_usd: 10000 });
+    const subscribed = await call("POST", "/v1/subscriptions", {
+      token: account.token,
+      body: { product: "residential", plan: "starter", cycle: "monthly" },
+    });
+    expect(subscribed.status).toBe(201);
+    const { renews_at: renewsAt } = await json(subscribed);
+    const subuser = await createSubuser(account);
+    const allowed = async () =>
+      (await authorize({ username: username(subuser.name), password: subuser.password })).allow;
+    // The starter tier includes 50 GB a month.
+    await use(subuser, 50_001);
+    await poolAt(account, 50.001);
+    expect(await allowed()).toBe(false);
+
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.parse(renewsAt) + 60_000);
+    await runCron(Date.now());
+    expect(await balance(account)).toMatchObject({ gb_purchased: 100, exhausted: false });
+    expect(await allowed()).toBe(true);
+  });
 
   it("refuses a product the account never bought with 402 bandwidth-exhausted", async () => {
     const account = await createAccount();

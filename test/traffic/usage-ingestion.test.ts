@@ -42,7 +42,8 @@ describe("POST /internal/gateway/usage (usage reports)", () => {
   it("counts a batch_id sent again once, answering duplicate: true with the first counts", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);
-    const records = [usageRecord(username(subuser.name)), usageRecord(username(subuser.name))];
+    const tenthOfAGb = { bytes_in: 99_999_000, bytes_out: 1000 };
+    const records = [usageRecord(username(subuser.name), tenthOfAGb), usageRecord(username(subuser.name), tenthOfAGb)];
     const first = await json(await reportUsage(records, "gw-batch-1"));
     const again = await json(await reportUsage(records, "gw-batch-1"));
     expect(first).toEqual({ accepted: 2, dropped: 0, duplicate: false });
@@ -53,6 +54,12 @@ describe("POST /internal/gateway/usage (usage reports)", () => {
     );
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect((await traffic(account, "residential", window())).rows[0].requests).toBe(2);
+    const pool = await json(await call("GET", "/v1/residential/balance", { token: account.token }));
+    expect(pool.gb_used).toBe(0.2);
+    // Nothing of it reaches another account's traffic or request log.
+    const other = await createAccount({ bandwidthGb: 1 });
+    expect((await traffic(other, "residential", window())).rows[0].requests).toBe(0);
+    expect((await json(await call("GET", "/v1/residential/requests", { token: other.token }))).data).toEqual([]);
   });
 
   it("forgets batch ids and applied messages after 7 days (the cron prunes D1's dedupe tables)", async () => {

@@ -133,7 +133,7 @@ export async function findPool(ctx: DomainContext, accountId: string, product: B
   const pool = await ctx.db
     .select()
     .from(bandwidthPools)
-    .where(and(eq(bandwidthPools.accountId, accountId), eq(bandwidthPools.product, product)))
+    .where(poolIs({ accountId, product }))
     .get();
   return (
     pool ?? {

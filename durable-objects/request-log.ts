@@ -64,10 +64,16 @@ export class RequestLog {
   /**
    * Keeps the candidates `keepsSample` chooses at the account's rate (`requestsInMinute`: all products, this
    * message's requests included), and thins the entries of every minute `countedMinutes` (the minutes whose count
-   * just grew) to that minute's new count.
+   * just grew) to that minute's new count; minutes past the log's 48 hours have no entries to thin.
    */
-  add(candidates: SampleCandidate[], countedMinutes: number[], requestsInMinute: (minute: number) => number): void {
+  add(
+    candidates: SampleCandidate[],
+    countedMinutes: number[],
+    requestsInMinute: (minute: number) => number,
+    at: number,
+  ): void {
     for (const minute of countedMinutes) {
+      if (minute + MINUTE <= at - REQUEST_LOG_KEPT_MS) continue;
       this.#sql.exec(
         "DELETE FROM request_log WHERE product IN ('residential', 'mobile', 'isp') AND ts >= ? AND ts < ? AND kept_below <= ?",
         minute,

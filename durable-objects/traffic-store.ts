@@ -87,6 +87,7 @@ export class TrafficStore extends DurableObject {
       fresh.flatMap((part) => part.samples),
       [...new Set(cells.map((cell) => cell.minute))],
       (minute) => this.#rollups.requestsInMinute(minute),
+      at,
     );
     this.#wakeBy(this.#pendingRows > PENDING_FOLD_ROWS ? at : at + FOLD_INTERVAL_MS);
     return fresh.length;

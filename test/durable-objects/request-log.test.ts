@@ -100,12 +100,12 @@ describe("RequestLog (in a Durable Object's SQLite)", () => {
       const quiet = Array.from({ length: 60 }, (_, i) => candidate(`req_quiet${i}`, at + MINUTE + i * 100));
       counts.set(at, 99);
       counts.set(at + MINUTE, 60);
-      log.add([...early, ...quiet], [at, at + MINUTE], (minute) => counts.get(minute) ?? 0);
+      log.add([...early, ...quiet], [at, at + MINUTE], (minute) => counts.get(minute) ?? 0, Date.now());
       expect(ids(log)).toHaveLength(159);
 
       // 901 more requests in the first minute, none of them a candidate that is kept: its first 99 are thinned.
       counts.set(at, 1000);
-      log.add([], [at], (minute) => counts.get(minute) ?? 0);
+      log.add([], [at], (minute) => counts.get(minute) ?? 0, Date.now());
       const expected = [...early.filter((sample) => keepsSample(sample, 1000)), ...quiet].map((s) => s.requestId);
       expect(ids(log)).toEqual(expected.sort());
       expect(expected.length).toBeLessThan(80);
@@ -127,9 +127,9 @@ describe("RequestLog (in a Durable Object's SQLite)", () => {
         at,
       );
       const log = new RequestLog(sql);
-      log.add([candidate("req_new", at + 1)], [at], () => 1_000_000);
+      log.add([candidate("req_new", at + 1)], [at], () => 1_000_000, Date.now());
       expect(ids(log)).toEqual(["req_old"]);
-      log.add([candidate("req_new", at + 1)], [at], () => 1);
+      log.add([candidate("req_new", at + 1)], [at], () => 1, Date.now());
       expect(ids(log)).toEqual(["req_new", "req_old"]);
     });
   });

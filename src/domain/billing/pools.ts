@@ -130,11 +130,7 @@ function poolIs(pool: { accountId: string; product: string }) {
 }
 
 export async function findPool(ctx: DomainContext, accountId: string, product: BandwidthProduct): Promise<Pool> {
-  const pool = await ctx.db
-    .select()
-    .from(bandwidthPools)
-    .where(poolIs({ accountId, product }))
-    .get();
+  const pool = await ctx.db.select().from(bandwidthPools).where(poolIs({ accountId, product })).get();
   return (
     pool ?? {
       accountId,

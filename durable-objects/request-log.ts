@@ -72,28 +72,22 @@ export class RequestLog {
     requestsInMinute: (minute: number) => number,
     at: number,
   ): void {
-    for (const minute of countedMinutes) {
-      if (minute + MINUTE <= at - REQUEST_LOG_KEPT_MS) continue;
-      this.#sql.exec(
-        "DELETE FROM request_log WHERE product IN ('residential', 'mobile', 'isp') AND ts >= ? AND ts < ? AND kept_below <= ?",
-        minute,
-        minute + MINUTE,
-        Math.max(1, requestsInMinute(minute)),
-      );
-    }
-    const rates = new Map<number, number>();
-    const rateOf = (ts: number) => {
-      const minute = ts - (ts % MINUTE);
-      let rate = rates.get(minute);
-      if (rate === undefined) {
-        rate = samplingRate(minute, requestsInMinute);
-        rates.set(minute, rate);
+    const counts = new Map<number, number>();
+    const countOf = (minute: number) => {
+      let count = counts.get(minute);
+      if (count === undefined) {
+        count = requestsInMinute(minute);
+        counts.set(minute, count);
       }
-      return rate;
+      return count;
     };
+    this.#thin(
+      countedMinutes.filter((minute) => minute + MINUTE > at - REQUEST_LOG_KEPT_MS),
+      countOf,
+    );
     const kept = candidates
       .map((sample) => ({ sample, keptBelow: keptBelowRate(sample) }))
-      .filter(({ sample, keptBelow }) => Math.max(1, rateOf(sample.ts)) < keptBelow);
+      .filter(({ sample, keptBelow }) => Math.max(1, samplingRate(sample.ts, countOf)) < keptBelow);
     if (kept.length === 0) return;
     this.#sql.exec(
       `INSERT OR IGNORE INTO request_log (product, ts, request_id, subuser, method, target_host, status, bytes,
@@ -165,6 +159,18 @@ export class RequestLog {
       )
       .toArray()
       .map(toSample);
+  }
+
+  /** Drops the entries of each minute that its count (`countOf`) no longer keeps. */
+  #thin(minutes: number[], countOf: (minute: number) => number): void {
+    for (const minute of minutes) {
+      this.#sql.exec(
+        "DELETE FROM request_log WHERE product IN ('residential', 'mobile', 'isp') AND ts >= ? AND ts < ? AND kept_below <= ?",
+        minute,
+        minute + MINUTE,
+        Math.max(1, countOf(minute)),
+      );
+    }
   }
 
   prune(at: number): void {

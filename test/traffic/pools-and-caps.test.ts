@@ -33,6 +33,9 @@ const balance = async (account: TestAccount, product = "residential") => {
   return pool;
 };
 
+/** The gateway's decision on a residential request by the sub-user (its rotating username). */
+const decide = (subuser: TestSubuser) => authorize({ username: username(subuser.name), password: subuser.password });
+
 /** Waits until the pool shows `gbUsed` (usage is applied through the queue). */
 const poolAt = (account: TestAccount, gbUsed: number, product = "residential") =>
   eventually(
@@ -68,11 +71,11 @@ describe("bandwidth pools consume usage (bytes in + out, 1 GB = 10^9 bytes)", ()
         gb_overdrawn: 0,
         exhausted: false,
       });
-      expect((await authorize({ username: username(subuser.name), password: subuser.password })).allow).toBe(true);
+      expect((await decide(subuser)).allow).toBe(true);
 
       await use(subuser, 800);
       expect(await poolAt(account, 1.1)).toMatchObject({ gb_remaining: 0, gb_overdrawn: 0.1, exhausted: true });
-      expect(await authorize({ username: username(subuser.name), password: subuser.password })).toMatchObject({
+      expect(await decide(subuser)).toMatchObject({
         allow: false,
         status: 402,
         error_code: "bandwidth-exhausted",
@@ -89,7 +92,7 @@ describe("bandwidth pools consume usage (bytes in + out, 1 GB = 10^9 bytes)", ()
         gb_overdrawn: 0,
         exhausted: false,
       });
-      expect((await authorize({ username: username(subuser.name), password: subuser.password })).allow).toBe(true);
+      expect((await decide(subuser)).allow).toBe(true);
     },
   );
 
@@ -99,8 +102,6 @@ describe("bandwidth pools consume usage (bytes in + out, 1 GB = 10^9 bytes)", ()
     async () => {
       const account = await createAccount({ bandwidthGb: 1 });
       const subuser = await createSubuser(account);
-      const allowed = async () =>
-        (await authorize({ username: username(subuser.name), password: subuser.password })).allow;
       const pool = () =>
         env.DB.prepare(
           "SELECT exhausted, flips, flips_told FROM bandwidth_pools WHERE account_id = ? AND product = 'residential'",
@@ -117,16 +118,16 @@ describe("bandwidth pools consume usage (bytes in + out, 1 GB = 10^9 bytes)", ()
 
       await use(subuser, 1100);
       await poolAt(account, 1.1);
-      expect(await allowed()).toBe(false);
+      expect((await decide(subuser)).allow).toBe(false);
       const told = await pool();
       expect(told).toMatchObject({ exhausted: 1 });
       expect(told?.flips_told).toBe(told?.flips);
 
       // A top-up committed, and the worker stopped before its hook: nothing flipped, nothing told.
       await topUpBehindTheGates("top_up_count = top_up_count + 1");
-      expect(await allowed()).toBe(false);
+      expect((await decide(subuser)).allow).toBe(false);
       await runCron(Date.now());
-      expect(await allowed()).toBe(true);
+      expect((await decide(subuser)).allow).toBe(true);
       const flippedByCron = await pool();
       expect(flippedByCron).toMatchObject({ exhausted: 0, flips: (told?.flips ?? 0) + 1 });
       expect(flippedByCron?.flips_told).toBe(flippedByCron?.flips);
@@ -134,11 +135,11 @@ describe("bandwidth pools consume usage (bytes in + out, 1 GB = 10^9 bytes)", ()
       // Used up again; then a top-up whose hook flipped the pool but whose push failed.
       await use(subuser, 1000);
       await poolAt(account, 2.1);
-      expect(await allowed()).toBe(false);
+      expect((await decide(subuser)).allow).toBe(false);
       await topUpBehindTheGates("exhausted = 0, flips = flips + 1");
-      expect(await allowed()).toBe(false);
+      expect((await decide(subuser)).allow).toBe(false);
       await runCron(Date.now());
-      expect(await allowed()).toBe(true);
+      expect((await decide(subuser)).allow).toBe(true);
       const retold = await pool();
       expect(retold?.flips_told).toBe(retold?.flips);
     },
@@ -153,24 +154,22 @@ describe("bandwidth pools consume usage (bytes in + out, 1 GB = 10^9 bytes)", ()
     expect(subscribed.status).toBe(201);
     const { renews_at: renewsAt } = await json(subscribed);
     const subuser = await createSubuser(account);
-    const allowed = async () =>
-      (await authorize({ username: username(subuser.name), password: subuser.password })).allow;
     // The starter tier includes 50 GB a month.
     await use(subuser, 50_001);
     await poolAt(account, 50.001);
-    expect(await allowed()).toBe(false);
+    expect((await decide(subuser)).allow).toBe(false);
 
     vi.useFakeTimers({ toFake: ["Date"] });
     vi.setSystemTime(Date.parse(renewsAt) + 60_000);
     await runCron(Date.now());
     expect(await balance(account)).toMatchObject({ gb_purchased: 100, exhausted: false });
-    expect(await allowed()).toBe(true);
+    expect((await decide(subuser)).allow).toBe(true);
   });
 
   it("refuses a product the account never bought with 402 bandwidth-exhausted", async () => {
     const account = await createAccount();
     const subuser = await createSubuser(account);
-    expect(await authorize({ username: username(subuser.name), password: subuser.password })).toMatchObject({
+    expect(await decide(subuser)).toMatchObject({
       allow: false,
       status: 402,
       error_code: "bandwidth-exhausted",
@@ -212,13 +211,13 @@ describe("monthly sub-user caps (traffic_limit_gb)", () => {
         () => subuserBody(account, subuser.id),
         (body) => body.traffic_used_gb === 0.3,
       );
-      expect((await authorize({ username: username(subuser.name), password: subuser.password })).allow).toBe(true);
+      expect((await decide(subuser)).allow).toBe(true);
       await use(subuser, 250);
       await eventually(
         () => subuserBody(account, subuser.id),
         (body) => body.traffic_used_gb === 0.55,
       );
-      const refused = await authorize({ username: username(subuser.name), password: subuser.password });
+      const refused = await decide(subuser);
       expect(refused).toMatchObject({ allow: false, status: 402, error_code: "traffic-limit-reached" });
 
       const raised = await call("PATCH", `/v1/subusers/${subuser.id}`, {
@@ -227,11 +226,11 @@ describe("monthly sub-user caps (traffic_limit_gb)", () => {
       });
       expect(raised.status).toBe(200);
       expect(await json(raised)).toMatchObject({ traffic_limit_gb: 1, traffic_used_gb: 0.55 });
-      expect((await authorize({ username: username(subuser.name), password: subuser.password })).allow).toBe(true);
+      expect((await decide(subuser)).allow).toBe(true);
       await call("PATCH", `/v1/subusers/${subuser.id}`, { token: account.token, body: { traffic_limit_gb: 0.5 } });
-      expect((await authorize({ username: username(subuser.name), password: subuser.password })).allow).toBe(false);
+      expect((await decide(subuser)).allow).toBe(false);
       await call("PATCH", `/v1/subusers/${subuser.id}`, { token: account.token, body: { traffic_limit_gb: null } });
-      expect((await authorize({ username: username(subuser.name), password: subuser.password })).allow).toBe(true);
+      expect((await decide(subuser)).allow).toBe(true);
 
       // A cap counts all of the sub-user's products.
       await use(mobileToo, 300, "mobile");

@@ -1,5 +1,14 @@
 import { sql } from "drizzle-orm";
-import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import {
+  type AnySQLiteColumn,
+  check,
+  index,
+  integer,
+  primaryKey,
+  sqliteTable,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/sqlite-core";
 import { accounts, type Product } from "./accounts";
 import { subusers } from "./subusers";
 
@@ -75,11 +84,24 @@ export const bandwidthPools = sqliteTable(
   (t) => [
     primaryKey({ columns: [t.accountId, t.product] }),
     // Only pools whose gates may not know their state: what the cron looks for every minute.
-    index("bandwidth_pools_gates_behind")
-      .on(t.accountId)
-      .where(sql`${t.flipsTold} < ${t.flips} OR ${t.exhausted} <> (${t.usedBytes} >= ${t.purchasedBytes})`),
+    index("bandwidth_pools_gates_behind").on(t.accountId).where(poolGatesBehind(t)),
   ],
 );
+
+type PoolColumns = Record<"exhausted" | "usedBytes" | "purchasedBytes" | "flips" | "flipsTold", AnySQLiteColumn>;
+
+/** The pool's `exhausted` flag differs from its figures: a flip is due and its gates have not been told. */
+export function poolFlipDue(t: PoolColumns) {
+  return sql`${t.exhausted} <> (${t.usedBytes} >= ${t.purchasedBytes})`;
+}
+
+/**
+ * A flip is due, or one was made and its gates did not confirm it: the partial index's condition, which a query
+ * must repeat exactly for SQLite to use the index.
+ */
+export function poolGatesBehind(t: PoolColumns) {
+  return sql`${t.flipsTold} < ${t.flips} OR ${poolFlipDue(t)}`;
+}
 
 // ── Orders ──────────────────────────────────────────────────────────────────────────────────────────
 

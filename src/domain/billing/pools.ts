@@ -1,7 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { afterCommit, type Statement } from "../../db/guarded-batch";
-import { bandwidthPools } from "../../db/schema";
+import { bandwidthPools, poolFlipDue, poolGatesBehind } from "../../db/schema";
 import { logError } from "../../platform/logger";
 import type { DomainContext, Principal } from "../context";
 import { assertInScope } from "../scope";
@@ -66,11 +66,6 @@ export function consumePoolsStatement(
   );
 }
 
-/** The pool's `exhausted` flag differs from its figures: the gates have not been told yet. */
-const FLIP_DUE = sql`${bandwidthPools.exhausted} <> (${bandwidthPools.usedBytes} >= ${bandwidthPools.purchasedBytes})`;
-/** The partial index's condition (schema): a flip is due, or one was made and the gates did not confirm it. */
-const GATES_BEHIND = sql`${bandwidthPools.flipsTold} < ${bandwidthPools.flips} OR ${FLIP_DUE}`;
-
 /**
  * After a pool changed: when it became used up, or has room again, tell the gates of the account's sub-users (a
  * pool that never existed counts as used up). The flag flips in SQL, so concurrent writers push once each flip;
@@ -90,7 +85,7 @@ async function flipAndTell(ctx: DomainContext, pool: { accountId: string; produc
       exhausted: sql`${bandwidthPools.usedBytes} >= ${bandwidthPools.purchasedBytes}`,
       flips: sql`${bandwidthPools.flips} + 1`,
     })
-    .where(and(poolIs(pool), FLIP_DUE))
+    .where(and(poolIs(pool), poolFlipDue(bandwidthPools)))
     .returning();
   if (flipped) await tellGates(ctx, flipped);
 }
@@ -114,7 +109,7 @@ async function tellGates(ctx: DomainContext, pool: Pool): Promise<void> {
  * the write and its hook) are flipped if due and their current figures told again. Returns how many it found.
  */
 export async function retellPoolGates(ctx: DomainContext): Promise<number> {
-  const behind = await ctx.db.select().from(bandwidthPools).where(GATES_BEHIND).limit(100);
+  const behind = await ctx.db.select().from(bandwidthPools).where(poolGatesBehind(bandwidthPools)).limit(100);
   for (const pool of behind) {
     if (pool.exhausted !== pool.usedBytes >= pool.purchasedBytes) await flipAndTell(ctx, pool);
     else await tellGates(ctx, pool);

@@ -124,12 +124,14 @@ export class SessionBook {
   }
 
   /**
-   * Adds usage messages' session usage, each message once: pins the exit IP of a session that has none, moves it
+   * Adds usage parts' session usage, each part once (a key given twice counts once): pins the exit IP of a session that has none, moves it
    * on a repin, counts bytes and requests, keeps the last 10 requests. The messages' usage is summed per session
    * first, so each session changes once however many messages there are. Returns the current state of every
    * session the messages touched (applied now or before).
    */
-  apply(parts: Array<{ key: string; usages: SessionUsage[] }>, at: number): SessionSnapshot[] {
+  apply(given: Array<{ key: string; usages: SessionUsage[] }>, at: number): SessionSnapshot[] {
+    const distinct = new Set<string>();
+    const parts = given.filter((part) => !distinct.has(part.key) && distinct.add(part.key));
     const applied = new Set(
       this.#sql
         .exec<{ key: string }>(

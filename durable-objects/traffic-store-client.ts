@@ -1,19 +1,47 @@
 import type { SessionFilters } from "./session-index";
 import type { IpHealth, ReportScope, TrafficDayCursor, TrafficDayRow } from "./traffic-reports";
 import type { TrafficQuery, TrafficRow } from "./traffic-rollups";
-import type { StoreIngest, TrafficStore } from "./traffic-store";
-import type { RequestSample, SessionSnapshot, TrafficProduct } from "./traffic-types";
+import type { IngestOutcome, StoreIngest, TrafficStore } from "./traffic-store";
+import type { MeterFigures, RequestSample, SessionSnapshot, Settlement, TrafficProduct } from "./traffic-types";
 
-/** The typed client of one account's `TrafficStore`. */
+/**
+ * The typed client of one account's `TrafficStore`. It owns the meter's first-use step: a store that has not
+ * started metering is given the account's figures by `loadFigures` (read from D1) within the retried call.
+ */
 export class TrafficStoreClient {
   readonly #stub: DurableObjectStub<TrafficStore>;
+  readonly #loadFigures: () => Promise<MeterFigures>;
 
-  constructor(env: Cloudflare.Env, accountId: string) {
+  constructor(env: Cloudflare.Env, accountId: string, loadFigures?: () => Promise<MeterFigures>) {
     this.#stub = env.TRAFFIC_STORE.get(env.TRAFFIC_STORE.idFromName(accountId));
+    this.#loadFigures =
+      loadFigures ??
+      (() => Promise.reject(new Error(`The traffic store of ${accountId} is not metering and no figures were given.`)));
   }
 
-  ingest(message: StoreIngest): Promise<number> {
-    return this.#stub.ingest(message);
+  /** Applies usage parts (each once) and returns how many were new and the settlement due now, if any. */
+  async ingest(input: StoreIngest): Promise<Extract<IngestOutcome, { outcome: "applied" }>> {
+    const outcome = await this.#stub.ingest(input);
+    if (outcome.outcome === "applied") return outcome;
+    const applied = await this.#stub.ingest(input, await this.#loadFigures());
+    if (applied.outcome !== "applied") throw new Error("The traffic store did not take its figures.");
+    return applied;
+  }
+
+  settlement(): Promise<Settlement | null> {
+    return this.#stub.settlement();
+  }
+
+  confirmSettlement(seq: number, figures: MeterFigures): Promise<Settlement | null> {
+    return this.#stub.confirmSettlement(seq, figures);
+  }
+
+  async learnFigures(figures: Partial<MeterFigures>): Promise<void> {
+    await this.#stub.learnFigures(figures);
+  }
+
+  droppedUsage(): Promise<Array<{ day: number; records: number; bytes: number }>> {
+    return this.#stub.droppedUsage();
   }
 
   async upsertSessions(snapshots: SessionSnapshot[]): Promise<void> {

@@ -10,20 +10,38 @@ import {
   TrafficReports,
 } from "./traffic-reports";
 import { PENDING_FOLD_ROWS, Rollups, type TrafficQuery, type TrafficRow } from "./traffic-rollups";
-import type { Cell, RequestSample, SampleCandidate, SessionSnapshot, TrafficProduct } from "./traffic-types";
+import type {
+  Cell,
+  MeterFigures,
+  RequestSample,
+  SampleCandidate,
+  SessionSnapshot,
+  Settlement,
+  TrafficProduct,
+} from "./traffic-types";
+import { SETTLE_INTERVAL_MS, UsageMeter } from "./usage-meter";
 
-/** What one usage message brings to its account's store. */
+/** What one usage part brings to its account's store. */
 export interface StorePart {
   key: string;
   cells: Cell[];
   samples: SampleCandidate[];
 }
 
-/** What a consumer batch brings to one account's store: its usage messages, and the sessions they touched. */
+/** What a consumer batch brings to one account's store: its usage parts, and the sessions they touched. */
 export interface StoreIngest {
+  accountId: string;
   parts: StorePart[];
   sessions: SessionSnapshot[];
 }
+
+/**
+ * `unconfigured`: the store has not started metering; call again with the account's figures from D1. `applied`:
+ * how many parts were new, and the settlement to hand to D1 now, if one is due.
+ */
+export type IngestOutcome =
+  | { outcome: "unconfigured" }
+  | { outcome: "applied"; applied: number; settlement: Settlement | null };
 
 /** Pending rollups are folded into the tiers this often (sooner past PENDING_FOLD_ROWS). */
 const FOLD_INTERVAL_MS = MINUTE;
@@ -33,9 +51,11 @@ const PRUNE_INTERVAL_MS = 60 * MINUTE;
 const APPLIED_KEPT_MS = 7 * DAY;
 
 /**
- * One per account (`idFromName(accountId)`): its traffic rollups, its sampled request log and the index of its
- * sticky sessions (SQLite storage). A usage message is applied once, in one synchronous step, so a crash either
- * applied all of it or none; its key is remembered for the queue's redelivery horizon. Internals are `#private`;
+ * One per account (`idFromName(accountId)`): its traffic rollups, its sampled request log, the index of its
+ * sticky sessions and its usage meter (SQLite storage). A usage part is applied once, in one synchronous step —
+ * rollups, log and meter together — so a crash either applied all of it or none; its key is remembered for the
+ * queue's redelivery horizon. The meter's settlements go to D1 through the caller (the usage consumer), or, when
+ * usage stops arriving, through a `settle` message the alarm sends on the usage queue. Internals are `#private`;
  * callers use `TrafficStoreClient`.
  */
 export class TrafficStore extends DurableObject {
@@ -44,6 +64,7 @@ export class TrafficStore extends DurableObject {
   readonly #log: RequestLog;
   readonly #sessions: SessionIndex;
   readonly #reports: TrafficReports;
+  readonly #meter: UsageMeter;
   #alarmAt: number | null = null;
   /** Rows appended to `pending` since the last fold (this instance's count; a restart folds at the next alarm). */
   #pendingRows = 0;
@@ -56,41 +77,79 @@ export class TrafficStore extends DurableObject {
     this.#log = new RequestLog(this.#sql);
     this.#sessions = new SessionIndex(this.#sql);
     this.#reports = new TrafficReports(this.#sql);
+    this.#meter = new UsageMeter(this.#sql);
   }
 
   /**
-   * Applies usage messages, each once (one set-based write for all of them); returns how many were new. The
-   * session copies always land (a newer copy wins).
+   * Applies usage parts, each once (distinct keys not applied before; one set-based write for all of them), and
+   * meters them. The session copies always land (a newer copy wins). `figures` start the meter on first use.
    */
-  ingest(message: StoreIngest): number {
+  ingest(input: StoreIngest, figures?: MeterFigures): IngestOutcome {
+    if (!this.#meter.configured) {
+      if (!figures) return { outcome: "unconfigured" };
+      this.#meter.configure(input.accountId, figures);
+    }
     const at = now();
-    this.#sessions.upsert(message.sessions);
+    this.#sessions.upsert(input.sessions);
+    const keys = [...new Set(input.parts.map((part) => part.key))];
     const applied = new Set(
       this.#sql
         .exec<{ key: string }>(
           "SELECT key FROM usage_applied WHERE key IN (SELECT value FROM json_each(?))",
-          JSON.stringify(message.parts.map((part) => part.key)),
+          JSON.stringify(keys),
         )
         .toArray()
         .map((row) => row.key),
     );
-    const fresh = message.parts.filter((part) => !applied.has(part.key));
-    if (fresh.length === 0) return 0;
+    const fresh = input.parts.filter((part) => !applied.has(part.key) && applied.add(part.key));
+    if (fresh.length === 0) return { outcome: "applied", applied: 0, settlement: this.#meter.settlement(at, false) };
     this.#sql.exec(
       "INSERT OR IGNORE INTO usage_applied (key, at) SELECT value, ? FROM json_each(?)",
       at,
       JSON.stringify(fresh.map((part) => part.key)),
     );
-    const cells = fresh.flatMap((part) => part.cells);
+    const { cells, samples } = this.#meter.admit(
+      fresh.flatMap((part) => part.cells),
+      fresh.flatMap((part) => part.samples),
+      at,
+    );
     this.#pendingRows += this.#rollups.ingest(cells);
     this.#log.add(
-      fresh.flatMap((part) => part.samples),
+      samples,
       [...new Set(cells.map((cell) => cell.minute))],
       (minute) => this.#rollups.requestsInMinute(minute),
       at,
     );
+    const settlement = this.#meter.settlement(at, this.#meter.meter(cells));
     this.#wakeBy(this.#pendingRows > PENDING_FOLD_ROWS ? at : at + FOLD_INTERVAL_MS);
-    return fresh.length;
+    this.#wakeForMeter();
+    return { outcome: "applied", applied: fresh.length, settlement };
+  }
+
+  /** The settlement to hand to D1 now (a `settle` message asked): what is metered and not settled, if anything. */
+  settlement(): Settlement | null {
+    return this.#meter.settlement(now(), true);
+  }
+
+  /**
+   * D1 applied settlement `seq` and answered with its figures. Returns the next settlement when usage metered
+   * meanwhile already passes a threshold (hand it over at once), else null.
+   */
+  confirmSettlement(seq: number, figures: MeterFigures): Settlement | null {
+    const at = now();
+    const again = this.#meter.confirm(seq, figures, at);
+    this.#wakeForMeter();
+    return again ? this.#meter.settlement(at, true) : null;
+  }
+
+  /** D1's figures as they changed (a top-up, a cap, a deletion); ignored before the meter starts. */
+  learnFigures(figures: Partial<MeterFigures>): void {
+    if (this.#meter.configured) this.#meter.learn(figures);
+  }
+
+  /** Usage dropped per day: a deleted sub-user's, past its drain. */
+  droppedUsage(): Array<{ day: number; records: number; bytes: number }> {
+    return this.#meter.dropped();
   }
 
   upsertSessions(snapshots: SessionSnapshot[]): void {
@@ -143,8 +202,33 @@ export class TrafficStore extends DurableObject {
     this.#pendingRows = 0;
     this.#log.prune(at);
     this.#sessions.prune(at);
+    this.#meter.prune(at);
     this.#sql.exec("DELETE FROM usage_applied WHERE at <= ?", at - APPLIED_KEPT_MS);
     if (this.#rollups.holdsData()) this.#wakeBy(at + PRUNE_INTERVAL_MS);
+    await this.#askForSettlement(at);
+  }
+
+  /**
+   * Usage stopped arriving with some of it not settled: a `settle` message asks the usage consumer to hand it
+   * to D1 (the store itself never writes D1). If sending fails the alarm is retried; a message sent twice settles
+   * once.
+   */
+  async #askForSettlement(at: number): Promise<void> {
+    const due = this.#meter.nextCheck();
+    const accountId = this.#meter.accountId;
+    if (due === null || accountId === null) return;
+    if (due > at) {
+      this.#wakeBy(due);
+      return;
+    }
+    this.#wakeBy(at + SETTLE_INTERVAL_MS);
+    await this.env.USAGE_QUEUE.send(JSON.stringify({ settle: accountId }), { contentType: "text" });
+  }
+
+  /** Wakes when the meter's next settlement is due by time. */
+  #wakeForMeter(): void {
+    const due = this.#meter.nextCheck();
+    if (due !== null) this.#wakeBy(due);
   }
 
   #wakeBy(at: number): void {

@@ -99,6 +99,73 @@ export interface SampleCandidate extends RequestSample {
   weight: number;
 }
 
+/** A sample candidate as usage messages carry it: the fields in `SampleCandidate`'s order, without their names. */
+export type SampleRow = [
+  requestId: string,
+  ts: number,
+  product: TrafficProduct,
+  subuserId: string,
+  method: string,
+  targetHost: string,
+  status: number,
+  bytes: number,
+  exitIp: string,
+  exitGeo: string,
+  exitAsn: number,
+  tag: string | null,
+  weight: number,
+];
+
+export function sampleRow(s: SampleCandidate): SampleRow {
+  return [
+    s.requestId,
+    s.ts,
+    s.product,
+    s.subuserId,
+    s.method,
+    s.targetHost,
+    s.status,
+    s.bytes,
+    s.exitIp,
+    s.exitGeo,
+    s.exitAsn,
+    s.tag,
+    s.weight,
+  ];
+}
+
+export function sampleOf([
+  requestId,
+  ts,
+  product,
+  subuserId,
+  method,
+  targetHost,
+  status,
+  bytes,
+  exitIp,
+  exitGeo,
+  exitAsn,
+  tag,
+  weight,
+]: SampleRow): SampleCandidate {
+  return {
+    requestId,
+    ts,
+    product,
+    subuserId,
+    method,
+    targetHost,
+    status,
+    bytes,
+    exitIp,
+    exitGeo,
+    exitAsn,
+    tag,
+    weight,
+  };
+}
+
 /** One of a session's latest requests. */
 export interface SessionRequest {
   requestId: string;
@@ -152,4 +219,25 @@ export interface SessionSnapshot {
 export interface GateUsage {
   gateName: string;
   sessions: SessionUsage[];
+}
+
+/**
+ * The account's billing figures as D1 holds them (the source of truth for what was bought and for caps): what the
+ * store meters against. It is given them in full when it starts metering and in part with every settlement's
+ * answer, and told of top-ups, cap changes and deletions as they happen.
+ */
+export interface MeterFigures {
+  /** The bandwidth pools (gateway products). */
+  pools: Array<{ product: "residential" | "mobile"; purchasedBytes: number; usedBytes: number; topUpCount: number }>;
+  /** Sub-users with a monthly cap or deleted (`capBytes` null: no cap). */
+  subusers: Array<{ subuserId: string; capBytes: number | null; deletedAt: number | null }>;
+  /** Capped sub-users' usage per UTC month (`2026-11`). */
+  months: Array<{ subuserId: string; month: string; usedBytes: number }>;
+}
+
+/** Usage metered in the store and not yet in D1: bytes to add, numbered so that D1 applies each once. */
+export interface Settlement {
+  seq: number;
+  pools: Array<{ product: "residential" | "mobile"; bytes: number }>;
+  months: Array<{ subuserId: string; month: string; bytes: number }>;
 }

@@ -11,10 +11,10 @@ import { type AccountRow, type AssertionKind, accounts, apiKeys, batchAssertions
 export type Statement = BatchItem<"sqlite">;
 
 /**
- * Why a guarded batch rolled back: the balance would have gone negative, an `abortIf` assertion held, a charge
- * with the same unique key was already made (a job running twice), or a usage message was already applied.
+ * Why a guarded batch rolled back: the balance would have gone negative, an `abortIf` assertion held, or a charge
+ * with the same unique key was already made (a job running twice).
  */
-export type BatchFailure = "insufficient_balance" | AssertionKind | "already_charged" | "already_applied";
+export type BatchFailure = "insufficient_balance" | AssertionKind | "already_charged";
 export type BatchOutcome = { committed: true; results: unknown[] } | { committed: false; failure: BatchFailure };
 
 /**
@@ -124,6 +124,5 @@ function batchFailure(error: unknown): BatchFailure | null {
     if (isCheckViolation(error, `assert_${kind}`)) return kind;
   }
   if (isUniqueViolation(error, "ledger_entries.unique_key")) return "already_charged";
-  if (isUniqueViolation(error, "usage_applied.message_key")) return "already_applied";
   return null;
 }

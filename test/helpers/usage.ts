@@ -1,5 +1,7 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { vi } from "vitest";
+import { domainContext } from "../../src/domain/context";
+import { settleAccountUsage } from "../../src/domain/traffic/apply-usage";
 import worker from "../../src/index";
 import type { TestAccount } from "./accounts";
 import { call, env, gateway, json } from "./http";
@@ -78,4 +80,20 @@ export function holdUsageMessages() {
     return getQueueResult(batch, ctx);
   };
   return { sent, deliver };
+}
+
+/**
+ * Hands the account's metered usage to D1 now, as its traffic store asks a minute after usage stops arriving (at
+ * once when a pool or cap passes a threshold): pools, monthly usage and threshold events show settled figures.
+ */
+export async function settleUsage(account: { id: string }): Promise<void> {
+  await settleAccountUsage(domainContext(env), account.id);
+}
+
+/** `read`, after settling the account's metered usage: for polls of the figures D1 holds (balance, months). */
+export function settledFirst<T>(account: { id: string }, read: () => Promise<T>): () => Promise<T> {
+  return async () => {
+    await settleUsage(account);
+    return read();
+  };
 }

@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { keepsSample } from "../../durable-objects/request-log";
-import type { UsageMessage } from "../../src/domain/traffic/usage-messages";
+import { usagePartsOf } from "../../src/domain/traffic/usage-messages";
 import { createAccount, issueKey, type TestAccount } from "../helpers/accounts";
 import { call, env, json } from "../helpers/http";
 import { orderBatch } from "../helpers/isp";
@@ -366,7 +366,7 @@ describe("GET /{product}/requests: the sampled request log", () => {
     expect([...timestamps].sort((a, b) => b - a)).toEqual(timestamps);
   });
 
-  it("sends the store only the candidates it may keep, at the account's rate as D1 counted it (never above the store's)", async () => {
+  it("sends candidates that depend on the batch alone (a retry sends the very same messages), and the store keeps those its own rate samples", async () => {
     const account = await createAccount({ bandwidthGb: 10 });
     const subuser = await createSubuser(account);
     const at = Date.now();
@@ -374,21 +374,23 @@ describe("GET /{product}/requests: the sampled request log", () => {
     const recordsIn = (count: number) =>
       Array.from({ length: count }, (_, i) => usageRecord(username(subuser.name), { ts: iso(minuteStart + i * 50) }));
     expect((await reportUsage(recordsIn(1000))).status).toBe(202);
-    const counted = () =>
-      env.DB.prepare("SELECT requests FROM usage_minute_requests WHERE account_id = ? AND minute = ?")
-        .bind(account.id, minuteStart)
-        .first<{ requests: number }>();
-    await eventually(counted, (row) => row?.requests === 1000);
+    await eventually(
+      () => traffic(account, "residential", range(minuteStart, minuteStart + MINUTE)),
+      (b) => b.rows[0].requests === 1000,
+    );
     const logBefore = await json(await call("GET", "/v1/residential/requests?limit=1000", { token: account.token }));
 
-    // 200 more in that minute: 100 candidates standing for 2 requests each, kept at 100 × 2 / 1,000 = 20%.
+    // 200 more in that minute: 100 candidates standing for 2 requests each, whatever the store has counted.
     const { sent, deliver } = holdUsageMessages();
     const more = recordsIn(200);
-    expect((await reportUsage(more)).status).toBe(202);
-    const samples = sent.flatMap((message) => (JSON.parse(message.body as string) as UsageMessage).samples);
-    expect(samples.length).toBeGreaterThan(5);
-    expect(samples.length).toBeLessThan(50);
-    expect(samples.every((sample) => sample.weight === 2 && keepsSample(sample, 1000))).toBe(true);
+    const batchId = crypto.randomUUID();
+    expect((await reportUsage(more, batchId)).status).toBe(202);
+    const firstCopy = sent.map((message) => message.body);
+    expect((await reportUsage(more, batchId)).status).toBe(202);
+    expect(sent.slice(firstCopy.length).map((message) => message.body)).toEqual(firstCopy);
+    const samples = firstCopy.flatMap((body) => usagePartsOf(JSON.parse(body as string)).flatMap((p) => p.samples));
+    expect(samples).toHaveLength(100);
+    expect(samples.every((sample) => sample.weight === 2)).toBe(true);
     expect((await deliver()).retryMessages).toHaveLength(0);
     // The store keeps those of them it samples at its own rate, 1,200.
     const logged = await json(await call("GET", "/v1/residential/requests?limit=1000", { token: account.token }));
@@ -400,6 +402,8 @@ describe("GET /{product}/requests: the sampled request log", () => {
         .map((sample) => sample.requestId)
         .sort(),
     );
+    expect(loggedNow.length).toBeGreaterThan(5);
+    expect(loggedNow.length).toBeLessThan(40);
     // The first 1,000's entries (candidates standing for 10 requests each) are thinned to the minute's 1,200.
     const stillLogged = logBefore.data.filter((entry: Record<string, any>) =>
       keepsSample({ requestId: entry.request_id, weight: 10 }, 1200),

@@ -3,7 +3,14 @@ import { buyBandwidth, createAccount, type TestAccount } from "../helpers/accoun
 import { admin, call, env, gateway, json } from "../helpers/http";
 import { batchIps, orderBatch } from "../helpers/isp";
 import { authorize, createSubuser, type TestSubuser, username } from "../helpers/subusers";
-import { eventually, holdUsageMessages, type RecordFields, reportUsage, usageRecord } from "../helpers/usage";
+import {
+  eventually,
+  holdUsageMessages,
+  type RecordFields,
+  reportUsage,
+  settledFirst,
+  usageRecord,
+} from "../helpers/usage";
 
 /** Each of these tests waits for one or more usage reports to pass through the queue (about a second each). */
 const SLOW = { timeout: 40_000 };
@@ -57,7 +64,7 @@ async function balance(account: TestAccount, product: "residential" | "mobile" =
 /** Waits until the pool shows exactly `usedBytes` (usage reaches the pools through the queue). */
 const poolAt = (account: TestAccount, usedBytes: number, product: "residential" | "mobile" = "residential") =>
   eventually(
-    () => balance(account, product),
+    settledFirst(account, () => balance(account, product)),
     (body) => Math.round(body.gb_used * GB) === usedBytes,
   );
 
@@ -70,7 +77,7 @@ async function subuserBody(account: TestAccount, id: string) {
 /** Waits until the sub-user's month shows exactly `usedBytes`. */
 const monthAt = (account: TestAccount, subuser: TestSubuser, usedBytes: number) =>
   eventually(
-    () => subuserBody(account, subuser.id),
+    settledFirst(account, () => subuserBody(account, subuser.id)),
     (body) => Math.round(body.traffic_used_gb * GB) === usedBytes,
   );
 

@@ -8,7 +8,7 @@ import { runCron } from "../helpers/cron";
 import { call, env, gateway, json } from "../helpers/http";
 import { batchIps, orderBatch } from "../helpers/isp";
 import { authorize, createSubuser, type TestSubuser, username } from "../helpers/subusers";
-import { eventually, reportUsage, usageRecord } from "../helpers/usage";
+import { eventually, reportUsage, settledFirst, usageRecord } from "../helpers/usage";
 
 const MB = 1_000_000;
 
@@ -39,7 +39,7 @@ const decide = (subuser: TestSubuser) => authorize({ username: username(subuser.
 /** Waits until the pool shows `gbUsed` (usage is applied through the queue). */
 const poolAt = (account: TestAccount, gbUsed: number, product = "residential") =>
   eventually(
-    () => balance(account, product),
+    settledFirst(account, () => balance(account, product)),
     (body) => Math.abs(body.gb_used - gbUsed) < 1e-9,
   );
 
@@ -208,13 +208,13 @@ describe("monthly sub-user caps (traffic_limit_gb)", () => {
 
       await use(subuser, 300);
       await eventually(
-        () => subuserBody(account, subuser.id),
+        settledFirst(account, () => subuserBody(account, subuser.id)),
         (body) => body.traffic_used_gb === 0.3,
       );
       expect((await decide(subuser)).allow).toBe(true);
       await use(subuser, 250);
       await eventually(
-        () => subuserBody(account, subuser.id),
+        settledFirst(account, () => subuserBody(account, subuser.id)),
         (body) => body.traffic_used_gb === 0.55,
       );
       const refused = await decide(subuser);
@@ -236,7 +236,7 @@ describe("monthly sub-user caps (traffic_limit_gb)", () => {
       await use(mobileToo, 300, "mobile");
       await use(mobileToo, 300);
       await eventually(
-        () => subuserBody(account, mobileToo.id),
+        settledFirst(account, () => subuserBody(account, mobileToo.id)),
         (body) => body.traffic_used_gb === 0.6,
       );
       expect(
@@ -267,7 +267,7 @@ describe("monthly sub-user caps (traffic_limit_gb)", () => {
     expect((await ask()).allow).toBe(true);
     await use(batch.subuser, 150, "isp");
     await eventually(
-      () => subuserBody(account, batch.subuser.id),
+      settledFirst(account, () => subuserBody(account, batch.subuser.id)),
       (body) => body.traffic_used_gb === 0.15,
     );
     expect(await ask()).toMatchObject({ allow: false, status: 402, error_code: "traffic-limit-reached" });
@@ -333,7 +333,7 @@ describe("traffic.threshold events", () => {
     const capEvents = async () => (await thresholdEvents(account.id)).filter((e) => e.scope === "subuser");
     const usedGb = (gb: number) =>
       eventually(
-        () => subuserBody(account, subuser.id),
+        settledFirst(account, () => subuserBody(account, subuser.id)),
         (body) => body.traffic_used_gb === gb,
       );
     await use(subuser, 850);

@@ -2,11 +2,15 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { TrafficStoreClient } from "../../durable-objects/traffic-store-client";
-import { createAccount } from "../helpers/accounts";
+import { type CellRow, cellOf, sampleOf } from "../../durable-objects/traffic-types";
+import { domainContext } from "../../src/domain/context";
+import { settleAccountUsage } from "../../src/domain/traffic/apply-usage";
+import { accountStore } from "../../src/domain/traffic/store";
+import { buyBandwidth, createAccount } from "../helpers/accounts";
 import { runCron } from "../helpers/cron";
 import { BASE, call, env, GATEWAY_TOKEN, json } from "../helpers/http";
 import { createSubuser, username } from "../helpers/subusers";
-import { eventually, holdUsageMessages, reportUsage, traffic, usageRecord } from "../helpers/usage";
+import { eventually, holdUsageMessages, reportUsage, settleUsage, traffic, usageRecord } from "../helpers/usage";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -19,14 +23,12 @@ const recordsOf = (subuser: { name: string }, n: number) =>
 describe("POST /internal/gateway/usage (usage reports)", () => {
   afterEach(() => vi.restoreAllMocks());
 
-  it("accepts a batch, drops records of unknown or deleted sub-users and counts them", async () => {
+  it("accepts a batch, drops records of unknown sub-users or of a product their sub-user lacks and counts them", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const live = await createSubuser(account);
-    const deleted = await createSubuser(account);
-    await call("DELETE", `/v1/subusers/${deleted.id}`, { token: account.token });
     const response = await reportUsage([
       usageRecord(username(live.name)),
-      usageRecord(username(deleted.name)),
+      usageRecord(username(live.name, "type-mob-region-us"), { product: "mobile" }),
       usageRecord(username("nosuchname")),
       usageRecord("not-a-username"),
     ]);
@@ -37,6 +39,41 @@ describe("POST /internal/gateway/usage (usage reports)", () => {
       (b) => b.rows[0].requests === 1,
     );
     expect(answer.rows[0]).toMatchObject({ requests: 1, bytes_in: 1000, bytes_out: 100 });
+  });
+
+  it("counts a deleted sub-user's records while their minute began within 60 s of the deletion (the drain), and drops and counts later ones", async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const kept = await createSubuser(account);
+    const deleted = await createSubuser(account);
+    // The store knows both sub-users' account before the deletion (as when usage was flowing).
+    expect((await reportUsage(recordsOf(kept, 1))).status).toBe(202);
+    await eventually(
+      () => traffic(account, "residential", window()),
+      (b) => b.rows[0].requests === 1,
+    );
+    const at = Date.now();
+    expect((await call("DELETE", `/v1/subusers/${deleted.id}`, { token: account.token })).status).toBe(200);
+    const minuteOf = (t: number) => t - (t % 60_000);
+    const drained = (offsetMs: number) =>
+      usageRecord(username(deleted.name), { ts: new Date(at + offsetMs).toISOString(), bytes_in: 1_000_000 });
+    // Before the deletion, and in minutes that began at most 60 s after it: counted (in flight, drained).
+    const inside = [drained(-5_000), drained(30_000), drained(minuteOf(at + 60_000) - at)];
+    // Minutes that began later than 60 s after the deletion: dropped.
+    const outside = [drained(minuteOf(at + 60_000) + 60_000 - at), drained(10 * 60_000)];
+    const response = await reportUsage([...inside, ...outside]);
+    expect(await json(response)).toEqual({ accepted: 5, dropped: 0, duplicate: false });
+    const range = `from=${new Date(at - HOUR).toISOString()}&to=${new Date(at + HOUR).toISOString()}`;
+    const rows = await eventually(
+      () => traffic(account, "residential", `${range}&group_by=subuser`),
+      (b) => b.rows.some((row: { subuser: string }) => row.subuser === deleted.id),
+    );
+    expect(rows.rows.find((row: { subuser: string }) => row.subuser === deleted.id)).toMatchObject({ requests: 3 });
+    expect(await accountStore(domainContext(env), account.id).droppedUsage()).toEqual([
+      { day: at - (at % DAY), records: 2, bytes: 2 * 1_000_100 },
+    ]);
+    await settleUsage(account);
+    const pool = await json(await call("GET", "/v1/residential/balance", { token: account.token }));
+    expect(pool.gb_used).toBe((1100 + 3 * 1_000_100) / 1e9);
   });
 
   it("counts a batch_id sent again once, answering duplicate: true with the first counts", async () => {
@@ -54,6 +91,7 @@ describe("POST /internal/gateway/usage (usage reports)", () => {
     );
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect((await traffic(account, "residential", window())).rows[0].requests).toBe(2);
+    await settleUsage(account);
     const pool = await json(await call("GET", "/v1/residential/balance", { token: account.token }));
     expect(pool.gb_used).toBe(0.2);
     // Nothing of it reaches another account's traffic or request log.
@@ -62,25 +100,18 @@ describe("POST /internal/gateway/usage (usage reports)", () => {
     expect((await json(await call("GET", "/v1/residential/requests", { token: other.token }))).data).toEqual([]);
   });
 
-  it("forgets batch ids and applied messages after 7 days (the cron prunes D1's dedupe tables)", async () => {
+  it("forgets batch ids after 7 days (the cron prunes them)", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);
     const batchId = crypto.randomUUID();
     expect((await reportUsage([usageRecord(username(subuser.name))], batchId)).status).toBe(202);
-    const rows = async () => {
-      const batches = await env.DB.prepare("SELECT count(*) AS n FROM usage_batches WHERE id = ?")
-        .bind(batchId)
-        .first();
-      const applied = await env.DB.prepare("SELECT count(*) AS n FROM usage_applied WHERE message_key LIKE ?")
-        .bind(`${batchId}:%`)
-        .first();
-      return [batches?.n, applied?.n];
-    };
-    await eventually(rows, ([batches, applied]) => batches === 1 && applied === 1);
+    const rows = async () =>
+      (await env.DB.prepare("SELECT count(*) AS n FROM usage_batches WHERE id = ?").bind(batchId).first())?.n;
+    expect(await rows()).toBe(1);
     await runCron(Date.now() + 6 * DAY);
-    expect(await rows()).toEqual([1, 1]);
+    expect(await rows()).toBe(1);
     await runCron(Date.now() + 7 * DAY + 60_000);
-    expect(await rows()).toEqual([0, 0]);
+    expect(await rows()).toBe(0);
   });
 
   it("splits one sub-user's many sessions across queue messages, so a batch never exceeds the queue's message limit", {
@@ -201,7 +232,7 @@ describe("POST /internal/gateway/usage (usage reports)", () => {
     expect(await post(new Uint8Array(4_000_001))).toEqual({ status: 413, code: "payload_too_large" });
   });
 
-  it("applies an account's messages of one consumer batch together (one store call), each once even when some were applied before", async () => {
+  it("applies an account's parts of one consumer batch together (one store call), each once even when some were applied before", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);
     const { sent, deliver } = holdUsageMessages();
@@ -217,13 +248,14 @@ describe("POST /internal/gateway/usage (usage reports)", () => {
     expect(delivered.retryMessages).toHaveLength(0);
     expect(delivered.explicitAcks).toHaveLength(3);
     expect(ingest).toHaveBeenCalledTimes(1);
-    expect(await ingest.mock.results[0]?.value).toBe(2);
+    expect((await ingest.mock.results[0]?.value)?.applied).toBe(2);
     expect((await traffic(account, "residential", window())).rows[0]).toMatchObject({ requests: 9 });
+    await settleUsage(account);
     const balance = await json(await call("GET", "/v1/residential/balance", { token: account.token }));
     expect(balance.gb_used).toBe((9 * 1100) / 1e9);
   });
 
-  it("applies messages sent as JSON text with cell rows, or in the formats before (a JSON value, named cells), and retries an unreadable one alone", async () => {
+  it("applies messages of packed parts, or of one account's part as sent before (JSON text or value, cell rows or named cells), and retries an unreadable one alone", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);
     const { sent, deliver } = holdUsageMessages();
@@ -232,16 +264,19 @@ describe("POST /internal/gateway/usage (usage reports)", () => {
     expect((await reportUsage(batchOf(3))).status).toBe(202);
     expect((await reportUsage(batchOf(4))).status).toBe(202);
     expect(sent.map((message) => typeof message.body)).toEqual(["string", "string", "string"]);
-    const rows = JSON.parse(sent[0]?.body as string).cells;
-    expect(rows.every((cell: unknown) => Array.isArray(cell) && cell.length === 12)).toBe(true);
+    const packed = JSON.parse(sent[0]?.body as string);
+    expect(packed.parts).toHaveLength(1);
+    expect(packed.parts[0].cells.every((cell: unknown) => Array.isArray(cell) && cell.length === 12)).toBe(true);
+    // One account's part alone, as the queue carried them before: a JSON value with cell rows, and named cells.
+    const single = (body: unknown) => {
+      const [part] = JSON.parse(body as string).parts;
+      return { ...part, samples: part.samples.map(sampleOf) };
+    };
     const asValue = sent[1] as { body: unknown };
-    asValue.body = JSON.parse(asValue.body as string);
+    asValue.body = single(asValue.body);
     const namedCells = sent[2] as { body: unknown };
-    const named = JSON.parse(namedCells.body as string);
-    named.cells = named.cells.map((row: unknown[]) => {
-      const [minute, product, subuserId, region, asn, tag, carrier, ip, bytesIn, bytesOut, requests, errors] = row;
-      return { minute, product, subuserId, region, asn, tag, carrier, ip, bytesIn, bytesOut, requests, errors };
-    });
+    const named = single(namedCells.body);
+    named.cells = named.cells.map((row: CellRow) => cellOf(row));
     namedCells.body = JSON.stringify(named);
     sent.push({ body: "{not json" }, { body: "{}" });
     const delivered = await deliver();
@@ -262,7 +297,7 @@ describe("POST /internal/gateway/usage (usage reports)", () => {
     const records = Array.from({ length: 5 }, () => usageRecord(username(subuser.name), { bytes_in: 200_000_000 }));
     expect((await reportUsage(records)).status).toBe(202);
     expect(sent).toHaveLength(1);
-    // First delivery: the account's store applies the message, then the worker crashes before the pools.
+    // First delivery: the account's store applies and meters the message, then the worker crashes before D1.
     const ingest = TrafficStoreClient.prototype.ingest;
     vi.spyOn(TrafficStoreClient.prototype, "ingest").mockImplementationOnce(async function (
       this: TrafficStoreClient,
@@ -275,7 +310,8 @@ describe("POST /internal/gateway/usage (usage reports)", () => {
     expect(failed.retryMessages).toHaveLength(1);
     const balance = async () => json(await call("GET", "/v1/residential/balance", { token: account.token }));
     expect((await balance()).gb_used).toBe(0);
-    // Redelivered: the store skips what it applied, the pools apply once; a third delivery changes nothing.
+    // Redelivered: the store skips what it applied and hands out the settlement D1 never got; a third delivery
+    // changes nothing.
     expect((await deliver()).retryMessages).toHaveLength(0);
     expect((await deliver()).retryMessages).toHaveLength(0);
     expect((await balance()).gb_used).toBe(1.0000005);
@@ -283,5 +319,135 @@ describe("POST /internal/gateway/usage (usage reports)", () => {
     const store = env.TRAFFIC_STORE.get(env.TRAFFIC_STORE.idFromName(account.id));
     await runDurableObjectAlarm(store);
     expect((await traffic(account, "residential", window())).rows[0]).toMatchObject({ requests: 5 });
+  });
+});
+
+describe("usage is billed exactly once, whatever arrives twice", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  /** Accounts with capped sub-users, and batches of records spread over all of them. */
+  async function fleet(accounts: number, subusersEach: number) {
+    const all = await Promise.all(
+      Array.from({ length: accounts }, async () => {
+        const account = await createAccount({ bandwidthGb: 10 });
+        const subusers = [];
+        for (let i = 0; i < subusersEach; i++) subusers.push(await createSubuser(account, { traffic_limit_gb: 100 }));
+        return { account, subusers };
+      }),
+    );
+    const sent = new Map<string, number>();
+    const batch = (size: number) =>
+      Array.from({ length: size }, (_, i) => {
+        const { subusers } = all[i % all.length] as (typeof all)[number];
+        const subuser = subusers[Math.floor(i / all.length) % subusers.length] as (typeof subusers)[number];
+        sent.set(subuser.id, (sent.get(subuser.id) ?? 0) + 1);
+        return usageRecord(username(subuser.name), { bytes_in: 1_000_000, bytes_out: 1 });
+      });
+    return { all, sent, batch };
+  }
+
+  /** What every figure must show once the usage landed: traffic per sub-user and per hour, pools, months. */
+  async function expectCountedOnce({ all, sent }: Awaited<ReturnType<typeof fleet>>) {
+    for (const { account, subusers } of all) {
+      const expected = subusers.reduce((sum, subuser) => sum + (sent.get(subuser.id) ?? 0), 0);
+      const bySubuser = await eventually(
+        () => traffic(account, "residential", `${window()}&group_by=subuser`),
+        (b) => b.rows.reduce((sum: number, row: { requests: number }) => sum + row.requests, 0) >= expected,
+      );
+      for (const subuser of subusers) {
+        const row = bySubuser.rows.find((r: { subuser: string }) => r.subuser === subuser.id);
+        expect(row?.requests ?? 0).toBe(sent.get(subuser.id) ?? 0);
+      }
+      const byHour = await traffic(account, "residential", `${window()}&group_by=hour`);
+      expect(byHour.rows.reduce((sum: number, row: { requests: number }) => sum + row.requests, 0)).toBe(expected);
+      await settleUsage(account);
+      const pool = await json(await call("GET", "/v1/residential/balance", { token: account.token }));
+      expect(Math.round(pool.gb_used * 1e9)).toBe(expected * 1_000_001);
+      for (const subuser of subusers) {
+        const body = await json(await call("GET", `/v1/subusers/${subuser.id}`, { token: account.token }));
+        expect(Math.round(body.traffic_used_gb * 1e9)).toBe((sent.get(subuser.id) ?? 0) * 1_000_001);
+      }
+    }
+  }
+
+  it("counts one batch_id posted three times at once (racing gateway retries) once in traffic, pools and months", {
+    timeout: 60_000,
+  }, async () => {
+    const state = await fleet(3, 4);
+    const batches = Array.from({ length: 6 }, () => ({ id: crypto.randomUUID(), records: state.batch(400) }));
+    const answers = await Promise.all(
+      batches.flatMap(({ id, records }) => [0, 1, 2].map(async () => json(await reportUsage(records, id)))),
+    );
+    for (let b = 0; b < batches.length; b++) {
+      const copies = answers.slice(b * 3, b * 3 + 3);
+      expect(copies.every((answer) => answer.accepted === 400 && answer.dropped === 0)).toBe(true);
+      expect(copies.filter((answer) => answer.duplicate === false)).toHaveLength(1);
+    }
+    await expectCountedOnce(state);
+  });
+
+  it("applies parts with the same key once when one consumer batch holds them twice (a copy next to its original)", {
+    timeout: 30_000,
+  }, async () => {
+    const state = await fleet(2, 3);
+    const { sent, deliver } = holdUsageMessages();
+    const batchId = crypto.randomUUID();
+    const records = state.batch(300);
+    expect((await reportUsage(records, batchId)).status).toBe(202);
+    expect((await reportUsage(records, batchId)).status).toBe(202);
+    expect(sent.length).toBeGreaterThan(0);
+    expect(sent.slice(sent.length / 2).map((m) => m.body)).toEqual(sent.slice(0, sent.length / 2).map((m) => m.body));
+    // Every message twice more in the same delivery, then the whole lot redelivered.
+    sent.push(...sent.map((message) => ({ body: message.body })));
+    const first = await deliver();
+    expect(first.retryMessages).toHaveLength(0);
+    expect(first.explicitAcks).toHaveLength(sent.length);
+    expect((await deliver()).retryMessages).toHaveLength(0);
+    await expectCountedOnce(state);
+  });
+
+  it("a settlement applied twice changes nothing in D1: pools, months and threshold events count it once", async () => {
+    const account = await createAccount();
+    await buyBandwidth(account, 1);
+    const subuser = await createSubuser(account, { traffic_limit_gb: 1 });
+    const ctx = domainContext(env);
+    expect(
+      (await reportUsage([usageRecord(username(subuser.name), { bytes_in: 100_000_000, bytes_out: 0 })])).status,
+    ).toBe(202);
+    const gbUsed = async () =>
+      (await json(await call("GET", "/v1/residential/balance", { token: account.token }))).gb_used;
+    await eventually(gbUsed, (gb) => gb === 0.1); // the first usage settles at once
+    // 800 MB more: 90% of the pool and of the cap, metered in the store and not settled yet.
+    const { deliver } = holdUsageMessages();
+    expect(
+      (await reportUsage([usageRecord(username(subuser.name), { bytes_in: 800_000_000, bytes_out: 0 })])).status,
+    ).toBe(202);
+    const settle = vi.spyOn(TrafficStoreClient.prototype, "confirmSettlement");
+    const settleOnce = vi.fn();
+    settle.mockImplementation(async () => {
+      settleOnce();
+      return null;
+    });
+    expect((await deliver()).retryMessages).toHaveLength(0);
+    // The settlement reached D1, and its confirmation to the store was lost: D1 is told it again.
+    const settlement = await accountStore(ctx, account.id).settlement();
+    expect(settlement?.pools).toEqual([{ product: "residential", bytes: 800_000_000 }]);
+    expect(await gbUsed()).toBe(0.9);
+    vi.restoreAllMocks();
+    await settleAccountUsage(ctx, account.id);
+    await settleAccountUsage(ctx, account.id);
+    expect(await gbUsed()).toBe(0.9);
+    const body = await json(await call("GET", `/v1/subusers/${subuser.id}`, { token: account.token }));
+    expect(body.traffic_used_gb).toBe(0.9);
+    const { results } = await env.DB.prepare(
+      "SELECT json_extract(payload, '$.scope') AS scope, json_extract(payload, '$.threshold_percent') AS t FROM events WHERE account_id = ? AND type = 'traffic.threshold' ORDER BY scope",
+    )
+      .bind(account.id)
+      .all();
+    expect(results).toEqual([
+      { scope: "pool", t: 80 },
+      { scope: "subuser", t: 80 },
+    ]);
+    expect(await accountStore(ctx, account.id).settlement()).toBeNull();
   });
 });

@@ -6,6 +6,7 @@ import { logError } from "../../platform/logger";
 import type { DomainContext, Principal } from "../context";
 import { assertInScope } from "../scope";
 import { pushPoolFigures } from "../subusers/gate-sync";
+import { accountStore } from "../traffic/store";
 import type { BandwidthProduct } from "./prices";
 
 /** Bandwidth is counted in bytes: 1 GB = 10^9 bytes (1 MB = 10^6), as gateways count it. */
@@ -28,7 +29,10 @@ export interface Pool {
   flipsTold: number;
 }
 
-/** Adds bandwidth to an account's pool of a product (a statement for the paying batch); a new top-up. */
+/**
+ * Adds bandwidth to an account's pool of a product (a statement for the paying batch); a new top-up. Once it
+ * commits, the gates hear whether the pool has room again, and the account's usage meter its new size.
+ */
 export function addToPoolStatement(db: Database, accountId: string, product: BandwidthProduct, bytes: number) {
   return watchPool(
     db
@@ -42,10 +46,20 @@ export function addToPoolStatement(db: Database, accountId: string, product: Ban
         },
       })
       .returning(),
+    async (ctx, pools) => {
+      await accountStore(ctx, accountId).learnFigures({
+        pools: pools.map(({ product, purchasedBytes, usedBytes, topUpCount }) => ({
+          product,
+          purchasedBytes,
+          usedBytes,
+          topUpCount,
+        })),
+      });
+    },
   );
 }
 
-/** Usage consumes pools: `bytes` per product, in the batch that records the usage message as applied. */
+/** Usage consumes pools: `bytes` per product, in the batch that settles metered usage. */
 export function consumePoolsStatement(
   db: Database,
   accountId: string,
@@ -72,9 +86,13 @@ export function consumePoolsStatement(
  * gates keep the highest figures they were told, so pushes arriving out of order cannot undo a later one. A push
  * that fails leaves its flip unconfirmed, and the cron tells the gates again (`retellPoolGates`).
  */
-function watchPool<S extends Statement>(statement: S) {
+function watchPool<S extends Statement>(
+  statement: S,
+  then: (ctx: DomainContext, pools: Pool[]) => Promise<void> = async () => {},
+) {
   return afterCommit(statement, async (ctx, rows) => {
     for (const pool of rows as Pool[]) await flipAndTell(ctx, pool);
+    await then(ctx, rows as Pool[]);
   });
 }
 

@@ -9,6 +9,7 @@ import { keysetPage, type PageQuery } from "../../platform/pagination";
 import { currentAccount } from "../accounts/accounts";
 import type { DomainContext, Principal } from "../context";
 import { assertInScope, productsInScope } from "../scope";
+import { accountStore } from "../traffic/store";
 import { removeScopeStatement } from "../whitelists/store";
 import { syncGate } from "./gate-sync";
 import { capsFor, defaultLimits } from "./limits";
@@ -192,6 +193,7 @@ export async function updateSubuser(
   }
   if (!updated) throw new ApiError("subuser_not_found");
   await syncGate(ctx, updated.name);
+  if (patch.trafficLimitBytes !== undefined) await tellMeter(ctx, updated);
   return updated;
 }
 
@@ -228,5 +230,16 @@ export async function deleteSubuser(ctx: DomainContext, principal: Principal, id
     removeScopeStatement(ctx.db, "subuser", subuser.id),
   ]);
   await syncGate(ctx, subuser.name);
+  await tellMeter(ctx, { ...subuser, deletedAt: at });
   return subuser;
+}
+
+/**
+ * The account's usage meter hears of a cap change or a deletion at once (it settles at once when a cap is passed,
+ * and stops counting a deleted sub-user's usage after the drain); it would also learn it at its next settlement.
+ */
+async function tellMeter(ctx: DomainContext, subuser: SubuserRow): Promise<void> {
+  await accountStore(ctx, subuser.accountId).learnFigures({
+    subusers: [{ subuserId: subuser.id, capBytes: subuser.trafficLimitBytes, deletedAt: subuser.deletedAt }],
+  });
 }

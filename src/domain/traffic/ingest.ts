@@ -1,13 +1,12 @@
-import { eq, sql } from "drizzle-orm";
-import { keepsSample, samplingRate } from "../../../durable-objects/request-log";
+import { sql } from "drizzle-orm";
 import { addSessionUsage } from "../../../durable-objects/session-usage";
-import { type Product, subusers, usageBatches } from "../../db/schema";
+import { type Product, usageBatches } from "../../db/schema";
 import { now } from "../../platform/clock";
 import { uniformHash } from "../../platform/sampling";
 import type { DomainContext } from "../context";
 import { parseUsername } from "../gateway/username";
-import { enqueueMessages, type PackedMessage, packShare } from "./message-packing";
-import { minuteRequestsByAccount, minuteRequestsQuery } from "./minute-requests";
+import { enqueueMessages, packBatch, type Share } from "./message-packing";
+import { type SubuserOwner, subuserOwners } from "./owners";
 import type { Cell, SampleCandidate, SessionUsage } from "./usage-messages";
 import type { UsageBatch, UsageRecord } from "./usage-records";
 
@@ -22,64 +21,52 @@ export interface IngestResult {
   duplicate: boolean;
 }
 
-interface Owner {
-  subuserId: string;
-  accountId: string;
-  gateName: string;
-}
-
 /**
- * Takes a usage batch from the gateway: records of unknown, deleted or foreign-product sub-users are dropped and
- * counted; the rest leave the request through the `usage` queue, grouped by account. The same `batch_id` again
- * is answered `duplicate: true` with the first answer's counts and enqueues nothing.
+ * Takes a usage batch from the gateway: records of unknown sub-users or of a product their sub-user lacks are
+ * dropped and counted; the rest leave the request through the `usage` queue, grouped by account, in messages that
+ * depend on the batch alone. The same `batch_id` posted again (a retry, even one racing the first post) sends the
+ * same messages, which every store applies once, and is answered `duplicate: true` with the first answer's
+ * counts. A deleted sub-user's records are judged by its account's store (they count during the drain).
  */
 export async function ingestUsageBatch(ctx: DomainContext, batch: UsageBatch): Promise<IngestResult> {
   const ownerKeyOf = ownerKeys(ctx);
-  const names = subuserNames(batch.records.map(ownerKeyOf));
-  const times = batch.records.map((record) => Date.parse(record.ts));
-  // One round trip: whether the batch was seen, the owners of its records and their accounts' recent rates.
-  const [seenRows, ownerRows, rateRows] = await ctx.db.batch([
-    ctx.db.select().from(usageBatches).where(eq(usageBatches.id, batch.batch_id)).limit(1),
-    ownersQuery(ctx, names),
-    minuteRequestsQuery(ctx.db, names, times),
-  ]);
-  const seen = seenRows[0];
-  if (seen) return { accepted: seen.accepted, dropped: seen.dropped, duplicate: true };
-
-  const owners = ownersByKey(ownerRows);
+  const owners = await subuserOwners(ctx, subuserNames(batch.records.map(ownerKeyOf)));
   const byAccount = new Map<string, Entry[]>();
   let dropped = 0;
-  batch.records.forEach((record, i) => {
-    const owner = owners.get(ownerKeyOf(record));
-    if (!owner) {
+  for (const record of batch.records) {
+    const [product, name] = splitOwnerKey(ownerKeyOf(record));
+    const owner = owners.get(name);
+    if (!owner?.products.includes(product as Product)) {
       dropped++;
-      return;
+      continue;
     }
     const list = byAccount.get(owner.accountId) ?? [];
-    list.push({ record, owner, ts: times[i] as number });
+    list.push({ record, owner, ts: Date.parse(record.ts) });
     byAccount.set(owner.accountId, list);
-  });
-  const requestsInMinute = minuteRequestsByAccount(rateRows);
-  const messages: PackedMessage[] = [];
-  for (const [accountId, entries] of [...byAccount].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    messages.push(...accountMessages(batch.batch_id, accountId, entries, requestsInMinute(accountId)));
   }
-  await enqueueMessages(ctx, messages);
+  const shares = [...byAccount].map(([accountId, entries]) => accountShare(accountId, entries));
+  await enqueueMessages(ctx, packBatch(batch.batch_id, shares));
+  return recordBatch(ctx, batch.batch_id, batch.records.length - dropped, dropped);
+}
 
-  const accepted = batch.records.length - dropped;
-  const recorded = await ctx.db
+/**
+ * Records the batch (one write, no read first): the first post stores its counts, later ones count themselves
+ * as copies and read the first post's counts back.
+ */
+async function recordBatch(ctx: DomainContext, id: string, accepted: number, dropped: number): Promise<IngestResult> {
+  const [row] = await ctx.db
     .insert(usageBatches)
-    .values({ id: batch.batch_id, accepted, dropped, receivedAt: now() })
-    .onConflictDoNothing()
-    .returning({ id: usageBatches.id });
-  // A concurrent retry recorded it first: its messages were enqueued twice and the stores apply them once.
-  return { accepted, dropped, duplicate: recorded.length === 0 };
+    .values({ id, accepted, dropped, receivedAt: now() })
+    .onConflictDoUpdate({ target: usageBatches.id, set: { copies: sql`${usageBatches.copies} + 1` } })
+    .returning({ accepted: usageBatches.accepted, dropped: usageBatches.dropped, copies: usageBatches.copies });
+  if (!row) throw new Error(`Usage batch ${id} was not recorded.`);
+  return { accepted: row.accepted, dropped: row.dropped, duplicate: row.copies > 1 };
 }
 
 /** A record, its owner and its time (ms). */
 interface Entry {
   record: UsageRecord;
-  owner: Owner;
+  owner: SubuserOwner;
   ts: number;
 }
 
@@ -108,53 +95,19 @@ function recordOwnerKey(ctx: DomainContext, record: UsageRecord): string {
   return parsed.ok && parsed.value.product === record.product ? `${record.product}:${parsed.value.name}` : "";
 }
 
+/** An owner key's product and gateway name (both empty for a record no sub-user can own). */
+function splitOwnerKey(key: string): [string, string] {
+  const colon = key.indexOf(":");
+  return colon < 0 ? ["", ""] : [key.slice(0, colon), key.slice(colon + 1)];
+}
+
 /** The sub-user names of owner keys, once each. */
 function subuserNames(keys: string[]): string[] {
-  return [...new Set(keys.map((key) => key.split(":")[1]).filter((name): name is string => Boolean(name)))];
+  return [...new Set(keys.map((key) => splitOwnerKey(key)[1]).filter((name) => name !== ""))];
 }
 
-/** The live sub-users named (deleted ones are gone). */
-function ownersQuery(ctx: DomainContext, names: string[]) {
-  return ctx.db
-    .select({
-      id: subusers.id,
-      name: subusers.name,
-      accountId: subusers.accountId,
-      products: subusers.products,
-    })
-    .from(subusers)
-    .where(
-      sql`${subusers.name} IN (SELECT value FROM json_each(${JSON.stringify(names)})) AND ${subusers.deletedAt} IS NULL`,
-    );
-}
-
-/** Owners by `product:name`, for every product each sub-user has. */
-function ownersByKey(
-  rows: Array<{ id: string; name: string; accountId: string; products: Product[] }>,
-): Map<string, Owner> {
-  const owners = new Map<string, Owner>();
-  for (const row of rows) {
-    for (const product of row.products) {
-      owners.set(`${product}:${row.name}`, {
-        subuserId: row.id,
-        accountId: row.accountId,
-        gateName: row.name,
-      });
-    }
-  }
-  return owners;
-}
-
-/**
- * One account's share of a batch: aggregated, then packed into messages (JSON) with deterministic keys.
- * `requestsInMinute` is the account's rate as D1 last knew it (minute-requests.ts).
- */
-function accountMessages(
-  batchId: string,
-  accountId: string,
-  entries: Entry[],
-  requestsInMinute: (minute: number) => number,
-): PackedMessage[] {
+/** One account's share of a batch, aggregated: rollup cells, sticky-session usage per gate, log candidates. */
+function accountShare(accountId: string, entries: Entry[]): Share {
   const cells = new Map<string, Cell>();
   const gates = new Map<string, Map<string, SessionUsage>>();
   for (const { record, owner, ts } of entries) {
@@ -165,19 +118,17 @@ function accountMessages(
       gates.set(owner.gateName, sessions);
     }
   }
-  return packShare(
-    { batchId, accountId },
-    {
-      cells: [...cells.values()],
-      sessions: [...gates].flatMap(([gateName, sessions]) =>
-        [...sessions.values()].map((usage) => ({ gateName, usage })),
-      ),
-      samples: sampleCandidates(entries, requestsInMinute),
-    },
-  );
+  return {
+    accountId,
+    cells: [...cells.values()],
+    sessions: [...gates].flatMap(([gateName, sessions]) =>
+      [...sessions.values()].map((usage) => ({ gateName, usage })),
+    ),
+    samples: sampleCandidates(entries),
+  };
 }
 
-function addToCell(cells: Map<string, Cell>, record: UsageRecord, owner: Owner, ts: number): void {
+function addToCell(cells: Map<string, Cell>, record: UsageRecord, owner: SubuserOwner, ts: number): void {
   const minute = ts - (ts % MINUTE_MS);
   const region = record.exit_geo.split("/")[0] ?? "";
   const tag = record.tag ?? "";
@@ -234,24 +185,16 @@ function addToSession(sessions: Map<string, SessionUsage>, record: UsageRecord, 
 }
 
 /**
- * Per minute, at most 100 candidates, chosen uniformly by a hash of the request id (so a retry chooses the same
- * ones); each stands for its share of that minute's requests in the batch. Of those, only the ones the account's
- * store may keep at the rate D1 knows (never above the store's) are sent.
+ * Per minute, at most 100 candidates, chosen uniformly by a hash of the request id; each stands for its share of
+ * that minute's requests in the batch. They depend on the batch alone, never on what the account's store has
+ * counted so far, so a retry of the batch sends exactly the same ones; the store keeps those its rate samples.
  */
-function sampleCandidates(entries: Entry[], requestsInMinute: (minute: number) => number): SampleCandidate[] {
-  const byMinute = new Map<number, Entry[]>();
-  for (const entry of entries) {
-    const minute = entry.ts - (entry.ts % MINUTE_MS);
-    const list = byMinute.get(minute) ?? [];
-    list.push(entry);
-    byMinute.set(minute, list);
-  }
-  return [...byMinute].flatMap(([minute, minuteEntries]) => {
+function sampleCandidates(entries: Entry[]): SampleCandidate[] {
+  const byMinute = Map.groupBy(entries, (entry) => entry.ts - (entry.ts % MINUTE_MS));
+  return [...byMinute.values()].flatMap((minuteEntries) => {
     const chosen = minuteEntries.length <= SAMPLE_CANDIDATES ? minuteEntries : uniformChoice(minuteEntries);
     const weight = minuteEntries.length / chosen.length;
-    const rate = samplingRate(minute, requestsInMinute);
-    const kept = chosen.filter(({ record }) => keepsSample({ requestId: record.request_id, weight }, rate));
-    return kept.map(({ record, owner, ts }) => ({
+    return chosen.map(({ record, owner, ts }) => ({
       requestId: record.request_id,
       ts,
       product: record.product,

@@ -4,17 +4,18 @@ import {
   cellRow,
   type GateUsage,
   type SampleCandidate,
-  type SentUsageMessage,
+  type SentUsagePart,
   type SessionUsage,
+  sampleRow,
 } from "./usage-messages";
 
 /**
- * A message is packed to about 100 KB by an estimate of its items' size, then measured: past 120 KB (a text
- * far from plain ASCII) it is split in two, well below the queue's 128 KB. A `sendBatch` stays below its 100
- * messages and 256 KB.
+ * Parts and messages are packed to about 100 KB by an estimate of their items' size, then measured: a part past
+ * 120 KB (a text far from plain ASCII) is split in two, so every message stays below the queue's 128 KB. A
+ * `sendBatch` stays below its 100 messages and 256 KB.
  */
 const MESSAGE_BYTES = 100_000;
-const MESSAGE_BYTES_MAX = 120_000;
+const PART_BYTES_MAX = 120_000;
 const SEND_BATCH_BYTES = 240_000;
 const SEND_BATCH_MESSAGES = 100;
 
@@ -26,27 +27,55 @@ export interface PackedMessage {
 
 /** An account's share of a usage batch, aggregated. */
 export interface Share {
+  accountId: string;
   cells: Cell[];
   sessions: Array<{ gateName: string; usage: SessionUsage }>;
   samples: SampleCandidate[];
 }
 
+type Items = Omit<Share, "accountId">;
+
 /**
- * Packs an account's share into messages of about 100 KB, in a deterministic order, each serialized once. A
- * gate's sessions may span messages (each is applied once under its own key): one sub-user with many sessions in
- * a batch must not make a message past the queue's limit.
+ * Packs a batch's account shares into messages of about 100 KB: each share is cut into parts (keyed
+ * `batch:account:part`), and parts of several accounts share a message. Deterministic: the same shares give the
+ * same messages, byte for byte, so a retried batch's parts are recognised and applied once. A gate's sessions may
+ * span parts (each is applied once under its own key): one sub-user with many sessions in a batch must not make a
+ * part past the queue's limit.
  */
-export function packShare(id: { batchId: string; accountId: string }, share: Share): PackedMessage[] {
-  const pieces: Share[] = [];
-  let piece: Share = { cells: [], sessions: [], samples: [] };
+export function packBatch(batchId: string, shares: Share[]): PackedMessage[] {
+  const parts = [...shares]
+    .sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0))
+    .flatMap((share) => packedParts(batchId, share));
+  const head = `{"batchId":${JSON.stringify(batchId)},"parts":[`;
+  const messages: PackedMessage[] = [];
+  let texts: string[] = [];
+  let bytes = 0;
+  const flush = () => {
+    messages.push({ text: `${head}${texts.join(",")}]}`, bytes: bytes + head.length + 2 });
+    texts = [];
+    bytes = 0;
+  };
+  for (const part of parts) {
+    if (texts.length > 0 && bytes + part.bytes + 1 > MESSAGE_BYTES) flush();
+    texts.push(part.text);
+    bytes += part.bytes + (texts.length > 1 ? 1 : 0);
+  }
+  if (texts.length > 0) flush();
+  return messages;
+}
+
+/** An account's share as parts (JSON texts, each measured), in a deterministic order. */
+function packedParts(batchId: string, share: Share): PackedMessage[] {
+  const pieces: Items[] = [];
+  let piece: Items = { cells: [], sessions: [], samples: [] };
   let size = 0;
-  const add = <K extends keyof Share>(kind: K, item: Share[K][number], itemSize: number) => {
+  const add = <K extends keyof Items>(kind: K, item: Items[K][number], itemSize: number) => {
     if (size + itemSize > MESSAGE_BYTES && size > 0) {
       pieces.push(piece);
       piece = { cells: [], sessions: [], samples: [] };
       size = 0;
     }
-    (piece[kind] as Array<Share[K][number]>).push(item);
+    (piece[kind] as Array<Items[K][number]>).push(item);
     size += itemSize;
   };
   for (const cell of share.cells) add("cells", cell, cellSize(cell));
@@ -56,11 +85,11 @@ export function packShare(id: { batchId: string; accountId: string }, share: Sha
   const texts: PackedMessage[] = [];
   // A piece larger than estimated (escapes, non-ASCII text) is split in two until it fits; the halves take its
   // part number, so the numbering stays the same for the same batch.
-  const emit = (fit: Share) => {
-    const text = JSON.stringify(message(id, texts.length, fit));
-    const bytes = messageBytes(text);
+  const emit = (fit: Items) => {
+    const text = JSON.stringify(sentPart(`${batchId}:${share.accountId}:${texts.length}`, share.accountId, fit));
+    const bytes = utf8Bytes(text);
     const items = fit.cells.length + fit.sessions.length + fit.samples.length;
-    if (bytes <= MESSAGE_BYTES_MAX || items <= 1) {
+    if (bytes <= PART_BYTES_MAX || items <= 1) {
       texts.push({ text, bytes });
       return;
     }
@@ -72,7 +101,7 @@ export function packShare(id: { batchId: string; accountId: string }, share: Sha
   return texts;
 }
 
-function message(id: { batchId: string; accountId: string }, part: number, piece: Share): SentUsageMessage {
+function sentPart(key: string, accountId: string, piece: Items): SentUsagePart {
   const gates = new Map<string, GateUsage>();
   for (const { gateName, usage } of piece.sessions) {
     const gate = gates.get(gateName);
@@ -80,38 +109,42 @@ function message(id: { batchId: string; accountId: string }, part: number, piece
     else gates.set(gateName, { gateName, sessions: [usage] });
   }
   return {
-    key: `${id.batchId}:${id.accountId}:${part}`,
-    batchId: id.batchId,
-    accountId: id.accountId,
-    part,
+    key,
+    accountId,
     cells: piece.cells.map(cellRow),
     gates: [...gates.values()],
-    samples: piece.samples,
+    samples: piece.samples.map(sampleRow),
   };
 }
 
-/** Estimated JSON sizes: field names, punctuation and numbers as a constant, plus the text fields. */
+/** Estimated JSON sizes: punctuation and numbers as a constant, plus the text fields. */
 function cellSize(cell: Cell): number {
-  return 100 + cell.subuserId.length + cell.tag.length + cell.carrier.length + cell.ip.length;
+  return 70 + cell.subuserId.length + cell.tag.length + cell.carrier.length + cell.ip.length;
 }
 
-function sessionSize({ gateName, usage }: Share["sessions"][number]): number {
+function sessionSize({ gateName, usage }: Items["sessions"][number]): number {
   const requests = usage.lastRequests.reduce((sum, r) => sum + 140 + r.targetHost.length + r.requestId.length, 0);
   return 260 + gateName.length + usage.username.length + requests;
 }
 
 function sampleSize(sample: SampleCandidate): number {
-  return 300 + sample.requestId.length + sample.targetHost.length + sample.exitGeo.length + (sample.tag?.length ?? 0);
+  return (
+    90 +
+    sample.requestId.length +
+    sample.subuserId.length +
+    sample.targetHost.length +
+    sample.exitGeo.length +
+    sample.exitIp.length +
+    (sample.tag?.length ?? 0)
+  );
 }
 
-/** Scratch space to measure texts in (a text that does not fit is over the limit anyway). */
-const utf8 = new Uint8Array(MESSAGE_BYTES_MAX + 4);
 const encoder = new TextEncoder();
 
-/** UTF-8 bytes of a message's text, or Infinity past MESSAGE_BYTES_MAX. */
-function messageBytes(text: string): number {
-  const { read, written } = encoder.encodeInto(text, utf8);
-  return read < text.length ? Number.POSITIVE_INFINITY : written;
+/** UTF-8 bytes of a text (ASCII texts, nearly all of them, without encoding). */
+function utf8Bytes(text: string): number {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range is the point
+  return /^[\x00-\x7f]*$/.test(text) ? text.length : encoder.encode(text).length;
 }
 
 /** Sends the messages (JSON texts) in `sendBatch` calls within the queue's limits. */

@@ -2,39 +2,88 @@ import {
   type Cell,
   type CellRow,
   cellOf,
-  cellRow,
-  type GateUsage as GateSessions,
+  type GateUsage,
   type RequestSample,
   type SampleCandidate,
+  type SampleRow,
   type SessionRequest,
   type SessionUsage,
+  sampleOf,
 } from "../../../durable-objects/traffic-types";
 
-export type { Cell, CellRow, RequestSample, SampleCandidate, SessionRequest, SessionUsage };
-export { cellRow };
+export { cellRow, sampleRow } from "../../../durable-objects/traffic-types";
+
+export type { Cell, CellRow, GateUsage, RequestSample, SampleCandidate, SampleRow, SessionRequest, SessionUsage };
 
 /**
- * What a usage batch becomes on the `usage` queue: per account, rollup cells (usage summed per minute and
- * dimensions), sticky-session usage per sub-user gate, and request-log sample candidates, packed in parts of at
- * most ~100 KB. A message's `key` (`batch:account:part`) is the same whenever the same batch is posted again, so
- * every store applies it once.
+ * What a usage batch becomes on the `usage` queue. Each account's share is aggregated — rollup cells (usage summed
+ * per minute and dimensions), sticky-session usage per sub-user gate, request-log sample candidates — and cut into
+ * parts of at most ~100 KB; messages carry the parts of several accounts, up to ~100 KB each. A part's `key`
+ * (`batch:account:part`) is the same whenever the same batch is posted again, and so is its content, so every
+ * store applies each part once whatever arrives twice.
  */
-export type GateUsage = GateSessions;
-
-export interface UsageMessage {
+export interface UsagePart {
   key: string;
-  batchId: string;
   accountId: string;
-  part: number;
   cells: Cell[];
   gates: GateUsage[];
   samples: SampleCandidate[];
 }
 
-/** A usage message as sent: its cells as rows. */
-export type SentUsageMessage = Omit<UsageMessage, "cells"> & { cells: CellRow[] };
+/** A part as sent: cells and samples as rows (half the bytes to serialize, queue and parse). */
+export interface SentUsagePart {
+  key: string;
+  accountId: string;
+  cells: CellRow[];
+  gates: GateUsage[];
+  samples: SampleRow[];
+}
 
-/** A message as the consumer reads it; cells sent as named objects (before rows) are read as they are. */
-export function receivedUsageMessage(sent: SentUsageMessage | UsageMessage): UsageMessage {
-  return { ...sent, cells: sent.cells.map((cell) => (Array.isArray(cell) ? cellOf(cell) : cell)) };
+/** A message as sent: the parts of one or more accounts of one batch. */
+export interface SentUsageMessage {
+  batchId: string;
+  parts: SentUsagePart[];
+}
+
+/** A message of one account's part, as the queue carried them before parts were packed together. */
+interface SingleAccountMessage {
+  key: string;
+  accountId: string;
+  cells: Array<CellRow | Cell>;
+  gates: GateUsage[];
+  samples: SampleCandidate[];
+}
+
+/** What an account's traffic store sends when usage stopped arriving and some of it is not settled yet. */
+export interface SettleMessage {
+  settle: string;
+}
+
+/** A message as the consumer reads it: usage parts, or an account whose metered usage is due for settlement. */
+export function readUsageMessage(
+  body: SentUsageMessage | SingleAccountMessage | SettleMessage,
+): { parts: UsagePart[] } | { settle: string } {
+  return "settle" in body ? { settle: body.settle } : { parts: usagePartsOf(body) };
+}
+
+/** The parts of a message as the consumer reads it; a message from before parts were packed together is one part. */
+export function usagePartsOf(body: SentUsageMessage | SingleAccountMessage): UsagePart[] {
+  if ("parts" in body) {
+    return body.parts.map((part) => ({
+      key: part.key,
+      accountId: part.accountId,
+      cells: part.cells.map(cellOf),
+      gates: part.gates,
+      samples: part.samples.map(sampleOf),
+    }));
+  }
+  return [
+    {
+      key: body.key,
+      accountId: body.accountId,
+      cells: body.cells.map((cell) => (Array.isArray(cell) ? cellOf(cell) : cell)),
+      gates: body.gates,
+      samples: body.samples,
+    },
+  ];
 }

@@ -1,0 +1,333 @@
+import { DAY, MINUTE, utcMonth } from "../src/platform/clock";
+import type { Cell, MeterFigures, SampleCandidate, Settlement } from "./traffic-types";
+
+/** Metered usage is settled to D1 at most this long after it was counted (sooner when a threshold is passed). */
+export const SETTLE_INTERVAL_MS = MINUTE;
+/** A deleted sub-user's requests still count for this long after the deletion (spec §8.5: in flight, drained). */
+export const DRAIN_MS = MINUTE;
+/** A settlement handed out and not confirmed is asked for again after this long, if no usage brings it back. */
+const SETTLEMENT_RETRY_MS = MINUTE;
+/** Days of dropped-usage counts kept. */
+const DROPPED_KEPT_MS = 90 * DAY;
+/** The shares of a pool or cap whose passing is reported (an event, and the gates at 100%). */
+const THRESHOLDS_PERCENT = [80, 100];
+
+type BandwidthProduct = "residential" | "mobile";
+
+/** Bytes metered and not yet settled: per pool, and per sub-user and UTC month (`sub_…|2026-11`). */
+interface Deltas {
+  pools: Partial<Record<BandwidthProduct, number>>;
+  months: Record<string, number>;
+}
+
+type MeterRow = {
+  account_id: string;
+  prepared: number;
+  settled: number;
+  prepared_at: number | null;
+  settled_at: number | null;
+};
+
+/**
+ * The account's usage meter, inside its traffic store (SQLite, synchronous): pools' consumption and sub-users'
+ * monthly usage, counted in the same step as the rollups, so a usage part that is applied once is metered once.
+ *
+ * - D1 stays the record of what was bought and of caps. The meter knows the D1 figures as of its last settlement
+ *   (`meter_pools`, `meter_months`, `meter_subusers`) and adds what it metered since (`meter_deltas`).
+ * - A **settlement** hands the metered bytes to D1, numbered (`seq`): D1 applies each number once, so a settlement
+ *   applied twice changes nothing. Until D1 confirms it, the settlement is frozen and handed out unchanged; new
+ *   usage goes to the next one.
+ * - It is due every `SETTLE_INTERVAL_MS` while usage arrives, and at once when a pool or a capped sub-user passes
+ *   80% or 100% (or runs out) by the meter's figures: D1 then records the event and flips the gates, judged on its
+ *   own purchased figures, so a top-up the meter has not heard of yet can only make it settle early.
+ * - A deleted sub-user's usage counts while its minute began within `DRAIN_MS` of the deletion; later usage is
+ *   dropped and counted in `usage_dropped`.
+ */
+export class UsageMeter {
+  readonly #sql: SqlStorage;
+  #row: MeterRow | null;
+  #open: Deltas;
+  readonly #pools = new Map<BandwidthProduct, { purchasedBytes: number; usedBytes: number; topUpCount: number }>();
+  readonly #subusers = new Map<string, { capBytes: number | null; deletedAt: number | null }>();
+  readonly #months = new Map<string, number>();
+
+  constructor(sql: SqlStorage) {
+    this.#sql = sql;
+    sql.exec(`
+      CREATE TABLE IF NOT EXISTS meter (id INTEGER PRIMARY KEY CHECK (id = 1), account_id TEXT NOT NULL,
+        prepared INTEGER NOT NULL, settled INTEGER NOT NULL, prepared_at INTEGER, settled_at INTEGER);
+      CREATE TABLE IF NOT EXISTS meter_pools (product TEXT PRIMARY KEY, purchased_bytes INTEGER NOT NULL,
+        used_bytes INTEGER NOT NULL, top_up_count INTEGER NOT NULL) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS meter_subusers (subuser TEXT PRIMARY KEY, cap_bytes INTEGER, deleted_at INTEGER)
+        WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS meter_months (subuser TEXT NOT NULL, month TEXT NOT NULL, used_bytes INTEGER NOT NULL,
+        PRIMARY KEY (subuser, month)) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS meter_deltas (seq INTEGER PRIMARY KEY, pools TEXT NOT NULL, months TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS usage_dropped (day INTEGER PRIMARY KEY, records INTEGER NOT NULL,
+        bytes INTEGER NOT NULL);
+    `);
+    this.#row = sql.exec<MeterRow>("SELECT * FROM meter").toArray()[0] ?? null;
+    this.#open = this.#deltas((this.#row?.prepared ?? 0) + 1) ?? emptyDeltas();
+    for (const r of sql.exec<{
+      product: BandwidthProduct;
+      purchased_bytes: number;
+      used_bytes: number;
+      top_up_count: number;
+    }>("SELECT * FROM meter_pools")) {
+      this.#pools.set(r.product, {
+        purchasedBytes: r.purchased_bytes,
+        usedBytes: r.used_bytes,
+        topUpCount: r.top_up_count,
+      });
+    }
+    for (const r of sql.exec<{ subuser: string; cap_bytes: number | null; deleted_at: number | null }>(
+      "SELECT * FROM meter_subusers",
+    )) {
+      this.#subusers.set(r.subuser, { capBytes: r.cap_bytes, deletedAt: r.deleted_at });
+    }
+    for (const r of sql.exec<{ subuser: string; month: string; used_bytes: number }>("SELECT * FROM meter_months")) {
+      this.#months.set(`${r.subuser}|${r.month}`, r.used_bytes);
+    }
+  }
+
+  /** Whether the meter was given the account's figures (it meters nothing before). */
+  get configured(): boolean {
+    return this.#row !== null;
+  }
+
+  /** The account metered (known once configured). */
+  get accountId(): string | null {
+    return this.#row?.account_id ?? null;
+  }
+
+  /** Starts metering from D1's figures (once; a second start, from a racing call, changes nothing). */
+  configure(accountId: string, figures: MeterFigures): void {
+    if (this.#row) return;
+    this.#row = { account_id: accountId, prepared: 0, settled: 0, prepared_at: null, settled_at: null };
+    this.#sql.exec("INSERT INTO meter (id, account_id, prepared, settled) VALUES (1, ?, 0, 0)", accountId);
+    this.learn(figures);
+  }
+
+  /**
+   * D1's figures, in full or in part: pools' and months' figures only grow, so the higher of the known and the told
+   * one is kept (a late message cannot undo a newer one); a cap is replaced, a deletion kept.
+   */
+  learn(figures: Partial<MeterFigures>): void {
+    for (const pool of figures.pools ?? []) {
+      const known = this.#pools.get(pool.product);
+      const merged = {
+        purchasedBytes: Math.max(known?.purchasedBytes ?? 0, pool.purchasedBytes),
+        usedBytes: Math.max(known?.usedBytes ?? 0, pool.usedBytes),
+        topUpCount: Math.max(known?.topUpCount ?? 0, pool.topUpCount),
+      };
+      this.#pools.set(pool.product, merged);
+      this.#sql.exec(
+        "INSERT OR REPLACE INTO meter_pools (product, purchased_bytes, used_bytes, top_up_count) VALUES (?, ?, ?, ?)",
+        pool.product,
+        merged.purchasedBytes,
+        merged.usedBytes,
+        merged.topUpCount,
+      );
+    }
+    for (const subuser of figures.subusers ?? []) {
+      const deletedAt = this.#subusers.get(subuser.subuserId)?.deletedAt ?? subuser.deletedAt;
+      if (subuser.capBytes === null && deletedAt === null) {
+        // Neither capped nor deleted: nothing to meter it against.
+        this.#subusers.delete(subuser.subuserId);
+        this.#sql.exec("DELETE FROM meter_subusers WHERE subuser = ?", subuser.subuserId);
+        continue;
+      }
+      this.#subusers.set(subuser.subuserId, { capBytes: subuser.capBytes, deletedAt });
+      this.#sql.exec(
+        "INSERT OR REPLACE INTO meter_subusers (subuser, cap_bytes, deleted_at) VALUES (?, ?, ?)",
+        subuser.subuserId,
+        subuser.capBytes,
+        deletedAt,
+      );
+    }
+    for (const month of figures.months ?? []) {
+      if (this.#subusers.get(month.subuserId)?.capBytes == null) continue;
+      const key = `${month.subuserId}|${month.month}`;
+      const usedBytes = Math.max(this.#months.get(key) ?? 0, month.usedBytes);
+      this.#months.set(key, usedBytes);
+      this.#sql.exec(
+        "INSERT OR REPLACE INTO meter_months (subuser, month, used_bytes) VALUES (?, ?, ?)",
+        month.subuserId,
+        month.month,
+        usedBytes,
+      );
+    }
+  }
+
+  /**
+   * The cells and samples that count: a deleted sub-user's count while their minute began within `DRAIN_MS` of
+   * the deletion. The rest is dropped and counted per day.
+   */
+  admit(cells: Cell[], samples: SampleCandidate[], at: number): { cells: Cell[]; samples: SampleCandidate[] } {
+    const drained = (subuserId: string, minute: number) => {
+      const deletedAt = this.#subusers.get(subuserId)?.deletedAt;
+      return deletedAt != null && minute > deletedAt + DRAIN_MS;
+    };
+    const kept = cells.filter((cell) => !drained(cell.subuserId, cell.minute));
+    if (kept.length === cells.length) return { cells, samples };
+    const dropped = cells.filter((cell) => drained(cell.subuserId, cell.minute));
+    const day = at - (at % DAY);
+    this.#sql.exec(
+      `INSERT INTO usage_dropped (day, records, bytes) VALUES (?, ?, ?)
+       ON CONFLICT DO UPDATE SET records = records + excluded.records, bytes = bytes + excluded.bytes`,
+      day,
+      dropped.reduce((sum, cell) => sum + cell.requests, 0),
+      dropped.reduce((sum, cell) => sum + cell.bytesIn + cell.bytesOut, 0),
+    );
+    return {
+      cells: kept,
+      samples: samples.filter((sample) => !drained(sample.subuserId, sample.ts - (sample.ts % MINUTE))),
+    };
+  }
+
+  /**
+   * Meters cells: bytes in + out consume the pool of their product (ISP has none) and their sub-user's month.
+   * Returns whether a pool or a capped sub-user passed a threshold by the meter's figures (settle at once).
+   */
+  meter(cells: Cell[]): boolean {
+    const touchedPools = new Set<BandwidthProduct>();
+    const touchedMonths = new Set<string>();
+    for (const cell of cells) {
+      const bytes = cell.bytesIn + cell.bytesOut;
+      if (bytes === 0) continue;
+      if (cell.product !== "isp") {
+        this.#open.pools[cell.product] = (this.#open.pools[cell.product] ?? 0) + bytes;
+        touchedPools.add(cell.product);
+      }
+      const month = `${cell.subuserId}|${utcMonth(cell.minute)}`;
+      this.#open.months[month] = (this.#open.months[month] ?? 0) + bytes;
+      touchedMonths.add(month);
+    }
+    if (touchedPools.size + touchedMonths.size === 0) return false;
+    this.#saveOpen();
+    return this.#rises(touchedPools, touchedMonths);
+  }
+
+  /** Whether unsettled usage takes one of these pools or capped sub-users' months past a threshold. */
+  #rises(pools: Iterable<BandwidthProduct>, months: Iterable<string>): boolean {
+    const frozen = this.#frozen();
+    const unsettled = (scope: "pools" | "months", key: string) =>
+      ((this.#open[scope] as Record<string, number>)[key] ?? 0) +
+      ((frozen?.[scope] as Record<string, number> | undefined)?.[key] ?? 0);
+    for (const product of pools) {
+      const pool = this.#pools.get(product);
+      if (pool && rises(pool.usedBytes, unsettled("pools", product), pool.purchasedBytes)) return true;
+    }
+    for (const month of months) {
+      const capBytes = this.#subusers.get(month.slice(0, month.indexOf("|")))?.capBytes;
+      if (capBytes != null && rises(this.#months.get(month) ?? 0, unsettled("months", month), capBytes)) return true;
+    }
+    return false;
+  }
+
+  /**
+   * The settlement to hand to D1 now, or null: one handed out and not confirmed yet (the same, unchanged: its
+   * consumer may have died, and D1 applies a number once), else the usage metered since the last one when `now`
+   * is true, the interval has passed, or nothing was ever settled.
+   */
+  settlement(at: number, now: boolean): Settlement | null {
+    const row = this.#row;
+    if (!row) return null;
+    if (row.prepared > row.settled) return this.#settlementOf(row.prepared);
+    if (isEmpty(this.#open)) return null;
+    const due = now || row.settled_at === null || row.settled_at + SETTLE_INTERVAL_MS <= at;
+    if (!due) return null;
+    row.prepared += 1;
+    row.prepared_at = at;
+    this.#sql.exec("UPDATE meter SET prepared = ?, prepared_at = ?", row.prepared, at);
+    this.#open = emptyDeltas();
+    return this.#settlementOf(row.prepared);
+  }
+
+  /**
+   * D1 applied settlement `seq`: its bytes are in D1's figures, which the answer brings. Returns whether what was
+   * metered meanwhile already passes a threshold by the new figures (settle again at once).
+   */
+  confirm(seq: number, figures: MeterFigures, at: number): boolean {
+    const row = this.#row;
+    if (!row || seq !== row.prepared || seq <= row.settled) return false;
+    row.settled = seq;
+    row.settled_at = at;
+    this.#sql.exec("UPDATE meter SET settled = ?, settled_at = ?", seq, at);
+    this.#sql.exec("DELETE FROM meter_deltas WHERE seq <= ?", seq);
+    this.learn(figures);
+    return this.#rises(Object.keys(this.#open.pools) as BandwidthProduct[], Object.keys(this.#open.months));
+  }
+
+  /** When the meter next needs a look (a settlement due by time), or null when nothing waits. */
+  nextCheck(): number | null {
+    const row = this.#row;
+    if (!row) return null;
+    if (row.prepared > row.settled) return (row.prepared_at ?? 0) + SETTLEMENT_RETRY_MS;
+    if (isEmpty(this.#open)) return null;
+    return (row.settled_at ?? 0) + SETTLE_INTERVAL_MS;
+  }
+
+  /** Usage dropped per day (a deleted sub-user's, past its drain), oldest first. */
+  dropped(): Array<{ day: number; records: number; bytes: number }> {
+    return this.#sql
+      .exec<{ day: number; records: number; bytes: number }>("SELECT * FROM usage_dropped ORDER BY day")
+      .toArray();
+  }
+
+  prune(at: number): void {
+    this.#sql.exec("DELETE FROM usage_dropped WHERE day < ?", at - DROPPED_KEPT_MS);
+  }
+
+  #settlementOf(seq: number): Settlement {
+    const deltas = this.#deltas(seq) ?? emptyDeltas();
+    return {
+      seq,
+      pools: Object.entries(deltas.pools).map(([product, bytes]) => ({ product: product as BandwidthProduct, bytes })),
+      months: Object.entries(deltas.months).map(([key, bytes]) => {
+        const [subuserId = "", month = ""] = key.split("|");
+        return { subuserId, month, bytes };
+      }),
+    };
+  }
+
+  #frozen(): Deltas | null {
+    const row = this.#row;
+    return row && row.prepared > row.settled ? this.#deltas(row.prepared) : null;
+  }
+
+  #deltas(seq: number): Deltas | null {
+    const row = this.#sql
+      .exec<{ pools: string; months: string }>("SELECT pools, months FROM meter_deltas WHERE seq = ?", seq)
+      .toArray()[0];
+    return row ? { pools: JSON.parse(row.pools), months: JSON.parse(row.months) } : null;
+  }
+
+  /** The open deltas in one row: one write per ingest, however many sub-users it touched. */
+  #saveOpen(): void {
+    this.#sql.exec(
+      "INSERT OR REPLACE INTO meter_deltas (seq, pools, months) VALUES (?, ?, ?)",
+      (this.#row?.prepared ?? 0) + 1,
+      JSON.stringify(this.#open.pools),
+      JSON.stringify(this.#open.months),
+    );
+  }
+}
+
+function emptyDeltas(): Deltas {
+  return { pools: {}, months: {} };
+}
+
+function isEmpty(deltas: Deltas): boolean {
+  return Object.keys(deltas.pools).length === 0 && Object.keys(deltas.months).length === 0;
+}
+
+/** Whether usage passes a threshold of `size` (or reaches it) that the settled figure had not. */
+function rises(settledBytes: number, unsettledBytes: number, size: number): boolean {
+  if (size <= 0 || unsettledBytes <= 0) return false;
+  return level(settledBytes + unsettledBytes, size) > level(settledBytes, size);
+}
+
+function level(usedBytes: number, size: number): number {
+  return THRESHOLDS_PERCENT.filter((percent) => usedBytes * 100 >= size * percent).length;
+}

@@ -1,0 +1,146 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { TrafficStore } from "../../durable-objects/traffic-store";
+import type { Cell, MeterFigures } from "../../durable-objects/traffic-types";
+import { DRAIN_MS, SETTLE_INTERVAL_MS, UsageMeter } from "../../durable-objects/usage-meter";
+
+const MINUTE = 60_000;
+const GB = 1_000_000_000;
+const T0 = Date.UTC(2026, 10, 24, 12, 0, 0);
+
+const freshStore = () => env.TRAFFIC_STORE.get(env.TRAFFIC_STORE.idFromName(crypto.randomUUID()));
+
+/** A meter in a fresh store's SQLite, started from `figures`. */
+function withMeter(figures: Partial<MeterFigures>, run: (meter: UsageMeter, sql: SqlStorage) => void) {
+  return runInDurableObject(freshStore(), (_store: TrafficStore, state) => {
+    const meter = new UsageMeter(state.storage.sql);
+    meter.configure("usr_test", { pools: [], subusers: [], months: [], ...figures });
+    run(meter, state.storage.sql);
+  });
+}
+
+function cell(bytes: number, fields: Partial<Cell> = {}): Cell {
+  return {
+    minute: T0,
+    product: "residential",
+    subuserId: "sub_a",
+    region: "us",
+    asn: 7922,
+    tag: "",
+    carrier: "",
+    ip: "",
+    bytesIn: bytes,
+    bytesOut: 0,
+    requests: 1,
+    errors: 0,
+    ...fields,
+  };
+}
+
+const pool = (purchasedGb: number, usedGb = 0) => ({
+  product: "residential" as const,
+  purchasedBytes: purchasedGb * GB,
+  usedBytes: usedGb * GB,
+  topUpCount: 1,
+});
+
+describe("the usage meter (inside the account's traffic store)", () => {
+  it("settles the first usage at once, then at most every 60 s, each settlement numbered and frozen until confirmed", async () => {
+    await withMeter({ pools: [pool(100)] }, (meter) => {
+      meter.meter([cell(1000)]);
+      const first = meter.settlement(T0, false);
+      expect(first).toEqual({
+        seq: 1,
+        pools: [{ product: "residential", bytes: 1000 }],
+        months: [{ subuserId: "sub_a", month: "2026-11", bytes: 1000 }],
+      });
+      // Not confirmed: handed out again, unchanged, while new usage goes to the next one.
+      meter.meter([cell(500)]);
+      expect(meter.settlement(T0 + 1000, false)).toEqual(first);
+      expect(meter.confirm(1, { pools: [pool(100)], subusers: [], months: [] }, T0 + 2000)).toBe(false);
+      expect(meter.settlement(T0 + 2000 + SETTLE_INTERVAL_MS - 1, false)).toBeNull();
+      expect(meter.nextCheck()).toBe(T0 + 2000 + SETTLE_INTERVAL_MS);
+      const second = meter.settlement(T0 + 2000 + SETTLE_INTERVAL_MS, false);
+      expect(second?.seq).toBe(2);
+      expect(second?.pools).toEqual([{ product: "residential", bytes: 500 }]);
+      // A confirmation of an older number, or twice, changes nothing.
+      expect(meter.confirm(1, { pools: [], subusers: [], months: [] }, T0 + 3000)).toBe(false);
+      expect(meter.settlement(T0 + 3000, false)).toEqual(second);
+      meter.confirm(2, { pools: [pool(100)], subusers: [], months: [] }, T0 + 4000);
+      expect(meter.settlement(T0 + 4000, true)).toBeNull();
+      expect(meter.nextCheck()).toBeNull();
+    });
+  });
+
+  it("asks to settle at once when a pool or a capped sub-user passes 80% or 100% by its figures, once per level", async () => {
+    await withMeter(
+      {
+        pools: [pool(1, 0.5)],
+        subusers: [{ subuserId: "sub_capped", capBytes: 2 * GB, deletedAt: null }],
+        months: [{ subuserId: "sub_capped", month: "2026-11", usedBytes: 0 }],
+      },
+      (meter) => {
+        expect(meter.meter([cell(0.29 * GB)])).toBe(false); // 79%
+        expect(meter.meter([cell(0.01 * GB)])).toBe(true); // 80%
+        meter.settlement(T0, true);
+        expect(meter.confirm(1, { pools: [pool(1, 0.8)], subusers: [], months: [] }, T0)).toBe(false);
+        expect(meter.meter([cell(0.1 * GB)])).toBe(false); // 90%: no new level
+        expect(meter.meter([cell(0.1 * GB)])).toBe(true); // 100%: runs out
+        // The capped sub-user's month, and ISP usage (no pool) counting only there.
+        const capped = (bytes: number) => cell(bytes, { subuserId: "sub_capped", product: "isp" });
+        expect(meter.meter([capped(1.5 * GB)])).toBe(false);
+        expect(meter.meter([capped(0.1 * GB)])).toBe(true);
+        // An uncapped sub-user never asks.
+        expect(meter.meter([cell(5 * GB, { product: "isp", subuserId: "sub_free" })])).toBe(false);
+      },
+    );
+  });
+
+  it("a top-up it was not told of only makes it settle early: the answer's figures correct it", async () => {
+    await withMeter({ pools: [pool(1, 0.95)] }, (meter) => {
+      expect(meter.meter([cell(0.1 * GB)])).toBe(true); // 105% of the 1 GB it knows
+      const settlement = meter.settlement(T0, true);
+      // D1 had 10 GB bought meanwhile: 10.5% used.
+      expect(meter.confirm(settlement?.seq ?? 0, { pools: [pool(11, 1.05)], subusers: [], months: [] }, T0)).toBe(
+        false,
+      );
+      expect(meter.meter([cell(0.1 * GB)])).toBe(false);
+      meter.learn({ pools: [pool(10, 0.9)] }); // a late, smaller figure never undoes a newer one
+      expect(meter.meter([cell(7.7 * GB)])).toBe(true); // 80% of 11 GB
+    });
+  });
+
+  it("counts a deleted sub-user's usage while its minute began within the drain, and drops and counts the rest per day", async () => {
+    await withMeter({ subusers: [{ subuserId: "sub_gone", capBytes: null, deletedAt: T0 + 30_000 }] }, (meter) => {
+      const gone = (minute: number) => cell(100, { subuserId: "sub_gone", minute });
+      const cutoff = T0 + 30_000 + DRAIN_MS;
+      const cells = [gone(T0), gone(T0 + MINUTE), gone(cutoff - (cutoff % MINUTE) + MINUTE), cell(7)];
+      const sample = (ts: number) => ({ subuserId: "sub_gone", ts }) as Parameters<UsageMeter["admit"]>[1][number];
+      const admitted = meter.admit(cells, [sample(T0 + 5), sample(T0 + 3 * MINUTE)], T0 + 10 * MINUTE);
+      expect(admitted.cells).toEqual([cells[0], cells[1], cells[3]]);
+      expect(admitted.samples.map((s) => s.ts)).toEqual([T0 + 5]);
+      expect(meter.dropped()).toEqual([{ day: T0 - (T0 % 86_400_000), records: 1, bytes: 100 }]);
+    });
+  });
+
+  it("keeps its state across restarts: the open and the frozen settlement, and the figures", async () => {
+    const store = freshStore();
+    await runInDurableObject(store, (_store: TrafficStore, state) => {
+      const meter = new UsageMeter(state.storage.sql);
+      expect(meter.configured).toBe(false);
+      expect(meter.settlement(T0, true)).toBeNull();
+      meter.configure("usr_test", { pools: [pool(1)], subusers: [], months: [] });
+      meter.meter([cell(100)]);
+      meter.settlement(T0, true);
+      meter.meter([cell(40)]);
+    });
+    await runInDurableObject(store, (_store: TrafficStore, state) => {
+      const meter = new UsageMeter(state.storage.sql);
+      expect(meter.accountId).toBe("usr_test");
+      expect(meter.settlement(T0, false)?.pools).toEqual([{ product: "residential", bytes: 100 }]);
+      meter.confirm(1, { pools: [pool(1, 0)], subusers: [], months: [] }, T0);
+      expect(meter.settlement(T0, true)?.pools).toEqual([{ product: "residential", bytes: 40 }]);
+      expect(meter.meter([cell(0.8 * GB)])).toBe(true);
+    });
+  });
+});

@@ -34,7 +34,11 @@ export const subuserSchema = z
       description:
         "Monthly (UTC) traffic cap in GB; over it the gateway answers 402 traffic-limit-reached. null: none.",
     }),
-    traffic_used_gb: z.number().openapi({ description: "Traffic of the current UTC month, in GB (10^9 bytes)." }),
+    traffic_used_gb: z.number().openapi({
+      description:
+        "Traffic of the current UTC month, in GB (10^9 bytes), as last settled: at most a minute behind the usage " +
+        "the gateway reported, and at once when the cap's 80% or 100% is passed.",
+    }),
     created_at: timestamp(),
   })
   .openapi("Subuser");

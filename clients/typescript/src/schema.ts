@@ -1107,7 +1107,7 @@ export interface paths {
     };
     /**
      * Bandwidth pool of a product
-     * @description The account's prepaid GB for a gateway product, shared by all its sub-users of that product.
+     * @description The account's prepaid GB for a gateway product, shared by all its sub-users of that product. Usage figures are those of the last settlement: at most a minute behind the usage the gateway reported.
      */
     get: operations["getBandwidthBalance"];
     put?: never;
@@ -1583,7 +1583,7 @@ export interface components {
       rps_max: number;
       /** @description Monthly (UTC) traffic cap in GB; over it the gateway answers 402 traffic-limit-reached. null: none. */
       traffic_limit_gb: number | null;
-      /** @description Traffic of the current UTC month, in GB (10^9 bytes). */
+      /** @description Traffic of the current UTC month, in GB (10^9 bytes), as last settled: at most a minute behind the usage the gateway reported, and at once when the cap's 80% or 100% is passed. */
       traffic_used_gb: number;
       /** Format: date-time */
       created_at: string;
@@ -2920,7 +2920,7 @@ export interface components {
       product: "residential" | "mobile";
       /** @description All GB bought: orders and subscription periods. */
       gb_purchased: number;
-      /** @description GB (10^9 bytes). */
+      /** @description Usage as last settled: each account's usage is metered as it arrives and settled here at least every minute, and at once when the pool passes 80% or 100% (so `exhausted` and refusals are never late). */
       gb_used: number;
       /**
        * @description GB (10^9 bytes).
@@ -12090,4 +12090,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "72af3746216d5aefe6f3eb54d2b7b16ca814f6d5ce10c962f234be69642471b2";
+export const CONTRACT_SHA256 = "60d320ffb728cd7c1e034b841ace967f6c673044152eda5bf463b220dd17f0f4";

@@ -16,9 +16,13 @@ export const route = internalRoute(
     summary: "Report usage",
     description:
       "A batch of 1-1,000 finished proxy requests (the body may be `Content-Encoding: gzip`). Usage reaches " +
-      "pools, traffic, sessions and the request log within seconds, exactly once: the same `batch_id` again is " +
-      "accepted and counted once (`duplicate: true`, with the first answer's counts). Records of unknown or deleted " +
-      "sub-users are dropped and counted; an invalid record fails the whole batch (422 naming its index).",
+      "traffic, sessions and the request log within seconds, and the pools and monthly caps within a minute (at " +
+      "once when one runs out), exactly once: the same `batch_id` again, even racing the first post, is " +
+      "accepted and counted once (`duplicate: true` for every post after the first, with the first answer's " +
+      "counts). Records of unknown sub-users or of a product their sub-user lacks are dropped and counted " +
+      "(`dropped`); a deleted sub-user's records count while their minute began within 60 s of the deletion (the " +
+      "drain) and are dropped by the account's store after that. An invalid record fails the whole batch (422 " +
+      "naming its index).",
     request: { body: jsonBody(usageBatchSchema) },
     errors: ["payload_too_large"],
     responses: {
@@ -26,7 +30,9 @@ export const route = internalRoute(
         z
           .object({
             accepted: integer(0, 1000),
-            dropped: integer(0, 1000),
+            dropped: integer(0, 1000).openapi({
+              description: "Records of unknown sub-users, or of a product their sub-user lacks.",
+            }),
             duplicate: z.boolean().openapi({ description: "This batch_id was reported before." }),
           })
           .openapi("UsageAccepted"),

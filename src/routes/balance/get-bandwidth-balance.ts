@@ -9,7 +9,11 @@ const balanceSchema = z
   .object({
     product: z.enum(["residential", "mobile"]),
     gb_purchased: gb().openapi({ description: "All GB bought: orders and subscription periods." }),
-    gb_used: gb(),
+    gb_used: gb().openapi({
+      description:
+        "Usage as last settled: each account's usage is metered as it arrives and settled here at least every " +
+        "minute, and at once when the pool passes 80% or 100% (so `exhausted` and refusals are never late).",
+    }),
     gb_remaining: gb().openapi({ example: 37.5 }),
     gb_overdrawn: gb().openapi({
       description:
@@ -27,7 +31,9 @@ export const route = apiRoute({
   path: "/{product}/balance",
   tags: ["Orders"],
   summary: "Bandwidth pool of a product",
-  description: "The account's prepaid GB for a gateway product, shared by all its sub-users of that product.",
+  description:
+    "The account's prepaid GB for a gateway product, shared by all its sub-users of that product. Usage figures " +
+    "are those of the last settlement: at most a minute behind the usage the gateway reported.",
   request: { params: z.object({ product: z.enum(["residential", "mobile"]) }) },
   errors: ["invalid_request", "subuser_scope_mismatch"],
   responses: { 200: jsonContent(balanceSchema, "The pool.") },

@@ -1,0 +1,220 @@
+import { DAY, MINUTE } from "../src/platform/clock";
+import { RequestLog } from "./request-log";
+import { type SessionFilters, SessionIndex } from "./session-index";
+import {
+  type IpHealth,
+  type ReportScope,
+  type TrafficDayCursor,
+  type TrafficDayRow,
+  TrafficReports,
+} from "./traffic-reports";
+import { PENDING_FOLD_ROWS, Rollups, type TrafficQuery, type TrafficRow } from "./traffic-rollups";
+import type {
+  Cell,
+  MeterFigures,
+  RequestSample,
+  SampleCandidate,
+  SessionSnapshot,
+  Settlement,
+  TrafficProduct,
+} from "./traffic-types";
+import { SETTLE_INTERVAL_MS, UsageMeter } from "./usage-meter";
+
+/** What one usage part brings to its account's store. */
+export interface StorePart {
+  key: string;
+  cells: Cell[];
+  samples: SampleCandidate[];
+}
+
+/** What a consumer batch brings to one account's store: its usage parts, and the sessions they touched. */
+export interface StoreIngest {
+  accountId: string;
+  parts: StorePart[];
+  sessions: SessionSnapshot[];
+}
+
+/**
+ * `unconfigured`: the store has not started metering; call again with the account's figures from D1. `applied`:
+ * how many parts were new, and the settlement to hand to D1 now, if one is due.
+ */
+export type IngestOutcome =
+  | { outcome: "unconfigured" }
+  | { outcome: "applied"; applied: number; settlement: Settlement | null };
+
+/** Pending rollups are folded into the tiers this often (sooner past PENDING_FOLD_ROWS). */
+const FOLD_INTERVAL_MS = MINUTE;
+/** With no new usage, what is past its horizon is still forgotten this often. */
+const PRUNE_INTERVAL_MS = 60 * MINUTE;
+/** Usage parts applied, kept as long as the queue may redeliver them. */
+const APPLIED_KEPT_MS = 7 * DAY;
+
+/**
+ * One account's traffic over one SQLite database, synchronous: its rollups, sampled request log, session index
+ * and usage meter. The `TrafficStore` Durable Object serves it (and wakes when `nextWake` says); the scale
+ * simulation runs the same code on `node:sqlite`. A usage part is applied once, in one synchronous step — rollups,
+ * log and meter together — so a crash either applied all of it or none; its key is remembered for the queue's
+ * redelivery horizon.
+ */
+export class AccountTraffic {
+  readonly #sql: SqlStorage;
+  readonly #rollups: Rollups;
+  readonly #log: RequestLog;
+  readonly #sessions: SessionIndex;
+  readonly #reports: TrafficReports;
+  readonly #meter: UsageMeter;
+  /** Rows appended to `pending` since the last fold (this instance's count; a restart folds at the next wake). */
+  #pendingRows = 0;
+  #foldBy: number | null = null;
+  #pruneBy: number | null = null;
+  /** When a `settle` message was last asked for (asked again a settlement interval later if still due). */
+  #settleAskedAt: number | null = null;
+
+  constructor(sql: SqlStorage) {
+    this.#sql = sql;
+    sql.exec("CREATE TABLE IF NOT EXISTS usage_applied (key TEXT PRIMARY KEY, at INTEGER NOT NULL)");
+    this.#rollups = new Rollups(sql);
+    this.#log = new RequestLog(sql);
+    this.#sessions = new SessionIndex(sql);
+    this.#reports = new TrafficReports(sql);
+    this.#meter = new UsageMeter(sql);
+  }
+
+  /**
+   * Applies usage parts, each once (distinct keys not applied before; one set-based write for all of them), and
+   * meters them. The session copies always land (a newer copy wins). `figures` start the meter on first use.
+   */
+  ingest(input: StoreIngest, figures: MeterFigures | undefined, at: number): IngestOutcome {
+    if (!this.#meter.configured) {
+      if (!figures) return { outcome: "unconfigured" };
+      this.#meter.configure(input.accountId, figures);
+    }
+    this.#sessions.upsert(input.sessions);
+    const keys = [...new Set(input.parts.map((part) => part.key))];
+    const applied = new Set(
+      this.#sql
+        .exec<{ key: string }>(
+          "SELECT key FROM usage_applied WHERE key IN (SELECT value FROM json_each(?))",
+          JSON.stringify(keys),
+        )
+        .toArray()
+        .map((row) => row.key),
+    );
+    const fresh = input.parts.filter((part) => !applied.has(part.key) && applied.add(part.key));
+    if (fresh.length === 0) return { outcome: "applied", applied: 0, settlement: this.#meter.settlement(at, false) };
+    this.#sql.exec(
+      "INSERT OR IGNORE INTO usage_applied (key, at) SELECT value, ? FROM json_each(?)",
+      at,
+      JSON.stringify(fresh.map((part) => part.key)),
+    );
+    const { cells, samples } = this.#meter.admit(
+      fresh.flatMap((part) => part.cells),
+      fresh.flatMap((part) => part.samples),
+      at,
+    );
+    this.#pendingRows += this.#rollups.ingest(cells);
+    this.#log.add(
+      samples,
+      [...new Set(cells.map((cell) => cell.minute))],
+      (minute) => this.#rollups.requestsInMinute(minute),
+      at,
+    );
+    const settlement = this.#meter.settlement(at, this.#meter.meter(cells));
+    const foldBy = this.#pendingRows > PENDING_FOLD_ROWS ? at : at + FOLD_INTERVAL_MS;
+    this.#foldBy = Math.min(this.#foldBy ?? foldBy, foldBy);
+    return { outcome: "applied", applied: fresh.length, settlement };
+  }
+
+  /** The settlement to hand to D1 now (a `settle` message asked): what is metered and not settled, if anything. */
+  settlement(at: number): Settlement | null {
+    return this.#meter.settlement(at, true);
+  }
+
+  /**
+   * D1 applied settlement `seq` and answered with its figures. Returns the next settlement when usage metered
+   * meanwhile already passes a threshold (hand it over at once), else null.
+   */
+  confirmSettlement(seq: number, figures: MeterFigures, at: number): Settlement | null {
+    this.#settleAskedAt = null;
+    return this.#meter.confirm(seq, figures, at) ? this.#meter.settlement(at, true) : null;
+  }
+
+  /** D1's figures as they changed (a top-up, a cap, a deletion); ignored before the meter starts. */
+  learnFigures(figures: Partial<MeterFigures>): void {
+    if (this.#meter.configured) this.#meter.learn(figures);
+  }
+
+  /** Usage dropped per day: a deleted sub-user's, past its drain. */
+  droppedUsage(): Array<{ day: number; records: number; bytes: number }> {
+    return this.#meter.dropped();
+  }
+
+  upsertSessions(snapshots: SessionSnapshot[]): void {
+    this.#sessions.upsert(snapshots);
+  }
+
+  traffic(query: TrafficQuery, at: number): TrafficRow[] {
+    return this.#rollups.query(query, at);
+  }
+
+  requests(query: { product: TrafficProduct; subuserId?: string; limit: number }, at: number): RequestSample[] {
+    return this.#log.list(query, at);
+  }
+
+  reportTrafficDays(scope: ReportScope, cursor: TrafficDayCursor | null, limit: number, at: number): TrafficDayRow[] {
+    return this.#reports.trafficDays(scope, cursor, limit, at);
+  }
+
+  reportRequestLog(
+    scope: ReportScope,
+    cursor: { ts: number; requestId: string } | null,
+    limit: number,
+    at: number,
+  ): RequestSample[] {
+    return this.#log.range(scope, cursor, limit, at);
+  }
+
+  reportIpHealth(ips: string[], from: number, to: number, at: number): IpHealth[] {
+    return this.#reports.ipHealth(ips, from, to, at);
+  }
+
+  listSessions(filters: SessionFilters, at: number): SessionSnapshot[] {
+    return this.#sessions.list(filters, at);
+  }
+
+  session(id: string): SessionSnapshot | null {
+    return this.#sessions.find(id);
+  }
+
+  /**
+   * The store's periodic work: folds pending rollups and forgets what is past its horizon (every minute while
+   * usage arrives, then hourly until nothing is left). Returns the account whose metered usage should be settled
+   * by a `settle` message now (usage stopped arriving with some of it not settled), if any.
+   */
+  maintain(at: number): string | null {
+    this.#foldBy = null;
+    this.#rollups.fold(at);
+    this.#pendingRows = 0;
+    this.#log.prune(at);
+    this.#sessions.prune(at);
+    this.#meter.prune(at);
+    this.#sql.exec("DELETE FROM usage_applied WHERE at <= ?", at - APPLIED_KEPT_MS);
+    this.#pruneBy = this.#rollups.holdsData() ? at + PRUNE_INTERVAL_MS : null;
+    const due = this.#meterDue();
+    if (due === null || due > at) return null;
+    this.#settleAskedAt = at;
+    return this.#meter.accountId;
+  }
+
+  /** When the store next needs `maintain` (a fold, a prune, a settlement due), or null. */
+  nextWake(): number | null {
+    const times = [this.#foldBy, this.#pruneBy, this.#meterDue()].filter((t): t is number => t !== null);
+    return times.length > 0 ? Math.min(...times) : null;
+  }
+
+  #meterDue(): number | null {
+    const due = this.#meter.nextCheck();
+    if (due === null || this.#settleAskedAt === null) return due;
+    return Math.max(due, this.#settleAskedAt + SETTLE_INTERVAL_MS);
+  }
+}

@@ -1,0 +1,136 @@
+import { addSessionUsage } from "../../../durable-objects/session-usage";
+import type { Product } from "../../db/schema";
+import { uniformHash } from "../../platform/sampling";
+import type { Share } from "./message-packing";
+import type { Cell, SampleCandidate, SessionUsage } from "./usage-messages";
+import type { UsageRecord } from "./usage-records";
+
+/** Request-log candidates per account, minute and batch; the account's store thins them to a uniform sample. */
+const SAMPLE_CANDIDATES = 100;
+const MINUTE_MS = 60_000;
+const RANK_SEED = 0x9747b28c;
+
+/** A record, its sub-user (id and gateway name) and its time (ms). */
+export interface OwnedRecord {
+  record: UsageRecord;
+  owner: { subuserId: string; gateName: string };
+  ts: number;
+}
+
+/**
+ * One account's share of a usage batch, aggregated: rollup cells (usage summed per minute and dimensions), sticky-
+ * session usage per gate, request-log candidates. Pure and deterministic: the same records give the same share.
+ */
+export function accountShare(accountId: string, entries: OwnedRecord[]): Share {
+  const cells = new Map<string, Cell>();
+  const gates = new Map<string, Map<string, SessionUsage>>();
+  for (const { record, owner, ts } of entries) {
+    addToCell(cells, record, owner, ts);
+    if (record.product !== "isp" && record.username.includes("-session-")) {
+      const sessions = gates.get(owner.gateName) ?? new Map<string, SessionUsage>();
+      addToSession(sessions, record, ts);
+      gates.set(owner.gateName, sessions);
+    }
+  }
+  return {
+    accountId,
+    cells: [...cells.values()],
+    sessions: [...gates].flatMap(([gateName, sessions]) =>
+      [...sessions.values()].map((usage) => ({ gateName, usage })),
+    ),
+    samples: sampleCandidates(entries),
+  };
+}
+
+function addToCell(cells: Map<string, Cell>, record: UsageRecord, owner: OwnedRecord["owner"], ts: number): void {
+  const minute = ts - (ts % MINUTE_MS);
+  const region = record.exit_geo.split("/")[0] ?? "";
+  const tag = record.tag ?? "";
+  const carrier = record.carrier_name ?? "";
+  const ip = record.product === "isp" ? (record.dest_ip ?? "") : "";
+  const key = [minute, record.product, owner.subuserId, region, record.exit_asn, tag, carrier, ip].join("|");
+  const cell = cells.get(key) ?? {
+    minute,
+    product: record.product,
+    subuserId: owner.subuserId,
+    region,
+    asn: record.exit_asn,
+    tag,
+    carrier,
+    ip,
+    bytesIn: 0,
+    bytesOut: 0,
+    requests: 0,
+    errors: 0,
+  };
+  cell.bytesIn += record.bytes_in;
+  cell.bytesOut += record.bytes_out;
+  cell.requests += 1;
+  if (record.error_code !== null) cell.errors += 1;
+  cells.set(key, cell);
+}
+
+function addToSession(sessions: Map<string, SessionUsage>, record: UsageRecord, ts: number): void {
+  const bytes = record.bytes_in + record.bytes_out;
+  const usage: SessionUsage = {
+    username: record.username,
+    product: record.product as Product,
+    firstTs: ts,
+    lastTs: ts,
+    firstExitIp: record.exit_ip,
+    repinnedExitIp: record.repinned ? record.exit_ip : null,
+    bytes,
+    requests: 1,
+    lastRequests: [
+      {
+        requestId: record.request_id,
+        ts,
+        method: record.method,
+        targetHost: record.target_host,
+        status: record.status,
+        bytes,
+        exitIp: record.exit_ip,
+      },
+    ],
+  };
+  const session = sessions.get(record.username);
+  if (session) addSessionUsage(session, usage);
+  else sessions.set(record.username, usage);
+}
+
+/**
+ * Per minute, at most 100 candidates, chosen uniformly by a hash of the request id; each stands for its share of
+ * that minute's requests in the batch. They depend on the batch alone, never on what the account's store has
+ * counted so far, so a retry of the batch sends exactly the same ones; the store keeps those its rate samples.
+ */
+function sampleCandidates(entries: OwnedRecord[]): SampleCandidate[] {
+  const byMinute = Map.groupBy(entries, (entry) => entry.ts - (entry.ts % MINUTE_MS));
+  return [...byMinute.values()].flatMap((minuteEntries) => {
+    const chosen = minuteEntries.length <= SAMPLE_CANDIDATES ? minuteEntries : uniformChoice(minuteEntries);
+    const weight = minuteEntries.length / chosen.length;
+    return chosen.map(({ record, owner, ts }) => ({
+      requestId: record.request_id,
+      ts,
+      product: record.product,
+      subuserId: owner.subuserId,
+      method: record.method,
+      targetHost: record.target_host,
+      status: record.status,
+      bytes: record.bytes_in + record.bytes_out,
+      exitIp: record.exit_ip,
+      exitGeo: record.exit_geo,
+      exitAsn: record.exit_asn,
+      tag: record.tag,
+      weight,
+    }));
+  });
+}
+
+/** 100 of a minute's entries, ranked by a hash independent of the one the store keeps candidates by. */
+function uniformChoice(entries: OwnedRecord[]): OwnedRecord[] {
+  return entries
+    .map((entry) => ({ entry, rank: uniformHash(entry.record.request_id, RANK_SEED) }))
+    .sort((a, b) => a.rank - b.rank)
+    .slice(0, SAMPLE_CANDIDATES)
+    .map(({ entry }) => entry);
+}

@@ -1,0 +1,117 @@
+// `npm run bench:scale`: the fleet simulation (bench/scale/simulate.ts). It runs the real route, packing and store
+// code over simulated time for three account mixes at 1 M and 10 M gateway requests per minute, and prints each
+// part's load beside its published limit and the cost per billion gateway requests, by line. Results:
+// bench/results/scale-<time>.json and scale-latest.md. `--short` (CI): one small run of each scenario, checked for
+// sanity, nothing written.
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { build } from "esbuild";
+
+const root = path.join(import.meta.dirname, "..");
+const short = process.argv.includes("--short");
+const out = path.join(tmpdir(), `scale-${process.pid}.mjs`);
+await build({
+  entryPoints: [path.join(root, "bench/scale/simulate.ts")],
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node22",
+  outfile: out,
+  logLevel: "error",
+  banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
+});
+const sim = await import(pathToFileURL(out).href);
+rmSync(out, { force: true });
+
+const options = short ? sim.SHORT : sim.FULL;
+const rates = [1_000_000, 10_000_000];
+const results = [];
+const started = Date.now();
+for (const requestsPerMinute of rates) {
+  for (const mix of sim.MIXES) {
+    console.log(`\n${mix.name}, ${format(requestsPerMinute)} requests/min`);
+    const result = sim.simulateScenario({ mix, requestsPerMinute }, options, (line) => console.log(line));
+    results.push(result);
+    printScenario(result);
+  }
+}
+console.log(`\nsimulated in ${Math.round((Date.now() - started) / 1000)} s`);
+
+if (short) {
+  for (const result of results) {
+    const total = result.cost.reduce((sum, line) => sum + line.usdPerBillion, 0);
+    if (!(total > 0) || result.parts.some((part) => !Number.isFinite(part.load))) {
+      throw new Error(`${result.scenario}: the simulation produced no sane figures`);
+    }
+  }
+  console.log("bench:scale --short: every scenario ran and produced figures.");
+} else {
+  const dir = path.join(root, "bench/results");
+  mkdirSync(dir, { recursive: true });
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  writeFileSync(path.join(dir, `scale-${stamp}.json`), `${JSON.stringify({ options, results }, null, 2)}\n`);
+  writeFileSync(path.join(dir, "scale-latest.md"), markdown(results));
+  console.log(`results: bench/results/scale-${stamp}.json, bench/results/scale-latest.md`);
+}
+
+function printScenario(result) {
+  for (const part of result.parts) {
+    const share = (100 * part.load) / part.limit;
+    console.log(
+      `  ${part.part.padEnd(28)} ${human(part.load, part.unit).padStart(12)} of ${human(part.limit, part.unit).padStart(10)}  ${share.toFixed(1).padStart(6)}%`,
+    );
+  }
+  const total = result.cost.reduce((sum, line) => sum + line.usdPerBillion, 0);
+  console.log(`  cost per billion requests: $${total.toFixed(2)}`);
+  for (const line of result.cost) console.log(`    ${line.line.padEnd(20)} $${line.usdPerBillion.toFixed(2)}`);
+}
+
+function markdown(all) {
+  const lines = [
+    `# Fleet simulation ${new Date().toISOString()}`,
+    "",
+    "`npm run bench:scale` (bench/scale/simulate.ts): 10,000 accounts × 1,000 sub-users, the real route, packing and",
+    "store code on node:sqlite over simulated time. Loads beside published limits; cost per billion gateway requests",
+    "at list prices.",
+    "",
+  ];
+  for (const result of all) {
+    lines.push(`## ${result.scenario}, ${format(result.requestsPerMinute)} requests/min`, "");
+    lines.push("| part | load | limit | share |", "|---|---:|---:|---:|");
+    for (const part of result.parts) {
+      lines.push(
+        `| ${part.part} | ${human(part.load, part.unit)} | ${human(part.limit, part.unit)} | ${((100 * part.load) / part.limit).toFixed(1)}% |`,
+      );
+    }
+    const total = result.cost.reduce((sum, line) => sum + line.usdPerBillion, 0);
+    lines.push("", `Cost per billion gateway requests: **$${total.toFixed(2)}**`, "");
+    lines.push("| line | USD per billion |", "|---|---:|");
+    for (const line of result.cost) lines.push(`| ${line.line} | ${line.usdPerBillion.toFixed(2)} |`);
+    lines.push(
+      "",
+      `Hottest store: rank 1 at ${format(Math.round(result.hottest.ratePerMinute))} req/min in ${result.hottest.shards} shard(s).`,
+      "",
+    );
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+function format(n) {
+  return n.toLocaleString("en-US");
+}
+
+function human(value, unit) {
+  if (unit === "B" || unit === "B/s") {
+    const units = ["B", "KB", "MB", "GB", "TB"];
+    let v = value;
+    let i = 0;
+    while (v >= 1000 && i < units.length - 1) {
+      v /= 1000;
+      i++;
+    }
+    return `${v.toFixed(v < 10 ? 2 : 1)} ${units[i]}${unit === "B/s" ? "/s" : ""}`;
+  }
+  return `${value < 10 ? value.toFixed(2) : format(Math.round(value))} ${unit}`;
+}

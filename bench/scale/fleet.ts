@@ -1,0 +1,143 @@
+import type { SessionSnapshot } from "../../durable-objects/traffic-types";
+import type { OwnedRecord } from "../../src/domain/traffic/aggregate";
+import type { UsageRecord } from "../../src/domain/traffic/usage-records";
+
+/**
+ * The simulated fleet: 10,000 accounts × 1,000 sub-users; each account's share of gateway traffic follows a mix
+ * (Zipf over the accounts' ranks, or uniform), spread evenly over its sub-users. A sub-user exits in one region and
+ * ASN (the "narrow" case of the scale plan) and a fifth of its requests use one of its two sticky sessions.
+ */
+export const ACCOUNTS = 10_000;
+export const SUBUSERS = 1_000;
+export const RECORDS_PER_POST = 1_000;
+const SESSION_SHARE = 0.2;
+const ERROR_SHARE = 0.04;
+const REGIONS = ["us", "gb", "de", "fr", "br", "jp", "in", "ca", "au", "nl"];
+const HOSTS = ["example.com", "shop.example.net", "api.example.org", "news.example.com", "cdn.example.io"];
+
+export type Mix = { name: string; zipf: number | null };
+export const MIXES: Mix[] = [
+  { name: "Zipf s = 1.0", zipf: 1.0 },
+  { name: "Zipf s = 1.2", zipf: 1.2 },
+  { name: "uniform", zipf: null },
+];
+
+/** Each account's share of all traffic, by rank (index 0 = rank 1). */
+export function accountShares(mix: Mix): Float64Array {
+  const shares = new Float64Array(ACCOUNTS);
+  let sum = 0;
+  for (let i = 0; i < ACCOUNTS; i++) {
+    shares[i] = mix.zipf === null ? 1 : 1 / (i + 1) ** mix.zipf;
+    sum += shares[i] as number;
+  }
+  for (let i = 0; i < ACCOUNTS; i++) shares[i] = (shares[i] as number) / sum;
+  return shares;
+}
+
+/** A seeded PRNG (mulberry32): every run simulates the same traffic. */
+export function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/** Draws account ranks by their shares (inverse CDF, binary search). */
+export function accountPicker(shares: Float64Array, rng: () => number): () => number {
+  const cdf = new Float64Array(shares.length);
+  let sum = 0;
+  for (let i = 0; i < shares.length; i++) {
+    sum += shares[i] as number;
+    cdf[i] = sum;
+  }
+  return () => {
+    const u = rng() * sum;
+    let lo = 0;
+    let hi = cdf.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((cdf[mid] as number) < u) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+}
+
+/** Poisson-distributed count with mean `mean` (normal approximation above 50). */
+export function poisson(mean: number, rng: () => number): number {
+  if (mean <= 0) return 0;
+  if (mean > 50) return Math.max(0, Math.round(mean + Math.sqrt(mean) * gaussian(rng)));
+  const limit = Math.exp(-mean);
+  let k = 0;
+  let p = rng();
+  while (p > limit) {
+    k++;
+    p *= rng();
+  }
+  return k;
+}
+
+function gaussian(rng: () => number): number {
+  return Math.sqrt(-2 * Math.log(rng() || 1e-12)) * Math.cos(2 * Math.PI * rng());
+}
+
+let requestCounter = 0;
+
+/** The sub-user `u` of account `a` (rank a + 1) and one usage record of it at `ts`. */
+export function ownedRecord(a: number, u: number, ts: number, rng: () => number): OwnedRecord {
+  const gateName = `s${a.toString(36)}x${u.toString(36)}`;
+  const region = REGIONS[(a * 7 + u) % REGIONS.length] as string;
+  const session = rng() < SESSION_SHARE ? `-session-c${Math.floor(rng() * 2)}-sesstime-30` : "";
+  const failed = rng() < ERROR_SHARE;
+  const bytesIn = 2_000 + Math.floor(rng() * 200_000);
+  const record: UsageRecord = {
+    request_id: `req_sim${(requestCounter++).toString(36)}`,
+    ts: new Date(ts).toISOString(),
+    product: "residential",
+    username: `user_${gateName}-type-res-region-${region}${session}`,
+    dest_ip: null,
+    method: "GET",
+    target_host: HOSTS[Math.floor(rng() * HOSTS.length)] as string,
+    status: failed ? 502 : 200,
+    bytes_in: failed ? 0 : bytesIn,
+    bytes_out: 300 + Math.floor(rng() * 2_000),
+    exit_ip: `198.51.100.${1 + Math.floor(rng() * 254)}`,
+    exit_geo: `${region}//`,
+    exit_asn: 64_496 + ((a + u) % 16),
+    carrier_name: null,
+    tag: null,
+    error_code: failed ? "upstream-refused" : null,
+    repinned: false,
+  };
+  return { record, owner: { subuserId: `sub_${a.toString(36)}x${u.toString(36)}`, gateName }, ts };
+}
+
+export const accountIdOf = (a: number) => `usr_${a.toString(36)}`;
+
+/** What the sub-user's gate hands the store for a session its usage touched (its current state). */
+export function sessionSnapshot(gateName: string, subuserId: string, username: string, at: number): SessionSnapshot {
+  return {
+    id: `ses_${username.slice(5, 40)}`,
+    subuserId,
+    gateName,
+    product: "residential",
+    sessionId: username.slice(-20),
+    region: "us",
+    state: null,
+    city: null,
+    asn: null,
+    exitIp: "198.51.100.7",
+    startedAt: at - 60_000,
+    expiresAt: at + 30 * 60_000,
+    status: "active",
+    terminatedAt: null,
+    bytesUsed: 1,
+    requests: 1,
+    repinned: false,
+    version: at,
+  };
+}

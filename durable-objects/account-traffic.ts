@@ -1,4 +1,4 @@
-import { DAY, MINUTE } from "../src/platform/clock";
+import { DAY, MINUTE, utcMonth } from "../src/platform/clock";
 import { RequestLog } from "./request-log";
 import { type SessionFilters, SessionIndex } from "./session-index";
 import {
@@ -87,7 +87,7 @@ export class AccountTraffic {
   ingest(input: StoreIngest, figures: MeterFigures | undefined, at: number): IngestOutcome {
     if (!this.#meter.configured) {
       if (!figures) return { outcome: "unconfigured" };
-      this.#meter.configure(input.accountId, figures);
+      this.#startMonths(this.#meter.configure(input.accountId, figures), at);
     }
     this.#sessions.upsert(input.sessions);
     const keys = [...new Set(input.parts.map((part) => part.key))];
@@ -139,9 +139,44 @@ export class AccountTraffic {
     return this.#meter.confirm(seq, figures, at) ? this.#meter.settlement(at, true) : null;
   }
 
-  /** D1's figures as they changed (a top-up, a cap, a deletion); ignored before the meter starts. */
-  learnFigures(figures: Partial<MeterFigures>): void {
-    if (this.#meter.configured) this.#meter.learn(figures);
+  /**
+   * D1's figures as they changed (a top-up, a cap, a deletion); ignored before the meter starts. A sub-user capped
+   * now is metered from its month as the rollups count it; returns the settlement due at once if that passes a
+   * threshold of its cap.
+   */
+  learnFigures(figures: Partial<MeterFigures>, at: number): Settlement | null {
+    if (!this.#meter.configured) return null;
+    return this.#startMonths(this.#meter.learn(figures), at) ? this.#meter.settlement(at, true) : null;
+  }
+
+  /**
+   * Each sub-user's usage (bytes in + out, all products) in the UTC month of `at`, from the rollups: exact for
+   * every sub-user, capped or not, and never behind the store's own counts.
+   */
+  monthUsage(subuserIds: string[], at: number): Record<string, number> {
+    const now = new Date(at);
+    const from = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
+    const to = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+    const wanted = new Set(subuserIds);
+    const usage: Record<string, number> = Object.fromEntries(subuserIds.map((id) => [id, 0]));
+    for (const product of ["residential", "mobile", "isp"] as const) {
+      const rows = this.#rollups.query({ product, from, to, resolution: "1h", groupBy: "subuser", filters: {} }, at);
+      for (const row of rows) {
+        const id = String(row.key);
+        if (wanted.has(id)) usage[id] = (usage[id] ?? 0) + row.bytesIn + row.bytesOut;
+      }
+    }
+    return usage;
+  }
+
+  /** Starts metering newly capped sub-users' months from the rollups; whether one passes a threshold. */
+  #startMonths(subuserIds: string[], at: number): boolean {
+    if (subuserIds.length === 0) return false;
+    const usage = this.monthUsage(subuserIds, at);
+    const month = utcMonth(at);
+    return subuserIds
+      .map((id) => this.#meter.startMonth(id, month, usage[id] ?? 0))
+      .reduce((any, rises) => any || rises, false);
   }
 
   /** Usage dropped per day: a deleted sub-user's, past its drain. */

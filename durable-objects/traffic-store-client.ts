@@ -36,8 +36,12 @@ export class TrafficStoreClient {
     return this.#stub.confirmSettlement(seq, figures);
   }
 
-  async learnFigures(figures: Partial<MeterFigures>): Promise<void> {
-    await this.#stub.learnFigures(figures);
+  learnFigures(figures: Partial<MeterFigures>): Promise<Settlement | null> {
+    return this.#stub.learnFigures(figures);
+  }
+
+  monthUsage(subuserIds: string[]): Promise<Record<string, number>> {
+    return this.#stub.monthUsage(subuserIds);
   }
 
   droppedUsage(): Promise<Array<{ day: number; records: number; bytes: number }>> {

@@ -39,8 +39,14 @@ export class TrafficStore extends DurableObject {
     return next;
   }
 
-  learnFigures(figures: Partial<MeterFigures>): void {
-    this.#traffic.learnFigures(figures);
+  learnFigures(figures: Partial<MeterFigures>): Settlement | null {
+    const settlement = this.#traffic.learnFigures(figures, now());
+    this.#wake();
+    return settlement;
+  }
+
+  monthUsage(subuserIds: string[]): Record<string, number> {
+    return this.#traffic.monthUsage(subuserIds, now());
   }
 
   droppedUsage(): Array<{ day: number; records: number; bytes: number }> {

@@ -235,9 +235,12 @@ export interface MeterFigures {
   months: Array<{ subuserId: string; month: string; usedBytes: number }>;
 }
 
-/** Usage metered in the store and not yet in D1: bytes to add, numbered so that D1 applies each once. */
+/**
+ * Usage metered in the store and not yet in D1, numbered so that D1 applies each once: bytes to add to each pool,
+ * and capped sub-users' month figures (bytes so far: D1 keeps the higher of its own and this one).
+ */
 export interface Settlement {
   seq: number;
   pools: Array<{ product: "residential" | "mobile"; bytes: number }>;
-  months: Array<{ subuserId: string; month: string; bytes: number }>;
+  months: Array<{ subuserId: string; month: string; usedBytes: number }>;
 }

@@ -14,7 +14,10 @@ const THRESHOLDS_PERCENT = [80, 100];
 
 type BandwidthProduct = "residential" | "mobile";
 
-/** Bytes metered and not yet settled: per pool, and per sub-user and UTC month (`sub_…|2026-11`). */
+/**
+ * What is metered and not yet settled: bytes per pool, and the month's figure (bytes so far, absolute) of capped
+ * sub-users per UTC month (`sub_…|2026-11`).
+ */
 interface Deltas {
   pools: Partial<Record<BandwidthProduct, number>>;
   months: Record<string, number>;
@@ -33,7 +36,9 @@ type MeterRow = {
  * monthly usage, counted in the same step as the rollups, so a usage part that is applied once is metered once.
  *
  * - D1 stays the record of what was bought and of caps. The meter knows the D1 figures as of its last settlement
- *   (`meter_pools`, `meter_months`, `meter_subusers`) and adds what it metered since (`meter_deltas`).
+ *   (`meter_pools`, `meter_months`, `meter_subusers`) and what it metered since (`meter_deltas`): bytes per pool,
+ *   and the month's figure of each capped sub-user (the only ones whose months D1 keeps: caps are enforced and
+ *   reported from there; every sub-user's month is read from the store's rollups).
  * - A **settlement** hands the metered bytes to D1, numbered (`seq`): D1 applies each number once, so a settlement
  *   applied twice changes nothing. Until D1 confirms it, the settlement is frozen and handed out unchanged; new
  *   usage goes to the next one.
@@ -47,6 +52,8 @@ export class UsageMeter {
   readonly #sql: SqlStorage;
   #row: MeterRow | null;
   #open: Deltas;
+  /** The settlement handed out and not confirmed yet, as metered (null when none). */
+  #frozenDeltas: Deltas | null;
   readonly #pools = new Map<BandwidthProduct, { purchasedBytes: number; usedBytes: number; topUpCount: number }>();
   readonly #subusers = new Map<string, { capBytes: number | null; deletedAt: number | null }>();
   readonly #months = new Map<string, number>();
@@ -68,6 +75,7 @@ export class UsageMeter {
     `);
     this.#row = sql.exec<MeterRow>("SELECT * FROM meter").toArray()[0] ?? null;
     this.#open = this.#deltas((this.#row?.prepared ?? 0) + 1) ?? emptyDeltas();
+    this.#frozenDeltas = this.#row && this.#row.prepared > this.#row.settled ? this.#deltas(this.#row.prepared) : null;
     for (const r of sql.exec<{
       product: BandwidthProduct;
       purchased_bytes: number;
@@ -100,19 +108,24 @@ export class UsageMeter {
     return this.#row?.account_id ?? null;
   }
 
-  /** Starts metering from D1's figures (once; a second start, from a racing call, changes nothing). */
-  configure(accountId: string, figures: MeterFigures): void {
-    if (this.#row) return;
+  /**
+   * Starts metering from D1's figures (once; a second start, from a racing call, changes nothing). Returns the
+   * capped sub-users, whose months `startMonth` gives.
+   */
+  configure(accountId: string, figures: MeterFigures): string[] {
+    if (this.#row) return [];
     this.#row = { account_id: accountId, prepared: 0, settled: 0, prepared_at: null, settled_at: null };
     this.#sql.exec("INSERT INTO meter (id, account_id, prepared, settled) VALUES (1, ?, 0, 0)", accountId);
-    this.learn(figures);
+    return this.learn(figures);
   }
 
   /**
    * D1's figures, in full or in part: pools' and months' figures only grow, so the higher of the known and the told
-   * one is kept (a late message cannot undo a newer one); a cap is replaced, a deletion kept.
+   * one is kept (a late message cannot undo a newer one); a cap is replaced, a deletion kept. Returns the
+   * sub-users that became capped: their months are metered from now on, from the figure `startMonth` gives.
    */
-  learn(figures: Partial<MeterFigures>): void {
+  learn(figures: Partial<MeterFigures>): string[] {
+    const newlyCapped: string[] = [];
     for (const pool of figures.pools ?? []) {
       const known = this.#pools.get(pool.product);
       const merged = {
@@ -137,6 +150,9 @@ export class UsageMeter {
         this.#sql.exec("DELETE FROM meter_subusers WHERE subuser = ?", subuser.subuserId);
         continue;
       }
+      if (subuser.capBytes !== null && this.#subusers.get(subuser.subuserId)?.capBytes == null) {
+        newlyCapped.push(subuser.subuserId);
+      }
       this.#subusers.set(subuser.subuserId, { capBytes: subuser.capBytes, deletedAt });
       this.#sql.exec(
         "INSERT OR REPLACE INTO meter_subusers (subuser, cap_bytes, deleted_at) VALUES (?, ?, ?)",
@@ -157,8 +173,20 @@ export class UsageMeter {
         usedBytes,
       );
     }
+    return newlyCapped;
   }
 
+  /**
+   * A capped sub-user's month as the store's rollups count it (when its cap is set, or the meter starts): its figure
+   * to settle is at least that. Returns whether that passes a threshold of its cap (settle at once).
+   */
+  startMonth(subuserId: string, month: string, usedBytes: number): boolean {
+    const key = `${subuserId}|${month}`;
+    if (usedBytes <= this.#monthFigure(key)) return false;
+    this.#open.months[key] = usedBytes;
+    this.#saveOpen();
+    return this.#rises([], [key]);
+  }
   /**
    * The cells and samples that count: a deleted sub-user's count while their minute began within `DRAIN_MS` of
    * the deletion. The rest is dropped and counted per day.
@@ -186,7 +214,7 @@ export class UsageMeter {
   }
 
   /**
-   * Meters cells: bytes in + out consume the pool of their product (ISP has none) and their sub-user's month.
+   * Meters cells: bytes in + out consume the pool of their product (ISP has none) and a capped sub-user's month.
    * Returns whether a pool or a capped sub-user passed a threshold by the meter's figures (settle at once).
    */
   meter(cells: Cell[]): boolean {
@@ -199,8 +227,9 @@ export class UsageMeter {
         this.#open.pools[cell.product] = (this.#open.pools[cell.product] ?? 0) + bytes;
         touchedPools.add(cell.product);
       }
+      if (this.#subusers.get(cell.subuserId)?.capBytes == null) continue;
       const month = `${cell.subuserId}|${utcMonth(cell.minute)}`;
-      this.#open.months[month] = (this.#open.months[month] ?? 0) + bytes;
+      this.#open.months[month] = this.#monthFigure(month) + bytes;
       touchedMonths.add(month);
     }
     if (touchedPools.size + touchedMonths.size === 0) return false;
@@ -208,19 +237,22 @@ export class UsageMeter {
     return this.#rises(touchedPools, touchedMonths);
   }
 
-  /** Whether unsettled usage takes one of these pools or capped sub-users' months past a threshold. */
+  /** A capped sub-user's month figure as metered: the open one, else the one handed out, else D1's. */
+  #monthFigure(key: string): number {
+    return this.#open.months[key] ?? this.#frozenDeltas?.months[key] ?? this.#months.get(key) ?? 0;
+  }
+
+  /** Whether what is metered and not settled takes one of these pools or capped months past a threshold. */
   #rises(pools: Iterable<BandwidthProduct>, months: Iterable<string>): boolean {
-    const frozen = this.#frozen();
-    const unsettled = (scope: "pools" | "months", key: string) =>
-      ((this.#open[scope] as Record<string, number>)[key] ?? 0) +
-      ((frozen?.[scope] as Record<string, number> | undefined)?.[key] ?? 0);
+    const frozen = this.#frozenDeltas;
     for (const product of pools) {
       const pool = this.#pools.get(product);
-      if (pool && rises(pool.usedBytes, unsettled("pools", product), pool.purchasedBytes)) return true;
+      const unsettled = (this.#open.pools[product] ?? 0) + (frozen?.pools[product] ?? 0);
+      if (pool && rises(pool.usedBytes, pool.usedBytes + unsettled, pool.purchasedBytes)) return true;
     }
     for (const month of months) {
       const capBytes = this.#subusers.get(month.slice(0, month.indexOf("|")))?.capBytes;
-      if (capBytes != null && rises(this.#months.get(month) ?? 0, unsettled("months", month), capBytes)) return true;
+      if (capBytes != null && rises(this.#months.get(month) ?? 0, this.#monthFigure(month), capBytes)) return true;
     }
     return false;
   }
@@ -240,6 +272,7 @@ export class UsageMeter {
     row.prepared += 1;
     row.prepared_at = at;
     this.#sql.exec("UPDATE meter SET prepared = ?, prepared_at = ?", row.prepared, at);
+    this.#frozenDeltas = this.#open;
     this.#open = emptyDeltas();
     return this.#settlementOf(row.prepared);
   }
@@ -253,6 +286,7 @@ export class UsageMeter {
     if (!row || seq !== row.prepared || seq <= row.settled) return false;
     row.settled = seq;
     row.settled_at = at;
+    this.#frozenDeltas = null;
     this.#sql.exec("UPDATE meter SET settled = ?, settled_at = ?", seq, at);
     this.#sql.exec("DELETE FROM meter_deltas WHERE seq <= ?", seq);
     this.learn(figures);
@@ -284,16 +318,11 @@ export class UsageMeter {
     return {
       seq,
       pools: Object.entries(deltas.pools).map(([product, bytes]) => ({ product: product as BandwidthProduct, bytes })),
-      months: Object.entries(deltas.months).map(([key, bytes]) => {
+      months: Object.entries(deltas.months).map(([key, usedBytes]) => {
         const [subuserId = "", month = ""] = key.split("|");
-        return { subuserId, month, bytes };
+        return { subuserId, month, usedBytes };
       }),
     };
-  }
-
-  #frozen(): Deltas | null {
-    const row = this.#row;
-    return row && row.prepared > row.settled ? this.#deltas(row.prepared) : null;
   }
 
   #deltas(seq: number): Deltas | null {
@@ -323,9 +352,9 @@ function isEmpty(deltas: Deltas): boolean {
 }
 
 /** Whether usage passes a threshold of `size` (or reaches it) that the settled figure had not. */
-function rises(settledBytes: number, unsettledBytes: number, size: number): boolean {
-  if (size <= 0 || unsettledBytes <= 0) return false;
-  return level(settledBytes + unsettledBytes, size) > level(settledBytes, size);
+function rises(settledBytes: number, meteredBytes: number, size: number): boolean {
+  if (size <= 0 || meteredBytes <= settledBytes) return false;
+  return level(meteredBytes, size) > level(settledBytes, size);
 }
 
 function level(usedBytes: number, size: number): number {

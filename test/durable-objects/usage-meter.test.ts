@@ -49,11 +49,8 @@ describe("the usage meter (inside the account's traffic store)", () => {
     await withMeter({ pools: [pool(100)] }, (meter) => {
       meter.meter([cell(1000)]);
       const first = meter.settlement(T0, false);
-      expect(first).toEqual({
-        seq: 1,
-        pools: [{ product: "residential", bytes: 1000 }],
-        months: [{ subuserId: "sub_a", month: "2026-11", bytes: 1000 }],
-      });
+      // An uncapped sub-user's month is not metered: D1 keeps capped sub-users' months only.
+      expect(first).toEqual({ seq: 1, pools: [{ product: "residential", bytes: 1000 }], months: [] });
       // Not confirmed: handed out again, unchanged, while new usage goes to the next one.
       meter.meter([cell(500)]);
       expect(meter.settlement(T0 + 1000, false)).toEqual(first);
@@ -86,10 +83,13 @@ describe("the usage meter (inside the account's traffic store)", () => {
         expect(meter.confirm(1, { pools: [pool(1, 0.8)], subusers: [], months: [] }, T0)).toBe(false);
         expect(meter.meter([cell(0.1 * GB)])).toBe(false); // 90%: no new level
         expect(meter.meter([cell(0.1 * GB)])).toBe(true); // 100%: runs out
-        // The capped sub-user's month, and ISP usage (no pool) counting only there.
+        // The capped sub-user's month, and ISP usage (no pool) counting only there: its absolute figure is settled.
         const capped = (bytes: number) => cell(bytes, { subuserId: "sub_capped", product: "isp" });
         expect(meter.meter([capped(1.5 * GB)])).toBe(false);
         expect(meter.meter([capped(0.1 * GB)])).toBe(true);
+        expect(meter.settlement(T0, true)?.months).toEqual([
+          { subuserId: "sub_capped", month: "2026-11", usedBytes: 1.6 * GB },
+        ]);
         // An uncapped sub-user never asks.
         expect(meter.meter([cell(5 * GB, { product: "isp", subuserId: "sub_free" })])).toBe(false);
       },
@@ -120,6 +120,23 @@ describe("the usage meter (inside the account's traffic store)", () => {
       expect(admitted.cells).toEqual([cells[0], cells[1], cells[3]]);
       expect(admitted.samples.map((s) => s.ts)).toEqual([T0 + 5]);
       expect(meter.dropped()).toEqual([{ day: T0 - (T0 % 86_400_000), records: 1, bytes: 100 }]);
+    });
+  });
+
+  it("meters a sub-user capped later from its month so far (as the rollups count it), settling at once past 80%", async () => {
+    await withMeter({ pools: [pool(100)] }, (meter) => {
+      meter.meter([cell(0.5 * GB, { subuserId: "sub_b" })]);
+      expect(meter.settlement(T0, true)?.months).toEqual([]);
+      expect(meter.learn({ subusers: [{ subuserId: "sub_b", capBytes: GB, deletedAt: null }] })).toEqual(["sub_b"]);
+      expect(meter.startMonth("sub_b", "2026-11", 0.85 * GB)).toBe(true);
+      meter.meter([cell(0.01 * GB, { subuserId: "sub_b" })]);
+      expect(meter.confirm(1, { pools: [pool(100, 0.5)], subusers: [], months: [] }, T0)).toBe(true);
+      expect(meter.settlement(T0, true)?.months).toEqual([
+        { subuserId: "sub_b", month: "2026-11", usedBytes: 0.86 * GB },
+      ]);
+      // A lower figure never undoes one already metered; a cap removed stops the metering.
+      expect(meter.startMonth("sub_b", "2026-11", 0.1 * GB)).toBe(false);
+      expect(meter.learn({ subusers: [{ subuserId: "sub_b", capBytes: null, deletedAt: null }] })).toEqual([]);
     });
   });
 

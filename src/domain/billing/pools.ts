@@ -47,6 +47,7 @@ export function addToPoolStatement(db: Database, accountId: string, product: Ban
       })
       .returning(),
     async (ctx, pools) => {
+      // Pools carry no settlement of their own: a top-up only makes the meter's next one judge by the new size.
       await accountStore(ctx, accountId).learnFigures({
         pools: pools.map(({ product, purchasedBytes, usedBytes, topUpCount }) => ({
           product,

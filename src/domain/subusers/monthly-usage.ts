@@ -2,28 +2,30 @@ import { and, eq, gte, isNotNull, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { afterCommit } from "../../db/guarded-batch";
 import { subuserMonthlyUsage, subusers } from "../../db/schema";
-import { now, utcMonth } from "../../platform/clock";
+
 import type { DomainContext } from "../context";
+import { accountStore } from "../traffic/store";
 import { subuserGate } from "./gate-sync";
 
 /**
- * Adds usage to sub-users' monthly (UTC) totals (statements for the batch that applies a usage message). The
- * batch then reads which of them are at or over their cap as it stands now — a cap may have been lowered while
- * the usage was queued — and their gates hear the month's figure, so they refuse new requests with 402
- * `traffic-limit-reached` until the month ends or the cap is raised. Gates keep the highest figure they were told,
- * so repeated pushes are harmless.
+ * Capped sub-users' monthly (UTC) figures, as their account's store metered them (statements for the batch that
+ * settles usage): figures only grow, so D1 keeps the higher of its own and the settled one, and settling the same
+ * figure twice changes nothing. The batch then reads which of them are at or over their cap as it stands now — a
+ * cap may have been lowered while the usage was queued — and their gates hear the month's figure, so they refuse
+ * new requests with 402 `traffic-limit-reached` until the month ends or the cap is raised. Gates keep the highest
+ * figure they were told, so repeated pushes are harmless.
  */
-export function addMonthlyUsageStatements(
+export function settleMonthlyUsageStatements(
   db: Database,
-  usage: Array<{ subuserId: string; month: string; bytes: number }>,
+  usage: Array<{ subuserId: string; month: string; usedBytes: number }>,
 ) {
   const entries = JSON.stringify(usage);
   const upsert = db
     .insert(subuserMonthlyUsage)
-    .select(sql`SELECT value->>'subuserId', value->>'month', value->>'bytes' FROM json_each(${entries}) WHERE true`)
+    .select(sql`SELECT value->>'subuserId', value->>'month', value->>'usedBytes' FROM json_each(${entries}) WHERE true`)
     .onConflictDoUpdate({
       target: [subuserMonthlyUsage.subuserId, subuserMonthlyUsage.month],
-      set: { usedBytes: sql`${subuserMonthlyUsage.usedBytes} + excluded.used_bytes` },
+      set: { usedBytes: sql`max(${subuserMonthlyUsage.usedBytes}, excluded.used_bytes)` },
     });
   const overCap = db
     .select({ gateName: subusers.name, month: subuserMonthlyUsage.month, usedBytes: subuserMonthlyUsage.usedBytes })
@@ -43,17 +45,15 @@ export function addMonthlyUsageStatements(
   return [upsert, tellGates];
 }
 
-/** Sub-users' usage of the current UTC month, in bytes. */
-export async function monthUsageOf(ctx: DomainContext, subuserIds: string[]): Promise<Map<string, number>> {
+/**
+ * Sub-users' usage of the current UTC month, in bytes, from their account's traffic store (exact and live, capped
+ * or not; D1 keeps the months of capped sub-users only, as last settled).
+ */
+export async function monthUsageOf(
+  ctx: DomainContext,
+  accountId: string,
+  subuserIds: string[],
+): Promise<Map<string, number>> {
   if (subuserIds.length === 0) return new Map();
-  const rows = await ctx.db
-    .select({ subuserId: subuserMonthlyUsage.subuserId, usedBytes: subuserMonthlyUsage.usedBytes })
-    .from(subuserMonthlyUsage)
-    .where(
-      and(
-        eq(subuserMonthlyUsage.month, utcMonth(now())),
-        sql`${subuserMonthlyUsage.subuserId} IN (SELECT value FROM json_each(${JSON.stringify(subuserIds)}))`,
-      ),
-    );
-  return new Map(rows.map((row) => [row.subuserId, row.usedBytes]));
+  return new Map(Object.entries(await accountStore(ctx, accountId).monthUsage(subuserIds)));
 }

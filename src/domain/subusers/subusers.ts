@@ -9,6 +9,7 @@ import { keysetPage, type PageQuery } from "../../platform/pagination";
 import { currentAccount } from "../accounts/accounts";
 import type { DomainContext, Principal } from "../context";
 import { assertInScope, productsInScope } from "../scope";
+import { settleUsage } from "../traffic/settlement";
 import { accountStore } from "../traffic/store";
 import { removeScopeStatement } from "../whitelists/store";
 import { syncGate } from "./gate-sync";
@@ -235,11 +236,13 @@ export async function deleteSubuser(ctx: DomainContext, principal: Principal, id
 }
 
 /**
- * The account's usage meter hears of a cap change or a deletion at once (it settles at once when a cap is passed,
- * and stops counting a deleted sub-user's usage after the drain); it would also learn it at its next settlement.
+ * The account's usage meter hears of a cap change or a deletion at once: a sub-user capped now is metered from its
+ * month so far (settled at once when that passes the cap's 80% or 100%), a deleted one's usage stops counting after
+ * the drain. It would also learn either at its next settlement.
  */
 async function tellMeter(ctx: DomainContext, subuser: SubuserRow): Promise<void> {
-  await accountStore(ctx, subuser.accountId).learnFigures({
+  const settlement = await accountStore(ctx, subuser.accountId).learnFigures({
     subusers: [{ subuserId: subuser.id, capBytes: subuser.trafficLimitBytes, deletedAt: subuser.deletedAt }],
   });
+  await settleUsage(ctx, subuser.accountId, settlement);
 }

@@ -1,12 +1,13 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { MeterFigures, Settlement } from "../../../durable-objects/traffic-types";
+import type { Database } from "../../db/client";
 import { abortIf, runGuardedBatch, type Statement } from "../../db/guarded-batch";
 import { subuserMonthlyUsage, subusers, usageSettlements } from "../../db/schema";
 import { now } from "../../platform/clock";
-import { consumePoolsStatement } from "../billing/pools";
+import { consumePoolsStatement, type Pool } from "../billing/pools";
 import type { DomainContext } from "../context";
 import { poolThresholdEvents, subuserThresholdEvents } from "../events";
-import { addMonthlyUsageStatements } from "../subusers/monthly-usage";
+import { settleMonthlyUsageStatements } from "../subusers/monthly-usage";
 import { accountStore, poolsQuery } from "./store";
 
 /**
@@ -30,53 +31,81 @@ export async function settleUsage(ctx: DomainContext, accountId: string, first: 
 
 /**
  * One D1 batch: the settlement's number (the batch rolls back if D1 has it already), the bytes added to the pools
- * and the sub-users' months, the threshold events they pass (once each, by their dedupe keys) and, after the
- * commit, the gates told of a pool that ran out or has room again and of caps reached. Returns D1's figures.
+ * and capped sub-users' month figures, the threshold events they pass (once each, by their dedupe keys) and, after
+ * the commit, the gates told of a pool that ran out or has room again and of caps reached. Returns D1's figures.
  */
 async function applySettlement(ctx: DomainContext, accountId: string, settlement: Settlement): Promise<MeterFigures> {
-  const at = now();
+  const batch = settlementBatch(ctx.db, accountId, settlement, now());
+  const outcome = await runGuardedBatch(ctx, batch.statements);
+  if (outcome.committed) return batch.figures(outcome.results);
+  if (outcome.failure !== "state")
+    throw new Error(`Usage settlement ${settlement.seq} rolled back: ${outcome.failure}`);
+  // Applied before (a retry, or a racing consumer): D1's figures as they are.
+  const reads = [poolsQuery(ctx.db, accountId), ...monthQueries(ctx.db, accountId, settlement.months)] as const;
+  const [pools, owned = [], months = []] = (await ctx.db.batch([...reads])) as FigureRows;
+  return { pools, subusers: owned, months };
+}
+
+/**
+ * The statements of a settlement's D1 batch, and how D1's figures are read from their results: the pools from
+ * the pools' own upsert (`RETURNING`), capped sub-users and their months from two reads when the settlement has
+ * months. Four statements for a settlement of pools alone.
+ */
+export function settlementBatch(db: Database, accountId: string, settlement: Settlement, at: number) {
   const pools = settlement.pools.filter((pool) => pool.bytes > 0);
-  const months = settlement.months.filter((month) => month.bytes > 0);
+  const months = settlement.months;
   const statements: Statement[] = [
     abortIf(
-      ctx.db,
+      db,
       "state",
       sql`EXISTS (SELECT 1 FROM ${usageSettlements} WHERE ${usageSettlements.accountId} = ${accountId}
             AND ${usageSettlements.seq} >= ${settlement.seq})`,
     ),
-    ctx.db
+    db
       .insert(usageSettlements)
       .values({ accountId, seq: settlement.seq, settledAt: at })
       .onConflictDoUpdate({ target: usageSettlements.accountId, set: { seq: settlement.seq, settledAt: at } }),
   ];
+  const poolsAt = pools.length > 0 ? statements.length : -1;
   if (pools.length > 0) {
-    statements.push(consumePoolsStatement(ctx.db, accountId, pools));
-    statements.push(poolThresholdEvents(ctx.db, accountId, pools, at));
+    statements.push(consumePoolsStatement(db, accountId, pools));
+    statements.push(poolThresholdEvents(db, accountId, pools, at));
   }
   if (months.length > 0) {
-    statements.push(...addMonthlyUsageStatements(ctx.db, months));
-    statements.push(subuserThresholdEvents(ctx.db, months, at));
+    statements.push(...settleMonthlyUsageStatements(db, months));
+    statements.push(subuserThresholdEvents(db, months, at));
+    statements.push(...monthQueries(db, accountId, months));
   }
-  const figures = figureQueries(ctx, accountId, months);
-  const outcome = await runGuardedBatch(ctx, [...statements, ...figures]);
-  if (outcome.committed) return figuresOf(outcome.results.slice(statements.length));
-  if (outcome.failure !== "state")
-    throw new Error(`Usage settlement ${settlement.seq} rolled back: ${outcome.failure}`);
-  // Applied before (a retry, or a racing consumer): D1's figures as they are.
-  return figuresOf(await ctx.db.batch([...figureQueries(ctx, accountId, months)]));
+  const figures = (results: unknown[]): MeterFigures => {
+    const poolRows = poolsAt < 0 ? [] : (results[poolsAt] as Pool[]);
+    const [owned = [], monthRows = []] = months.length > 0 ? (results.slice(-2) as [unknown, unknown]) : [];
+    return {
+      pools: poolRows.map(({ product, purchasedBytes, usedBytes, topUpCount }) => ({
+        product,
+        purchasedBytes,
+        usedBytes,
+        topUpCount,
+      })),
+      subusers: owned as MeterFigures["subusers"],
+      months: monthRows as MeterFigures["months"],
+    };
+  };
+  return { statements, figures };
 }
 
-/** D1's figures after a settlement: the pools, and the settled sub-users with their months. */
-function figureQueries(ctx: DomainContext, accountId: string, months: Settlement["months"]) {
+type FigureRows = [MeterFigures["pools"], MeterFigures["subusers"]?, MeterFigures["months"]?];
+
+/** The settled sub-users' caps and deletions, and their months' figures. */
+function monthQueries(db: Database, accountId: string, months: Settlement["months"]) {
+  if (months.length === 0) return [];
   const subuserIds = [...new Set(months.map((month) => month.subuserId))];
   const keys = JSON.stringify(months.map((month) => [month.subuserId, month.month]));
   return [
-    poolsQuery(ctx, accountId),
-    ctx.db
+    db
       .select({ subuserId: subusers.id, capBytes: subusers.trafficLimitBytes, deletedAt: subusers.deletedAt })
       .from(subusers)
       .where(and(eq(subusers.accountId, accountId), inArray(subusers.id, subuserIds))),
-    ctx.db
+    db
       .select({
         subuserId: subuserMonthlyUsage.subuserId,
         month: subuserMonthlyUsage.month,
@@ -88,9 +117,4 @@ function figureQueries(ctx: DomainContext, accountId: string, months: Settlement
               (SELECT value->>0, value->>1 FROM json_each(${keys}))`,
       ),
   ] as const;
-}
-
-function figuresOf(results: unknown[]): MeterFigures {
-  const [pools, owned, months] = results as [MeterFigures["pools"], MeterFigures["subusers"], MeterFigures["months"]];
-  return { pools, subusers: owned, months };
 }

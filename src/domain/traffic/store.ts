@@ -1,6 +1,7 @@
 import { and, eq, gte, isNotNull, or } from "drizzle-orm";
 import { TrafficStoreClient } from "../../../durable-objects";
 import type { MeterFigures } from "../../../durable-objects/traffic-types";
+import type { Database } from "../../db/client";
 import { bandwidthPools, subuserMonthlyUsage, subusers } from "../../db/schema";
 import { now, utcMonth } from "../../platform/clock";
 import type { DomainContext } from "../context";
@@ -14,7 +15,7 @@ export function accountStore(ctx: DomainContext, accountId: string): TrafficStor
 export async function meterFigures(ctx: DomainContext, accountId: string): Promise<MeterFigures> {
   const lastMonth = utcMonth(Date.UTC(new Date(now()).getUTCFullYear(), new Date(now()).getUTCMonth() - 1, 1));
   const [pools, owned, months] = await ctx.db.batch([
-    poolsQuery(ctx, accountId),
+    poolsQuery(ctx.db, accountId),
     ctx.db
       .select({ subuserId: subusers.id, capBytes: subusers.trafficLimitBytes, deletedAt: subusers.deletedAt })
       .from(subusers)
@@ -43,8 +44,8 @@ export async function meterFigures(ctx: DomainContext, accountId: string): Promi
   return { pools, subusers: owned, months };
 }
 
-export function poolsQuery(ctx: DomainContext, accountId: string) {
-  return ctx.db
+export function poolsQuery(db: Database, accountId: string) {
+  return db
     .select({
       product: bandwidthPools.product,
       purchasedBytes: bandwidthPools.purchasedBytes,

@@ -19,6 +19,6 @@ export const route = apiRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const subuser = await findSubuser(c.var.ctx, c.var.principal, c.req.valid("param").id);
-  const usage = await monthUsageOf(c.var.ctx, [subuser.id]);
+  const usage = await monthUsageOf(c.var.ctx, subuser.accountId, [subuser.id]);
   return c.json(presentSubuser(subuser, usage.get(subuser.id)), 200);
 };

@@ -32,6 +32,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const rows = await listSubusers(c.var.ctx, c.var.principal, { ...filters, labelContains: label_contains });
   const usage = await monthUsageOf(
     c.var.ctx,
+    c.var.principal.accountId,
     rows.map((row) => row.id),
   );
   return c.json(

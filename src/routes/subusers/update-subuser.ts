@@ -47,6 +47,6 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     rpsMax: rps_max,
     trafficLimitBytes: toBytes(traffic_limit_gb),
   });
-  const usage = await monthUsageOf(c.var.ctx, [subuser.id]);
+  const usage = await monthUsageOf(c.var.ctx, subuser.accountId, [subuser.id]);
   return c.json(presentSubuser(subuser, usage.get(subuser.id)), 200);
 };

@@ -5,12 +5,16 @@ import type { UsageRecord } from "../../src/domain/traffic/usage-records";
 /**
  * The simulated fleet: 10,000 accounts × 1,000 sub-users; each account's share of gateway traffic follows a mix
  * (Zipf over the accounts' ranks, or uniform), spread evenly over its sub-users. A sub-user exits in one region and
- * ASN (the "narrow" case of the scale plan) and a fifth of its requests use one of its two sticky sessions.
+ * ASN (the "narrow" case of the scale plan), a fifth of its requests use one of its two sticky sessions, and one
+ * sub-user in 20 has a monthly cap.
  */
 export const ACCOUNTS = 10_000;
 export const SUBUSERS = 1_000;
 export const RECORDS_PER_POST = 1_000;
 const SESSION_SHARE = 0.2;
+/** One sub-user in 20 has a monthly cap (D1 keeps capped sub-users' months). */
+export const CAPPED_EVERY = 20;
+export const isCapped = (u: number) => u % CAPPED_EVERY === 0;
 const ERROR_SHARE = 0.04;
 const REGIONS = ["us", "gb", "de", "fr", "br", "jp", "in", "ca", "au", "nl"];
 const HOSTS = ["example.com", "shop.example.net", "api.example.org", "news.example.com", "cdn.example.io"];

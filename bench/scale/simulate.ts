@@ -5,11 +5,13 @@ import { accountShare, type OwnedRecord } from "../../src/domain/traffic/aggrega
 import { packBatch } from "../../src/domain/traffic/message-packing";
 import { readUsageMessage } from "../../src/domain/traffic/usage-messages";
 import { plainlyValidBatch } from "../../src/domain/traffic/usage-records";
+import { type D1Costs, measureD1 } from "./d1";
 import {
   ACCOUNTS,
   accountIdOf,
   accountPicker,
   accountShares,
+  CAPPED_EVERY,
   type Mix,
   ownedRecord,
   poisson,
@@ -31,7 +33,8 @@ import { NodeSqlStorage } from "./node-sql";
 export const LIMITS = {
   queueMessagesPerSecond: 5_000,
   queueBytesPerSecond: 5_000 * 128_000,
-  d1QueriesPerSecond: 1_000,
+  /** D1's one writer: ~1,000 queries/s at 1 ms each, i.e. one second of SQLite time per second. */
+  d1WriterSecondsPerSecond: 1,
   d1Bytes: 10e9,
   objectRequestsPerSecond: 1_000,
   objectCpuSecondsPerSecond: 1,
@@ -57,8 +60,6 @@ export const PRICES = {
 const SECONDS_PER_MONTH = 30 * 86_400;
 /** A consumer batch: at most 100 messages, or what arrived within its 1-second wait. */
 const CONSUMER_BATCH_MESSAGES = 100;
-/** Statements of a settlement's D1 batch (seq guard and upsert, pools, pool events, months, gate check, month events, three reads). */
-const SETTLEMENT_STATEMENTS = 10;
 
 export interface Scenario {
   mix: Mix;
@@ -75,6 +76,10 @@ export interface Options {
   sampleRanks: number[];
   /** A store sharded past this share of its CPU (the plan: sub-user-hash shards). */
   shardAbove: number;
+  /** A store sharded past this many bytes. */
+  shardBytes: number;
+  /** Settlements timed on the D1 model per shape. */
+  d1Samples: number;
 }
 
 export const FULL: Options = {
@@ -83,6 +88,8 @@ export const FULL: Options = {
   hotMinutes: 6,
   sampleRanks: [1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000],
   shardAbove: 0.5,
+  shardBytes: 5e9,
+  d1Samples: 400,
 };
 
 export const SHORT: Options = {
@@ -91,6 +98,8 @@ export const SHORT: Options = {
   hotMinutes: 1,
   sampleRanks: [1, 100, 10_000],
   shardAbove: 0.5,
+  shardBytes: 5e9,
+  d1Samples: 50,
 };
 
 /** What one POST costs the route and what it becomes on the queue. */
@@ -184,8 +193,9 @@ interface StoreRun {
   ingestCalls: number;
   alarms: number;
   settlements: number;
-  /** D1 rows a settlement writes: its seq, each pool, each sub-user's month. */
+  /** D1 rows the settlements wrote and their SQLite time (the D1 model's figures for their shape). */
   d1Rows: number;
+  d1Ms: number;
   rowsWritten: number;
   rowsByTable: Record<string, number>;
   cpuSeconds: number;
@@ -204,6 +214,7 @@ function simulateStore(
   route: RouteResult,
   minutes: number,
   countRows: boolean,
+  d1: D1Costs,
 ): StoreRun {
   const sql = new NodeSqlStorage();
   const storage = sql as unknown as SqlStorage;
@@ -213,7 +224,11 @@ function simulateStore(
   const accountId = accountIdOf(rank - 1);
   const figures: MeterFigures = {
     pools: [{ product: "residential", purchasedBytes: 1e18, usedBytes: 0, topUpCount: 1 }],
-    subusers: [],
+    subusers: Array.from({ length: Math.ceil(subusers / CAPPED_EVERY) }, (_, i) => ({
+      subuserId: ownedRecord(rank - 1, i * CAPPED_EVERY, 0, rng).owner.subuserId,
+      capBytes: 1e15,
+      deletedAt: null,
+    })),
     months: [],
   };
   const batchesPerSecond = Math.max(1, route.consumerBatchesPerSecond);
@@ -227,6 +242,7 @@ function simulateStore(
     alarms: 0,
     settlements: 0,
     d1Rows: 0,
+    d1Ms: 0,
     rowsWritten: 0,
     rowsByTable: {},
     cpuSeconds: 0,
@@ -243,7 +259,8 @@ function simulateStore(
   const settle = (first: Settlement | null, at: number) => {
     for (let settlement = first; settlement; ) {
       run.settlements++;
-      run.d1Rows += 1 + settlement.pools.length + settlement.months.length;
+      run.d1Rows += d1.settlementRows(settlement.months.length);
+      run.d1Ms += d1.settlementMs(settlement.months.length);
       const pool = figures.pools[0] as MeterFigures["pools"][number];
       pool.usedBytes += settlement.pools.reduce((s, p) => s + p.bytes, 0);
       const seq = settlement.seq;
@@ -308,6 +325,7 @@ interface StoreLoad {
   rowsWrittenPerSecond: number;
   d1BatchesPerSecond: number;
   d1RowsPerSecond: number;
+  d1WriterSecondsPerSecond: number;
   retainedBytes: number;
 }
 
@@ -324,6 +342,7 @@ function loadOf(run: StoreRun, rate: number, subusers: number, route: RouteResul
     rowsWrittenPerSecond: perRecord(run.rowsWritten),
     d1BatchesPerSecond: settlementsPerSecond,
     d1RowsPerSecond: run.settlements > 0 ? settlementsPerSecond * (run.d1Rows / run.settlements) : 0,
+    d1WriterSecondsPerSecond: run.settlements > 0 ? (settlementsPerSecond * (run.d1Ms / run.settlements)) / 1000 : 0,
     retainedBytes: retainedBytes(run, rate, subusers),
   };
 }
@@ -368,7 +387,7 @@ export interface ScenarioResult {
     gateRequestsPerSecond: number;
     d1BatchesPerSecond: number;
     d1RowsPerSecond: number;
-    d1StatementsPerSecond: number;
+    d1WriterSecondsPerSecond: number;
     d1Bytes: number;
     workerRequestsPerSecond: number;
     workerCpuMsPerSecond: number;
@@ -379,7 +398,12 @@ export interface ScenarioResult {
 }
 
 /** Runs one scenario: the route and queue, the sampled stores, the fleet's sums, the limits and the cost. */
-export function simulateScenario(scenario: Scenario, options: Options, log: (line: string) => void): ScenarioResult {
+export function simulateScenario(
+  scenario: Scenario,
+  options: Options,
+  d1: D1Costs,
+  log: (line: string) => void,
+): ScenarioResult {
   const route = simulateRoute(scenario, options);
   const shares = accountShares(scenario.mix);
   const rateOf = (rank: number) => (shares[rank - 1] as number) * scenario.requestsPerMinute;
@@ -388,11 +412,15 @@ export function simulateScenario(scenario: Scenario, options: Options, log: (lin
   for (const rank of ranks) {
     const rate = rateOf(rank);
     // The plan's sharding: a store past `shardAbove` of one CPU is split by sub-user hash into 2^k stores.
-    const probe = simulateStore(rank, rate, SUBUSERS, route, Math.min(1, options.hotMinutes), false);
+    // The plan's sharding: a store past `shardAbove` of one CPU, or past `shardBytes`, is split by sub-user hash
+    // into 2^k stores.
+    const probe = simulateStore(rank, rate, SUBUSERS, route, Math.min(1, options.hotMinutes), false, d1);
     const cpu = probe.cpuSeconds / probe.seconds;
-    const shards = cpu > options.shardAbove ? 2 ** Math.ceil(Math.log2(cpu / options.shardAbove)) : 1;
+    const bytes = retainedBytes(probe, rate, SUBUSERS);
+    const need = Math.max(1, cpu / options.shardAbove, bytes / options.shardBytes);
+    const shards = need > 1 ? 2 ** Math.ceil(Math.log2(need)) : 1;
     const minutes = rate / shards > 20_000 ? options.hotMinutes : options.minutes;
-    const run = simulateStore(rank, rate / shards, SUBUSERS / shards, route, minutes, true);
+    const run = simulateStore(rank, rate / shards, SUBUSERS / shards, route, minutes, true, d1);
     runs.set(rank, { run, shards });
     log(
       `  rank ${rank}: ${Math.round(rate)} req/min${shards > 1 ? ` in ${shards} shards` : ""}, ` +
@@ -407,6 +435,7 @@ export function simulateScenario(scenario: Scenario, options: Options, log: (lin
   let objectBytes = 0;
   let d1Batches = 0;
   let d1Rows = 0;
+  let d1Writer = 0;
   for (let rank = 1; rank <= ACCOUNTS; rank++) {
     const sample = ranks.reduce((best, r) =>
       Math.abs(Math.log(r / rank)) < Math.abs(Math.log(best / rank)) ? r : best,
@@ -419,26 +448,26 @@ export function simulateScenario(scenario: Scenario, options: Options, log: (lin
     objectBytes += load.retainedBytes * shards;
     d1Batches += load.d1BatchesPerSecond * shards;
     d1Rows += load.d1RowsPerSecond * shards;
+    d1Writer += load.d1WriterSecondsPerSecond * shards;
   }
   const top = runs.get(1) as { run: StoreRun; shards: number };
   const topRate = rateOf(1) / top.shards;
   const hotLoad = loadOf(top.run, topRate, SUBUSERS / top.shards, route);
   // The busiest store's CPU without the row-counting triggers.
   hotLoad.cpuSecondsPerSecond = (() => {
-    const plain = simulateStore(1, topRate, SUBUSERS / top.shards, route, options.hotMinutes, false);
+    const plain = simulateStore(1, topRate, SUBUSERS / top.shards, route, options.hotMinutes, false, d1);
     return (plain.cpuSeconds / Math.max(1, plain.records)) * (topRate / 60);
   })();
   const recordsPerSecond = scenario.requestsPerMinute / 60;
-  // Sessions: one gate call per gate with session usage per consumer batch, and its flush of the account's
-  // session index (one store call per such gate and second).
+  // Sessions: one gate call per gate with session usage per consumer batch (the sessions it returns reach the
+  // account's session index within the store's own ingest).
   const gateRequests = route.gateCallsPerBatch * route.consumerBatchesPerSecond;
-  objectRequests += 2 * gateRequests;
+  objectRequests += gateRequests;
   const usageBatchRows = 4 * route.postsPerSecond; // insert (+ primary-key and time indexes), pruned after 7 days
   d1Rows += usageBatchRows;
-  const d1Statements = d1Batches * SETTLEMENT_STATEMENTS + route.postsPerSecond;
-  // D1 keeps 7 days of batches (~120 bytes each) and a row per sub-user and month (~100 bytes) it settled.
-  const d1Bytes =
-    route.postsPerSecond * 7 * 86_400 * 120 + Math.min(ACCOUNTS * SUBUSERS, d1Rows * 2_592_000) * 100 * 12;
+  d1Writer += (route.postsPerSecond * d1.batchRecordMs) / 1000;
+  // D1 keeps 7 days of batches (~120 bytes each) and a year of capped sub-users' months (~100 bytes each).
+  const d1Bytes = route.postsPerSecond * 7 * 86_400 * 120 + ACCOUNTS * (SUBUSERS / CAPPED_EVERY) * 12 * 100;
   const workerRequests = route.postsPerSecond + route.consumerBatchesPerSecond;
   const workerCpuMs =
     route.routeCpuMsPerPost * route.postsPerSecond + route.consumerCpuMsPerBatch * route.consumerBatchesPerSecond;
@@ -450,16 +479,18 @@ export function simulateScenario(scenario: Scenario, options: Options, log: (lin
     gateRequestsPerSecond: gateRequests,
     d1BatchesPerSecond: d1Batches,
     d1RowsPerSecond: d1Rows,
-    d1StatementsPerSecond: d1Statements,
+    d1WriterSecondsPerSecond: d1Writer,
     d1Bytes,
     workerRequestsPerSecond: workerRequests,
     workerCpuMsPerSecond: workerCpuMs,
   };
-  const hottestGate = (route.gateCallsPerBatch > 0 ? 1 : 0) * route.consumerBatchesPerSecond * 2;
+  // A gate hears of its sessions' usage at most once per consumer batch.
+  const hottestGate = (route.gateCallsPerBatch > 0 ? 1 : 0) * route.consumerBatchesPerSecond;
   const parts = [
     { part: "queue messages/s", load: route.messagesPerSecond, limit: LIMITS.queueMessagesPerSecond, unit: "msg/s" },
     { part: "queue bytes/s", load: route.messageBytesPerSecond, limit: LIMITS.queueBytesPerSecond, unit: "B/s" },
-    { part: "D1 statements/s", load: d1Statements, limit: LIMITS.d1QueriesPerSecond, unit: "q/s" },
+    { part: "D1 write batches/s", load: d1Batches + route.postsPerSecond, limit: 1_000, unit: "batch/s" },
+    { part: "D1 writer time", load: d1Writer, limit: LIMITS.d1WriterSecondsPerSecond, unit: "s/s" },
     { part: "D1 storage (a year)", load: d1Bytes, limit: LIMITS.d1Bytes, unit: "B" },
     {
       part: "hottest store requests/s",
@@ -527,3 +558,4 @@ function median(values: number[]): number {
 }
 
 export { MIXES } from "./fleet";
+export { measureD1 };

@@ -46,8 +46,11 @@ export type IngestOutcome =
 const FOLD_INTERVAL_MS = MINUTE;
 /** With no new usage, what is past its horizon is still forgotten this often. */
 const PRUNE_INTERVAL_MS = 60 * MINUTE;
-/** Usage parts applied, kept as long as the queue may redeliver them. */
-const APPLIED_KEPT_MS = 7 * DAY;
+/**
+ * Usage parts applied, kept a day: the usage route enqueues a batch once it is recorded (kept 7 days), so copies
+ * reach a store only from posts racing the first one and from the queue's redeliveries, within minutes of it.
+ */
+const APPLIED_KEPT_MS = DAY;
 
 /**
  * One account's traffic over one SQLite database, synchronous: its rollups, sampled request log, session index

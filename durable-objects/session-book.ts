@@ -25,8 +25,8 @@ export interface SessionPin {
 
 /** A terminated session's record is kept this long (spec §8.5). */
 export const TERMINATED_KEPT_MS = DAY;
-/** Usage messages applied, kept as long as the queue may redeliver them. */
-const APPLIED_KEPT_MS = 7 * DAY;
+/** Usage parts applied, kept a day (as the account's store keeps them: copies arrive within minutes). */
+const APPLIED_KEPT_MS = DAY;
 
 type Row = {
   id: string;

@@ -1,5 +1,5 @@
 // `npm test`: the docs assets, then vitest inside workerd (extra arguments go to vitest, e.g. CI's reporters), then
-// the local gateway's tests against `wrangler dev` (node --test).
+// the local gateway's tests against `wrangler dev` (node --test), then a short run of the fleet simulation.
 import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import path from "node:path";
@@ -12,6 +12,8 @@ const steps = [
   ["scripts/docs-assets.mjs"],
   ["node_modules/vitest/vitest.mjs", "run", ...process.argv.slice(2)],
   ["--test", "--test-concurrency=1", ...gatewayTests],
+  // The fleet simulation (docs/scale.md), short: the scale model still runs on the code as it is.
+  ["bench/scale.mjs", "--short"],
 ];
 for (const args of steps) {
   const { status } = spawnSync(process.execPath, args, { stdio: "inherit", cwd: root });

@@ -94,8 +94,8 @@ export const FULL: Options = {
 
 export const SHORT: Options = {
   posts: 12,
-  minutes: 4,
-  hotMinutes: 1,
+  minutes: 2,
+  hotMinutes: 0.5,
   sampleRanks: [1, 100, 10_000],
   shardAbove: 0.5,
   shardBytes: 5e9,
@@ -351,7 +351,7 @@ function loadOf(run: StoreRun, rate: number, subusers: number, route: RouteResul
  * Storage a store holds in steady state: each tier's rows per bucket as the run measured them (scaled to the
  * account's rate, at most one row per sub-user and bucket: one series each in this fleet) times the buckets the
  * tier keeps (1 min 25 h, 5 min 14 d, 1 h 91 d, 1 day 400 d; cumulative series hourly for 91 days, then daily),
- * the part keys of 7 days and the request log, at the run's bytes per row.
+ * the part keys of a day and the request log, at the run's bytes per row.
  */
 function retainedBytes(run: StoreRun, rate: number, subusers: number): number {
   const minutes = run.seconds / 60;
@@ -369,7 +369,7 @@ function retainedBytes(run: StoreRun, rate: number, subusers: number): number {
     perBucket("fact_1h", 60) * 2_184 +
     Math.min(subusers, rate * 1_440) * 400 +
     cumPerHour * (2_184 + 309) +
-    keysPerMinute * 7 * 1_440 +
+    keysPerMinute * 1_440 +
     Math.min(1_000, rowsOf("request_log"));
   return rows * bytesPerRow;
 }
@@ -418,9 +418,14 @@ export function simulateScenario(
     const cpu = probe.cpuSeconds / probe.seconds;
     const bytes = retainedBytes(probe, rate, SUBUSERS);
     const need = Math.max(1, cpu / options.shardAbove, bytes / options.shardBytes);
-    const shards = need > 1 ? 2 ** Math.ceil(Math.log2(need)) : 1;
-    const minutes = rate / shards > 20_000 ? options.hotMinutes : options.minutes;
-    const run = simulateStore(rank, rate / shards, SUBUSERS / shards, route, minutes, true, d1);
+    let shards = need > 1 ? 2 ** Math.ceil(Math.log2(need)) : 1;
+    let run: StoreRun;
+    for (;;) {
+      const minutes = rate / shards > 20_000 ? options.hotMinutes : options.minutes;
+      run = simulateStore(rank, rate / shards, SUBUSERS / shards, route, minutes, true, d1);
+      if (retainedBytes(run, rate / shards, SUBUSERS / shards) <= options.shardBytes || shards >= 64) break;
+      shards *= 2;
+    }
     runs.set(rank, { run, shards });
     log(
       `  rank ${rank}: ${Math.round(rate)} req/min${shards > 1 ? ` in ${shards} shards` : ""}, ` +

@@ -100,6 +100,26 @@ describe("POST /internal/gateway/usage (usage reports)", () => {
     expect((await json(await call("GET", "/v1/residential/requests", { token: other.token }))).data).toEqual([]);
   });
 
+  it("enqueues nothing for a batch recorded before: its messages went with the first post", async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const subuser = await createSubuser(account);
+    const { sent } = holdUsageMessages();
+    const batchId = crypto.randomUUID();
+    expect(await json(await reportUsage(recordsOf(subuser, 3), batchId))).toEqual({
+      accepted: 3,
+      dropped: 0,
+      duplicate: false,
+    });
+    const enqueued = sent.length;
+    expect(enqueued).toBe(1);
+    expect(await json(await reportUsage(recordsOf(subuser, 3), batchId))).toEqual({
+      accepted: 3,
+      dropped: 0,
+      duplicate: true,
+    });
+    expect(sent).toHaveLength(enqueued);
+  });
+
   it("forgets batch ids after 7 days (the cron prunes them)", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);
@@ -394,6 +414,8 @@ describe("usage is billed exactly once, whatever arrives twice", () => {
     const batchId = crypto.randomUUID();
     const records = state.batch(300);
     expect((await reportUsage(records, batchId)).status).toBe(202);
+    // A copy racing the first post (it has not recorded the batch yet) enqueues the same messages again.
+    await env.DB.prepare("DELETE FROM usage_batches WHERE id = ?").bind(batchId).run();
     expect((await reportUsage(records, batchId)).status).toBe(202);
     expect(sent.length).toBeGreaterThan(0);
     expect(sent.slice(sent.length / 2).map((m) => m.body)).toEqual(sent.slice(0, sent.length / 2).map((m) => m.body));

@@ -1,4 +1,4 @@
-import { sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { type Product, usageBatches } from "../../db/schema";
 import { now } from "../../platform/clock";
 import type { DomainContext } from "../context";
@@ -17,13 +17,25 @@ export interface IngestResult {
 /**
  * Takes a usage batch from the gateway: records of unknown sub-users or of a product their sub-user lacks are
  * dropped and counted; the rest leave the request through the `usage` queue, grouped by account, in messages that
- * depend on the batch alone. The same `batch_id` posted again (a retry, even one racing the first post) sends the
- * same messages, which every store applies once, and is answered `duplicate: true` with the first answer's
- * counts. A deleted sub-user's records are judged by its account's store (they count during the drain).
+ * depend on the batch alone. A batch recorded before (its messages were enqueued: the record follows them) is
+ * answered `duplicate: true` with the first answer's counts and enqueues nothing; a copy racing the first post
+ * sends the same messages, which every store applies once. A deleted sub-user's records are judged by its
+ * account's store (they count during the drain).
  */
 export async function ingestUsageBatch(ctx: DomainContext, batch: UsageBatch): Promise<IngestResult> {
   const ownerKeyOf = ownerKeys(ctx);
-  const owners = await subuserOwners(ctx, subuserNames(batch.records.map(ownerKeyOf)));
+  const names = subuserNames(batch.records.map(ownerKeyOf));
+  // One round trip at most: whether the batch was recorded, and the owners of names never seen before.
+  const { owners, alongside: recorded } = await subuserOwners(
+    ctx,
+    names,
+    ctx.db
+      .select({ accepted: usageBatches.accepted, dropped: usageBatches.dropped })
+      .from(usageBatches)
+      .where(eq(usageBatches.id, batch.batch_id)),
+  );
+  const first = recorded[0];
+  if (first) return { ...first, duplicate: true };
   const byAccount = new Map<string, OwnedRecord[]>();
   let dropped = 0;
   for (const record of batch.records) {
@@ -43,8 +55,8 @@ export async function ingestUsageBatch(ctx: DomainContext, batch: UsageBatch): P
 }
 
 /**
- * Records the batch (one write, no read first): the first post stores its counts, later ones count themselves
- * as copies and read the first post's counts back.
+ * Records the batch once its messages are enqueued: the first post stores its counts; a copy that raced it past
+ * the check above counts itself and reads the first post's counts back.
  */
 async function recordBatch(ctx: DomainContext, id: string, accepted: number, dropped: number): Promise<IngestResult> {
   const [row] = await ctx.db

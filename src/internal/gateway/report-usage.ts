@@ -17,9 +17,9 @@ export const route = internalRoute(
     description:
       "A batch of 1-1,000 finished proxy requests (the body may be `Content-Encoding: gzip`). Usage reaches " +
       "traffic, sessions and the request log within seconds, and the pools and monthly caps within a minute (at " +
-      "once when one runs out), exactly once: the same `batch_id` again, even racing the first post, is " +
-      "accepted and counted once (`duplicate: true` for every post after the first, with the first answer's " +
-      "counts). Records of unknown sub-users or of a product their sub-user lacks are dropped and counted " +
+      "once when one runs out), exactly once: the same `batch_id` again within 7 days, even racing the first " +
+      "post, is accepted and counted once (`duplicate: true` for every post after the first, with the first " +
+      "answer's counts). Records of unknown sub-users or of a product their sub-user lacks are dropped and counted " +
       "(`dropped`); a deleted sub-user's records count while their minute began within 60 s of the deletion (the " +
       "drain) and are dropped by the account's store after that. An invalid record fails the whole batch (422 " +
       "naming its index).",

@@ -101,6 +101,24 @@ function markdown(all) {
     lines.push(
       "",
       `Hottest store: rank 1 at ${format(Math.round(result.hottest.ratePerMinute))} req/min in ${result.hottest.shards} shard(s).`,
+      result.batchShards > 0
+        ? `Batch records: ${result.batchShards} D1 databases by hash of the batch id.`
+        : "Batch records: in the main D1 database.",
+      "",
+      "Store rows written per gateway request, by table:",
+      "",
+      "| account rank | req/min | rows/request | largest tables |",
+      "|---:|---:|---:|---|",
+      ...result.samples.map(
+        (sample) =>
+          `| ${format(sample.rank)} | ${format(Math.round(sample.ratePerMinute))} | ${sample.rowsPerRecord.toFixed(2)} | ${Object.entries(
+            sample.rowsPerRecordByTable,
+          )
+            .sort((a, b) => b[1] - a[1])
+            .slice(0, 6)
+            .map(([table, rows]) => `${table} ${rows.toFixed(2)}`)
+            .join(", ")} |`,
+      ),
       "",
     );
   }

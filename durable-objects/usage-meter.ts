@@ -123,6 +123,8 @@ export class UsageMeter {
    * D1's figures, in full or in part: pools' and months' figures only grow, so the higher of the known and the told
    * one is kept (a late message cannot undo a newer one); a cap is replaced, a deletion kept. Returns the
    * sub-users that became capped: their months are metered from now on, from the figure `startMonth` gives.
+   * A figure already known is not written again (every confirmed settlement hands back all of them, and a
+   * Durable Object bills each row written).
    */
   learn(figures: Partial<MeterFigures>): string[] {
     const newlyCapped: string[] = [];
@@ -133,6 +135,13 @@ export class UsageMeter {
         usedBytes: Math.max(known?.usedBytes ?? 0, pool.usedBytes),
         topUpCount: Math.max(known?.topUpCount ?? 0, pool.topUpCount),
       };
+      if (
+        known?.purchasedBytes === merged.purchasedBytes &&
+        known.usedBytes === merged.usedBytes &&
+        known.topUpCount === merged.topUpCount
+      ) {
+        continue;
+      }
       this.#pools.set(pool.product, merged);
       this.#sql.exec(
         "INSERT OR REPLACE INTO meter_pools (product, purchased_bytes, used_bytes, top_up_count) VALUES (?, ?, ?, ?)",
@@ -143,16 +152,17 @@ export class UsageMeter {
       );
     }
     for (const subuser of figures.subusers ?? []) {
-      const deletedAt = this.#subusers.get(subuser.subuserId)?.deletedAt ?? subuser.deletedAt;
+      const known = this.#subusers.get(subuser.subuserId);
+      const deletedAt = known?.deletedAt ?? subuser.deletedAt;
       if (subuser.capBytes === null && deletedAt === null) {
         // Neither capped nor deleted: nothing to meter it against.
+        if (!known) continue;
         this.#subusers.delete(subuser.subuserId);
         this.#sql.exec("DELETE FROM meter_subusers WHERE subuser = ?", subuser.subuserId);
         continue;
       }
-      if (subuser.capBytes !== null && this.#subusers.get(subuser.subuserId)?.capBytes == null) {
-        newlyCapped.push(subuser.subuserId);
-      }
+      if (known?.capBytes === subuser.capBytes && known.deletedAt === deletedAt) continue;
+      if (subuser.capBytes !== null && known?.capBytes == null) newlyCapped.push(subuser.subuserId);
       this.#subusers.set(subuser.subuserId, { capBytes: subuser.capBytes, deletedAt });
       this.#sql.exec(
         "INSERT OR REPLACE INTO meter_subusers (subuser, cap_bytes, deleted_at) VALUES (?, ?, ?)",
@@ -164,7 +174,9 @@ export class UsageMeter {
     for (const month of figures.months ?? []) {
       if (this.#subusers.get(month.subuserId)?.capBytes == null) continue;
       const key = `${month.subuserId}|${month.month}`;
-      const usedBytes = Math.max(this.#months.get(key) ?? 0, month.usedBytes);
+      const knownBytes = this.#months.get(key);
+      const usedBytes = Math.max(knownBytes ?? 0, month.usedBytes);
+      if (knownBytes === usedBytes) continue;
       this.#months.set(key, usedBytes);
       this.#sql.exec(
         "INSERT OR REPLACE INTO meter_months (subuser, month, used_bytes) VALUES (?, ?, ?)",

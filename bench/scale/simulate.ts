@@ -379,6 +379,8 @@ export interface ScenarioResult {
   requestsPerMinute: number;
   route: RouteResult;
   hottest: { rank: number; shards: number; ratePerMinute: number; load: StoreLoad; run: StoreRun };
+  /** D1 databases holding batch records by hash of the batch id (0: they stay in the main database). */
+  batchShards: number;
   fleet: {
     objectRequestsPerSecond: number;
     objectCpuSecondsPerSecond: number;
@@ -471,8 +473,13 @@ export function simulateScenario(
   const usageBatchRows = 4 * route.postsPerSecond; // insert (+ primary-key and time indexes), pruned after 7 days
   d1Rows += usageBatchRows;
   d1Writer += (route.postsPerSecond * d1.batchRecordMs) / 1000;
-  // D1 keeps 7 days of batches (~120 bytes each) and a year of capped sub-users' months (~100 bytes each).
-  const d1Bytes = route.postsPerSecond * 7 * 86_400 * 120 + ACCOUNTS * (SUBUSERS / CAPPED_EVERY) * 12 * 100;
+  // D1 keeps 7 days of batch records (~120 bytes each) and a year of capped sub-users' months (~100 bytes each).
+  // Past half a database, the plan moves batch records to databases of their own by hash of the batch id.
+  const batchBytes = route.postsPerSecond * 7 * 86_400 * 120;
+  const accountBytes = ACCOUNTS * (SUBUSERS / CAPPED_EVERY) * 12 * 100;
+  const batchShards = accountBytes + batchBytes <= options.shardBytes ? 0 : Math.ceil(batchBytes / options.shardBytes);
+  const d1Bytes = accountBytes + batchBytes;
+  const largestD1 = batchShards === 0 ? d1Bytes : Math.max(accountBytes, batchBytes / batchShards);
   const workerRequests = route.postsPerSecond + route.consumerBatchesPerSecond;
   const workerCpuMs =
     route.routeCpuMsPerPost * route.postsPerSecond + route.consumerCpuMsPerBatch * route.consumerBatchesPerSecond;
@@ -496,7 +503,7 @@ export function simulateScenario(
     { part: "queue bytes/s", load: route.messageBytesPerSecond, limit: LIMITS.queueBytesPerSecond, unit: "B/s" },
     { part: "D1 write batches/s", load: d1Batches + route.postsPerSecond, limit: 1_000, unit: "batch/s" },
     { part: "D1 writer time", load: d1Writer, limit: LIMITS.d1WriterSecondsPerSecond, unit: "s/s" },
-    { part: "D1 storage (a year)", load: d1Bytes, limit: LIMITS.d1Bytes, unit: "B" },
+    { part: "largest D1 database (a year)", load: largestD1, limit: LIMITS.d1Bytes, unit: "B" },
     {
       part: "hottest store requests/s",
       load: hotLoad.requestsPerSecond,
@@ -534,6 +541,7 @@ export function simulateScenario(
     requestsPerMinute: scenario.requestsPerMinute,
     route,
     hottest: { rank: 1, shards: top.shards, ratePerMinute: rateOf(1), load: hotLoad, run: top.run },
+    batchShards,
     fleet,
     parts,
     cost,
@@ -543,6 +551,9 @@ export function simulateScenario(
         rank,
         ratePerMinute: rateOf(rank),
         rowsPerRecord: run.rowsWritten / Math.max(1, run.records),
+        rowsPerRecordByTable: Object.fromEntries(
+          Object.entries(run.rowsByTable).map(([table, rows]) => [table, rows / Math.max(1, run.records)]),
+        ),
         cpuUsPerRecord: (run.cpuSeconds / Math.max(1, run.records)) * 1e6,
       };
     }),

@@ -1,6 +1,8 @@
 // Copies Swagger UI's assets into public/docs-assets so the docs page is served by the worker itself
-// (no CDN, works offline). Run by `npm run dev`, `npm test`, `npm run bench` and `npm run deploy`.
-import { copyFileSync, mkdirSync } from "node:fs";
+// (no CDN, works offline). Run by `npm run dev`, `npm test`, `npm run bench` and `npm run deploy`, and by wrangler's
+// build step on every `wrangler dev` start: a file is written only when its content changed, so a second
+// `wrangler dev` serving the same checkout is not reloaded mid-request by the first one's start.
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 
@@ -9,5 +11,7 @@ const source = path.dirname(require.resolve("swagger-ui-dist/package.json"));
 const target = path.join(import.meta.dirname, "..", "public", "docs-assets");
 mkdirSync(target, { recursive: true });
 for (const file of ["swagger-ui.css", "swagger-ui-bundle.js"]) {
-  copyFileSync(path.join(source, file), path.join(target, file));
+  const from = path.join(source, file);
+  const to = path.join(target, file);
+  if (!existsSync(to) || !readFileSync(from).equals(readFileSync(to))) copyFileSync(from, to);
 }

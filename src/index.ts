@@ -33,8 +33,11 @@ export default {
   },
 
   async queue(batch, env) {
-    if (batch.queue === "usage") await consumeUsage(batch, env);
-    if (batch.queue === "webhooks") await consumeWebhooks(batch as MessageBatch<WebhookMessage>, env);
-    if (batch.queue === "report-runs") await consumeReportRuns(batch as MessageBatch<RunMessage>, env);
+    if (batch.queue === "usage") return consumeUsage(batch, env);
+    if (batch.queue === "webhooks") return consumeWebhooks(batch as MessageBatch<WebhookMessage>, env);
+    if (batch.queue === "report-runs") return consumeReportRuns(batch as MessageBatch<RunMessage>, env);
+    // A queue this worker does not know (a binding renamed in one place only): keep its messages for a fix.
+    logError("unknown_queue", { queue: batch.queue, messages: batch.messages.length }, new Error("no consumer"));
+    batch.retryAll();
   },
 } satisfies ExportedHandler<Cloudflare.Env>;

@@ -23,7 +23,9 @@ export const publicApi: DocumentSpec = {
   description:
     "Manage a proxy-access account programmatically: the account and its MFA, sub-users, their whitelists, orders " +
     "and bandwidth pools, ISP inventory and batches, subscriptions, sticky sessions, traffic analytics and the " +
-    "sampled request log.\n\n" +
+    "sampled request log; scheduled and on-demand reports delivered to email, webhooks, S3 and GCS; webhook " +
+    "endpoints signed per Standard Webhooks, with the account's events and their delivery log; and a proxy test " +
+    "that sends a real request through the gateway with a sub-user's credentials.\n\n" +
     "Every call carries `Authorization: Bearer <API_KEY>`. Every error is `{code, message, request_id}`, and every " +
     "response carries `X-Request-Id` and the `X-RateLimit-*` headers of the key's rolling 60-second and 24-hour " +
     "windows (429 `rate_limited` with `Retry-After` beyond them). Lists are cursor-paginated (`cursor`, `limit` ≤ " +

@@ -2,6 +2,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { bandwidthPools, events, subuserMonthlyUsage, subusers } from "../db/schema";
 import { newId } from "../platform/ids";
+import type { DomainContext } from "./context";
 
 /** Stable event type names (spec §6 categories), ready for webhook delivery. */
 export const eventTypes = {
@@ -13,23 +14,17 @@ export const eventTypes = {
   webhookTest: "webhook.test",
 } as const;
 
-/** Databases (one per request) that built an event statement: only their writes need the prompt webhook fan-out. */
-const recordingEvents = new WeakSet<Database>();
-
-export function mayHaveRecordedEvents(db: Database): boolean {
-  return recordingEvents.has(db);
-}
-
 /**
  * Records an event once per `dedupeKey` (a job that runs twice records nothing twice).
- * Returns a statement, to run in the batch that makes the event true.
+ * Returns a statement, to run in the batch that makes the event true; the context remembers that it may have
+ * recorded one (`recordsEvents`), so only such requests pay the prompt webhook fan-out.
  */
 export function eventStatement(
-  db: Database,
+  ctx: DomainContext,
   event: { accountId: string; type: string; payload: Record<string, unknown> | SQL; dedupeKey: string; at: number },
 ) {
-  recordingEvents.add(db);
-  return db
+  ctx.recordsEvents = true;
+  return ctx.db
     .insert(events)
     .values({
       id: newId("event", event.at),

@@ -1,5 +1,4 @@
 import { createMiddleware } from "hono/factory";
-import { mayHaveRecordedEvents } from "../domain/events";
 import { dispatchWebhooks } from "../domain/webhooks/dispatch";
 import type { AppEnv } from "../env";
 import { now } from "../platform/clock";
@@ -13,7 +12,7 @@ import { logError } from "../platform/logger";
 export const dispatchWebhooksAfterWrites = createMiddleware<AppEnv>(async (c, next) => {
   await next();
   if (c.req.method === "GET" || c.res.status >= 400 || c.var.replayed || !c.var.principal) return;
-  if (!mayHaveRecordedEvents(c.var.ctx.db)) return;
+  if (!c.var.ctx.recordsEvents) return;
   const { accountId } = c.var.principal;
   const work = dispatchWebhooks(c.var.ctx, now(), accountId).catch((error) =>
     logError("webhook_dispatch_failed", { account: accountId }, error),

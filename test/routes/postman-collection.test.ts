@@ -187,6 +187,17 @@ describe("the Postman collection", () => {
     expect(poll).toContain("pm.execution.setNextRequest(pm.info.requestId)");
   });
 
+  it("polls an ISP batch as long as provisioning may take (5 minutes), and past that fails once, saying why", () => {
+    const poll = script(items.find((item) => item.id === "getIspBatch")!, "test");
+    expect(poll).toContain("attempt < 100"); // 300 s at one try every 3 s
+    expect(poll).toContain(
+      "status 'active' not reached within 300 s (the API reference: provisioning takes 1–5 minutes",
+    );
+    const timedOutBranch = poll.slice(poll.indexOf("} else if ("), poll.lastIndexOf("} else {"));
+    expect(timedOutBranch).toContain("pm.expect.fail(");
+    expect(timedOutBranch).not.toContain("conform(body");
+  });
+
   it("orders the scenario: create before use, MFA off again before the gated release, deletions last", () => {
     const position = (id: string) => items.findIndex((item) => item.id === id);
     expect(position("createSubuser")).toBeLessThan(position("getSubuser"));

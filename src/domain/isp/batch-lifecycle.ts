@@ -32,7 +32,7 @@ export async function completeProvisioning(ctx: DomainContext, at: number): Prom
     await runGuardedBatch(ctx, [
       batchUnchanged(ctx.db, batch),
       ...activateBatchStatements(ctx.db, batch, at),
-      ...completeIspOrderStatements(ctx.db, order, at),
+      ...completeIspOrderStatements(ctx, order, at),
     ]);
   }
   return due.length;
@@ -128,7 +128,7 @@ export async function warnExpiringBatches(ctx: DomainContext, at: number): Promi
     .where(and(eq(ispBatches.status, "active"), lte(ispBatches.expiresAt, at + EXPIRY_WARNING_DAYS[0] * DAY)));
   const statements = soon.flatMap((batch) =>
     EXPIRY_WARNING_DAYS.filter((days) => batch.expiresAt - at <= days * DAY).map((days) =>
-      eventStatement(ctx.db, {
+      eventStatement(ctx, {
         accountId: batch.accountId,
         type: eventTypes.batchExpiring,
         payload: {

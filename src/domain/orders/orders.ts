@@ -1,5 +1,4 @@
 import { and, eq, type SQL, sql } from "drizzle-orm";
-import type { Database } from "../../db/client";
 import { commit, type Statement } from "../../db/guarded-batch";
 import { type AccountRow, type OrderRow, orders, type Product } from "../../db/schema";
 import { addMonths, now, SECOND } from "../../platform/clock";
@@ -78,18 +77,18 @@ async function orderBandwidth(
       })
       .returning(),
     addToPoolStatement(ctx.db, account.id, input.product, bytes),
-    orderCompletedEvent(ctx.db, { id, accountId: account.id, product: input.product, total: price.total }, at),
+    orderCompletedEvent(ctx, { id, accountId: account.id, product: input.product, total: price.total }, at),
   ]);
   return (inserted as OrderRow[])[0] as OrderRow;
 }
 
 /** `order.completed`, recorded once per order whatever runs twice. */
 function orderCompletedEvent(
-  db: Database,
+  ctx: DomainContext,
   order: { id: string; accountId: string; product: Product; total: Minor | SQL; batchId?: string | null },
   at: number,
 ): Statement {
-  return eventStatement(db, {
+  return eventStatement(ctx, {
     accountId: order.accountId,
     type: eventTypes.orderCompleted,
     payload: sql`json_object('order_id', ${order.id}, 'product', ${order.product}, 'total_usd', ${order.total} / 100.0${
@@ -189,13 +188,13 @@ async function orderIsp(ctx: DomainContext, principal: Principal, input: IspOrde
 }
 
 /** The provisioning job finished the order's batch: the order completes (once) and says so in an event. */
-export function completeIspOrderStatements(db: Database, order: OrderRow, at: number): Statement[] {
+export function completeIspOrderStatements(ctx: DomainContext, order: OrderRow, at: number): Statement[] {
   return [
-    db
+    ctx.db
       .update(orders)
       .set({ status: "completed", updatedAt: at })
       .where(and(eq(orders.id, order.id), eq(orders.status, "provisioning"))),
-    orderCompletedEvent(db, { ...order, total: order.totalMinor }, at),
+    orderCompletedEvent(ctx, { ...order, total: order.totalMinor }, at),
   ];
 }
 

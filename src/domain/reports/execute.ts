@@ -111,7 +111,7 @@ async function finishRun(ctx: DomainContext, run: ReportRunRow, outcome: { error
   const type = status === "completed" ? eventTypes.reportRunCompleted : eventTypes.reportRunFailed;
   await ctx.db.batch([
     ctx.db.update(reportRuns).set({ status, error: outcome.error, completedAt: at }).where(eq(reportRuns.id, run.id)),
-    eventStatement(ctx.db, {
+    eventStatement(ctx, {
       accountId: run.accountId,
       type,
       // No link in the event: it would expire within the hour, while deliveries are retried for 24 h.

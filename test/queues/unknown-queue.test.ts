@@ -1,0 +1,20 @@
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
+import worker from "../../src/index";
+import { env } from "../helpers/http";
+
+describe("queue handler", () => {
+  it("retries a batch from a queue it has no consumer for, instead of acknowledging and losing it", async () => {
+    const log = vi.spyOn(console, "error").mockImplementation(() => {});
+    const batch = createMessageBatch("usage-renamed", [
+      { id: "m1", timestamp: new Date(), attempts: 1, body: { settle: "usr_x" } },
+    ]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch, env);
+    const result = await getQueueResult(batch, ctx);
+    expect(result.retryBatch.retry).toBe(true);
+    expect(result.explicitAcks).toEqual([]);
+    expect(String(log.mock.calls[0]?.[0])).toContain('"event":"unknown_queue"');
+    log.mockRestore();
+  });
+});

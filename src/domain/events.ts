@@ -21,13 +21,21 @@ export const eventTypes = {
  */
 export function eventStatement(
   ctx: DomainContext,
-  event: { accountId: string; type: string; payload: Record<string, unknown> | SQL; dedupeKey: string; at: number },
+  event: {
+    accountId: string;
+    type: string;
+    payload: Record<string, unknown> | SQL;
+    dedupeKey: string;
+    at: number;
+    /** An id known beforehand (a run's outcome event, `runEventId`); else a new one. */
+    id?: string;
+  },
 ) {
   ctx.recordsEvents = true;
   return ctx.db
     .insert(events)
     .values({
-      id: newId("event", event.at),
+      id: event.id ?? newId("event", event.at),
       accountId: event.accountId,
       type: event.type,
       payload: event.payload,

@@ -11,6 +11,7 @@ import {
   type StoredDestination,
 } from "../db/schema";
 import type { DestinationInput } from "../domain/reports/definitions";
+import { runPayload, runSummaryPayload } from "../domain/reports/run-payload";
 import { toIso } from "../platform/clock";
 import { email, id, idParam, integer, list, text, timestamp, token } from "../platform/fields";
 
@@ -271,35 +272,13 @@ export function presentReport(report: ReportRow): z.infer<typeof reportSchema> {
   };
 }
 
-const isoOrNull = (ms: number | null) => (ms === null ? null : toIso(ms));
-
-export function presentRun(
+/** The run as `GET /reports/runs/{id}` shows it (the domain's payload, checked against the schema here). */
+export const presentRun: (
   run: ReportRunRow,
-  link: { url: string; expiresAt: number } | null = null,
-): z.infer<typeof reportRunSchema> {
-  return {
-    run_id: run.id,
-    report_id: run.reportId,
-    status: run.status,
-    trigger: run.trigger,
-    from: toIso(run.periodFrom),
-    to: toIso(run.periodTo),
-    format: run.format,
-    rows: run.rows,
-    bytes: run.bytes,
-    created_at: toIso(run.createdAt),
-    started_at: isoOrNull(run.startedAt),
-    completed_at: isoOrNull(run.completedAt),
-    error: run.error,
-    download_url: link?.url ?? null,
-    download_expires_at: link ? toIso(link.expiresAt) : null,
-  };
-}
+  link?: { url: string; expiresAt: number } | null,
+) => z.infer<typeof reportRunSchema> = runPayload;
 
-export function presentRunSummary(run: ReportRunRow): z.infer<typeof reportRunSummarySchema> {
-  const { download_url: _url, download_expires_at: _expires, ...summary } = presentRun(run);
-  return summary;
-}
+export const presentRunSummary: (run: ReportRunRow) => z.infer<typeof reportRunSummarySchema> = runSummaryPayload;
 
 export function presentReportWithRuns(report: ReportRow & { recentRuns: ReportRunRow[] }) {
   return { ...presentReport(report), recent_runs: report.recentRuns.map(presentRunSummary) };

@@ -58,13 +58,22 @@ export const eventPayloads = {
     .object({ report_id: id("report"), run_id: id("run") })
     .catchall(z.unknown())
     .openapi("ReportRunCompletedData", {
-      description: "The run's figures and its download link, as `GET /reports/runs/{id}` shows them.",
+      description:
+        "The run's figures, as `GET /reports/runs/{id}` shows them; at a report's `webhook` destination also its " +
+        "`download_url`, `download_expires_at` and `report_name`.",
     }),
   "report_run.failed": z
     .object({ report_id: id("report"), run_id: id("run") })
     .catchall(z.unknown())
     .openapi("ReportRunFailedData", { description: "The run, with the reason in `error`." }),
-  "webhook.test": z.object({ endpoint_id: id("webhookEndpoint"), message: text(200) }).openapi("WebhookTestData"),
+  "webhook.test": z
+    .object({
+      endpoint_id: id("webhookEndpoint")
+        .optional()
+        .openapi({ description: "The endpoint tested; absent in a report destination's check." }),
+      message: text(200),
+    })
+    .openapi("WebhookTestData"),
 } satisfies Record<(typeof EVENT_TYPES)[number], z.ZodType>;
 
 export const eventSchema = z

@@ -6,7 +6,7 @@ import { domainContext } from "../../src/domain/context";
 import { deliver } from "../../src/domain/reports/destinations";
 import { AWS_RETRIES, S3_PART_SIZE } from "../../src/domain/reports/destinations/s3";
 import { createAccount, type TestAccount } from "../helpers/accounts";
-import { env, json } from "../helpers/http";
+import { call, env, json } from "../helpers/http";
 import { sandboxOf } from "../helpers/sandbox";
 import { createSubuser } from "../helpers/subusers";
 import {
@@ -104,8 +104,14 @@ describe("report destinations", () => {
     expect(received).toHaveLength(2); // the pre-flight test delivery, then the run
     const delivery = received[1] as { body: string; headers: Record<string, string> };
     const event = new Webhook(SIGNING_SECRET).verify(delivery.body, delivery.headers) as Record<string, any>;
-    expect(delivery.headers["webhook-id"]).toBe(run.run_id);
+    // One envelope: the shape and the event id webhook endpoints receive for the same event.
+    expect(delivery.headers["webhook-id"]).toBe(`evt_${run.run_id.slice(4)}`);
+    expect(Object.keys(event).sort()).toEqual(["created_at", "data", "id", "livemode", "type"]);
+    expect(event.id).toBe(delivery.headers["webhook-id"]);
     expect(event.type).toBe("report_run.completed");
+    const recorded = await call("GET", `/v1/events/${event.id}`, { token: account.token });
+    expect(recorded.status).toBe(200);
+    expect(await json<{ type: string }>(recorded)).toMatchObject({ type: "report_run.completed" });
     expect(event.data).toMatchObject({
       run_id: run.run_id,
       report_id: report.id,

@@ -2,12 +2,12 @@ import { and, eq, lte, or, sql } from "drizzle-orm";
 import { type ReportRow, type ReportRunRow, reportRuns, reports } from "../../db/schema";
 import { MINUTE, now } from "../../platform/clock";
 import { logError } from "../../platform/logger";
-import { presentRunSummary } from "../../resources/report";
 import type { DomainContext } from "../context";
 import { eventStatement, eventTypes } from "../events";
 import { DestinationError, deliver } from "./destinations";
 import { signDownloadLink } from "./download-link";
 import { contentTypes, encodeRows } from "./formats";
+import { runEventId, runSummaryPayload } from "./run-payload";
 import { MultipartSink } from "./sink";
 import { reportKinds } from "./types";
 
@@ -115,7 +115,8 @@ async function finishRun(ctx: DomainContext, run: ReportRunRow, outcome: { error
       accountId: run.accountId,
       type,
       // No link in the event: it would expire within the hour, while deliveries are retried for 24 h.
-      payload: presentRunSummary({ ...run, status, error: outcome.error, completedAt: at }),
+      id: runEventId(run.id),
+      payload: { ...runSummaryPayload({ ...run, status, error: outcome.error, completedAt: at }) },
       dedupeKey: `${type}:${run.id}`,
       at,
     }),

@@ -21,9 +21,14 @@ const DESCRIPTIONS: Record<keyof typeof eventPayloads, string> = {
   "order.completed": "An order completed: a bandwidth order at once, an ISP order when its batch is provisioned.",
   "isp_batch.expiring": "An ISP batch expires in 7 days, then in 3 days (once each per period).",
   "traffic.threshold": "A bandwidth pool, or a sub-user's monthly cap, passed 80% or 100% used.",
-  "report_run.completed": "A report run completed.",
+  "report_run.completed":
+    "A report run completed. A report whose destination is `webhook` also receives it at the destination's URL, " +
+    "signed with the destination's secret, under the same event id, with `download_url`, `download_expires_at` " +
+    "and `report_name` in `data`.",
   "report_run.failed": "A report run failed.",
-  "webhook.test": "Sent on request by `POST /webhook-endpoints/{id}/test`.",
+  "webhook.test":
+    "Sent on request by `POST /webhook-endpoints/{id}/test`, and to a report's `webhook` destination when it is " +
+    "created or its URL changes (answer 2xx to accept it; that one has no `endpoint_id`).",
 };
 
 /**

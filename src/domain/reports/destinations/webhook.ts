@@ -1,20 +1,21 @@
-import { now, toIso } from "../../../platform/clock";
+import { now } from "../../../platform/clock";
 import { unseal } from "../../../platform/crypto";
 import { ApiError } from "../../../platform/errors";
 import { newId } from "../../../platform/ids";
-import { presentRun } from "../../../resources/report";
 import type { DomainContext } from "../../context";
 import { eventTypes } from "../../events";
 import { isSandboxAccount } from "../../sandbox/twins";
+import { eventBody } from "../../webhooks/event-body";
 import { sendSigned } from "../../webhooks/send";
 import { checkWebhookUrl } from "../../webhooks/url-policy";
+import { runEventId, runPayload } from "../run-payload";
 import { type Delivery, DestinationError } from "./types";
 
 /**
- * The `webhook` destination: a Standard Webhooks-signed POST (the destination's `signing_secret`) of a thin
- * `report_run.completed` event carrying the link and the figures, never the file. The same URL rules as webhook
- * endpoints (public https only; SSRF) and the same sender (15 s timeout, redirects not followed). Like every event
- * body, each carries `livemode` (`false` from a sandbox twin), inside the signed bytes.
+ * The `webhook` destination: a Standard Webhooks-signed POST (the destination's `signing_secret`) of the run's
+ * `report_run.completed` event — the one envelope webhook endpoints receive (`eventBody`), under the same event id —
+ * whose data adds the link and the report's name, never the file. The same URL rules as webhook endpoints (public
+ * https only; SSRF) and the same sender (15 s timeout, redirects not followed).
  */
 
 /** The destination's URL when the webhook URL rules allow it, else 422 naming `destination.url`. */
@@ -38,12 +39,17 @@ export async function preflightWebhook(
   const url = checkedUrl(ctx, destination.url);
   const at = now();
   const id = newId("event", at);
-  const body = JSON.stringify({
-    type: eventTypes.webhookTest,
-    timestamp: toIso(at),
-    livemode,
-    data: { id, message: "Report destination check: answer 2xx to accept report deliveries." },
-  });
+  const body = JSON.stringify(
+    eventBody(
+      {
+        id,
+        type: eventTypes.webhookTest,
+        createdAt: at,
+        payload: { message: "Report destination check: answer 2xx to accept report deliveries." },
+      },
+      livemode,
+    ),
+  );
   const secret = await unseal(destination.sealedSecret, ctx.env.SEALING_KEY);
   const outcome = await sendSigned(url, [secret], { id, body });
   if (!outcome.ok) throw new ApiError("destination_unreachable", `destination.url: ${outcome.error}.`);
@@ -55,19 +61,18 @@ export async function deliverToWebhook(ctx: DomainContext, delivery: Delivery): 
   }
   const secret = await unseal(delivery.report.destinationSecretSealed, ctx.env.SEALING_KEY);
   const livemode = !(await isSandboxAccount(ctx, delivery.report.accountId));
-  const body = JSON.stringify({
-    type: eventTypes.reportRunCompleted,
-    timestamp: toIso(now()),
-    livemode,
-    data: {
-      ...presentRun(
-        { ...delivery.run, status: "completed" },
-        { url: delivery.downloadUrl, expiresAt: delivery.expiresAt },
-      ),
-      report_name: delivery.report.name,
-    },
-  });
-  // The run id is the message id: stable across the queue's retries, the receiver's idempotency key.
-  const outcome = await sendSigned(delivery.report.destination.url, [secret], { id: delivery.run.id, body });
+  const id = runEventId(delivery.run.id);
+  const payload = {
+    ...runPayload(
+      { ...delivery.run, status: "completed" },
+      { url: delivery.downloadUrl, expiresAt: delivery.expiresAt },
+    ),
+    report_name: delivery.report.name,
+  };
+  const body = JSON.stringify(
+    eventBody({ id, type: eventTypes.reportRunCompleted, createdAt: now(), payload }, livemode),
+  );
+  // The run's event id is the message id: stable across the queue's retries, the receiver's idempotency key.
+  const outcome = await sendSigned(delivery.report.destination.url, [secret], { id, body });
   if (!outcome.ok) throw new DestinationError(`webhook: ${outcome.error}`);
 }

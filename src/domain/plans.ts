@@ -1,5 +1,6 @@
 import type { LimitOverrides, Plan, Product } from "../db/schema";
 import { ApiError } from "../platform/errors";
+import { type GatedFeature, planAtLeast, planGates } from "../vocabulary";
 import type { Principal } from "./context";
 
 export interface ApiRateLimits {
@@ -54,24 +55,11 @@ export const planLimits: Record<Plan, PlanLimits> = {
 /** Calls without a valid API key are limited per client address, so guessing keys or scanning costs time. */
 export const unauthenticatedLimits: ApiRateLimits = { perMinute: 60, perDay: 1_000 };
 
-/** Plans in ascending order, for "this plan or above" gates. */
-const planRank: Record<Plan, number> = {
-  trial: 0,
-  "pay-as-you-go": 1,
-  starter: 2,
-  pro: 3,
-  business: 4,
-  enterprise: 5,
-};
-
-export function planAtLeast(plan: Plan, minimum: Plan): boolean {
-  return planRank[plan] >= planRank[minimum];
-}
-
-/** The plan gate: 403 `feature_not_in_plan` below `minimum` (e.g. reports need Pro). */
-export function assertPlanAtLeast(principal: Principal, minimum: Plan, feature: string): void {
+/** The plan gate of a domain verb: 403 `feature_not_in_plan` below the feature's plan (`planGates`). */
+export function assertPlanHas(principal: Principal, feature: GatedFeature): void {
+  const { minimum, name } = planGates[feature];
   if (!planAtLeast(principal.plan, minimum)) {
-    throw new ApiError("feature_not_in_plan", `${feature} requires the ${minimum} plan or above.`);
+    throw new ApiError("feature_not_in_plan", `${name} requires the ${minimum} plan or above.`);
   }
 }
 

@@ -6,6 +6,7 @@ import { toIso } from "../platform/clock";
 import { countryCode, id, integer, list, text, timestamp, token, usdAmount } from "../platform/fields";
 import { fromMinor } from "../platform/money";
 import { accountSchema, presentAccount } from "./account";
+import { bandwidthProductSchema, productListSchema, productSchema } from "./vocabulary";
 
 const limitValue = integer(1, 1_000_000_000);
 const perProduct = z.strictObject({ residential: limitValue.optional(), mobile: limitValue.optional() });
@@ -52,9 +53,7 @@ export function presentAdminAccount(account: AccountRow): z.infer<typeof adminAc
   };
 }
 
-export const productScopeSchema = list(z.enum(products), products.length)
-  .min(1)
-  .refine((scope) => new Set(scope).size === scope.length, "must not repeat a product");
+export const productScopeSchema = productListSchema;
 
 export const apiKeySchema = z
   .object({
@@ -65,7 +64,7 @@ export const apiKeySchema = z
     }),
     mode: z.enum(keyModes).openapi({ description: "`test`: a sandbox key, acting on the sandbox twin `account_id`." }),
     account_id: id("account"),
-    products: list(z.enum(products), products.length)
+    products: list(productSchema, products.length)
       .nullable()
       .openapi({ description: "Product scope; null = all products." }),
     created_at: timestamp(),
@@ -85,11 +84,9 @@ export function presentApiKey(key: ApiKeyRow): z.infer<typeof apiKeySchema> {
   };
 }
 
-const bandwidthProduct = z.enum(["residential", "mobile"]);
-
 export const priceCatalogueSchema = z
   .object({
-    bandwidth: list(z.object({ product: bandwidthProduct, price_per_gb_usd: usdAmount() }), 2),
+    bandwidth: list(z.object({ product: bandwidthProductSchema, price_per_gb_usd: usdAmount() }), 2),
     isp: list(
       z.object({
         country: countryCode(),
@@ -102,7 +99,7 @@ export const priceCatalogueSchema = z
     ),
     tiers: list(
       z.object({
-        product: bandwidthProduct,
+        product: bandwidthProductSchema,
         plan: token(/^[a-z-]{1,32}$/, 32),
         gb_included: integer(1, 10_000_000),
         monthly_price_usd: usdAmount(),

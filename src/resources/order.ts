@@ -1,8 +1,9 @@
 import { z } from "@hono/zod-openapi";
-import { type IspOrderDetails, type OrderRow, orderStatuses, products } from "../db/schema";
+import { type IspOrderDetails, type OrderRow, orderStatuses } from "../db/schema";
 import { toIso } from "../platform/clock";
 import { countryCode, id, integer, timestamp, token, usdAmount } from "../platform/fields";
 import { fromMinor } from "../platform/money";
+import { productSchema } from "./vocabulary";
 
 const bandwidthDetails = z
   .object({ gb: z.number().openapi({ multipleOf: 0.001 }), price_per_gb: usdAmount() })
@@ -24,7 +25,7 @@ const ispDetails = z
 export const orderSchema = z
   .object({
     id: id("order"),
-    product: z.enum(products),
+    product: productSchema,
     status: z.enum(orderStatuses),
     total_usd: usdAmount().openapi({ example: 45 }),
     details: z.union([bandwidthDetails, ispDetails]).openapi({ description: "What the order bought, per product." }),

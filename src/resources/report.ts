@@ -1,7 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import {
   destinationTypes,
-  products,
   type ReportRow,
   type ReportRunRow,
   reportFormats,
@@ -14,6 +13,7 @@ import type { DestinationInput } from "../domain/reports/definitions";
 import { runPayload, runSummaryPayload } from "../domain/reports/run-payload";
 import { toIso } from "../platform/clock";
 import { email, id, idParam, integer, list, text, timestamp, token } from "../platform/fields";
+import { productListSchema } from "./vocabulary";
 
 // ── Inputs ──────────────────────────────────────────────────────────────────────────────────────────
 
@@ -22,9 +22,7 @@ export const runIdParam = z.object({ id: idParam("run").openapi({ param: { name:
 
 export const reportNameSchema = text(100, 1).openapi({ example: "Daily traffic" });
 
-const productFilter = list(z.enum(products), products.length)
-  .min(1)
-  .refine((values) => new Set(values).size === values.length, "must not repeat a product");
+const productFilter = productListSchema;
 
 export const filtersSchema = z
   .strictObject({

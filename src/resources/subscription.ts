@@ -1,8 +1,9 @@
 import { z } from "@hono/zod-openapi";
-import { cycles, products, type SubscriptionRow, subscriptionStatuses } from "../db/schema";
+import { cycles, type SubscriptionRow, subscriptionStatuses } from "../db/schema";
 import { toIso } from "../platform/clock";
 import { id, idParam, integer, timestamp, token, usdAmount } from "../platform/fields";
 import { fromMinor } from "../platform/money";
+import { productSchema } from "./vocabulary";
 
 export const tierName = token(/^[a-z-]{1,32}$/, 32, "must be a tier name such as starter, pro, business");
 
@@ -13,7 +14,7 @@ export const subscriptionIdParam = z.object({
 export const subscriptionSchema = z
   .object({
     id: id("subscription"),
-    product: z.enum(products),
+    product: productSchema,
     plan: tierName.nullable().openapi({ description: "Bandwidth tier: starter, pro, business, enterprise." }),
     batch_id: id("batch").nullable().openapi({ description: "ISP only." }),
     cycle: z.enum(cycles),

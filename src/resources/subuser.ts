@@ -11,10 +11,7 @@ export const labelSchema = token(/^[a-z0-9-]{1,64}$/, 64, "must be 1-64 characte
 
 export const limitSchema = integer(LIMIT_MIN, LIMIT_MAX);
 
-export const productListSchema = list(z.enum(products), products.length)
-  .min(1)
-  .refine((list) => new Set(list).size === list.length, "must not repeat a product")
-  .openapi({ example: ["residential"] });
+export { productListSchema } from "./vocabulary";
 
 export const subuserIdParam = z.object({ id: idParam("subuser").openapi({ param: { name: "id", in: "path" } }) });
 

@@ -2,9 +2,10 @@ import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import type { Plan } from "../../src/db/schema";
 import type { Principal } from "../../src/domain/context";
-import { assertPlanAtLeast, planAtLeast } from "../../src/domain/plans";
+import { assertPlanHas } from "../../src/domain/plans";
 import type { AppEnv } from "../../src/env";
 import { handleError } from "../../src/platform/error-handler";
+import { planAtLeast, plansWith } from "../../src/vocabulary";
 
 describe("plan gate", () => {
   it("orders plans trial < pay-as-you-go < starter < pro < business < enterprise", () => {
@@ -12,6 +13,11 @@ describe("plan gate", () => {
     expect(planAtLeast("enterprise", "pro")).toBe(true);
     expect(planAtLeast("starter", "pro")).toBe(false);
     expect(planAtLeast("pay-as-you-go", "starter")).toBe(false);
+  });
+
+  it("lists the plans that have a feature from its one gate (reports: Pro and above)", () => {
+    expect(plansWith("reports")).toEqual(["pro", "business", "enterprise"]);
+    expect(plansWith("webhooks")).not.toContain("trial");
   });
 
   it("answers 403 feature_not_in_plan below the minimum plan", async () => {
@@ -29,7 +35,7 @@ describe("plan gate", () => {
         accountRevision: "r",
         livemode: true,
       };
-      assertPlanAtLeast(principal, "pro", "Reports");
+      assertPlanHas(principal, "reports");
       return c.json({ ok: true });
     });
     app.onError(handleError);

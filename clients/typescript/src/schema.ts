@@ -1191,7 +1191,7 @@ export interface webhooks {
     put?: never;
     /**
      * report_run.completed
-     * @description A report run completed.
+     * @description A report run completed. A report whose destination is `webhook` also receives it at the destination's URL, signed with the destination's secret, under the same event id, with `download_url`, `download_expires_at` and `report_name` in `data`.
      */
     post: operations["onReportRunCompleted"];
     delete?: never;
@@ -1231,7 +1231,7 @@ export interface webhooks {
     put?: never;
     /**
      * webhook.test
-     * @description Sent on request by `POST /webhook-endpoints/{id}/test`.
+     * @description Sent on request by `POST /webhook-endpoints/{id}/test`, and to a report's `webhook` destination when it is created or its URL changes (answer 2xx to accept it; that one has no `endpoint_id`).
      */
     post: operations["onWebhookTest"];
     delete?: never;
@@ -1332,7 +1332,7 @@ export interface components {
       type?: "report_run.completed";
       data?: components["schemas"]["ReportRunCompletedData"];
     };
-    /** @description The run's figures and its download link, as `GET /reports/runs/{id}` shows them. */
+    /** @description The run's figures, as `GET /reports/runs/{id}` shows them; at a report's `webhook` destination also its `download_url`, `download_expires_at` and `report_name`. */
     ReportRunCompletedData: {
       /** @example rep_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
       report_id: string;
@@ -1361,8 +1361,11 @@ export interface components {
       data?: components["schemas"]["WebhookTestData"];
     };
     WebhookTestData: {
-      /** @example whe_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
-      endpoint_id: string;
+      /**
+       * @description The endpoint tested; absent in a report destination's check.
+       * @example whe_01JD2W6Q6J5E4V3N0Z9Y8X7W6V
+       */
+      endpoint_id?: string;
       message: string;
     };
     Error: {
@@ -2171,7 +2174,12 @@ export interface components {
      *     }
      */
     ReportFilters: {
-      /** @description Only these products (every type it applies to). */
+      /**
+       * @description Only these products (every type it applies to).
+       * @example [
+       *       "residential"
+       *     ]
+       */
       products?: ("residential" | "mobile" | "isp")[];
       /** @description Only these sub-users (traffic, requests, subusers, isp_batches). */
       subusers?: string[];
@@ -12090,4 +12098,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "60d320ffb728cd7c1e034b841ace967f6c673044152eda5bf463b220dd17f0f4";
+export const CONTRACT_SHA256 = "80367837f9d4e4bc31e16cf1697d791b8130a765bb92f007a2a011a624baf070";

@@ -1,14 +1,11 @@
 import { sql } from "drizzle-orm";
 import { check, index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { type Product, plans } from "../../vocabulary";
 
-export const plans = ["trial", "pay-as-you-go", "starter", "pro", "business", "enterprise"] as const;
-export type Plan = (typeof plans)[number];
+export { type BandwidthProduct, bandwidthProducts, type Plan, type Product, plans, products } from "../../vocabulary";
 
 export const kycStatuses = ["not-submitted", "pending", "approved", "rejected"] as const;
 export type KycStatus = (typeof kycStatuses)[number];
-
-export const products = ["residential", "mobile", "isp"] as const;
-export type Product = (typeof products)[number];
 
 export interface BillingAddress {
   line1: string;

@@ -9,13 +9,14 @@ import {
   text,
   uniqueIndex,
 } from "drizzle-orm/sqlite-core";
+import type { BandwidthProduct } from "../../vocabulary";
 import { accounts, type Product } from "./accounts";
 import { subusers } from "./subusers";
 
 // ── Price catalogue (editable through the admin API) ────────────────────────────────────────────────
 
 export const bandwidthPrices = sqliteTable("bandwidth_prices", {
-  product: text("product").$type<"residential" | "mobile">().primaryKey(),
+  product: text("product").$type<BandwidthProduct>().primaryKey(),
   pricePerGbMinor: integer("price_per_gb_minor").notNull(),
 });
 
@@ -35,7 +36,7 @@ export const ispAsns = sqliteTable(
 export const subscriptionTiers = sqliteTable(
   "subscription_tiers",
   {
-    product: text("product").$type<"residential" | "mobile">().notNull(),
+    product: text("product").$type<BandwidthProduct>().notNull(),
     plan: text("plan").notNull(),
     gbIncluded: integer("gb_included").notNull(),
     monthlyPriceMinor: integer("monthly_price_minor").notNull(),
@@ -50,7 +51,7 @@ export const customTiers = sqliteTable(
     accountId: text("account_id")
       .notNull()
       .references(() => accounts.id),
-    product: text("product").$type<"residential" | "mobile">().notNull(),
+    product: text("product").$type<BandwidthProduct>().notNull(),
     gbIncluded: integer("gb_included").notNull(),
     monthlyPriceMinor: integer("monthly_price_minor").notNull(),
   },
@@ -69,7 +70,7 @@ export const bandwidthPools = sqliteTable(
     accountId: text("account_id")
       .notNull()
       .references(() => accounts.id),
-    product: text("product").$type<"residential" | "mobile">().notNull(),
+    product: text("product").$type<BandwidthProduct>().notNull(),
     purchasedBytes: integer("purchased_bytes").notNull().default(0),
     usedBytes: integer("used_bytes").notNull().default(0),
     /** Moves on every top-up: threshold events (80%, 100% used) fire once per top-up. */

@@ -2,9 +2,10 @@ import { and, eq, sql } from "drizzle-orm";
 import { bandwidthPrices, type Cycle, customTiers, ispAsns, subscriptionTiers } from "../../db/schema";
 import { ApiError } from "../../platform/errors";
 import type { Minor } from "../../platform/money";
+import type { BandwidthProduct } from "../../vocabulary";
 import type { DomainContext } from "../context";
 
-export type BandwidthProduct = "residential" | "mobile";
+export type { BandwidthProduct };
 
 /** Annual cycles are priced 10% below twelve monthly cycles (spec §2.6). */
 export const ANNUAL_DISCOUNT_PERCENT = 10;

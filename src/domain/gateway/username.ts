@@ -1,4 +1,5 @@
 import { isCountryCode } from "../../platform/countries";
+import type { BandwidthProduct } from "../../vocabulary";
 
 /**
  * The gateway username grammar (reference facts):
@@ -25,7 +26,7 @@ export interface GatewayTarget {
 
 export interface ParsedUsername {
   name: string;
-  product: "residential" | "mobile";
+  product: BandwidthProduct;
   target: GatewayTarget;
 }
 

@@ -16,6 +16,7 @@ import { ApiError } from "../../platform/errors";
 import { isId, newId } from "../../platform/ids";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
 import type { DomainContext, Principal } from "../context";
+import { assertPlanHas } from "../plans";
 import { preflightWebhook } from "./destinations/webhook";
 import { nextRunAfter, parseSchedule } from "./schedule";
 
@@ -87,6 +88,7 @@ async function prepareDestination(
 }
 
 export async function createReport(ctx: DomainContext, principal: Principal, input: NewReport): Promise<ReportRow> {
+  assertPlanHas(principal, "reports");
   assertFormatFits(input.format, input.destination);
   const at = now();
   const schedule = scheduleFields(input.schedule ?? null, at);
@@ -111,6 +113,7 @@ export async function createReport(ctx: DomainContext, principal: Principal, inp
 
 /** A live report of the caller's account; unknown, deleted and other accounts' ids answer 404 `report_not_found`. */
 export async function findReport(ctx: DomainContext, principal: Principal, id: string): Promise<ReportRow> {
+  assertPlanHas(principal, "reports");
   const report = isId("report", id)
     ? await ctx.db
         .select()
@@ -128,6 +131,7 @@ export async function listReports(
   principal: Principal,
   query: PageQuery,
 ): Promise<Array<ReportRow & { recentRuns: ReportRunRow[] }>> {
+  assertPlanHas(principal, "reports");
   const page = keysetPage(reports.id, query);
   const rows = await ctx.db
     .select()

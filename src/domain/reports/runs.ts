@@ -1,9 +1,11 @@
 import { and, eq, gt, inArray, isNull, lte, sql } from "drizzle-orm";
-import { type ReportRunRow, reportRuns, reports } from "../../db/schema";
+import { accounts, type ReportRunRow, reportRuns, reports } from "../../db/schema";
 import { DAY, MINUTE, now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { isId, newId } from "../../platform/ids";
+import { plansWith } from "../../vocabulary";
 import type { DomainContext, Principal } from "../context";
+import { assertPlanHas } from "../plans";
 import { findReport } from "./definitions";
 import { nextRunAfter } from "./schedule";
 
@@ -76,6 +78,7 @@ async function enqueue(ctx: DomainContext, runId: string): Promise<void> {
 
 /** A run of the caller's account; unknown and other accounts' ids answer 404 `report_run_not_found`. */
 export async function findRun(ctx: DomainContext, principal: Principal, id: string): Promise<ReportRunRow> {
+  assertPlanHas(principal, "reports");
   const run = isId("run", id)
     ? await ctx.db
         .select()
@@ -112,7 +115,13 @@ export async function claimDueReports(ctx: DomainContext, at: number): Promise<n
       and(
         isNull(reports.deletedAt),
         lte(reports.nextRunAt, at),
-        sql`${reports.accountId} IN (SELECT id FROM accounts WHERE plan IN ('pro', 'business', 'enterprise'))`,
+        inArray(
+          reports.accountId,
+          ctx.db
+            .select({ id: accounts.id })
+            .from(accounts)
+            .where(inArray(accounts.plan, plansWith("reports"))),
+        ),
       ),
     )
     .limit(CLAIM_LIMIT);

@@ -1,6 +1,7 @@
 import type { SessionPin } from "../../../durable-objects/session-book";
 import { now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
+import type { BandwidthProduct } from "../../vocabulary";
 import type { DomainContext, Principal } from "../context";
 import { findSubuser } from "../subusers/subusers";
 import { decideAsGateway } from "./gate";
@@ -9,7 +10,7 @@ import { assertSandbox } from "./twins";
 
 export interface SessionRequest {
   subuserId: string;
-  product: "residential" | "mobile";
+  product: BandwidthProduct;
   region: string;
   state?: string;
   city?: string;

@@ -3,6 +3,7 @@ import { SubuserGateClient } from "../../../durable-objects";
 import type { GateConfig, PoolFigures } from "../../../durable-objects/subuser-gate";
 import { accounts, bandwidthPools, subuserMonthlyUsage, subusers, whitelistEntries } from "../../db/schema";
 import { now, utcMonth } from "../../platform/clock";
+import type { BandwidthProduct } from "../../vocabulary";
 import type { DomainContext } from "../context";
 import { enforcedLimits } from "./limits";
 
@@ -69,7 +70,7 @@ export async function syncAccountGates(ctx: DomainContext, accountId: string): P
 /** A pool became used up or has room again: every live sub-user of the account with that product hears of it. */
 export async function pushPoolFigures(
   ctx: DomainContext,
-  pool: PoolFigures & { accountId: string; product: "residential" | "mobile" },
+  pool: PoolFigures & { accountId: string; product: BandwidthProduct },
 ): Promise<void> {
   const names = await ctx.db
     .select({ name: subusers.name })

@@ -5,12 +5,13 @@ import type { SessionRequest, SessionSnapshot } from "../../../durable-objects/t
 import { now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { cursorAfter, type PageQuery } from "../../platform/pagination";
+import type { BandwidthProduct } from "../../vocabulary";
 import type { DomainContext, Principal } from "../context";
 import { assertInScope } from "../scope";
 import { subuserGate } from "../subusers/gate-sync";
 import { findAccountSubuser } from "../subusers/subusers";
 
-export type SessionProduct = "residential" | "mobile";
+export type SessionProduct = BandwidthProduct;
 
 export interface SessionQuery extends PageQuery {
   subuserId?: string;

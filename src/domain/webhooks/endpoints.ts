@@ -7,7 +7,7 @@ import { isId, newId } from "../../platform/ids";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
 import { newWebhookSecret } from "../../platform/webhook-signature";
 import type { DomainContext, Principal } from "../context";
-import { assertPlanAtLeast } from "../plans";
+import { assertPlanHas } from "../plans";
 import { checkWebhookUrl } from "./url-policy";
 
 /** Endpoints per account (Stripe's bound too): each event costs one delivery per endpoint. */
@@ -33,7 +33,7 @@ export interface EndpointPatch {
  * events of every product of the account, which a scoped key may not see.
  */
 export function assertWebhooksAllowed(principal: Principal): void {
-  assertPlanAtLeast(principal, "pay-as-you-go", "Webhooks");
+  assertPlanHas(principal, "webhooks");
   assertAccountWideKey(principal);
 }
 

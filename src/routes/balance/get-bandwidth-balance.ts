@@ -2,12 +2,13 @@ import { type RouteHandler, z } from "@hono/zod-openapi";
 import { BYTES_PER_GB, bandwidthBalance } from "../../domain/billing/pools";
 import type { AppEnv } from "../../env";
 import { apiRoute, jsonContent } from "../../platform/route-definitions";
+import { bandwidthProductSchema } from "../../resources/vocabulary";
 
 const gb = () => z.number().openapi({ description: "GB (10^9 bytes)." });
 
 const balanceSchema = z
   .object({
-    product: z.enum(["residential", "mobile"]),
+    product: bandwidthProductSchema,
     gb_purchased: gb().openapi({ description: "All GB bought: orders and subscription periods." }),
     gb_used: gb().openapi({
       description:
@@ -34,7 +35,7 @@ export const route = apiRoute({
   description:
     "The account's prepaid GB for a gateway product, shared by all its sub-users of that product. Usage figures " +
     "are those of the last settlement: at most a minute behind the usage the gateway reported.",
-  request: { params: z.object({ product: z.enum(["residential", "mobile"]) }) },
+  request: { params: z.object({ product: bandwidthProductSchema }) },
   errors: ["invalid_request", "subuser_scope_mismatch"],
   responses: { 200: jsonContent(balanceSchema, "The pool.") },
 });

@@ -5,10 +5,11 @@ import type { AppEnv } from "../../env";
 import { countryCode, decimal, idParam, integer, rangedInteger, token } from "../../platform/fields";
 import { apiRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
 import { orderSchema, presentOrder } from "../../resources/order";
+import { bandwidthProductSchema } from "../../resources/vocabulary";
 
 const bandwidthOrder = z
   .strictObject({
-    product: z.enum(["residential", "mobile"]),
+    product: bandwidthProductSchema,
     gb: decimal({ unit: 0.001, min: 0.001, max: 1_000_000 }).openapi({
       description: "GB to buy, in steps of 0.001 GB (1 MB).",
     }),

@@ -5,9 +5,10 @@ import type { AppEnv } from "../../env";
 import { idParam } from "../../platform/fields";
 import { apiRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
 import { presentSubscription, subscriptionSchema, tierName } from "../../resources/subscription";
+import { bandwidthProductSchema } from "../../resources/vocabulary";
 
 const bandwidth = z
-  .strictObject({ product: z.enum(["residential", "mobile"]), plan: tierName, cycle: z.enum(cycles) })
+  .strictObject({ product: bandwidthProductSchema, plan: tierName, cycle: z.enum(cycles) })
   .openapi("BandwidthSubscriptionCreate", { example: { product: "residential", plan: "pro", cycle: "monthly" } });
 
 const isp = z

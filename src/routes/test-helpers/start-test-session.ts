@@ -5,12 +5,13 @@ import type { AppEnv } from "../../env";
 import { toIso } from "../../platform/clock";
 import { countryCode, id, idParam, integer, text, timestamp, token } from "../../platform/fields";
 import { apiRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
+import { bandwidthProductSchema } from "../../resources/vocabulary";
 import { helperErrors, tags } from "./shared";
 
 const body = z
   .strictObject({
     subuser: idParam("subuser"),
-    product: z.enum(["residential", "mobile"]).default("residential"),
+    product: bandwidthProductSchema.default("residential"),
     region: countryCode()
       .transform((code) => code.toLowerCase())
       .default("us"),

@@ -5,6 +5,7 @@ import type { AppEnv } from "../../env";
 import { idParam, instant, token } from "../../platform/fields";
 import { apiRoute, jsonContent } from "../../platform/route-definitions";
 import { presentTraffic, trafficSchema } from "../../resources/traffic";
+import { productSchema } from "../../resources/vocabulary";
 
 const GROUPS = ["subuser", "region", "asn", "tag", "day", "hour", "ip"] as const;
 
@@ -40,7 +41,7 @@ export const route = apiRoute({
     "exact sums of the usage the gateway reported. The answer's `resolution` follows the age of `from` (1 minute " +
     "under 24 h, 5 minutes to 14 days, 1 hour to 90 days, 1 day beyond) and the range is widened to whole units of " +
     "it. Mobile rows grouped by `asn` carry `carrier_name`; ISP traffic can be grouped per `ip`.",
-  request: { params: z.object({ product: z.enum(["residential", "mobile", "isp"]) }), query },
+  request: { params: z.object({ product: productSchema }), query },
   errors: ["invalid_request", "range_too_wide", "invalid_group_by", "subuser_not_found", "subuser_scope_mismatch"],
   responses: { 200: jsonContent(trafficSchema, "The traffic.") },
 });

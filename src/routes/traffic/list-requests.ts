@@ -4,6 +4,7 @@ import type { AppEnv } from "../../env";
 import { idParam, list, queryInteger } from "../../platform/fields";
 import { apiRoute, jsonContent } from "../../platform/route-definitions";
 import { presentRequest, requestLogEntrySchema } from "../../resources/traffic";
+import { productSchema } from "../../resources/vocabulary";
 
 export const route = apiRoute({
   operationId: "listRequests",
@@ -16,7 +17,7 @@ export const route = apiRoute({
     "under 100 requests a minute sees every request; above that, a uniform sample of about 100 a minute. The log is " +
     "sampled and is not suitable for billing: use traffic for totals.",
   request: {
-    params: z.object({ product: z.enum(["residential", "mobile", "isp"]) }),
+    params: z.object({ product: productSchema }),
     query: z.object({
       subuser: idParam("subuser").optional(),
       limit: queryInteger(1, 1000).default(100).openapi({ description: "1-1,000; default 100." }),

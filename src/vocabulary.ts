@@ -1,0 +1,32 @@
+/**
+ * The words every part of the product shares — the API's schemas, the domain, the database and the Durable
+ * Objects: products, plans and the features plans unlock. A leaf module: it imports nothing, so anything may
+ * import it.
+ */
+
+export const products = ["residential", "mobile", "isp"] as const;
+export type Product = (typeof products)[number];
+
+/** Products sold by the gigabyte: pools, bandwidth orders, subscriptions and sticky sessions. ISP is sold per IP. */
+export const bandwidthProducts = ["residential", "mobile"] as const satisfies readonly Product[];
+export type BandwidthProduct = (typeof bandwidthProducts)[number];
+
+/** Plans in ascending order: "this plan or above" compares positions. */
+export const plans = ["trial", "pay-as-you-go", "starter", "pro", "business", "enterprise"] as const;
+export type Plan = (typeof plans)[number];
+
+/** The lowest plan that has each gated feature. */
+export const planGates = {
+  reports: { minimum: "pro", name: "Reports" },
+  webhooks: { minimum: "pay-as-you-go", name: "Webhooks" },
+} as const satisfies Record<string, { minimum: Plan; name: string }>;
+export type GatedFeature = keyof typeof planGates;
+
+export function planAtLeast(plan: Plan, minimum: Plan): boolean {
+  return plans.indexOf(plan) >= plans.indexOf(minimum);
+}
+
+/** Every plan that has `feature` (for queries over many accounts, e.g. the scheduled reports' cron). */
+export function plansWith(feature: GatedFeature): Plan[] {
+  return plans.filter((plan) => planAtLeast(plan, planGates[feature].minimum));
+}

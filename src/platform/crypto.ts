@@ -1,3 +1,5 @@
+import { base64ToBytes, base64UrlToBytes, bytesToBase64, bytesToBase64Url } from "./base64";
+
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const encoder = new TextEncoder();
 
@@ -36,21 +38,12 @@ export async function timingSafeEqual(a: string, b: string): Promise<boolean> {
   return crypto.subtle.timingSafeEqual(da, db);
 }
 
-function base64ToBytes(value: string): Uint8Array<ArrayBuffer> {
-  return Uint8Array.from(atob(value), (c) => c.charCodeAt(0));
-}
-
-function bytesToBase64(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes));
-}
-
 export function base64UrlEncode(value: string): string {
-  return bytesToBase64(encoder.encode(value)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return bytesToBase64Url(encoder.encode(value));
 }
 
 export function base64UrlDecode(value: string): string {
-  const padded = value.replace(/-/g, "+").replace(/_/g, "/") + "=".repeat((4 - (value.length % 4)) % 4);
-  return new TextDecoder().decode(base64ToBytes(padded));
+  return new TextDecoder().decode(base64UrlToBytes(value));
 }
 
 const sealingKeys = new Map<string, Promise<CryptoKey>>();

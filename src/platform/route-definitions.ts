@@ -127,11 +127,7 @@ const mfaCodeHeader = {
 
 /** OpenAPI responses for a set of error codes, grouped by status, described from the catalogue. */
 function errorResponses(codes: readonly ErrorCode[], headersFor: (status: number) => HeaderName[]) {
-  const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of new Set(codes)) {
-    const status = errorCatalogue[code].status;
-    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
-  }
+  const byStatus = Map.groupBy(new Set(codes), (code) => errorCatalogue[code].status);
   return Object.fromEntries(
     [...byStatus].map(([status, list]) => [
       status,

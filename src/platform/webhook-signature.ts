@@ -1,3 +1,5 @@
+import { base64ToBytes, bytesToBase64 } from "./base64";
+
 /**
  * Standard Webhooks 1.0 (https://www.standardwebhooks.com): the one signer for every outbound signed request —
  * webhook endpoint deliveries and report destinations alike.
@@ -10,12 +12,6 @@
 const SECRET_PREFIX = "whsec_";
 const encoder = new TextEncoder();
 
-function bytesToBase64(bytes: Uint8Array): string {
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary);
-}
-
 /** A new signing secret: 32 random bytes, base64, behind `whsec_`. */
 export function newWebhookSecret(): string {
   return SECRET_PREFIX + bytesToBase64(crypto.getRandomValues(new Uint8Array(32)));
@@ -24,7 +20,7 @@ export function newWebhookSecret(): string {
 export function isWebhookSecret(value: string): boolean {
   if (!value.startsWith(SECRET_PREFIX)) return false;
   try {
-    const length = atob(value.slice(SECRET_PREFIX.length)).length;
+    const length = base64ToBytes(value.slice(SECRET_PREFIX.length)).length;
     return length >= 24 && length <= 64;
   } catch {
     return false;
@@ -32,7 +28,7 @@ export function isWebhookSecret(value: string): boolean {
 }
 
 async function signOne(secret: string, content: Uint8Array<ArrayBuffer>): Promise<string> {
-  const raw = Uint8Array.from(atob(secret.slice(SECRET_PREFIX.length)), (c) => c.charCodeAt(0));
+  const raw = base64ToBytes(secret.slice(SECRET_PREFIX.length));
   const key = await crypto.subtle.importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
   return `v1,${bytesToBase64(new Uint8Array(await crypto.subtle.sign("HMAC", key, content)))}`;
 }

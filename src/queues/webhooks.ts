@@ -12,12 +12,7 @@ import { logError } from "../platform/logger";
  */
 export async function consumeWebhooks(batch: MessageBatch<WebhookMessage>, env: Cloudflare.Env): Promise<void> {
   const ctx = domainContext(env);
-  const byEndpoint = new Map<string, Array<Message<WebhookMessage>>>();
-  for (const message of batch.messages) {
-    const list = byEndpoint.get(message.body.endpointId) ?? [];
-    list.push(message);
-    byEndpoint.set(message.body.endpointId, list);
-  }
+  const byEndpoint = Map.groupBy(batch.messages, (message) => message.body.endpointId);
   await Promise.all(
     [...byEndpoint.values()].map(async (messages) => {
       for (const message of messages) {

@@ -147,8 +147,7 @@ export async function listReports(
 }
 
 async function recentRunsOf(ctx: DomainContext, reportIds: string[]): Promise<Map<string, ReportRunRow[]>> {
-  const byReport = new Map<string, ReportRunRow[]>();
-  if (reportIds.length === 0) return byReport;
+  if (reportIds.length === 0) return new Map();
   const ranked = ctx.db
     .select({
       id: reportRuns.id,
@@ -163,8 +162,10 @@ async function recentRunsOf(ctx: DomainContext, reportIds: string[]): Promise<Ma
     .innerJoin(ranked, eq(ranked.id, reportRuns.id))
     .where(sql`${ranked.n} <= ${RECENT_RUNS}`)
     .orderBy(desc(reportRuns.id));
-  for (const { run } of rows) byReport.set(run.reportId, [...(byReport.get(run.reportId) ?? []), run]);
-  return byReport;
+  return Map.groupBy(
+    rows.map(({ run }) => run),
+    (run) => run.reportId,
+  );
 }
 
 export async function updateReport(

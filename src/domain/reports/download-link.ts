@@ -1,3 +1,4 @@
+import { base64ToBytes } from "../../platform/base64";
 import { HOUR, now } from "../../platform/clock";
 import { toHex } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
@@ -17,7 +18,7 @@ function linkKey(sealingKey: string): Promise<CryptoKey> {
   let key = keys.get(sealingKey);
   if (!key) {
     key = (async () => {
-      const raw = Uint8Array.from(atob(sealingKey), (c) => c.charCodeAt(0));
+      const raw = base64ToBytes(sealingKey);
       const base = await crypto.subtle.importKey("raw", raw, "HKDF", false, ["deriveKey"]);
       return crypto.subtle.deriveKey(
         { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(0), info: encoder.encode("report-download-link/v1") },

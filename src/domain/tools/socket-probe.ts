@@ -1,5 +1,6 @@
 import { connect } from "cloudflare:sockets";
 import socksRefusals from "../../../gateway/socks-refusals.json";
+import { bytesToBase64 } from "../../platform/base64";
 import { GATEWAY_LIMIT_SERVICE_CODE } from "../gateway/decision";
 import type { GatewayProbe, ProbeExit, ProbeOutcome, ProbeRequest } from "./gateway-probe";
 import { ProbeFailure, type ResponseHead, SocketReader } from "./socket-reader";
@@ -37,8 +38,7 @@ function exitFromEchoBody(body: Uint8Array): ProbeExit | null {
 }
 
 function basic(username: string, password: string): string {
-  const bytes = encoder.encode(`${username}:${password}`);
-  return btoa(String.fromCharCode(...bytes));
+  return bytesToBase64(encoder.encode(`${username}:${password}`));
 }
 
 function targetAuthority(target: URL): { host: string; port: number } {

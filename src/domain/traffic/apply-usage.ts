@@ -30,13 +30,11 @@ export async function settleAccountUsage(ctx: DomainContext, accountId: string):
 }
 
 function sessionUsageByGate(parts: UsagePart[]): Map<string, Array<{ key: string; usages: SessionUsage[] }>> {
-  const byGate = new Map<string, Array<{ key: string; usages: SessionUsage[] }>>();
-  for (const part of parts) {
-    for (const gate of part.gates) {
-      const list = byGate.get(gate.gateName) ?? [];
-      list.push({ key: part.key, usages: gate.sessions });
-      byGate.set(gate.gateName, list);
-    }
-  }
-  return byGate;
+  const gates = parts.flatMap((part) => part.gates.map((gate) => ({ part, gate })));
+  return new Map(
+    [...Map.groupBy(gates, ({ gate }) => gate.gateName)].map(([gateName, entries]) => [
+      gateName,
+      entries.map(({ part, gate }) => ({ key: part.key, usages: gate.sessions })),
+    ]),
+  );
 }

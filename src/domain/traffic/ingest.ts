@@ -36,20 +36,18 @@ export async function ingestUsageBatch(ctx: DomainContext, batch: UsageBatch): P
   );
   const first = recorded[0];
   if (first) return { ...first, duplicate: true };
-  const byAccount = new Map<string, OwnedRecord[]>();
-  let dropped = 0;
-  for (const record of batch.records) {
+  const owned = batch.records.flatMap((record) => {
     const [product, name] = splitOwnerKey(ownerKeyOf(record));
     const owner = owners.get(name);
-    if (!owner?.products.includes(product as Product)) {
-      dropped++;
-      continue;
-    }
-    const list = byAccount.get(owner.accountId) ?? [];
-    list.push({ record, owner, ts: Date.parse(record.ts) });
-    byAccount.set(owner.accountId, list);
-  }
-  const shares = [...byAccount].map(([accountId, entries]) => accountShare(accountId, entries));
+    return owner?.products.includes(product as Product) ? [{ accountId: owner.accountId, record, owner }] : [];
+  });
+  const dropped = batch.records.length - owned.length;
+  const shares = [...Map.groupBy(owned, (entry) => entry.accountId)].map(([accountId, entries]) =>
+    accountShare(
+      accountId,
+      entries.map(({ record, owner }): OwnedRecord => ({ record, owner, ts: Date.parse(record.ts) })),
+    ),
+  );
   await enqueueMessages(ctx, packBatch(batch.batch_id, shares));
   return recordBatch(ctx, batch.batch_id, batch.records.length - dropped, dropped);
 }

@@ -1,3 +1,4 @@
+import { base64ToBytes, bytesToBase64Url } from "../../../platform/base64";
 import { now } from "../../../platform/clock";
 import { base64UrlEncode } from "../../../platform/crypto";
 import type { DomainContext } from "../../context";
@@ -29,7 +30,7 @@ function serviceAccountKey(ctx: DomainContext): ServiceAccountKey {
 }
 
 async function privateKey(pem: string): Promise<CryptoKey> {
-  const der = Uint8Array.from(atob(pem.replace(/-----[A-Z ]+-----|\s/g, "")), (c) => c.charCodeAt(0));
+  const der = base64ToBytes(pem.replace(/-----[A-Z ]+-----|\s/g, ""));
   return crypto.subtle.importKey("pkcs8", der, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, false, ["sign"]);
 }
 
@@ -51,11 +52,7 @@ async function signedAssertion(key: ServiceAccountKey, audience: string): Promis
     await privateKey(key.private_key),
     encoder.encode(`${header}.${claims}`),
   );
-  const encoded = btoa(String.fromCharCode(...new Uint8Array(signature)))
-    .replace(/\+/g, "-")
-    .replace(/\//g, "_")
-    .replace(/=+$/, "");
-  return `${header}.${claims}.${encoded}`;
+  return `${header}.${claims}.${bytesToBase64Url(new Uint8Array(signature))}`;
 }
 
 async function jsonOrFail<T>(response: Response, what: string): Promise<T> {

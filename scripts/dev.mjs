@@ -7,7 +7,11 @@ const PORT = 8787;
 // wrangler dev never fires Cron Triggers by itself: run the every-minute jobs often, so that local state
 // machines (ISP provisioning, renewals, expiry) move within seconds. Every job is idempotent.
 const CRON_TICK_MS = 5_000;
-const LOCAL_VARS = { ISP_PROVISIONING_DELAY_S: "5", ISP_LONG_TAIL_PROVISIONING_DELAY_S: "30" };
+const LOCAL_VARS = {
+  ISP_PROVISIONING_DELAY_S: "5",
+  ISP_LONG_TAIL_PROVISIONING_DELAY_S: "30",
+  API_ORIGIN: `http://localhost:${PORT}`,
+};
 
 const vars = prepare();
 const { child, base } = await startWorker(PORT, { vars: LOCAL_VARS });

@@ -109,7 +109,8 @@ function markDeprecated(document: OpenApiDocument, deprecation: Deprecation): Op
   for (const item of Object.values(marked.paths ?? {})) {
     for (const method of HTTP_METHODS) {
       const operation = item?.[method];
-      if (!operation) continue;
+      // A signed link's operation keeps answering after the sunset, until the link expires.
+      if (!operation || operation.security?.some((scheme) => "SignedLink" in scheme)) continue;
       operation.deprecated = true;
       const responses = operation.responses ?? {};
       const gone = responses["410"];

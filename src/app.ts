@@ -14,7 +14,7 @@ import { internalAuth } from "./middleware/internal-auth";
 import { requestId } from "./middleware/request-id";
 import { handleError, notFoundHandler } from "./platform/error-handler";
 import { validationHook } from "./platform/validation";
-import { downloadReportFile } from "./routes/reports/download-report-file";
+import { reportLinkRoutes } from "./routes/reports";
 
 /**
  * The request path: request id → domain context → (public docs | a sunset version's 410 | internal auth | API-key
@@ -35,7 +35,7 @@ export function createApp(versions: readonly ApiVersion[] = API_VERSIONS): OpenA
   for (const version of publicVersions) serveDescriptions(app, version);
   // A report file's signed link works without a token (it carries its own HMAC and expiry), and past v1's sunset
   // too: links already sent by email and webhooks stay good until they expire.
-  app.get("/v1/reports/runs/:id/download", downloadReportFile);
+  app.route("/v1", reportLinkRoutes());
   // From a version's sunset on, everything else under it answers 410 `version_sunset`, before auth and rate limits.
   for (const version of publicVersions) closeAtSunset(app, version);
   app.get("/internal/openapi.json", internalAuth("ADMIN_TOKEN"), (c) => c.json(internal.document(originOf(c.req.url))));

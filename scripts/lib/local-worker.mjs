@@ -52,17 +52,18 @@ export function prepare({ persistTo } = {}) {
  * fixes the port of the worker's DevTools inspector (wrangler picks a free one otherwise).
  */
 export async function startWorker(port, { quiet = false, vars = {}, https = false, persistTo, inspectorPort } = {}) {
+  const base = `${https ? "https" : "http"}://127.0.0.1:${port}`;
   const args = [wranglerBin, "dev", "--port", String(port), "--ip", "127.0.0.1"];
   if (https) args.push("--local-protocol", "https");
   if (persistTo) args.push("--persist-to", persistTo);
   if (inspectorPort) args.push("--inspector-port", String(inspectorPort));
-  for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
+  // Download links point at API_ORIGIN: here, this local server.
+  for (const [name, value] of Object.entries({ API_ORIGIN: base, ...vars })) args.push("--var", `${name}:${value}`);
   const child = spawn(process.execPath, args, {
     cwd: root,
     stdio: quiet ? "ignore" : "inherit",
     env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
   });
-  const base = `${https ? "https" : "http"}://127.0.0.1:${port}`;
   for (let attempt = 0; attempt < 240; attempt++) {
     if (child.exitCode !== null) throw new Error(`wrangler dev exited with ${child.exitCode}`);
     try {

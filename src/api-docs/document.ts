@@ -13,7 +13,7 @@ interface DocumentSpec {
   basePath: string;
   internal: boolean;
   tags: Array<{ name: string; description: string }>;
-  securitySchemes: Record<string, string>;
+  securitySchemes: Record<string, string | { in: "query"; name: string; description: string }>;
 }
 
 export const publicApi: DocumentSpec = {
@@ -65,6 +65,13 @@ export const publicApi: DocumentSpec = {
     ApiKey:
       "An API key issued in the dashboard: `Authorization: Bearer live_…`, or `test_…` for the account's sandbox " +
       "(separate data, simulated money, `livemode: false` on every response).",
+    SignedLink: {
+      in: "query",
+      name: "sig",
+      description:
+        "A link the API signed (a report file's `download_url`): `exp` and `sig` in its query authorize it for " +
+        "1 hour, without an API key.",
+    },
   },
 };
 

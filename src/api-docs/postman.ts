@@ -269,6 +269,16 @@ const SCENARIO: Folder[] = [
           bound: "a report of one account's sub-users runs in seconds",
         },
         expect: { run_id: "{{run_id}}", report_id: "{{report_id}}" },
+        capture: { download_url: "download_url" },
+      },
+      {
+        operationId: "downloadReportRunFile",
+        before: {
+          link_exp: 'pm.collectionVariables.get("download_url").match(/[?&]exp=([^&]+)/)[1]',
+          link_sig: 'pm.collectionVariables.get("download_url").match(/[?&]sig=([^&]+)/)[1]',
+        },
+        path: { id: "{{run_id}}" },
+        query: { exp: "{{link_exp}}", sig: "{{link_sig}}" },
       },
       { operationId: "deleteReport", expect: { id: "{{report_id}}", deleted: true } },
     ],
@@ -593,8 +603,13 @@ function expected(value: unknown): string {
 }
 
 function tests(document: Document, operation: Operation, step: Step, status: number, where: string): string[] {
-  const responseSchema = operation.responses?.[String(status)]?.content?.["application/json"]?.schema;
-  if (!responseSchema) fail(`${where}: no JSON response is documented for ${status}`);
+  const content = operation.responses?.[String(status)]?.content ?? {};
+  const responseSchema = content["application/json"]?.schema;
+  if (!responseSchema) {
+    const types = Object.keys(content);
+    if (types.length === 0) fail(`${where}: no response body is documented for ${status}`);
+    return fileTests(status, types);
+  }
   const described = describe(responseSchema);
   const checks = Object.entries(step.expect ?? {}).map(
     ([path, value]) =>
@@ -617,6 +632,17 @@ function tests(document: Document, operation: Operation, step: Step, status: num
       : []),
     ...(step.poll ? pollUntil(step.poll, checks) : checks),
     ...RUNTIME.split("\n"),
+  ];
+}
+
+/** A file answer (not JSON): its status, request id, one of the documented media types and an attachment name. */
+function fileTests(status: number, types: string[]): string[] {
+  const mediaTypes = types.map((type) => type.split(";")[0]);
+  return [
+    `pm.test("status is ${status}", () => pm.response.to.have.status(${status}));`,
+    `pm.test("has X-Request-Id", () => pm.response.to.have.header("X-Request-Id"));`,
+    `pm.test("is a file of a documented type", () => pm.expect(${JSON.stringify(mediaTypes)}).to.include((pm.response.headers.get("Content-Type") || "").split(";")[0]));`,
+    `pm.test("is an attachment", () => pm.expect(pm.response.headers.get("Content-Disposition") || "").to.match(/^attachment; filename=/));`,
   ];
 }
 

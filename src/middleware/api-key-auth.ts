@@ -1,3 +1,4 @@
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { isLiveToken, keyIdForToken, unauthenticatedGuard } from "../domain/api-keys/api-keys";
 import { unauthenticatedLimits } from "../domain/plans";
@@ -14,13 +15,27 @@ export const apiKeyAuth = createMiddleware<AppEnv>(async (c, next) => {
   const token = bearerToken(c);
   const keyId = token ? await keyIdForToken(c.var.ctx, token) : null;
   if (!keyId) {
-    const client = c.req.header("CF-Connecting-IP") ?? "unknown";
-    const rate = await unauthenticatedGuard(c.var.ctx, client).admitUnauthenticated(unauthenticatedLimits);
-    setRateLimitHeaders(c, rate);
-    if (!rate.allowed) throw rateLimited(rate);
+    await admitClientAddress(c);
     throw new ApiError("unauthorized");
   }
   c.set("keyId", keyId);
   c.set("livemode", isLiveToken(token as string));
+  await next();
+});
+
+/**
+ * Counts a call that carries no API key (a failed authentication, a signed download link) against its client
+ * address's window: sets `X-RateLimit-*`, and answers 429 past the limit.
+ */
+export async function admitClientAddress(c: Context<AppEnv>): Promise<void> {
+  const client = c.req.header("CF-Connecting-IP") ?? "unknown";
+  const rate = await unauthenticatedGuard(c.var.ctx, client).admitUnauthenticated(unauthenticatedLimits);
+  setRateLimitHeaders(c, rate);
+  if (!rate.allowed) throw rateLimited(rate);
+}
+
+/** The client address's window as a middleware, for routes authorized without an API key. */
+export const clientAddressLimit = createMiddleware<AppEnv>(async (c, next) => {
+  await admitClientAddress(c);
   await next();
 });

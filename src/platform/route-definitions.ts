@@ -77,7 +77,7 @@ const RATE_LIMIT_HEADERS: HeaderName[] = ["X-RateLimit-Limit", "X-RateLimit-Rema
 /** Registers what the builders refer to: the headers, the Error schema and the security schemes of a document. */
 export function registerSharedComponents(
   registry: OpenAPIHono["openAPIRegistry"],
-  schemes: Record<string, string>,
+  schemes: Record<string, string | { in: "query"; name: string; description: string }>,
 ): void {
   for (const [name, header] of Object.entries(responseHeaders)) {
     registry.registerComponent(
@@ -87,8 +87,14 @@ export function registerSharedComponents(
     );
   }
   registry.register("Error", errorSchema);
-  for (const [name, description] of Object.entries(schemes)) {
-    registry.registerComponent("securitySchemes", name, { type: "http", scheme: "bearer", description });
+  for (const [name, scheme] of Object.entries(schemes)) {
+    registry.registerComponent(
+      "securitySchemes",
+      name,
+      typeof scheme === "string"
+        ? { type: "http", scheme: "bearer", description: scheme }
+        : { type: "apiKey", ...scheme },
+    );
   }
 }
 
@@ -272,5 +278,26 @@ export function internalRoute<const R extends OperationConfig & { secret?: boole
       ...errorResponses(codes, () => ["X-Request-Id"]),
     },
     ...(secret ? { middleware: [noStore] } : {}),
+  }) as unknown as Built<R>;
+}
+
+/**
+ * A public operation authorized by a signed link instead of an API key (a report file's download): the `SignedLink`
+ * scheme, the client address's rate-limit window (`X-RateLimit-*`, 429), `X-Request-Id` on every response.
+ */
+export function signedLinkRoute<const R extends OperationConfig>(config: R): Built<R> {
+  const { errors = [], ...route } = config;
+  const codes: ErrorCode[] = ["invalid_request", "rate_limited", "internal_error", ...errors];
+  const everyResponse: HeaderName[] = ["X-Request-Id", ...RATE_LIMIT_HEADERS];
+  return createRoute({
+    ...route,
+    security: [{ SignedLink: [] }],
+    responses: {
+      ...successResponses(route, [...everyResponse, "Cache-Control"]),
+      ...errorResponses(codes, (status) => {
+        if (status >= 500) return ["X-Request-Id"];
+        return status === 429 ? [...everyResponse, "Retry-After"] : everyResponse;
+      }),
+    },
   }) as unknown as Built<R>;
 }

@@ -214,7 +214,7 @@ describe("report files: each type in each text format, read back through the dow
     const response = await fetchLink(run.download_url);
     expect(response.headers.get("Content-Type")).toBe("application/x-ndjson; charset=utf-8");
     expect(response.headers.get("Content-Disposition")).toBe(`attachment; filename="${run.run_id}.ndjson"`);
-    expect(response.headers.get("Cache-Control")).toBe("private, no-store");
+    expect(response.headers.get("Cache-Control")).toBe("no-store");
     expect(Number(response.headers.get("Content-Length"))).toBe(run.bytes);
     await response.arrayBuffer();
   });

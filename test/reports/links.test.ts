@@ -24,6 +24,10 @@ describe("signed download links (spec §2.11, §8.5: valid 1 hour)", () => {
     const response = await fetchLink(run.download_url);
     expect(response.status).toBe(200);
     expect(await response.text()).toContain("linked");
+    // One origin for every link, the API's public one, whatever origin the run was read through.
+    expect(new URL(run.download_url).origin).toBe(env.API_ORIGIN);
+    // Counted against the client address's window, as calls without an API key are.
+    expect(response.headers.get("X-RateLimit-Limit")).toBe("60");
     const expiresIn = Date.parse(run.download_expires_at) - Date.now();
     expect(expiresIn).toBeGreaterThan(3590_000);
     expect(expiresIn).toBeLessThanOrEqual(3600_000);

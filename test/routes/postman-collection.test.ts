@@ -166,14 +166,19 @@ describe("the Postman collection", () => {
     }
   });
 
-  it("asserts a documented status, the request id and the body's documented shape after every request", () => {
+  it("asserts a documented status, the request id and the body's documented shape (or, for a file, its type) after every request", () => {
     for (const item of items) {
       const tests = script(item, "test");
       const statuses = matches(tests, /pm\.response\.to\.have\.status\((\d+)\)/g);
       expect(statuses, item.id).toHaveLength(1);
       expect(operations.get(item.id)!.statuses, item.id).toContain(statuses[0]);
       expect(tests, item.id).toContain('pm.response.to.have.header("X-Request-Id")');
-      expect(tests, item.id).toMatch(/pm\.expect\(conform\(body, \{.*\}, "body", \[\]\)\)\.to\.eql\(\[\]\)/);
+      if (item.id === "downloadReportRunFile") {
+        expect(tests).toContain('"text/csv"');
+        expect(tests).toContain("attachment; filename=");
+      } else {
+        expect(tests, item.id).toMatch(/pm\.expect\(conform\(body, \{.*\}, "body", \[\]\)\)\.to\.eql\(\[\]\)/);
+      }
     }
   });
 

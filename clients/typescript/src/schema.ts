@@ -766,6 +766,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/reports/runs/{id}/download": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Download a report run's file
+     * @description The `download_url` of a run (from `GET /reports/runs/{id}`, a report mail or a webhook delivery): signed, valid for 1 hour, and needs no API key, so it can be handed to a browser or a script. Served without caching, as an attachment. A link we did not sign is 403 `download_link_invalid`; an expired one is 410 `download_link_expired` (get a fresh one from `GET /reports/runs/{id}`). It keeps working after its API version's sunset until it expires. Downloads count against the client address's window (60 a minute, 1,000 a day), like calls without an API key.
+     */
+    get: operations["downloadReportRunFile"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/webhook-endpoints": {
     parameters: {
       query?: never;
@@ -9312,6 +9332,117 @@ export interface operations {
       };
     };
   };
+  downloadReportRunFile: {
+    parameters: {
+      query?: {
+        /** @description When the link expires, Unix seconds (signed). */
+        exp?: string;
+        /** @description The link's signature. */
+        sig?: string;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The file, in the report's format. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Cache-Control": components["headers"]["Cache-Control"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/csv; charset=utf-8": string;
+          "text/tab-separated-values; charset=utf-8": string;
+          "application/x-ndjson; charset=utf-8": string;
+          "application/vnd.apache.parquet": string;
+        };
+      };
+      /** @description `download_link_invalid`: The download link is not valid: request a fresh one. */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `report_run_not_found`: No report run with this id exists. */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `download_link_expired`: The download link has expired (links are valid for 1 hour): read the run again for a fresh one. */
+      410: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `invalid_request`: The request is invalid. */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
   listWebhookEndpoints: {
     parameters: {
       query?: {
@@ -12098,4 +12229,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "80367837f9d4e4bc31e16cf1697d791b8130a765bb92f007a2a011a624baf070";
+export const CONTRACT_SHA256 = "304cde32242219f4297e53796e1a1441aa447c90fa23cb5c658ff87514d041aa";

@@ -41,12 +41,15 @@ export function downloadPath(runId: string): string {
   return `/v1/reports/runs/${runId}/download`;
 }
 
-/** A download link valid for an hour from now, and when it expires (epoch ms). */
+/**
+ * A download link valid for an hour from now, and when it expires (epoch ms). It points at `API_ORIGIN`, the
+ * API's public origin, whoever asks for it (the API, a mail, a webhook): one origin for every link.
+ */
 export async function signDownloadLink(
   env: Cloudflare.Env,
-  origin: string,
   runId: string,
 ): Promise<{ url: string; expiresAt: number }> {
+  const origin = env.API_ORIGIN;
   const expSeconds = Math.floor((now() + DOWNLOAD_LINK_TTL_MS) / 1000);
   const signature = await crypto.subtle.sign("HMAC", await linkKey(env.SEALING_KEY), signedContent(runId, expSeconds));
   const url = new URL(downloadPath(runId), origin);

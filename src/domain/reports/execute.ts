@@ -57,7 +57,7 @@ async function deliverFile(
   report: ReportRow,
   run: ReportRunRow & { fileKey: string; rows: number; bytes: number },
 ): Promise<string | null> {
-  const link = await signDownloadLink(ctx.env, ctx.env.API_ORIGIN, run.id);
+  const link = await signDownloadLink(ctx.env, run.id);
   try {
     await deliver(ctx, {
       report,

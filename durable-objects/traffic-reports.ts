@@ -1,5 +1,5 @@
 import { DAY, HOUR, MINUTE } from "../src/platform/clock";
-import { FACT_1M_KEPT_MS, productColumn } from "./traffic-rollups";
+import { FACT_1M_KEPT_MS, productColumn, SUMS } from "./traffic-rollups";
 
 /**
  * Read-only queries for report files (src/domain/reports): paged, so a report of any size crosses the RPC boundary
@@ -37,8 +37,6 @@ export interface IpHealth {
   errors: number;
   lastSeenAt: number | null;
 }
-
-const SUMS = "sum(bytes_in) AS bytes_in, sum(bytes_out) AS bytes_out, sum(requests) AS requests, sum(errors) AS errors";
 
 /** The finest tier that still holds the whole range (the traffic API's resolution by age, spec §8.5). */
 function tierFor(from: number, at: number): { table: string; span: number } {

@@ -44,7 +44,9 @@ export interface TrafficRow extends Metrics {
 }
 
 const FACT_COLUMNS = "bucket, product, subuser, region, asn, tag, carrier, ip, bytes_in, bytes_out, requests, errors";
-const SUMS = "sum(bytes_in) AS bytes_in, sum(bytes_out) AS bytes_out, sum(requests) AS requests, sum(errors) AS errors";
+/** The measures every grouped read sums (rollup queries and report pages alike). */
+export const SUMS =
+  "sum(bytes_in) AS bytes_in, sum(bytes_out) AS bytes_out, sum(requests) AS requests, sum(errors) AS errors";
 const ADD_EXCLUDED = `bytes_in = bytes_in + excluded.bytes_in, bytes_out = bytes_out + excluded.bytes_out,
   requests = requests + excluded.requests, errors = errors + excluded.errors`;
 const FACT_KEY = "bucket, product, subuser, region, asn, tag, carrier, ip";

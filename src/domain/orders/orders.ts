@@ -54,7 +54,22 @@ async function orderBandwidth(
   const price = bandwidthPriceSql(input.product, mb);
   const at = now();
   const id = newId("order", at);
-  const [, , inserted] = await commit(ctx, [
+  const insertOrder = ctx.db
+    .insert(orders)
+    .values({
+      id,
+      accountId: account.id,
+      product: input.product,
+      status: "completed",
+      totalMinor: price.total,
+      details: sql`json_object('gb', ${input.gb}, 'pricePerGbMinor', ${price.perGb})`,
+      batchId: null,
+      createdAt: at,
+      updatedAt: at,
+    })
+    .returning();
+  const statements = [
+    insertOrder,
     ...movementStatements(ctx.db, {
       accountId: account.id,
       amount: sql`-${price.total}`,
@@ -62,24 +77,12 @@ async function orderBandwidth(
       reference: id,
       at,
     }),
-    ctx.db
-      .insert(orders)
-      .values({
-        id,
-        accountId: account.id,
-        product: input.product,
-        status: "completed",
-        totalMinor: price.total,
-        details: sql`json_object('gb', ${input.gb}, 'pricePerGbMinor', ${price.perGb})`,
-        batchId: null,
-        createdAt: at,
-        updatedAt: at,
-      })
-      .returning(),
     addToPoolStatement(ctx.db, account.id, input.product, bytes),
     orderCompletedEvent(ctx, { id, accountId: account.id, product: input.product, total: price.total }, at),
-  ]);
-  return (inserted as OrderRow[])[0] as OrderRow;
+  ];
+  const results = await commit(ctx, statements);
+  const [order] = results[statements.indexOf(insertOrder)] as OrderRow[];
+  return order as OrderRow;
 }
 
 /** `order.completed`, recorded once per order whatever runs twice. */

@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { MINUTE, now, SECOND, utcMonth } from "../src/platform/clock";
 import { randomString } from "../src/platform/crypto";
 import { blockContains, type IpBlock, parseBlock, parseIp } from "../src/platform/ip";
+import { Alarm } from "./alarm";
 import { SessionBook, type SessionPin, type SessionSpec } from "./session-book";
 import { SlidingLog } from "./sliding-log";
 import { TrafficStoreClient } from "./traffic-store-client";
@@ -71,11 +72,12 @@ export class SubuserGate extends DurableObject {
   readonly #requests = new SlidingLog(SECOND);
   readonly #leases = new Map<string, number>();
   readonly #sessions: SessionBook;
-  #alarmAt: number | null = null;
+  readonly #alarm: Alarm;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
+    this.#alarm = new Alarm(ctx.storage);
     this.#sessions = new SessionBook(this.#sql, {
       subuserId: () => this.#config?.subuserId ?? "",
       gateName: () => this.#config?.name ?? "",
@@ -132,7 +134,7 @@ export class SubuserGate extends DurableObject {
     this.#leases.set(lease, at + LEASE_TTL_MS);
     this.#sql.exec("INSERT INTO leases (id, expires_at) VALUES (?, ?)", lease, at + LEASE_TTL_MS);
     const session = input.session ? this.#sessions.pin(input.session, at) : null;
-    if (session) this.#wakeBy(at + OUTBOX_FLUSH_MS);
+    if (session) this.#alarm.wakeBy(at + OUTBOX_FLUSH_MS);
     return {
       outcome: "allow",
       subuserId: config.subuserId,
@@ -181,13 +183,13 @@ export class SubuserGate extends DurableObject {
   terminateSession(id: string): SessionSnapshot | null {
     const at = now();
     const snapshot = this.#sessions.terminate(id, at);
-    if (snapshot) this.#wakeBy(at + OUTBOX_FLUSH_MS);
+    if (snapshot) this.#alarm.wakeBy(at + OUTBOX_FLUSH_MS);
     return snapshot;
   }
 
   /** Copies changed sessions to the account's index and forgets expired ones; then sleeps until needed. */
   override async alarm(): Promise<void> {
-    this.#alarmAt = null;
+    this.#alarm.rang();
     const config = this.#config;
     const pending = this.#sessions.outbox();
     if (config && pending.length > 0) {
@@ -198,7 +200,7 @@ export class SubuserGate extends DurableObject {
     const nextPurge = this.#sessions.purge(at);
     const again = this.#sessions.outbox().length > 0 ? at + OUTBOX_FLUSH_MS : null;
     const next = [nextPurge, again].filter((t): t is number => t !== null);
-    if (next.length > 0) this.#wakeBy(Math.max(at + 1, Math.min(...next)));
+    if (next.length > 0) this.#alarm.wakeBy(Math.max(at + 1, Math.min(...next)));
   }
 
   /** Frees a concurrency slot. Releasing an unknown or already released lease is harmless. */
@@ -206,13 +208,6 @@ export class SubuserGate extends DurableObject {
     const existed = this.#leases.delete(lease);
     if (existed) this.#sql.exec("DELETE FROM leases WHERE id = ?", lease);
     return existed;
-  }
-
-  /** Schedules the alarm no later than `at` (a storage write: no await needed). */
-  #wakeBy(at: number): void {
-    if (this.#alarmAt !== null && this.#alarmAt <= at) return;
-    this.#alarmAt = at;
-    void this.ctx.storage.setAlarm(at);
   }
 
   #apply(config: GateConfig): void {

@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { now } from "../src/platform/clock";
 import { AccountTraffic, type IngestOutcome, type StoreIngest } from "./account-traffic";
+import { Alarm } from "./alarm";
 import type { SessionFilters } from "./session-index";
 import type { IpHealth, ReportScope, TrafficDayCursor, TrafficDayRow } from "./traffic-reports";
 import type { TrafficQuery, TrafficRow } from "./traffic-rollups";
@@ -16,11 +17,12 @@ export type { IngestOutcome, StoreIngest, StorePart } from "./account-traffic";
  */
 export class TrafficStore extends DurableObject {
   readonly #traffic: AccountTraffic;
-  #alarmAt: number | null = null;
+  readonly #alarm: Alarm;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
     this.#traffic = new AccountTraffic(ctx.storage.sql);
+    this.#alarm = new Alarm(ctx.storage);
   }
 
   ingest(input: StoreIngest, figures?: MeterFigures): IngestOutcome {
@@ -97,7 +99,7 @@ export class TrafficStore extends DurableObject {
    * consumer to hand it to D1 (if sending fails the alarm is retried; a message sent twice settles once).
    */
   override async alarm(): Promise<void> {
-    this.#alarmAt = null;
+    this.#alarm.rang();
     const settleFor = this.#traffic.maintain(now());
     this.#wake();
     if (settleFor) await this.env.USAGE_QUEUE.send(JSON.stringify({ settle: settleFor }), { contentType: "text" });
@@ -106,8 +108,6 @@ export class TrafficStore extends DurableObject {
   /** Sets the alarm for the store's next wake (a storage write: no await needed). */
   #wake(): void {
     const at = this.#traffic.nextWake();
-    if (at === null || (this.#alarmAt !== null && this.#alarmAt <= at)) return;
-    this.#alarmAt = at;
-    void this.ctx.storage.setAlarm(at);
+    if (at !== null) this.#alarm.wakeBy(at);
   }
 }

@@ -3,9 +3,10 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { drizzle } from "drizzle-orm/d1";
 import type { Settlement } from "../../durable-objects/traffic-types";
-import type { Statement } from "../../src/db/guarded-batch";
 import * as schema from "../../src/db/schema";
+import type { Statement } from "../../src/db/statements";
 import { settlementBatch } from "../../src/domain/traffic/settlement";
+import { statementOf } from "../../src/domain/unit-of-work";
 import { NodeSqlStorage } from "./node-sql";
 
 /**
@@ -76,10 +77,10 @@ export function measureD1(root: string, accounts: number, cappedPerAccount: numb
         usedBytes: seq * 1_000_000,
       })),
     };
-    const { statements } = settlementBatch(renderer, accountId, settlement, at + seq);
+    const { steps } = settlementBatch(renderer, accountId, settlement, at + seq);
     const begin = performance.now();
     db.exec("BEGIN");
-    for (const statement of statements) execute(d1, statement);
+    for (const step of steps) execute(d1, statementOf(step));
     db.exec("COMMIT");
     return performance.now() - begin;
   };

@@ -1,15 +1,14 @@
 import { eq, sql } from "drizzle-orm";
-import { ApiKeyGuardClient } from "../../durable-objects";
-import type { DomainContext } from "../domain/context";
 import { now } from "../platform/clock";
 import { ApiError } from "../platform/errors";
+import type { Database } from "./client";
 import { type AccountRow, accounts } from "./schema";
 
 /**
  * Per-isolate cache of account rows, valid only at the revision the key's guard reported for the request.
  * A guard's revision is `<epoch>.<version>`: the highest account-row version it has been told about (every
- * write of the row moves `accounts.version`, in commit order). Every batch that writes an account row
- * (`writesAccount`) reports the new version to the guards of all the account's keys before the write is
+ * write of the row moves `accounts.version`, in commit order). Every unit of work that writes an account row
+ * (`domain/unit-of-work.ts`) reports the new version to the guards of all the account's keys before the write is
  * acknowledged, so a cached row is never served after a write has completed. The TTL is a backstop.
  */
 interface Entry {
@@ -28,28 +27,13 @@ export function withNewVersion<T extends object>(changes: T) {
 }
 
 /** The account as of `revision` (`keyId|guard revision`), from the cache or from D1. */
-export async function accountAtRevision(ctx: DomainContext, accountId: string, revision: string): Promise<AccountRow> {
-  return cached(accountId, revision) ?? remember(revision, (await accountQuery(ctx, accountId))[0]);
+export async function accountAtRevision(db: Database, accountId: string, revision: string): Promise<AccountRow> {
+  return cached(accountId, revision) ?? remember(revision, (await accountQuery(db, accountId))[0]);
 }
 
-/**
- * Accounts a batch wrote, as they are after it, and the keys of those accounts: the guards of the keys learn
- * the new versions (the request's own key when it settles, just before its response is sent).
- */
-export async function accountsChanged(
-  ctx: DomainContext,
-  changed: AccountRow[],
-  keys: Array<{ id: string; accountId: string }>,
-): Promise<void> {
-  const versions = new Map(changed.map((account) => [account.id, account.version]));
-  for (const account of changed) entries.delete(account.id);
-  const settlement = ctx.keySettlement;
-  const own = settlement ? changed.find((account) => account.id === settlement.accountId) : undefined;
-  if (settlement && own) settlement.changedAccount = own;
-  const others = keys.filter((key) => key.id !== settlement?.keyId);
-  await Promise.all(
-    others.map((key) => new ApiKeyGuardClient(ctx.env, key.id).accountChanged(versions.get(key.accountId) ?? 0)),
-  );
+/** Accounts whose rows a batch wrote: their cached reads end here (other isolates' end with the guards' revision). */
+export function forgetAccounts(accountIds: Iterable<string>): void {
+  for (const id of accountIds) entries.delete(id);
 }
 
 /**
@@ -60,8 +44,8 @@ export function rememberWritten(keyId: string, guardRevision: string, account: A
   if (guardRevision.endsWith(`.${account.version}`)) remember(`${keyId}|${guardRevision}`, account);
 }
 
-function accountQuery(ctx: DomainContext, accountId: string) {
-  return ctx.db.select().from(accounts).where(eq(accounts.id, accountId));
+function accountQuery(db: Database, accountId: string) {
+  return db.select().from(accounts).where(eq(accounts.id, accountId));
 }
 
 function cached(accountId: string, revision: string): AccountRow | undefined {

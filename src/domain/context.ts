@@ -10,8 +10,8 @@ export interface DomainContext {
    * the request makes after its handler (`settle`), instead of a call of its own.
    */
   keySettlement?: { keyId: string; accountId: string; changedAccount: AccountRow | null };
-  /** Set when the request built an event statement: its writes may need the prompt webhook fan-out. */
-  recordsEvents?: boolean;
+  /** Set when the request recorded an event that a webhook endpoint awaits: the prompt fan-out follows it. */
+  awaitedEvents?: boolean;
 }
 
 export function domainContext(env: Cloudflare.Env): DomainContext {

@@ -1,8 +1,9 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
-import { bandwidthPools, events, subuserMonthlyUsage, subusers } from "../db/schema";
+import { bandwidthPools, events, subuserMonthlyUsage, subusers, webhookEndpoints } from "../db/schema";
 import { newId } from "../platform/ids";
 import type { DomainContext } from "./context";
+import { Write } from "./unit-of-work";
 
 /** Stable event type names (spec §6 categories), ready for webhook delivery. */
 export const eventTypes = {
@@ -15,9 +16,9 @@ export const eventTypes = {
 } as const;
 
 /**
- * Records an event once per `dedupeKey` (a job that runs twice records nothing twice).
- * Returns a statement, to run in the batch that makes the event true; the context remembers that it may have
- * recorded one (`recordsEvents`), so only such requests pay the prompt webhook fan-out.
+ * Records an event once per `dedupeKey` (a job that runs twice records nothing twice): a write for the unit of
+ * work that makes the event true. An event no endpoint awaits is recorded as already dispatched; one that an
+ * endpoint awaits marks the request (`awaitedEvents`), so only such requests pay the prompt webhook fan-out.
  */
 export function eventStatement(
   ctx: DomainContext,
@@ -31,18 +32,36 @@ export function eventStatement(
     id?: string;
   },
 ) {
-  ctx.recordsEvents = true;
-  return ctx.db
-    .insert(events)
-    .values({
-      id: event.id ?? newId("event", event.at),
-      accountId: event.accountId,
-      type: event.type,
-      payload: event.payload,
-      dedupeKey: event.dedupeKey,
-      createdAt: event.at,
-    })
-    .onConflictDoNothing({ target: events.dedupeKey });
+  return new Write(
+    ctx.db
+      .insert(events)
+      .values({
+        id: event.id ?? newId("event", event.at),
+        accountId: event.accountId,
+        type: event.type,
+        payload: event.payload,
+        dedupeKey: event.dedupeKey,
+        createdAt: event.at,
+        deliveredAt: dispatchedUnlessAwaited(sql`${event.accountId}`, sql`${event.type}`, event.at),
+      })
+      .onConflictDoNothing({ target: events.dedupeKey })
+      .returning({ awaited: sql<number>`${events.deliveredAt} IS NULL` }),
+    {
+      afterCommit: (ctx, recorded) => {
+        if (recorded.some((row) => row.awaited)) ctx.awaitedEvents = true;
+      },
+    },
+  );
+}
+
+/**
+ * An event's `delivered_at` when recorded: null (to be fanned out) while an enabled endpoint of the account
+ * subscribes to its type, else already dispatched. An endpoint receives the events recorded after it was enabled.
+ */
+function dispatchedUnlessAwaited(accountId: SQL, type: SQL, at: number): SQL {
+  return sql`CASE WHEN EXISTS (SELECT 1 FROM ${webhookEndpoints} e WHERE e.account_id = ${accountId}
+      AND e.status = 'enabled' AND EXISTS (SELECT 1 FROM json_each(e.events) WHERE value IN ('*', ${type})))
+    THEN NULL ELSE ${at} END`;
 }
 
 /** A pool or a sub-user's monthly cap passing these shares of its size records a `traffic.threshold` event. */
@@ -61,7 +80,7 @@ export function poolThresholdEvents(db: Database, accountId: string, pools: Arra
           json_object('scope', 'pool', 'product', p.product, 'threshold_percent', c.value->>'threshold',
             'gb_purchased', p.purchased_bytes / 1e9, 'gb_used', p.used_bytes / 1e9),
           'traffic.threshold:pool:' || p.account_id || ':' || p.product || ':' || p.top_up_count || ':' || (c.value->>'threshold'),
-          ${at}, NULL
+          ${at}, ${dispatchedUnlessAwaited(sql`p.account_id`, sql`${eventTypes.trafficThreshold}`, at)}
         FROM json_each(${JSON.stringify(candidates)}) c
         JOIN ${bandwidthPools} p ON p.account_id = ${accountId} AND p.product = c.value->>'product'
         WHERE p.purchased_bytes > 0 AND p.used_bytes * 100 >= p.purchased_bytes * (c.value->>'threshold')
@@ -79,7 +98,7 @@ export function subuserThresholdEvents(db: Database, usage: Array<{ subuserId: s
           json_object('scope', 'subuser', 'subuser', s.id, 'month', u.month, 'threshold_percent', c.value->>'threshold',
             'gb_limit', s.traffic_limit_bytes / 1e9, 'gb_used', u.used_bytes / 1e9),
           'traffic.threshold:subuser:' || s.id || ':' || u.month || ':' || (c.value->>'threshold'),
-          ${at}, NULL
+          ${at}, ${dispatchedUnlessAwaited(sql`s.account_id`, sql`${eventTypes.trafficThreshold}`, at)}
         FROM json_each(${JSON.stringify(candidates)}) c
         JOIN ${subusers} s ON s.id = c.value->>'subuserId'
         JOIN ${subuserMonthlyUsage} u ON u.subuser_id = s.id AND u.month = c.value->>'month'

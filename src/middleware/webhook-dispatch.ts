@@ -6,13 +6,13 @@ import { logError } from "../platform/logger";
 
 /**
  * The prompt path of webhook delivery: after a successful write that recorded an event (e.g. a bandwidth order's
- * `order.completed`), the account's undispatched events are fanned out and handed to the queue once the response
+ * `order.completed`) that an endpoint awaits, the account's undispatched events are fanned out and handed to the queue once the response
  * has left; other writes cost nothing here. Events recorded elsewhere (cron, queues) leave with the every-minute cron.
  */
 export const dispatchWebhooksAfterWrites = createMiddleware<AppEnv>(async (c, next) => {
   await next();
   if (c.req.method === "GET" || c.res.status >= 400 || c.var.replayed || !c.var.principal) return;
-  if (!c.var.ctx.recordsEvents) return;
+  if (!c.var.ctx.awaitedEvents) return;
   const { accountId } = c.var.principal;
   const work = dispatchWebhooks(c.var.ctx, now(), accountId).catch((error) =>
     logError("webhook_dispatch_failed", { account: accountId }, error),

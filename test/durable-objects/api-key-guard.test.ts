@@ -38,10 +38,10 @@ describe("ApiKeyGuard", () => {
   it("a cached account row is reused only at the same revision", async () => {
     const account = await createAccount({ company: "Old" });
     const ctx = domainContext(env);
-    expect((await accountAtRevision(ctx, account.id, "k|r1")).company).toBe("Old");
+    expect((await accountAtRevision(ctx.db, account.id, "k|r1")).company).toBe("Old");
     await env.DB.prepare("UPDATE accounts SET company = 'New' WHERE id = ?").bind(account.id).run();
-    expect((await accountAtRevision(ctx, account.id, "k|r1")).company).toBe("Old");
-    expect((await accountAtRevision(ctx, account.id, "k|r2")).company).toBe("New");
+    expect((await accountAtRevision(ctx.db, account.id, "k|r1")).company).toBe("Old");
+    expect((await accountAtRevision(ctx.db, account.id, "k|r2")).company).toBe("New");
   });
 });
 

@@ -1,13 +1,24 @@
-import { eq } from "drizzle-orm";
+import { and, eq, type SQL } from "drizzle-orm";
 import { withNewVersion } from "../../db/account-cache";
-import { writesAccount } from "../../db/guarded-batch";
 import { accounts } from "../../db/schema";
 import type { DomainContext } from "../context";
+import { Write } from "../unit-of-work";
 
-/** An update of the account row, marked so the batch that runs it invalidates the account's cached reads. */
-export function accountUpdate(ctx: DomainContext, accountId: string, changes: Partial<typeof accounts.$inferInsert>) {
-  return writesAccount(
-    ctx.db.update(accounts).set(withNewVersion(changes)).where(eq(accounts.id, accountId)),
-    accountId,
+/**
+ * An update of the account row (only while `condition` holds, when given): moves its version, so the unit of work
+ * that runs it ends the account's cached reads.
+ */
+export function accountUpdate(
+  ctx: DomainContext,
+  accountId: string,
+  changes: Partial<typeof accounts.$inferInsert>,
+  condition?: SQL,
+) {
+  return new Write(
+    ctx.db
+      .update(accounts)
+      .set(withNewVersion(changes))
+      .where(and(eq(accounts.id, accountId), condition)),
+    { changesAccount: accountId },
   );
 }

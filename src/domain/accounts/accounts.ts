@@ -1,7 +1,6 @@
 import { and, eq, isNull, lt, or } from "drizzle-orm";
-import { accountAtRevision, withNewVersion } from "../../db/account-cache";
+import { accountAtRevision } from "../../db/account-cache";
 import { isUniqueViolation } from "../../db/errors";
-import { commit, type Statement, writesAccount } from "../../db/guarded-batch";
 import {
   type AccountRow,
   accounts,
@@ -20,6 +19,7 @@ import { movementStatements } from "../billing/ledger";
 import type { DomainContext, Principal } from "../context";
 import { mirrorPlanToSandbox } from "../sandbox/twins";
 import { syncAccountGates } from "../subusers/gate-sync";
+import { commit, type Step } from "../unit-of-work";
 import { accountUpdate } from "./account-writes";
 import { assertMfa } from "./mfa";
 import { billingAddressProblem, normalizeTaxId, taxIdProblem } from "./tax-jurisdiction";
@@ -32,7 +32,7 @@ export async function findAccount(ctx: DomainContext, accountId: string): Promis
 
 /** The caller's account, read at the revision its key's guard reported for this request (cached per isolate). */
 export function currentAccount(ctx: DomainContext, principal: Principal): Promise<AccountRow> {
-  return accountAtRevision(ctx, principal.accountId, revisionOf(principal));
+  return accountAtRevision(ctx.db, principal.accountId, revisionOf(principal));
 }
 
 function revisionOf(principal: Principal): string {
@@ -52,7 +52,7 @@ export async function createAccount(ctx: DomainContext, input: NewAccount): Prom
   const at = now();
   const id = newId("account", at);
   const { balanceMinor, ...fields } = input;
-  const statements: Statement[] = [ctx.db.insert(accounts).values({ id, ...fields, createdAt: at, updatedAt: at })];
+  const statements: Step[] = [ctx.db.insert(accounts).values({ id, ...fields, createdAt: at, updatedAt: at })];
   if (balanceMinor > 0) {
     statements.push(
       ...movementStatements(ctx.db, { accountId: id, amount: balanceMinor, reason: "initial_credit", at }),
@@ -180,14 +180,11 @@ export async function adminUpdateAccount(
 export async function recordLogin(ctx: DomainContext, accountId: string, ip: string | null): Promise<void> {
   const at = now();
   await commit(ctx, [
-    writesAccount(
-      ctx.db
-        .update(accounts)
-        .set(withNewVersion({ lastLoginAt: at, lastLoginIp: ip }))
-        .where(
-          and(eq(accounts.id, accountId), or(isNull(accounts.lastLoginAt), lt(accounts.lastLoginAt, at - MINUTE))),
-        ),
+    accountUpdate(
+      ctx,
       accountId,
+      { lastLoginAt: at, lastLoginIp: ip },
+      or(isNull(accounts.lastLoginAt), lt(accounts.lastLoginAt, at - MINUTE)),
     ),
   ]);
 }

@@ -1,11 +1,11 @@
 import { and, eq, isNull, lt, or } from "drizzle-orm";
 import * as OTPAuth from "otpauth";
-import { commit } from "../../db/guarded-batch";
 import { type AccountRow, accounts, mfaRecoveryCodes } from "../../db/schema";
 import { now } from "../../platform/clock";
 import { randomString, seal, sha256Hex, unseal } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
 import type { DomainContext } from "../context";
+import { commit } from "../unit-of-work";
 import { accountUpdate } from "./account-writes";
 
 const ISSUER = "Proxy Account API";

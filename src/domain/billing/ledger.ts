@@ -1,10 +1,10 @@
 import { eq, type SQL, sql } from "drizzle-orm";
 import { withNewVersion } from "../../db/account-cache";
 import type { Database } from "../../db/client";
-import { type Statement, writesAccount } from "../../db/guarded-batch";
 import { accounts, ledgerEntries } from "../../db/schema";
 import { newId } from "../../platform/ids";
 import type { Minor } from "../../platform/money";
+import { type Statement, type Step, Write } from "../unit-of-work";
 
 export interface Movement {
   accountId: string;
@@ -18,12 +18,12 @@ export interface Movement {
 }
 
 /**
- * One movement of money: a ledger entry and the balance change, to run in the same guarded batch as whatever
+ * One movement of money: a ledger entry and the balance change, to run in the same unit of work as whatever
  * the money is for. The balance's CHECK (≥ 0) makes an overdraft abort the whole batch, so the balance always
  * equals the sum of the ledger and never goes negative. The balance lives on the account row but belongs to
  * the ledger: nothing else writes it.
  */
-export function movementStatements(db: Database, movement: Movement): [Statement, Statement] {
+export function movementStatements(db: Database, movement: Movement): [Statement, Step] {
   return [
     db.insert(ledgerEntries).values({
       id: newId("ledgerEntry", movement.at),
@@ -34,14 +34,14 @@ export function movementStatements(db: Database, movement: Movement): [Statement
       uniqueKey: movement.uniqueKey ?? null,
       createdAt: movement.at,
     }),
-    writesAccount(
+    new Write(
       db
         .update(accounts)
         .set(
           withNewVersion({ balanceMinor: sql`${accounts.balanceMinor} + ${movement.amount}`, updatedAt: movement.at }),
         )
         .where(eq(accounts.id, movement.accountId)),
-      movement.accountId,
+      { changesAccount: movement.accountId },
     ),
   ];
 }

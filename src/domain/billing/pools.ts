@@ -1,12 +1,13 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { afterCommit, type Statement } from "../../db/guarded-batch";
 import { bandwidthPools, poolFlipDue, poolGatesBehind } from "../../db/schema";
+import type { Statement } from "../../db/statements";
 import { logError } from "../../platform/logger";
 import type { DomainContext, Principal } from "../context";
 import { assertInScope } from "../scope";
 import { pushPoolFigures } from "../subusers/gate-sync";
 import { accountStore } from "../traffic/store";
+import { Write } from "../unit-of-work";
 import type { BandwidthProduct } from "./prices";
 
 /** Bandwidth is counted in bytes: 1 GB = 10^9 bytes (1 MB = 10^6), as gateways count it. */
@@ -30,26 +31,32 @@ export interface Pool {
 }
 
 /**
- * Adds bandwidth to an account's pool of a product (a statement for the paying batch); a new top-up. Once it
- * commits, the gates hear whether the pool has room again, and the account's usage meter its new size.
+ * Adds bandwidth to an account's pool of a product (a write for the paying batch); a new top-up. A pool that had
+ * run out flips to having room in the same statement (a new pool too: one that never existed counts as used up).
+ * Once it commits, the gates and the account's usage meter hear of a flip.
  */
-export function addToPoolStatement(db: Database, accountId: string, product: BandwidthProduct, bytes: number) {
-  return watchPool(
+export function addToPool(db: Database, accountId: string, product: BandwidthProduct, bytes: number) {
+  const purchased = sql`${bandwidthPools.purchasedBytes} + ${bytes}`;
+  return poolWrite(
     db
       .insert(bandwidthPools)
-      .values({ accountId, product, purchasedBytes: bytes, usedBytes: 0, topUpCount: 1, exhausted: true })
+      .values({ accountId, product, purchasedBytes: bytes, usedBytes: 0, topUpCount: 1, ...newPoolFlag(bytes) })
       .onConflictDoUpdate({
         target: [bandwidthPools.accountId, bandwidthPools.product],
         set: {
-          purchasedBytes: sql`${bandwidthPools.purchasedBytes} + ${bytes}`,
+          purchasedBytes: purchased,
           topUpCount: sql`${bandwidthPools.topUpCount} + 1`,
+          ...flipTo(sql`${bandwidthPools.usedBytes} >= ${purchased}`),
         },
       })
       .returning(),
     async (ctx, pools) => {
-      // Pools carry no settlement of their own: a top-up only makes the meter's next one judge by the new size.
+      // The meter learns a pool's new size with its next settlement (within a minute): until then a size it has not
+      // heard of can only make it settle early. A pool that had run out tells it at once, as it tells the gates.
+      const reopened = pools.filter((pool) => pool.flipsTold < pool.flips);
+      if (reopened.length === 0) return;
       await accountStore(ctx, accountId).learnFigures({
-        pools: pools.map(({ product, purchasedBytes, usedBytes, topUpCount }) => ({
+        pools: reopened.map(({ product, purchasedBytes, usedBytes, topUpCount }) => ({
           product,
           purchasedBytes,
           usedBytes,
@@ -60,13 +67,10 @@ export function addToPoolStatement(db: Database, accountId: string, product: Ban
   );
 }
 
-/** Usage consumes pools: `bytes` per product, in the batch that settles metered usage. */
-export function consumePoolsStatement(
-  db: Database,
-  accountId: string,
-  usage: Array<{ product: string; bytes: number }>,
-) {
-  return watchPool(
+/** Usage consumes pools: `bytes` per product, in the batch that settles metered usage; a pool may run out. */
+export function consumePools(db: Database, accountId: string, usage: Array<{ product: string; bytes: number }>) {
+  const used = sql`${bandwidthPools.usedBytes} + excluded.used_bytes`;
+  return poolWrite(
     db
       .insert(bandwidthPools)
       .select(
@@ -75,28 +79,44 @@ export function consumePoolsStatement(
       )
       .onConflictDoUpdate({
         target: [bandwidthPools.accountId, bandwidthPools.product],
-        set: { usedBytes: sql`${bandwidthPools.usedBytes} + excluded.used_bytes` },
+        set: { usedBytes: used, ...flipTo(sql`${used} >= ${bandwidthPools.purchasedBytes}`) },
       })
       .returning(),
   );
 }
 
+/** A new pool's flag: it has room unless it was bought empty, and having room is a flip from never having existed. */
+function newPoolFlag(bytes: number) {
+  return { exhausted: bytes <= 0, flips: bytes > 0 ? 1 : 0 };
+}
+
+/** An upsert's `SET` for the `exhausted` flag becoming `exhausted`: a change is a flip, and counts. */
+function flipTo(exhausted: SQL) {
+  return {
+    exhausted: sql`${exhausted}`,
+    flips: sql`${bandwidthPools.flips} + (${bandwidthPools.exhausted} <> (${exhausted}))`,
+  };
+}
+
 /**
- * After a pool changed: when it became used up, or has room again, tell the gates of the account's sub-users (a
- * pool that never existed counts as used up). The flag flips in SQL, so concurrent writers push once each flip;
- * gates keep the highest figures they were told, so pushes arriving out of order cannot undo a later one. A push
- * that fails leaves its flip unconfirmed, and the cron tells the gates again (`retellPoolGates`).
+ * A pool upsert and its effect: when it flipped the pool (used up, or room again), the gates of the account's
+ * sub-users are told. Concurrent writers each see their own flip (D1 runs them one after the other) and push
+ * once each; gates keep the highest figures they were told, so pushes arriving out of order cannot undo a later
+ * one. A push that fails leaves its flip unconfirmed, and the cron tells the gates again (`retellPoolGates`).
  */
-function watchPool<S extends Statement>(
+function poolWrite<S extends Statement>(
   statement: S,
   then: (ctx: DomainContext, pools: Pool[]) => Promise<void> = async () => {},
 ) {
-  return afterCommit(statement, async (ctx, rows) => {
-    for (const pool of rows as Pool[]) await flipAndTell(ctx, pool);
-    await then(ctx, rows as Pool[]);
+  return new Write(statement, {
+    afterCommit: async (ctx, rows) => {
+      for (const pool of rows as Pool[]) if (pool.flipsTold < pool.flips) await tellGates(ctx, pool);
+      await then(ctx, rows as Pool[]);
+    },
   });
 }
 
+/** The cron's repair of a pool whose flag differs from its figures (written before flips were made in the upsert). */
 async function flipAndTell(ctx: DomainContext, pool: { accountId: string; product: BandwidthProduct }): Promise<void> {
   const [flipped] = await ctx.db
     .update(bandwidthPools)

@@ -1,5 +1,4 @@
 import { and, eq } from "drizzle-orm";
-import { commit, type Statement } from "../../db/guarded-batch";
 import type { BatchRow, IspIpRow } from "../../db/schema";
 import { ipReplacements, ispBatches, ispIps } from "../../db/schema";
 import { now } from "../../platform/clock";
@@ -12,6 +11,7 @@ import { movementStatements } from "../billing/ledger";
 import type { DomainContext, Principal } from "../context";
 import { assertInScope } from "../scope";
 import { endBatchSubscriptionStatement, followBatchPeriodStatement } from "../subscriptions/statements";
+import { commit, type Step } from "../unit-of-work";
 import {
   assertBatchUsable,
   batchChanged,
@@ -68,7 +68,7 @@ export interface Renewal {
  * A renewal, shared by `POST …/renew` and the auto-renewal job: the charge, the batch's new period (same IPs,
  * same password), and its ISP subscription following that period.
  */
-export function renewalStatements(ctx: DomainContext, batch: BatchRow, renewal: Renewal): Statement[] {
+export function renewalStatements(ctx: DomainContext, batch: BatchRow, renewal: Renewal): Step[] {
   const period = renewedPeriod(batch, renewal.months, renewal.at);
   return [
     batchUnchanged(ctx.db, batch),
@@ -118,7 +118,7 @@ export async function rotateBatchPassword(ctx: DomainContext, principal: Princip
 }
 
 /** Shared by DELETE and the grace-expiry job: the IPs go back, the batch and its subscription end. */
-export function releaseStatements(ctx: DomainContext, batch: BatchRow, at: number): Statement[] {
+export function releaseStatements(ctx: DomainContext, batch: BatchRow, at: number): Step[] {
   return [
     batchUnchanged(ctx.db, batch),
     ...releaseBatchStatements(ctx.db, batch, at),

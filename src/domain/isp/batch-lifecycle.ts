@@ -1,6 +1,6 @@
 import { and, eq, inArray, lte } from "drizzle-orm";
-import { runGuardedBatch, type Statement } from "../../db/guarded-batch";
 import { type BatchRow, ispBatches, orders, type SubscriptionRow, subscriptions } from "../../db/schema";
+import type { Statement } from "../../db/statements";
 import { DAY, toIso } from "../../platform/clock";
 import { fromMinor } from "../../platform/money";
 import { cycleMonths, cyclePrice } from "../billing/prices";
@@ -8,6 +8,7 @@ import type { DomainContext } from "../context";
 import { eventStatement, eventTypes } from "../events";
 import { completeIspOrderStatements } from "../orders/orders";
 import { batchPastDueStatement, updateSubscriptionStatement } from "../subscriptions/statements";
+import { runUnitOfWork } from "../unit-of-work";
 import { releaseStatements, renewalStatements } from "./batch-actions";
 import { activateBatchStatements, batchUnchanged, enterGraceStatement, shrinkBatchStatements } from "./batches";
 
@@ -29,7 +30,7 @@ export async function completeProvisioning(ctx: DomainContext, at: number): Prom
     .where(and(eq(ispBatches.status, "provisioning"), lte(ispBatches.provisionReadyAt, at)));
   for (const { batch, order } of due) {
     // A batch that changed since it was read (or another run completed it) is left for the next run.
-    await runGuardedBatch(ctx, [
+    await runUnitOfWork(ctx, [
       batchUnchanged(ctx.db, batch),
       ...activateBatchStatements(ctx.db, batch, at),
       ...completeIspOrderStatements(ctx, order, at),
@@ -87,7 +88,7 @@ async function autoRenew(
           updateSubscriptionStatement(ctx.db, subscription.id, { quantity, pendingQuantity: null, priceMinor: price }),
         ]
       : [];
-  const outcome = await runGuardedBatch(ctx, [unchanged as Statement, ...shrinking, ...renewing]);
+  const outcome = await runUnitOfWork(ctx, [unchanged as Statement, ...shrinking, ...renewing]);
   if (outcome.committed) return "renewed";
   switch (outcome.failure) {
     case "insufficient_balance":
@@ -101,7 +102,7 @@ async function autoRenew(
 }
 
 async function enterGrace(ctx: DomainContext, batch: BatchRow, at: number): Promise<void> {
-  await runGuardedBatch(ctx, [enterGraceStatement(ctx.db, batch, at), batchPastDueStatement(ctx.db, batch.id, at)]);
+  await runUnitOfWork(ctx, [enterGraceStatement(ctx.db, batch, at), batchPastDueStatement(ctx.db, batch.id, at)]);
 }
 
 /** After grace the IPs are released to the inventory (no refund). `onlyBatchId` limits the run to one batch. */
@@ -116,7 +117,7 @@ export async function releaseAfterGrace(ctx: DomainContext, at: number, onlyBatc
         onlyBatchId === undefined ? undefined : eq(ispBatches.id, onlyBatchId),
       ),
     );
-  for (const batch of due) await runGuardedBatch(ctx, releaseStatements(ctx, batch, at));
+  for (const batch of due) await runUnitOfWork(ctx, releaseStatements(ctx, batch, at));
   return due.length;
 }
 
@@ -143,6 +144,6 @@ export async function warnExpiringBatches(ctx: DomainContext, at: number): Promi
       }),
     ),
   );
-  if (statements.length > 0) await runGuardedBatch(ctx, statements);
+  if (statements.length > 0) await runUnitOfWork(ctx, statements);
   return statements.length;
 }

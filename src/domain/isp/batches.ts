@@ -1,8 +1,8 @@
 import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { type Statement, unchangedSince } from "../../db/guarded-batch";
 import type { BatchRow, IspIpRow } from "../../db/schema";
 import { ispBatches, ispIps, subusers } from "../../db/schema";
+import { type Statement, unchangedSince } from "../../db/statements";
 import { addMonths, DAY, SECOND } from "../../platform/clock";
 import { randomString, seal, sha256Hex, unseal } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";

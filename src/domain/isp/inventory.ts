@@ -1,7 +1,7 @@
 import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { abortIf, type Statement } from "../../db/guarded-batch";
 import { ispAsns, ispIps, sandboxAccounts } from "../../db/schema";
+import { abortIf, type Statement } from "../../db/statements";
 import type { Minor } from "../../platform/money";
 import type { DomainContext, Principal } from "../context";
 import { assertInScope } from "../scope";

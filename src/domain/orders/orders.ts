@@ -1,5 +1,4 @@
 import { and, eq, type SQL, sql } from "drizzle-orm";
-import { commit, type Statement } from "../../db/guarded-batch";
 import { type AccountRow, type OrderRow, orders, type Product } from "../../db/schema";
 import { addMonths, now, SECOND } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
@@ -8,7 +7,7 @@ import type { Minor } from "../../platform/money";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
 import { currentAccount } from "../accounts/accounts";
 import { movementStatements } from "../billing/ledger";
-import { addToPoolStatement, BYTES_PER_MB, gbToBytes } from "../billing/pools";
+import { addToPool, BYTES_PER_MB, gbToBytes } from "../billing/pools";
 import { type BandwidthProduct, bandwidthPriceSql, ispAsn } from "../billing/prices";
 import type { DomainContext, Principal } from "../context";
 import { eventStatement, eventTypes } from "../events";
@@ -16,6 +15,7 @@ import { assertIspQuantity, insertBatchStatement, newBatchPassword } from "../is
 import { allocateStatements, availableCount, TIER1_COUNTRIES } from "../isp/inventory";
 import { assertInScope, productInScope } from "../scope";
 import { findSubuser } from "../subusers/subusers";
+import { commit, type Step } from "../unit-of-work";
 
 /** KYC is not required by default; an account under risk review needs an approved KYC to order (spec §7). */
 export function assertKycClear(account: AccountRow): void {
@@ -77,11 +77,10 @@ async function orderBandwidth(
       reference: id,
       at,
     }),
-    addToPoolStatement(ctx.db, account.id, input.product, bytes),
+    addToPool(ctx.db, account.id, input.product, bytes),
     orderCompletedEvent(ctx, { id, accountId: account.id, product: input.product, total: price.total }, at),
   ];
-  const results = await commit(ctx, statements);
-  const [order] = results[statements.indexOf(insertOrder)] as OrderRow[];
+  const [order] = (await commit(ctx, statements)).of(insertOrder);
   return order as OrderRow;
 }
 
@@ -90,7 +89,7 @@ function orderCompletedEvent(
   ctx: DomainContext,
   order: { id: string; accountId: string; product: Product; total: Minor | SQL; batchId?: string | null },
   at: number,
-): Statement {
+): Step {
   return eventStatement(ctx, {
     accountId: order.accountId,
     type: eventTypes.orderCompleted,
@@ -191,7 +190,7 @@ async function orderIsp(ctx: DomainContext, principal: Principal, input: IspOrde
 }
 
 /** The provisioning job finished the order's batch: the order completes (once) and says so in an event. */
-export function completeIspOrderStatements(ctx: DomainContext, order: OrderRow, at: number): Statement[] {
+export function completeIspOrderStatements(ctx: DomainContext, order: OrderRow, at: number): Step[] {
   return [
     ctx.db
       .update(orders)

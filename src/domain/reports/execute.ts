@@ -4,6 +4,7 @@ import { MINUTE, now } from "../../platform/clock";
 import { logError } from "../../platform/logger";
 import type { DomainContext } from "../context";
 import { eventStatement, eventTypes } from "../events";
+import { runUnitOfWork } from "../unit-of-work";
 import { DestinationError, deliver } from "./destinations";
 import { signDownloadLink } from "./download-link";
 import { contentTypes, encodeRows } from "./formats";
@@ -109,7 +110,7 @@ async function finishRun(ctx: DomainContext, run: ReportRunRow, outcome: { error
   const at = now();
   const status = outcome.error === null ? "completed" : "failed";
   const type = status === "completed" ? eventTypes.reportRunCompleted : eventTypes.reportRunFailed;
-  await ctx.db.batch([
+  await runUnitOfWork(ctx, [
     ctx.db.update(reportRuns).set({ status, error: outcome.error, completedAt: at }).where(eq(reportRuns.id, run.id)),
     eventStatement(ctx, {
       accountId: run.accountId,

@@ -1,6 +1,5 @@
 import { eq } from "drizzle-orm";
 import { isUniqueViolation } from "../../db/errors";
-import { commit, type Statement } from "../../db/guarded-batch";
 import { type AccountRow, accounts, type LimitOverrides, type Plan, sandboxAccounts } from "../../db/schema";
 import { now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
@@ -11,6 +10,7 @@ import { syncAccountGuards } from "../api-keys/api-keys";
 import { movementStatements } from "../billing/ledger";
 import type { DomainContext, Principal } from "../context";
 import { syncAccountGates } from "../subusers/gate-sync";
+import { commit, type Step } from "../unit-of-work";
 
 /**
  * The sandbox: a `test_` key acts on the sandbox twin of its account, a separate account row linked to the live
@@ -68,7 +68,7 @@ export async function sandboxTwinOf(ctx: DomainContext, live: AccountRow): Promi
   if (existing) return (await readAccount(ctx, existing)) as AccountRow;
   const at = now();
   const id = newId("account", at);
-  const statements: Statement[] = [
+  const statements: Step[] = [
     ctx.db.insert(accounts).values({
       id,
       email: twinEmail(live.id),

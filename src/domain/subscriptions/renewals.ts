@@ -1,11 +1,12 @@
 import { and, eq, inArray, lte, sql } from "drizzle-orm";
-import { abortIf, runGuardedBatch } from "../../db/guarded-batch";
 import { type SubscriptionRow, subscriptions } from "../../db/schema";
+import { abortIf } from "../../db/statements";
 import { addMonths, DAY } from "../../platform/clock";
 import { movementStatements } from "../billing/ledger";
-import { addToPoolStatement, BYTES_PER_GB, findPool } from "../billing/pools";
+import { addToPool, BYTES_PER_GB, findPool } from "../billing/pools";
 import { type BandwidthProduct, cycleMonths, cyclePrice, findTier } from "../billing/prices";
 import type { DomainContext } from "../context";
+import { runUnitOfWork } from "../unit-of-work";
 import { updateSubscriptionStatement } from "./statements";
 
 /** A renewal that cannot be paid is retried on every run for this long, then the subscription is cancelled. */
@@ -52,7 +53,7 @@ async function renewBandwidth(ctx: DomainContext, subscription: SubscriptionRow,
   const price = cyclePrice(tier.monthlyPriceMinor, cycle);
   const gbIncluded = tier.gbIncluded * months;
   const pool = await findPool(ctx, subscription.accountId, product);
-  const outcome = await runGuardedBatch(ctx, [
+  const outcome = await runUnitOfWork(ctx, [
     // Only a period still due is renewed: an overlapping run renews it once.
     abortIf(
       ctx.db,
@@ -82,7 +83,7 @@ async function renewBandwidth(ctx: DomainContext, subscription: SubscriptionRow,
       pastDueSince: null,
       updatedAt: at,
     }),
-    addToPoolStatement(ctx.db, subscription.accountId, product, gbIncluded * BYTES_PER_GB),
+    addToPool(ctx.db, subscription.accountId, product, gbIncluded * BYTES_PER_GB),
   ]);
   if (!outcome.committed && outcome.failure === "insufficient_balance") await markPastDue(ctx, subscription, at);
   // `state` or `already_charged`: another run renewed it first.

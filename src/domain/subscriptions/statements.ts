@@ -1,7 +1,7 @@
 import { and, eq, inArray } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { type Statement, unchangedSince } from "../../db/guarded-batch";
 import { type SubscriptionRow, subscriptions } from "../../db/schema";
+import { type Statement, unchangedSince } from "../../db/statements";
 
 /** Statements on the subscriptions table, for batches that other areas compose (ISP renewals, releases). */
 

@@ -1,6 +1,5 @@
 import { and, eq, sql } from "drizzle-orm";
 import { isUniqueViolation } from "../../db/errors";
-import { commit, type Statement } from "../../db/guarded-batch";
 import { type AccountRow, type Cycle, type SubscriptionRow, subscriptions } from "../../db/schema";
 import { addMonths, DAY, now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
@@ -9,12 +8,13 @@ import type { Minor } from "../../platform/money";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
 import { currentAccount } from "../accounts/accounts";
 import { movementStatements } from "../billing/ledger";
-import { addToPoolStatement, BYTES_PER_GB, findPool } from "../billing/pools";
+import { addToPool, BYTES_PER_GB, findPool } from "../billing/pools";
 import { type BandwidthProduct, cycleMonths, cyclePrice, findTier, remainingShare } from "../billing/prices";
 import type { DomainContext, Principal } from "../context";
 import { assertIspQuantity, findBatch, growBatchStatements, updateBatchStatement } from "../isp/batches";
 import { assertKycClear } from "../orders/orders";
 import { assertInScope, productInScope } from "../scope";
+import { commit, type Step } from "../unit-of-work";
 import {
   insertSubscriptionStatement,
   LIVE_STATUSES,
@@ -135,7 +135,7 @@ async function subscribeBandwidth(
       at,
     }),
     insertSubscriptionStatement(ctx.db, subscription),
-    addToPoolStatement(ctx.db, account.id, input.product, (subscription.gbIncluded ?? 0) * BYTES_PER_GB),
+    addToPool(ctx.db, account.id, input.product, (subscription.gbIncluded ?? 0) * BYTES_PER_GB),
   ]);
   return subscription;
 }
@@ -259,7 +259,7 @@ export async function updateSubscription(
 
 /** What a PATCH does, built up by its parts: statements to run, fields to set, money to charge now. */
 interface Change {
-  statements: Statement[];
+  statements: Step[];
   fields: Partial<SubscriptionRow>;
   charge: Minor;
 }
@@ -291,7 +291,7 @@ async function changePlan(
   }
   const share = remainingShare(subscription.periodStart, subscription.renewsAt, at);
   const extraBytes = Math.round((newGb - (subscription.gbIncluded ?? 0)) * BYTES_PER_GB * share);
-  change.statements.push(addToPoolStatement(ctx.db, subscription.accountId, product, Math.max(0, extraBytes)));
+  change.statements.push(addToPool(ctx.db, subscription.accountId, product, Math.max(0, extraBytes)));
   Object.assign(change.fields, { plan, priceMinor: newPrice, gbIncluded: newGb, pendingPlan: null });
   change.charge += Math.ceil((newPrice - subscription.priceMinor) * share);
 }
@@ -343,7 +343,7 @@ async function transition(
     throw new ApiError("subscription_not_active", `Cannot move a ${subscription.status} subscription to ${to}.`);
   }
   const at = now();
-  const statements: Statement[] = [
+  const statements: Step[] = [
     subscriptionUnchanged(ctx.db, subscription),
     updateSubscriptionStatement(ctx.db, subscription.id, { status: to, updatedAt: at }),
   ];

@@ -1,10 +1,9 @@
 import { and, eq, gte, isNotNull, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
-import { afterCommit } from "../../db/guarded-batch";
 import { subuserMonthlyUsage, subusers } from "../../db/schema";
-
 import type { DomainContext } from "../context";
 import { accountStore } from "../traffic/store";
+import { Write } from "../unit-of-work";
 import { subuserGate } from "./gate-sync";
 
 /**
@@ -39,8 +38,10 @@ export function settleMonthlyUsageStatements(
         gte(subuserMonthlyUsage.usedBytes, subusers.trafficLimitBytes),
       ),
     );
-  const tellGates = afterCommit(overCap, async (ctx, rows) => {
-    for (const row of rows) await subuserGate(ctx, row.gateName).updateMonthUsage(row.month, row.usedBytes);
+  const tellGates = new Write(overCap, {
+    afterCommit: async (ctx, rows) => {
+      for (const row of rows) await subuserGate(ctx, row.gateName).updateMonthUsage(row.month, row.usedBytes);
+    },
   });
   return [upsert, tellGates];
 }

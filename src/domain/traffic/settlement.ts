@@ -1,13 +1,14 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { MeterFigures, Settlement } from "../../../durable-objects/traffic-types";
 import type { Database } from "../../db/client";
-import { abortIf, runGuardedBatch, type Statement } from "../../db/guarded-batch";
 import { subuserMonthlyUsage, subusers, usageSettlements } from "../../db/schema";
+import { abortIf } from "../../db/statements";
 import { now } from "../../platform/clock";
-import { consumePoolsStatement, type Pool } from "../billing/pools";
+import { consumePools, type Pool } from "../billing/pools";
 import type { DomainContext } from "../context";
 import { poolThresholdEvents, subuserThresholdEvents } from "../events";
 import { settleMonthlyUsageStatements } from "../subusers/monthly-usage";
+import { type Committed, runUnitOfWork, type Step } from "../unit-of-work";
 import { accountStore, poolsQuery } from "./store";
 
 /**
@@ -36,14 +37,15 @@ export async function settleUsage(ctx: DomainContext, accountId: string, first: 
  */
 async function applySettlement(ctx: DomainContext, accountId: string, settlement: Settlement): Promise<MeterFigures> {
   const batch = settlementBatch(ctx.db, accountId, settlement, now());
-  const outcome = await runGuardedBatch(ctx, batch.statements);
-  if (outcome.committed) return batch.figures(outcome.results);
+  const outcome = await runUnitOfWork(ctx, batch.steps);
+  if (outcome.committed) return batch.figures(outcome);
   if (outcome.failure !== "state")
     throw new Error(`Usage settlement ${settlement.seq} rolled back: ${outcome.failure}`);
   // Applied before (a retry, or a racing consumer): D1's figures as they are.
-  const reads = [poolsQuery(ctx.db, accountId), ...monthQueries(ctx.db, accountId, settlement.months)] as const;
-  const [pools, owned = [], months = []] = (await ctx.db.batch([...reads])) as FigureRows;
-  return { pools, subusers: owned, months };
+  const reads = monthQueries(ctx.db, accountId, settlement.months);
+  if (!reads) return { pools: await poolsQuery(ctx.db, accountId), subusers: [], months: [] };
+  const [pools, owners, months] = await ctx.db.batch([poolsQuery(ctx.db, accountId), reads.owners, reads.months]);
+  return { pools, subusers: owners, months };
 }
 
 /**
@@ -54,7 +56,7 @@ async function applySettlement(ctx: DomainContext, accountId: string, settlement
 export function settlementBatch(db: Database, accountId: string, settlement: Settlement, at: number) {
   const pools = settlement.pools.filter((pool) => pool.bytes > 0);
   const months = settlement.months;
-  const statements: Statement[] = [
+  const steps: Step[] = [
     abortIf(
       db,
       "state",
@@ -66,46 +68,34 @@ export function settlementBatch(db: Database, accountId: string, settlement: Set
       .values({ accountId, seq: settlement.seq, settledAt: at })
       .onConflictDoUpdate({ target: usageSettlements.accountId, set: { seq: settlement.seq, settledAt: at } }),
   ];
-  const poolsAt = pools.length > 0 ? statements.length : -1;
-  if (pools.length > 0) {
-    statements.push(consumePoolsStatement(db, accountId, pools));
-    statements.push(poolThresholdEvents(db, accountId, pools, at));
+  const consumed = pools.length > 0 ? consumePools(db, accountId, pools) : null;
+  if (consumed) steps.push(consumed, poolThresholdEvents(db, accountId, pools, at));
+  const reads = monthQueries(db, accountId, months);
+  if (reads) {
+    steps.push(...settleMonthlyUsageStatements(db, months), subuserThresholdEvents(db, months, at));
+    steps.push(reads.owners, reads.months);
   }
-  if (months.length > 0) {
-    statements.push(...settleMonthlyUsageStatements(db, months));
-    statements.push(subuserThresholdEvents(db, months, at));
-    statements.push(...monthQueries(db, accountId, months));
-  }
-  const figures = (results: unknown[]): MeterFigures => {
-    const poolRows = poolsAt < 0 ? [] : (results[poolsAt] as Pool[]);
-    const [owned = [], monthRows = []] = months.length > 0 ? (results.slice(-2) as [unknown, unknown]) : [];
-    return {
-      pools: poolRows.map(({ product, purchasedBytes, usedBytes, topUpCount }) => ({
-        product,
-        purchasedBytes,
-        usedBytes,
-        topUpCount,
-      })),
-      subusers: owned as MeterFigures["subusers"],
-      months: monthRows as MeterFigures["months"],
-    };
-  };
-  return { statements, figures };
+  const figures = (committed: Committed): MeterFigures => ({
+    pools: (consumed ? (committed.of(consumed) as Pool[]) : []).map(
+      ({ product, purchasedBytes, usedBytes, topUpCount }) => ({ product, purchasedBytes, usedBytes, topUpCount }),
+    ),
+    subusers: reads ? committed.of(reads.owners) : [],
+    months: reads ? committed.of(reads.months) : [],
+  });
+  return { steps, figures };
 }
-
-type FigureRows = [MeterFigures["pools"], MeterFigures["subusers"]?, MeterFigures["months"]?];
 
 /** The settled sub-users' caps and deletions, and their months' figures. */
 function monthQueries(db: Database, accountId: string, months: Settlement["months"]) {
-  if (months.length === 0) return [];
+  if (months.length === 0) return null;
   const subuserIds = [...new Set(months.map((month) => month.subuserId))];
   const keys = JSON.stringify(months.map((month) => [month.subuserId, month.month]));
-  return [
-    db
+  return {
+    owners: db
       .select({ subuserId: subusers.id, capBytes: subusers.trafficLimitBytes, deletedAt: subusers.deletedAt })
       .from(subusers)
       .where(and(eq(subusers.accountId, accountId), inArray(subusers.id, subuserIds))),
-    db
+    months: db
       .select({
         subuserId: subuserMonthlyUsage.subuserId,
         month: subuserMonthlyUsage.month,
@@ -116,5 +106,5 @@ function monthQueries(db: Database, accountId: string, months: Settlement["month
         sql`(${subuserMonthlyUsage.subuserId}, ${subuserMonthlyUsage.month}) IN
               (SELECT value->>0, value->>1 FROM json_each(${keys}))`,
       ),
-  ] as const;
+  };
 }

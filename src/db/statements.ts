@@ -1,0 +1,47 @@
+import { type SQL, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import type { Database } from "./client";
+import { isCheckViolation, isUniqueViolation } from "./errors";
+import { type AssertionKind, batchAssertions } from "./schema";
+
+/** One statement of a D1 batch. */
+export type Statement = BatchItem<"sqlite">;
+
+/**
+ * Why a guarded batch rolled back: the balance would have gone negative, an `abortIf` assertion held, or a charge
+ * with the same unique key was already made (a job running twice).
+ */
+export type BatchFailure = "insufficient_balance" | AssertionKind | "already_charged";
+
+/**
+ * A statement that aborts its batch when `condition` holds. A batch cannot read and then decide, so what must
+ * be true (enough IPs reserved, a row still in the expected state) is asserted in SQL, each kind with its own CHECK.
+ */
+export function abortIf(db: Database, kind: AssertionKind, condition: SQL): Statement {
+  // An insert builder, not `db.run`: drizzle's D1 batch cannot bind the parameters of raw statements.
+  return db.insert(batchAssertions).select(sql`SELECT ${kind} AS failed WHERE ${condition}`);
+}
+
+/** Aborts the batch (failure `state`) unless the row is still as it was read: a concurrent change wins. */
+export function unchangedSince(
+  db: Database,
+  table: SQLiteTable & { id: SQLiteColumn; updatedAt: SQLiteColumn },
+  row: { id: string; updatedAt: number },
+): Statement {
+  return abortIf(
+    db,
+    "state",
+    sql`NOT EXISTS (SELECT 1 FROM ${table} WHERE ${table.id} = ${row.id} AND ${table.updatedAt} = ${row.updatedAt})`,
+  );
+}
+
+/** Which guard rolled a batch back (the balance CHECK, an `abortIf` assertion, a unique charge key), if one did. */
+export function batchFailure(error: unknown): BatchFailure | null {
+  if (isCheckViolation(error, "accounts_balance_non_negative")) return "insufficient_balance";
+  for (const kind of ["inventory", "state", "quota"] as const) {
+    if (isCheckViolation(error, `assert_${kind}`)) return kind;
+  }
+  if (isUniqueViolation(error, "ledger_entries.unique_key")) return "already_charged";
+  return null;
+}

@@ -24,9 +24,9 @@ import path from "node:path";
 import autocannon from "autocannon";
 import { startGateway } from "../gateway/index.mjs";
 import { ensureAccount, prepare, root, startWorker } from "../scripts/lib/local-worker.mjs";
-import { BENCH_LIMITS, buyBandwidth } from "./accounts.mjs";
+import { BENCH_LIMITS, buyBandwidth, freshAccount } from "./accounts.mjs";
 import { cpuSpent, treeCpu } from "./cpu.mjs";
-import { apiClient } from "./http.mjs";
+import { apiClient, inParallel } from "./http.mjs";
 import { measureIngestion, setUpIngestion } from "./ingest.mjs";
 import { seedTrafficHistory, trafficQueryTargets } from "./seed-traffic.mjs";
 import { rotatingUsername, sessionUsername } from "./usage.mjs";
@@ -35,8 +35,15 @@ const PORT = 8799;
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ON_DISK = process.env.BENCH_STATE === "disk";
-/** `BENCH_ONLY=ingestion`: the bare route and ingestion only, printed and not kept (for quick iterations). */
-const INGESTION_ONLY = process.env.BENCH_ONLY === "ingestion";
+/**
+ * For quick iterations, printed and not kept: `BENCH_ONLY=ingestion` measures the bare route and ingestion only;
+ * any other value the bare route and the rows whose name contains it (e.g. `BENCH_ONLY=orders`), without the
+ * ingestion and the traffic history.
+ */
+const ONLY = process.env.BENCH_ONLY;
+const INGESTION_ONLY = ONLY === "ingestion";
+/** Accounts of the second orders row: orders spread over a fleet of customers, as production sees them. */
+const ORDER_ACCOUNTS = 50;
 const INGEST = {
   batches: Number(process.env.BENCH_INGEST_BATCHES ?? 200),
   concurrency: Number(process.env.BENCH_INGEST_CONCURRENCY ?? 8),
@@ -73,6 +80,20 @@ try {
   const auth = { Authorization: `Bearer ${account.token}` };
   await buyBandwidth(api, auth);
 
+  if (ONLY && !INGESTION_ONLY) {
+    const targets = [
+      { name: "bare route (GET /healthz)", path: "/healthz", bare: true },
+      { name: "GET /v1/users/me", path: "/v1/users/me", headers: auth },
+      ordersTarget("POST /v1/orders (bandwidth, one account)", [auth]),
+      ordersTarget(`POST /v1/orders (bandwidth, ${ORDER_ACCOUNTS} accounts)`, await fleetAuths()),
+    ].filter((target) => target.bare || target.name.includes(ONLY));
+    const rows = [];
+    for (const target of targets) rows.push(await measure(target));
+    const bare = rows[0];
+    for (const row of rows) console.log(`${row.name}: ${Math.round(row.rps)} req/s = ${ratio(row, row.rps / bare.rps)} of bare`);
+    await stop();
+    process.exit(0);
+  }
   const { details: ingestion, ...ingestionRow } = await measureIngestion(
     api,
     vars.GATEWAY_TOKEN,
@@ -84,8 +105,7 @@ try {
     const bare = await measure({ name: "bare route (GET /healthz)", path: "/healthz", bare: true });
     console.log(`bare ${Math.round(bare.rps)} req/s; ingestion = ${(ingestionRow.rps / bare.rps).toFixed(1)}× bare`);
     console.log(`bare route CPU ms per request: ${JSON.stringify(bare.cpuMsPerRequest)}`);
-    child.kill("SIGTERM");
-    if (persistTo) rmSync(persistTo, { recursive: true, force: true });
+    await stop();
     process.exit(0);
   }
   const history = await seedTrafficHistory(api, tokens, HISTORY);
@@ -96,14 +116,8 @@ try {
     { name: "GET /v1/users/me", path: "/v1/users/me", headers: auth },
     await authorizeTarget(auth),
     await sessionAuthorizeTarget(auth),
-    {
-      name: "POST /v1/orders (bandwidth, distinct Idempotency-Keys)",
-      path: "/v1/orders",
-      method: "POST",
-      headers: { ...auth, "Content-Type": "application/json", "Idempotency-Key": "bench-[<id>]" },
-      body: JSON.stringify({ product: "residential", gb: 0.001 }),
-      idReplacement: true,
-    },
+    ordersTarget("POST /v1/orders (bandwidth, one account)", [auth]),
+    ordersTarget(`POST /v1/orders (bandwidth, ${ORDER_ACCOUNTS} accounts)`, await fleetAuths()),
     ...(await trafficQueryTargets(api, history)).map((target) => ({ ...target, goal: GOALS.query })),
     // Last: the usage its requests report is ingested in the background, which would slow the rows after it.
     await proxiedTarget(auth),
@@ -120,9 +134,37 @@ try {
   });
   report(rows, { ingestion, history: history.details });
 } finally {
+  await stop();
+}
+
+async function stop() {
   await gateway.close();
   child.kill("SIGTERM");
   if (persistTo) rmSync(persistTo, { recursive: true, force: true });
+}
+
+/**
+ * Bandwidth orders (1 MB each, distinct Idempotency-Keys), each connection cycling through the accounts' keys:
+ * one account is a single customer ordering as fast as it can, many accounts what a fleet of customers does.
+ */
+function ordersTarget(name, auths) {
+  return {
+    name,
+    path: "/v1/orders",
+    method: "POST",
+    requests: auths.map((auth) => ({
+      headers: { ...auth, "Content-Type": "application/json", "Idempotency-Key": "bench-[<id>]" },
+      body: JSON.stringify({ product: "residential", gb: 0.001 }),
+    })),
+    idReplacement: true,
+  };
+}
+
+/** The API-key headers of `ORDER_ACCOUNTS` new accounts (pools bought, limits raised). */
+async function fleetAuths() {
+  const accounts = Array.from({ length: ORDER_ACCOUNTS });
+  const fleet = await inParallel(accounts, 8, () => freshAccount(api, vars.ADMIN_TOKEN, "bench-fleet"));
+  return fleet.map((account) => account.auth);
 }
 
 /**

@@ -7,8 +7,8 @@ import { type AccountRow, accounts } from "./schema";
 /**
  * Per-isolate cache of account rows, valid only at the revision the key's guard reported for the request.
  * A guard's revision is `<epoch>.<version>`: the highest account-row version it has been told about (every
- * write of the row moves `accounts.version`, in commit order). Every unit of work that writes an account row
- * (`domain/unit-of-work.ts`) reports the new version to the guards of all the account's keys before the write is
+ * write of the row moves `accounts.version`, in commit order). Every statement that writes an account row
+ * (`domain/accounts/account-writes.ts`) reports the new version to the guards of all the account's keys before the write is
  * acknowledged, so a cached row is never served after a write has completed. The TTL is a backstop.
  */
 interface Entry {

@@ -1,7 +1,3 @@
-import { inArray } from "drizzle-orm";
-import { ApiKeyGuardClient } from "../../durable-objects";
-import { forgetAccounts } from "../db/account-cache";
-import { type AccountRow, accounts, apiKeys } from "../db/schema";
 import { type BatchFailure, batchFailure, type Statement } from "../db/statements";
 import { ApiError } from "../platform/errors";
 import type { DomainContext } from "./context";
@@ -10,8 +6,6 @@ export type { BatchFailure, Statement } from "../db/statements";
 
 /** What a write needs once the batch that holds it has committed. */
 export interface WriteEffects<S extends Statement> {
-  /** The account whose row the statement writes: its cached reads end and its keys' guards learn the new version. */
-  changesAccount?: string;
   /**
    * Runs with the statement's result after the commit (e.g. a pool's new figures, read with RETURNING, tell the
    * gates whether it is used up). Must be idempotent: a crash before it runs is repaired by a cron.
@@ -44,33 +38,17 @@ export type Outcome = ({ committed: true } & Committed) | { committed: false; fa
 /**
  * Runs the steps as one D1 batch, all or nothing, and says why it rolled back when one of its guards fired (the
  * balance CHECK, an `abortIf` assertion, a unique charge key); any other error is thrown. After a commit, and
- * before this returns: accounts the batch wrote have their cached reads invalidated everywhere (their rows and
- * keys are read in the same batch, at no extra round trip), then each write's `afterCommit` runs, in order.
+ * before this returns, each write's `afterCommit` runs, in the order of the steps.
  */
 export async function runUnitOfWork(ctx: DomainContext, steps: Step[]): Promise<Outcome> {
   const writes = steps.map((step) => (step instanceof Write ? step : new Write(step)));
-  const accountIds = [...new Set(writes.flatMap((write) => write.effects.changesAccount ?? []))];
-  const afterwards =
-    accountIds.length > 0
-      ? [
-          ctx.db.select().from(accounts).where(inArray(accounts.id, accountIds)),
-          ctx.db
-            .select({ id: apiKeys.id, accountId: apiKeys.accountId })
-            .from(apiKeys)
-            .where(inArray(apiKeys.accountId, accountIds)),
-        ]
-      : [];
   let results: unknown[];
   try {
-    results = await ctx.db.batch([...writes.map((write) => write.statement), ...afterwards] as [Statement]);
+    results = await ctx.db.batch(writes.map((write) => write.statement) as [Statement]);
   } catch (error) {
     const failure = batchFailure(error);
     if (failure) return { committed: false, failure };
     throw error;
-  }
-  if (accountIds.length > 0) {
-    const [changed, keys] = results.slice(-2) as [AccountRow[], Array<{ id: string; accountId: string }>];
-    await accountsChanged(ctx, changed, keys);
   }
   for (const [index, write] of writes.entries()) await write.effects.afterCommit?.(ctx, results[index] as never);
   const positions = new Map<unknown, number>(steps.map((step, index) => [step, index]));
@@ -103,23 +81,3 @@ export async function commit(
 const defaultErrors: Partial<Record<BatchFailure, () => ApiError>> = {
   insufficient_balance: () => new ApiError("insufficient_balance"),
 };
-
-/**
- * Accounts a batch wrote, as they are after it, and the keys of those accounts: the guards of the keys learn
- * the new versions (the request's own key when it settles, just before its response is sent).
- */
-async function accountsChanged(
-  ctx: DomainContext,
-  changed: AccountRow[],
-  keys: Array<{ id: string; accountId: string }>,
-): Promise<void> {
-  forgetAccounts(changed.map((account) => account.id));
-  const versions = new Map(changed.map((account) => [account.id, account.version]));
-  const settlement = ctx.keySettlement;
-  const own = settlement ? changed.find((account) => account.id === settlement.accountId) : undefined;
-  if (settlement && own) settlement.changedAccount = own;
-  const others = keys.filter((key) => key.id !== settlement?.keyId);
-  await Promise.all(
-    others.map((key) => new ApiKeyGuardClient(ctx.env, key.id).accountChanged(versions.get(key.accountId) ?? 0)),
-  );
-}

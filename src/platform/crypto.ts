@@ -16,8 +16,12 @@ export function randomString(length: number, alphabet = BASE62): string {
   return out;
 }
 
+const HEX_BYTES = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
+
 export function toHex(bytes: ArrayBuffer | Uint8Array): string {
-  return [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  let hex = "";
+  for (const byte of new Uint8Array(bytes)) hex += HEX_BYTES[byte];
+  return hex;
 }
 
 /**

@@ -1,24 +1,44 @@
-import { and, eq, type SQL } from "drizzle-orm";
-import { withNewVersion } from "../../db/account-cache";
-import { accounts } from "../../db/schema";
+import { and, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
+import { ApiKeyGuardClient } from "../../../durable-objects";
+import { forgetAccounts, withNewVersion } from "../../db/account-cache";
+import type { Database } from "../../db/client";
+import { type AccountRow, accounts, apiKeys } from "../../db/schema";
 import type { DomainContext } from "../context";
 import { Write } from "../unit-of-work";
 
 /**
- * An update of the account row (only while `condition` holds, when given): moves its version, so the unit of work
- * that runs it ends the account's cached reads.
+ * The one way to write an account row (only while `condition` holds, when given). It moves the row's version and
+ * reads back, in the same statement, the row as written and the ids of the account's keys; once the batch has
+ * committed, the account's cached reads end everywhere: the guards of its keys learn the new version (the
+ * request's own key when it settles, just before its response is sent).
  */
 export function accountUpdate(
-  ctx: DomainContext,
+  db: Database,
   accountId: string,
-  changes: Partial<typeof accounts.$inferInsert>,
+  changes: Partial<Record<keyof typeof accounts.$inferInsert, unknown>>,
   condition?: SQL,
 ) {
   return new Write(
-    ctx.db
+    db
       .update(accounts)
-      .set(withNewVersion(changes))
-      .where(and(eq(accounts.id, accountId), condition)),
-    { changesAccount: accountId },
+      .set(withNewVersion(changes as Partial<typeof accounts.$inferInsert>))
+      .where(and(eq(accounts.id, accountId), condition))
+      .returning({
+        ...getTableColumns(accounts),
+        keyIds: sql<string>`(SELECT json_group_array(${apiKeys.id}) FROM ${apiKeys} WHERE ${apiKeys.accountId} = ${accounts.id})`,
+      }),
+    { afterCommit: (ctx, written) => accountsChanged(ctx, written) },
+  );
+}
+
+async function accountsChanged(ctx: DomainContext, written: Array<AccountRow & { keyIds: string }>): Promise<void> {
+  forgetAccounts(written.map((row) => row.id));
+  const settlement = ctx.keySettlement;
+  await Promise.all(
+    written.flatMap(({ keyIds, ...account }) => {
+      if (settlement?.accountId === account.id) settlement.changedAccount = account;
+      const others = (JSON.parse(keyIds) as string[]).filter((keyId) => keyId !== settlement?.keyId);
+      return others.map((keyId) => new ApiKeyGuardClient(ctx.env, keyId).accountChanged(account.version));
+    }),
   );
 }

@@ -126,7 +126,7 @@ export async function updateProfile(
   if (patch.taxId !== undefined) changes.taxId = patch.taxId === null ? null : normalizeTaxId(patch.taxId);
   if (patch.defaultCurrency !== undefined) changes.defaultCurrency = patch.defaultCurrency;
   if (patch.notificationEmail !== undefined) changes.notificationEmail = patch.notificationEmail;
-  await commit(ctx, [accountUpdate(ctx, account.id, changes)]);
+  await commit(ctx, [accountUpdate(ctx.db, account.id, changes)]);
   return findAccount(ctx, account.id);
 }
 
@@ -161,7 +161,7 @@ export async function adminUpdateAccount(
 ): Promise<AccountRow> {
   await findAccount(ctx, accountId);
   if (patch.email !== undefined) await assertEmailFree(ctx, patch.email, accountId);
-  await withUniqueEmail(() => commit(ctx, [accountUpdate(ctx, accountId, { ...patch, updatedAt: now() })]));
+  await withUniqueEmail(() => commit(ctx, [accountUpdate(ctx.db, accountId, { ...patch, updatedAt: now() })]));
   // Plan and limits are enforced by the keys' guards and the sub-users' gates: push them before answering.
   if (patch.plan !== undefined || patch.limits !== undefined) {
     await Promise.all([
@@ -181,7 +181,7 @@ export async function recordLogin(ctx: DomainContext, accountId: string, ip: str
   const at = now();
   await commit(ctx, [
     accountUpdate(
-      ctx,
+      ctx.db,
       accountId,
       { lastLoginAt: at, lastLoginIp: ip },
       or(isNull(accounts.lastLoginAt), lt(accounts.lastLoginAt, at - MINUTE)),

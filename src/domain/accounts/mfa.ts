@@ -63,7 +63,7 @@ export async function enrollTotp(
   });
   const hashes = await Promise.all(codes.map(sha256Hex));
   await commit(ctx, [
-    accountUpdate(ctx, account.id, {
+    accountUpdate(ctx.db, account.id, {
       mfaPendingSecretSealed: await seal(secret, ctx.env.SEALING_KEY),
       updatedAt: now(),
     }),
@@ -85,7 +85,7 @@ export async function verifyEnrollment(ctx: DomainContext, account: AccountRow, 
   const step = matchingStep(secret, account.email, code);
   if (step === null) throw new ApiError("mfa_required", "The code does not match the pending enrollment.");
   await commit(ctx, [
-    accountUpdate(ctx, account.id, {
+    accountUpdate(ctx.db, account.id, {
       mfaEnabled: true,
       mfaSecretSealed: account.mfaPendingSecretSealed,
       mfaPendingSecretSealed: null,
@@ -103,7 +103,7 @@ export async function verifyEnrollment(ctx: DomainContext, account: AccountRow, 
 export async function disableMfa(ctx: DomainContext, account: AccountRow, mfaCode: string | undefined): Promise<void> {
   await assertMfa(ctx, account, mfaCode);
   await commit(ctx, [
-    accountUpdate(ctx, account.id, {
+    accountUpdate(ctx.db, account.id, {
       mfaEnabled: false,
       mfaSecretSealed: null,
       mfaPendingSecretSealed: null,

@@ -1,10 +1,10 @@
-import { eq, type SQL, sql } from "drizzle-orm";
-import { withNewVersion } from "../../db/account-cache";
+import { type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { accounts, ledgerEntries } from "../../db/schema";
 import { newId } from "../../platform/ids";
 import type { Minor } from "../../platform/money";
-import { type Statement, type Step, Write } from "../unit-of-work";
+import { accountUpdate } from "../accounts/account-writes";
+import type { Statement, Step } from "../unit-of-work";
 
 export interface Movement {
   accountId: string;
@@ -34,14 +34,9 @@ export function movementStatements(db: Database, movement: Movement): [Statement
       uniqueKey: movement.uniqueKey ?? null,
       createdAt: movement.at,
     }),
-    new Write(
-      db
-        .update(accounts)
-        .set(
-          withNewVersion({ balanceMinor: sql`${accounts.balanceMinor} + ${movement.amount}`, updatedAt: movement.at }),
-        )
-        .where(eq(accounts.id, movement.accountId)),
-      { changesAccount: movement.accountId },
-    ),
+    accountUpdate(db, movement.accountId, {
+      balanceMinor: sql`${accounts.balanceMinor} + ${movement.amount}`,
+      updatedAt: movement.at,
+    }),
   ];
 }

@@ -109,7 +109,7 @@ export async function mirrorPlanToSandbox(
     ...(patch.plan === undefined ? {} : { plan: patch.plan }),
     ...(patch.limits === undefined ? {} : { limits: patch.limits }),
   };
-  await commit(ctx, [accountUpdate(ctx, twinId, { ...changes, updatedAt: now() })]);
+  await commit(ctx, [accountUpdate(ctx.db, twinId, { ...changes, updatedAt: now() })]);
   await Promise.all([syncAccountGuards(ctx, twinId), syncAccountGates(ctx, twinId)]);
 }
 

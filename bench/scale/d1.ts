@@ -2,10 +2,10 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { drizzle } from "drizzle-orm/d1";
-import type { Settlement } from "../../durable-objects/traffic-types";
 import type { Statement } from "../../src/db/guarded-batch";
 import * as schema from "../../src/db/schema";
 import { settlementBatch } from "../../src/domain/traffic/settlement";
+import type { Settlement } from "../../src/durable-objects/traffic-store/contract";
 import { NodeSqlStorage } from "./node-sql";
 
 /**

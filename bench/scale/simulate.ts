@@ -1,10 +1,15 @@
 import { performance } from "node:perf_hooks";
-import { AccountTraffic, type StorePart } from "../../durable-objects/account-traffic";
-import type { MeterFigures, SessionSnapshot, Settlement } from "../../durable-objects/traffic-types";
 import { accountShare, type OwnedRecord } from "../../src/domain/traffic/aggregate";
 import { packBatch } from "../../src/domain/traffic/message-packing";
 import { readUsageMessage } from "../../src/domain/traffic/usage-messages";
 import { plainlyValidBatch } from "../../src/domain/traffic/usage-records";
+import { AccountTraffic } from "../../src/durable-objects/traffic-store/account-traffic";
+import type {
+  MeterFigures,
+  SessionSnapshot,
+  Settlement,
+  StorePart,
+} from "../../src/durable-objects/traffic-store/contract";
 import { type D1Costs, measureD1 } from "./d1";
 import {
   ACCOUNTS,

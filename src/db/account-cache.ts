@@ -1,6 +1,6 @@
 import { eq, sql } from "drizzle-orm";
-import { ApiKeyGuardClient } from "../../durable-objects";
 import type { DomainContext } from "../domain/context";
+import { ApiKeyGuardClient } from "../durable-objects/api-key-guard";
 import { now } from "../platform/clock";
 import { ApiError } from "../platform/errors";
 import { type AccountRow, accounts } from "./schema";

@@ -1,9 +1,15 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { FULL_LOG_RATE, keepsSample, keptBelowRate, RequestLog, samplingRate } from "../../durable-objects/request-log";
-import type { TrafficStore } from "../../durable-objects/traffic-store";
-import type { SampleCandidate } from "../../durable-objects/traffic-types";
+import type { TrafficStore } from "../../src/durable-objects/traffic-store";
+import {
+  FULL_LOG_RATE,
+  keepsSample,
+  keptBelowRate,
+  type SampleCandidate,
+  samplingRate,
+} from "../../src/durable-objects/traffic-store/contract";
+import { RequestLog } from "../../src/durable-objects/traffic-store/request-log";
 
 const MINUTE = 60_000;
 

@@ -1,9 +1,9 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { TrafficReports } from "../../durable-objects/traffic-reports";
-import { type GroupBy, Rollups, type TrafficRow } from "../../durable-objects/traffic-rollups";
-import type { TrafficStore } from "../../durable-objects/traffic-store";
-import type { Cell } from "../../durable-objects/traffic-types";
+import type { TrafficStore } from "../../src/durable-objects/traffic-store";
+import type { Cell, GroupBy, TrafficRow } from "../../src/durable-objects/traffic-store/contract";
+import { TrafficReports } from "../../src/durable-objects/traffic-store/traffic-reports";
+import { Rollups } from "../../src/durable-objects/traffic-store/traffic-rollups";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

@@ -1,8 +1,8 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { TrafficStore } from "../../durable-objects/traffic-store";
-import type { Cell, MeterFigures } from "../../durable-objects/traffic-types";
-import { DRAIN_MS, SETTLE_INTERVAL_MS, UsageMeter } from "../../durable-objects/usage-meter";
+import type { TrafficStore } from "../../src/durable-objects/traffic-store";
+import type { Cell, MeterFigures } from "../../src/durable-objects/traffic-store/contract";
+import { DRAIN_MS, SETTLE_INTERVAL_MS, UsageMeter } from "../../src/durable-objects/traffic-store/usage-meter";
 
 const MINUTE = 60_000;
 const GB = 1_000_000_000;

@@ -1,46 +1,25 @@
-import { DAY, MINUTE, utcMonth } from "../src/platform/clock";
-import { RequestLog } from "./request-log";
-import { type SessionFilters, SessionIndex } from "./session-index";
-import {
-  type IpHealth,
-  type ReportScope,
-  type TrafficDayCursor,
-  type TrafficDayRow,
-  TrafficReports,
-} from "./traffic-reports";
-import { PENDING_FOLD_ROWS, Rollups, type TrafficQuery, type TrafficRow } from "./traffic-rollups";
+import { DAY, MINUTE, utcMonth } from "../../platform/clock";
 import type {
-  Cell,
+  IngestOutcome,
+  IpHealth,
   MeterFigures,
+  ReportScope,
   RequestSample,
-  SampleCandidate,
+  SessionFilters,
   SessionSnapshot,
   Settlement,
+  StoreIngest,
+  TrafficDayCursor,
+  TrafficDayRow,
   TrafficProduct,
-} from "./traffic-types";
+  TrafficQuery,
+  TrafficRow,
+} from "./contract";
+import { RequestLog } from "./request-log";
+import { SessionIndex } from "./session-index";
+import { TrafficReports } from "./traffic-reports";
+import { PENDING_FOLD_ROWS, Rollups } from "./traffic-rollups";
 import { SETTLE_INTERVAL_MS, UsageMeter } from "./usage-meter";
-
-/** What one usage part brings to its account's store. */
-export interface StorePart {
-  key: string;
-  cells: Cell[];
-  samples: SampleCandidate[];
-}
-
-/** What a consumer batch brings to one account's store: its usage parts, and the sessions they touched. */
-export interface StoreIngest {
-  accountId: string;
-  parts: StorePart[];
-  sessions: SessionSnapshot[];
-}
-
-/**
- * `unconfigured`: the store has not started metering; call again with the account's figures from D1. `applied`:
- * how many parts were new, and the settlement to hand to D1 now, if one is due.
- */
-export type IngestOutcome =
-  | { outcome: "unconfigured" }
-  | { outcome: "applied"; applied: number; settlement: Settlement | null };
 
 /** Pending rollups are folded into the tiers this often (sooner past PENDING_FOLD_ROWS). */
 const FOLD_INTERVAL_MS = MINUTE;

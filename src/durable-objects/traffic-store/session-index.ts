@@ -1,17 +1,5 @@
-import { TERMINATED_KEPT_MS } from "./session-book";
-import type { SessionSnapshot, TrafficProduct } from "./traffic-types";
-
-export interface SessionFilters {
-  product: TrafficProduct;
-  subuserId?: string;
-  sessionId?: string;
-  region?: string;
-  asn?: number;
-  repinned?: boolean;
-  /** Keyset: sessions with a smaller id (older). */
-  before?: string;
-  limit: number;
-}
+import { TERMINATED_KEPT_MS } from "../subuser-gate/contract";
+import type { SessionFilters, SessionSnapshot, TrafficProduct } from "./contract";
 
 type Row = {
   id: string;

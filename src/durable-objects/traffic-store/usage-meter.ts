@@ -1,5 +1,5 @@
-import { DAY, MINUTE, utcMonth } from "../src/platform/clock";
-import type { Cell, MeterFigures, SampleCandidate, Settlement } from "./traffic-types";
+import { DAY, MINUTE, utcMonth } from "../../platform/clock";
+import type { Cell, MeterFigures, SampleCandidate, Settlement } from "./contract";
 
 /** Metered usage is settled to D1 at most this long after it was counted (sooner when a threshold is passed). */
 export const SETTLE_INTERVAL_MS = MINUTE;

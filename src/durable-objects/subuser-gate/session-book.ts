@@ -1,30 +1,15 @@
-import { DAY } from "../src/platform/clock";
-import { newId } from "../src/platform/ids";
-import { addSessionUsage, copySessionUsage, LAST_REQUESTS } from "./session-usage";
-import type { SessionRequest, SessionSnapshot, SessionUsage, TrafficProduct } from "./traffic-types";
+import { DAY } from "../../platform/clock";
+import { newId } from "../../platform/ids";
+import type { SessionRequest, SessionSnapshot, SessionUsage, TrafficProduct } from "../traffic-store/contract";
+import {
+  addSessionUsage,
+  copySessionUsage,
+  LAST_REQUESTS,
+  type SessionPin,
+  type SessionSpec,
+  TERMINATED_KEPT_MS,
+} from "./contract";
 
-/** What a username's session segments ask for. */
-export interface SessionSpec {
-  /** The full gateway username, lower-case: the session key. */
-  key: string;
-  product: TrafficProduct;
-  sessionId: string;
-  region: string;
-  state: string | null;
-  city: string | null;
-  asn: number | null;
-  minutes: number;
-}
-
-export interface SessionPin {
-  id: string;
-  exitIp: string | null;
-  startedAt: number;
-  expiresAt: number;
-}
-
-/** A terminated session's record is kept this long (spec §8.5). */
-export const TERMINATED_KEPT_MS = DAY;
 /** Usage parts applied, kept a day (as the account's store keeps them: copies arrive within minutes). */
 const APPLIED_KEPT_MS = DAY;
 

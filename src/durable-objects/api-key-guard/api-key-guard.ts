@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { DAY, MINUTE, now, SECOND } from "../../platform/clock";
 import { randomString } from "../../platform/crypto";
+import { migrate, type StorageStep } from "../shared/storage-versions";
 import type {
   AdmitResult,
   GuardConfig,
@@ -12,6 +13,26 @@ import type {
   WindowVerdict,
 } from "./contract";
 import { type DayBucket, RollingWindows } from "./rolling-window";
+
+/** The guard's storage steps (`migrate`): append, never edit. */
+const GUARD_STORAGE: StorageStep[] = [
+  // 1: the tables; a guard from before the day buckets still holds `hits`, one row per request.
+  (sql) =>
+    sql.exec(`
+      CREATE TABLE IF NOT EXISTS config (id INTEGER PRIMARY KEY CHECK (id = 1), value TEXT NOT NULL);
+      DROP TABLE IF EXISTS hits;
+      CREATE TABLE IF NOT EXISTS day_buckets (second INTEGER PRIMARY KEY, count INTEGER NOT NULL, last_ms INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS idempotency (
+        key TEXT PRIMARY KEY,
+        fingerprint TEXT NOT NULL,
+        token TEXT,
+        locked_until INTEGER,
+        response TEXT,
+        expires_at INTEGER NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS idempotency_expiry ON idempotency (expires_at);
+    `),
+];
 
 /** How long a claimed key stays locked if its request never finishes (a crashed worker). */
 export const IDEMPOTENCY_LEASE_MS = 60 * SECOND;
@@ -40,20 +61,7 @@ export class ApiKeyGuard extends DurableObject {
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
-    this.#sql.exec(`
-      CREATE TABLE IF NOT EXISTS config (id INTEGER PRIMARY KEY CHECK (id = 1), value TEXT NOT NULL);
-      DROP TABLE IF EXISTS hits;
-      CREATE TABLE IF NOT EXISTS day_buckets (second INTEGER PRIMARY KEY, count INTEGER NOT NULL, last_ms INTEGER NOT NULL);
-      CREATE TABLE IF NOT EXISTS idempotency (
-        key TEXT PRIMARY KEY,
-        fingerprint TEXT NOT NULL,
-        token TEXT,
-        locked_until INTEGER,
-        response TEXT,
-        expires_at INTEGER NOT NULL
-      );
-      CREATE INDEX IF NOT EXISTS idempotency_expiry ON idempotency (expires_at);
-    `);
+    migrate(ctx.storage, "api_key_guard", GUARD_STORAGE);
     const stored = this.#sql.exec<{ value: string }>("SELECT value FROM config WHERE id = 1").toArray()[0];
     this.#config = stored ? (JSON.parse(stored.value) as GuardConfig) : null;
     const buckets = this.#sql

@@ -4,10 +4,21 @@ import { randomString } from "../../platform/crypto";
 import { blockContains, type IpBlock, parseBlock, parseIp } from "../../platform/ip";
 import { Alarm } from "../shared/alarm";
 import { SlidingLog } from "../shared/sliding-log";
+import { migrate, type StorageStep } from "../shared/storage-versions";
 import { TrafficStoreClient } from "../traffic-store";
 import type { SessionRequest, SessionSnapshot, SessionUsage } from "../traffic-store/contract";
 import type { BandwidthProduct, DecideInput, Decision, GateConfig, GatewayProduct, PoolFigures } from "./contract";
 import { SessionBook } from "./session-book";
+
+/** The gate's storage steps (`migrate`; its `SessionBook` has its own): append, never edit. */
+const GATE_STORAGE: StorageStep[] = [
+  // 1: the tables.
+  (sql) =>
+    sql.exec(`
+      CREATE TABLE IF NOT EXISTS config (id INTEGER PRIMARY KEY CHECK (id = 1), value TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS leases (id TEXT PRIMARY KEY, expires_at INTEGER NOT NULL);
+    `),
+];
 
 /** A lease not released by the gateway is reclaimed after this long, so a crashed gateway cannot leak slots. */
 export const LEASE_TTL_MS = 10 * MINUTE;
@@ -36,14 +47,11 @@ export class SubuserGate extends DurableObject {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
     this.#alarm = new Alarm(ctx.storage);
-    this.#sessions = new SessionBook(this.#sql, {
+    this.#sessions = new SessionBook(ctx.storage, {
       subuserId: () => this.#config?.subuserId ?? "",
       gateName: () => this.#config?.name ?? "",
     });
-    this.#sql.exec(`
-      CREATE TABLE IF NOT EXISTS config (id INTEGER PRIMARY KEY CHECK (id = 1), value TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS leases (id TEXT PRIMARY KEY, expires_at INTEGER NOT NULL);
-    `);
+    migrate(ctx.storage, "subuser_gate", GATE_STORAGE);
     const stored = this.#sql.exec<{ value: string }>("SELECT value FROM config WHERE id = 1").toArray()[0];
     if (stored) this.#apply(JSON.parse(stored.value) as GateConfig);
     for (const lease of this.#sql.exec<{ id: string; expires_at: number }>("SELECT id, expires_at FROM leases")) {

@@ -1,4 +1,5 @@
 import { DAY, MINUTE, utcMonth } from "../../platform/clock";
+import { type AreaStorage, migrate, type StorageStep } from "../shared/storage-versions";
 import type {
   IngestOutcome,
   IpHealth,
@@ -31,6 +32,12 @@ const PRUNE_INTERVAL_MS = 60 * MINUTE;
  */
 const APPLIED_KEPT_MS = DAY;
 
+/** The storage steps of the store's own table (`migrate`; each part has its own): append, never edit. */
+const APPLIED_STORAGE: StorageStep[] = [
+  // 1: the table.
+  (sql) => sql.exec("CREATE TABLE IF NOT EXISTS usage_applied (key TEXT PRIMARY KEY, at INTEGER NOT NULL)"),
+];
+
 /**
  * One account's traffic over one SQLite database, synchronous: its rollups, sampled request log, session index
  * and usage meter. The `TrafficStore` Durable Object serves it (and wakes when `nextWake` says); the scale
@@ -52,14 +59,15 @@ export class AccountTraffic {
   /** When a `settle` message was last asked for (asked again a settlement interval later if still due). */
   #settleAskedAt: number | null = null;
 
-  constructor(sql: SqlStorage) {
+  constructor(storage: AreaStorage) {
+    const sql = storage.sql;
     this.#sql = sql;
-    sql.exec("CREATE TABLE IF NOT EXISTS usage_applied (key TEXT PRIMARY KEY, at INTEGER NOT NULL)");
-    this.#rollups = new Rollups(sql);
-    this.#log = new RequestLog(sql);
-    this.#sessions = new SessionIndex(sql);
+    migrate(storage, "usage_applied", APPLIED_STORAGE);
+    this.#rollups = new Rollups(storage);
+    this.#log = new RequestLog(storage);
+    this.#sessions = new SessionIndex(storage);
     this.#reports = new TrafficReports(sql);
-    this.#meter = new UsageMeter(sql);
+    this.#meter = new UsageMeter(storage);
   }
 
   /**

@@ -1,9 +1,31 @@
 import { HOUR, MINUTE } from "../../platform/clock";
+import { type AreaStorage, migrate, type StorageStep } from "../shared/storage-versions";
 import { keptBelowRate, type RequestSample, type SampleCandidate, samplingRate, type TrafficProduct } from "./contract";
 
 /** The sampled request log keeps, per product, the newest 1,000 requests of the last 48 hours (spec §8.5). */
 export const REQUEST_LOG_SIZE = 1000;
 export const REQUEST_LOG_KEPT_MS = 48 * HOUR;
+
+/** The request log's storage steps (`migrate`): append, never edit. */
+const REQUEST_LOG_STORAGE: StorageStep[] = [
+  // 1: the table. A log created before `kept_below` gains it: its entries (null) were sampled at their minute's rate
+  // once, and stay.
+  (sql) => {
+    sql.exec(`
+      CREATE TABLE IF NOT EXISTS request_log (
+        product TEXT NOT NULL, ts INTEGER NOT NULL, request_id TEXT NOT NULL, subuser TEXT NOT NULL,
+        method TEXT NOT NULL, target_host TEXT NOT NULL, status INTEGER NOT NULL, bytes INTEGER NOT NULL,
+        exit_ip TEXT NOT NULL, exit_geo TEXT NOT NULL, exit_asn INTEGER NOT NULL, tag TEXT, kept_below REAL,
+        PRIMARY KEY (product, ts, request_id)) WITHOUT ROWID;
+      CREATE INDEX IF NOT EXISTS request_log_subuser ON request_log (product, subuser, ts);
+    `);
+    const columns = sql.exec<{ name: string }>("PRAGMA table_info(request_log)").toArray();
+    if (!columns.some((column) => column.name === "kept_below")) {
+      sql.exec("ALTER TABLE request_log ADD COLUMN kept_below REAL");
+    }
+  },
+];
+
 /**
  * The sampled request log of one account (not for billing). Each candidate the producer sent stands for `weight`
  * of the account's requests in its minute of the batch; it is kept with probability min(1, 100 / requests-per-minute
@@ -15,21 +37,9 @@ export const REQUEST_LOG_KEPT_MS = 48 * HOUR;
 export class RequestLog {
   readonly #sql: SqlStorage;
 
-  constructor(sql: SqlStorage) {
-    this.#sql = sql;
-    sql.exec(`
-      CREATE TABLE IF NOT EXISTS request_log (
-        product TEXT NOT NULL, ts INTEGER NOT NULL, request_id TEXT NOT NULL, subuser TEXT NOT NULL,
-        method TEXT NOT NULL, target_host TEXT NOT NULL, status INTEGER NOT NULL, bytes INTEGER NOT NULL,
-        exit_ip TEXT NOT NULL, exit_geo TEXT NOT NULL, exit_asn INTEGER NOT NULL, tag TEXT, kept_below REAL,
-        PRIMARY KEY (product, ts, request_id)) WITHOUT ROWID;
-      CREATE INDEX IF NOT EXISTS request_log_subuser ON request_log (product, subuser, ts);
-    `);
-    // Logs created before `kept_below`: their entries (null) were sampled at their minute's rate once, and stay.
-    const columns = sql.exec<{ name: string }>("PRAGMA table_info(request_log)").toArray();
-    if (!columns.some((column) => column.name === "kept_below")) {
-      sql.exec("ALTER TABLE request_log ADD COLUMN kept_below REAL");
-    }
+  constructor(storage: AreaStorage) {
+    this.#sql = storage.sql;
+    migrate(storage, "request_log", REQUEST_LOG_STORAGE);
   }
 
   /**

@@ -1,4 +1,5 @@
 import { DAY, HOUR, MINUTE } from "../../platform/clock";
+import { type AreaStorage, migrate } from "../shared/storage-versions";
 import {
   type Cell,
   cellRow,
@@ -67,8 +68,20 @@ export function productColumn(subuserNamed: boolean): string {
 export class Rollups {
   readonly #sql: SqlStorage;
 
-  constructor(sql: SqlStorage) {
-    this.#sql = sql;
+  constructor(storage: AreaStorage) {
+    this.#sql = storage.sql;
+    migrate(storage, "rollups", [
+      // 1: the tiers and series; a store from before converts `cum_series` and its keyed `pending`.
+      () => {
+        this.#createTables();
+        this.#createCumLast();
+        this.#createPending();
+      },
+    ]);
+  }
+
+  /** The tiers, the cumulative series and their helpers (step 1). Steps are appended to the list above, never edited. */
+  #createTables(): void {
     const fact = (table: string) => `CREATE TABLE IF NOT EXISTS ${table} (
       bucket INTEGER NOT NULL, product TEXT NOT NULL, subuser TEXT NOT NULL, region TEXT NOT NULL,
       asn INTEGER NOT NULL, tag TEXT NOT NULL, carrier TEXT NOT NULL, ip TEXT NOT NULL,
@@ -78,7 +91,7 @@ export class Rollups {
       product TEXT NOT NULL, dim TEXT NOT NULL, value TEXT NOT NULL, hour INTEGER NOT NULL,
       bytes_in INTEGER NOT NULL, bytes_out INTEGER NOT NULL, requests INTEGER NOT NULL, errors INTEGER NOT NULL,
       PRIMARY KEY (product, dim, value, hour)) WITHOUT ROWID;`;
-    sql.exec(`
+    this.#sql.exec(`
       ${fact("fact_1m")} ${fact("fact_5m")} ${fact("fact_1h")} ${fact("fact_1d")}
       ${cum("cum")} ${cum("fold_deltas")}
       CREATE TABLE IF NOT EXISTS asn_carriers (asn INTEGER PRIMARY KEY, carrier TEXT NOT NULL);
@@ -86,8 +99,6 @@ export class Rollups {
       CREATE TABLE IF NOT EXISTS minute_requests (minute INTEGER PRIMARY KEY, requests INTEGER NOT NULL);
       ${TIERS.map((t) => `CREATE INDEX IF NOT EXISTS ${t.table}_subuser ON ${t.table} (product, subuser, bucket);`).join("\n")}
     `);
-    this.#createCumLast();
-    this.#createPending();
   }
 
   /**

@@ -31,7 +31,7 @@ export class TrafficStore extends DurableObject {
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
-    this.#traffic = new AccountTraffic(ctx.storage.sql);
+    this.#traffic = new AccountTraffic(ctx.storage);
     this.#alarm = new Alarm(ctx.storage);
   }
 

@@ -90,7 +90,8 @@ try {
     const rows = [];
     for (const target of targets) rows.push(await measure(target));
     const bare = rows[0];
-    for (const row of rows) console.log(`${row.name}: ${Math.round(row.rps)} req/s = ${ratio(row, row.rps / bare.rps)} of bare`);
+    for (const row of rows)
+      console.log(`${row.name}: ${Math.round(row.rps)} req/s = ${ratio(row, row.rps / bare.rps)} of bare`);
     await stop();
     process.exit(0);
   }

@@ -26,7 +26,10 @@ const DAY = 24 * HOUR;
 const DAYS = 90;
 /** Minute-spaced records cover the last 23 h, so they stay inside a 24 h window while the benchmark runs. */
 const MINUTE_RECORDS_SPAN = 23 * 60;
-/** The store folds pending usage this long after the first usage since its last fold (durable-objects/traffic-store.ts). */
+/**
+ * The store folds pending usage this long after the first usage since its last fold
+ * (src/durable-objects/traffic-store/account-traffic.ts).
+ */
 const FOLD_DELAY_MS = 60_000;
 
 /**

@@ -9,7 +9,7 @@ import { consumeReportRuns } from "./queues/report-runs";
 import { consumeUsage } from "./queues/usage";
 import { consumeWebhooks } from "./queues/webhooks";
 
-export { ApiKeyGuard, SubuserGate, TrafficStore } from "../durable-objects";
+export { ApiKeyGuard, SubuserGate, TrafficStore } from "./durable-objects";
 
 const app = createApp();
 

@@ -2,11 +2,11 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { drizzle } from "drizzle-orm/d1";
-import type { Settlement } from "../../durable-objects/traffic-types";
 import * as schema from "../../src/db/schema";
 import type { Statement } from "../../src/db/statements";
 import { settlementBatch } from "../../src/domain/traffic/settlement";
 import { statementOf } from "../../src/domain/unit-of-work";
+import type { Settlement } from "../../src/durable-objects/traffic-store/contract";
 import { NodeSqlStorage } from "./node-sql";
 
 /**

@@ -1,6 +1,6 @@
-import type { SessionSnapshot } from "../../durable-objects/traffic-types";
 import type { OwnedRecord } from "../../src/domain/traffic/aggregate";
 import type { UsageRecord } from "../../src/domain/traffic/usage-records";
+import type { SessionSnapshot } from "../../src/durable-objects/traffic-store/contract";
 
 /**
  * The simulated fleet: 10,000 accounts × 1,000 sub-users; each account's share of gateway traffic follows a mix

@@ -17,6 +17,23 @@ export class NodeSqlStorage {
     this.db = new DatabaseSync(":memory:");
   }
 
+  /** The object's storage as its storage areas take it (`AreaStorage`): this SQL, and its transactions. */
+  get sql(): this {
+    return this;
+  }
+
+  transactionSync<T>(closure: () => T): T {
+    this.db.exec("BEGIN");
+    try {
+      const result = closure();
+      this.db.exec("COMMIT");
+      return result;
+    } catch (error) {
+      this.db.exec("ROLLBACK");
+      throw error;
+    }
+  }
+
   exec<T extends Record<string, SqlStorageValue>>(query: string, ...bindings: unknown[]): Cursor<T> {
     if (bindings.length === 0 && /;\s*\S/.test(query.trim().replace(/;\s*$/, ""))) {
       this.db.exec(query);

@@ -1,10 +1,16 @@
 import { performance } from "node:perf_hooks";
-import { AccountTraffic, type StorePart } from "../../durable-objects/account-traffic";
-import type { MeterFigures, SessionSnapshot, Settlement } from "../../durable-objects/traffic-types";
 import { accountShare, type OwnedRecord } from "../../src/domain/traffic/aggregate";
 import { packBatch } from "../../src/domain/traffic/message-packing";
 import { readUsageMessage } from "../../src/domain/traffic/usage-messages";
 import { plainlyValidBatch } from "../../src/domain/traffic/usage-records";
+import type { AreaStorage } from "../../src/durable-objects/shared/storage-versions";
+import { AccountTraffic } from "../../src/durable-objects/traffic-store/account-traffic";
+import type {
+  MeterFigures,
+  SessionSnapshot,
+  Settlement,
+  StorePart,
+} from "../../src/durable-objects/traffic-store/contract";
 import { type D1Costs, measureD1 } from "./d1";
 import {
   ACCOUNTS,
@@ -217,8 +223,7 @@ function simulateStore(
   d1: D1Costs,
 ): StoreRun {
   const sql = new NodeSqlStorage();
-  const storage = sql as unknown as SqlStorage;
-  const traffic = new AccountTraffic(storage);
+  const traffic = new AccountTraffic(sql as unknown as AreaStorage);
   if (countRows) sql.countWrites();
   const rng = random(rank * 7919 + subusers);
   const accountId = accountIdOf(rank - 1);

@@ -1,10 +1,10 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import type { IdempotencyRequest, Settlement, StoredResponse } from "../../durable-objects/api-key-guard";
 import { rememberWritten } from "../db/account-cache";
 import type { AccountRow, Plan, Product } from "../db/schema";
 import { recordLogin } from "../domain/accounts/accounts";
 import { keyGuard as guardOf } from "../domain/api-keys/api-keys";
+import type { IdempotencyRequest, Settlement, StoredResponse } from "../durable-objects/api-key-guard/contract";
 import type { AppEnv } from "../env";
 import { seal, sha256Hex, unseal } from "../platform/crypto";
 import { ApiError } from "../platform/errors";

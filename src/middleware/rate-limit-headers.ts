@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { WindowVerdict } from "../../durable-objects/rolling-window";
+import type { WindowVerdict } from "../durable-objects/api-key-guard/contract";
 import { ApiError } from "../platform/errors";
 
 export function setRateLimitHeaders(c: Context, rate: WindowVerdict): void {

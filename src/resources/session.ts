@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import type { SessionRequest, SessionSnapshot } from "../../durable-objects/traffic-types";
+import type { SessionRequest, SessionSnapshot } from "../durable-objects/traffic-store/contract";
 import { toIso } from "../platform/clock";
 import { id, integer, list, text, timestamp, token } from "../platform/fields";
 

@@ -1,6 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import type { GroupBy, TrafficRow } from "../../durable-objects/traffic-rollups";
-import type { RequestSample } from "../../durable-objects/traffic-types";
+import type { GroupBy, RequestSample, TrafficRow } from "../durable-objects/traffic-store/contract";
 import { toIso } from "../platform/clock";
 import { id, integer, list, text, timestamp, token } from "../platform/fields";
 

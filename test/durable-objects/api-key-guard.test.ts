@@ -1,8 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { ApiKeyGuard } from "../../durable-objects/api-key-guard";
 import { accountAtRevision } from "../../src/db/account-cache";
 import { domainContext } from "../../src/domain/context";
+import type { ApiKeyGuard } from "../../src/durable-objects/api-key-guard";
 import { createAccount } from "../helpers/accounts";
 import { admin, call, env, guardStub, json } from "../helpers/http";
 

@@ -1,9 +1,15 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { FULL_LOG_RATE, keepsSample, keptBelowRate, RequestLog, samplingRate } from "../../durable-objects/request-log";
-import type { TrafficStore } from "../../durable-objects/traffic-store";
-import type { SampleCandidate } from "../../durable-objects/traffic-types";
+import type { TrafficStore } from "../../src/durable-objects/traffic-store";
+import {
+  FULL_LOG_RATE,
+  keepsSample,
+  keptBelowRate,
+  type SampleCandidate,
+  samplingRate,
+} from "../../src/durable-objects/traffic-store/contract";
+import { RequestLog } from "../../src/durable-objects/traffic-store/request-log";
 
 const MINUTE = 60_000;
 
@@ -94,7 +100,7 @@ describe("RequestLog (in a Durable Object's SQLite)", () => {
 
   it("thins a minute's entries to its new count as the count grows, leaving other minutes alone", async () => {
     await runInDurableObject(freshStore(), (_store: TrafficStore, state) => {
-      const log = new RequestLog(state.storage.sql);
+      const log = new RequestLog(state.storage);
       const counts = new Map<number, number>();
       const early = Array.from({ length: 99 }, (_, i) => candidate(`req_early${i}`, at + i * 100));
       const quiet = Array.from({ length: 60 }, (_, i) => candidate(`req_quiet${i}`, at + MINUTE + i * 100));
@@ -115,6 +121,8 @@ describe("RequestLog (in a Durable Object's SQLite)", () => {
   it("adds kept_below to a log created before it, keeping the entries it had (never thinned)", async () => {
     await runInDurableObject(freshStore(), (_store: TrafficStore, state) => {
       const sql = state.storage.sql;
+      // A log from before `kept_below` (and before storage versions).
+      sql.exec("DELETE FROM _storage_versions WHERE area = 'request_log'");
       sql.exec("DROP TABLE request_log");
       sql.exec(`CREATE TABLE request_log (
         product TEXT NOT NULL, ts INTEGER NOT NULL, request_id TEXT NOT NULL, subuser TEXT NOT NULL,
@@ -126,7 +134,7 @@ describe("RequestLog (in a Durable Object's SQLite)", () => {
           '203.0.113.1', 'us/ca/la', 7922, NULL)`,
         at,
       );
-      const log = new RequestLog(sql);
+      const log = new RequestLog(state.storage);
       log.add([candidate("req_new", at + 1)], [at], () => 1_000_000, Date.now());
       expect(ids(log)).toEqual(["req_old"]);
       log.add([candidate("req_new", at + 1)], [at], () => 1, Date.now());

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RollingWindows } from "../../durable-objects/rolling-window";
+import { RollingWindows } from "../../src/durable-objects/api-key-guard/rolling-window";
 
 const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { addSessionUsage, copySessionUsage } from "../../durable-objects/session-usage";
-import type { SessionUsage } from "../../durable-objects/traffic-types";
+import { addSessionUsage, copySessionUsage } from "../../src/durable-objects/subuser-gate/contract";
+import type { SessionUsage } from "../../src/durable-objects/traffic-store/contract";
 
 function usage(ts: number, fields: Partial<SessionUsage> = {}): SessionUsage {
   return {

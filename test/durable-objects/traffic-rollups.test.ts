@@ -1,9 +1,9 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { TrafficReports } from "../../durable-objects/traffic-reports";
-import { type GroupBy, Rollups, type TrafficRow } from "../../durable-objects/traffic-rollups";
-import type { TrafficStore } from "../../durable-objects/traffic-store";
-import type { Cell } from "../../durable-objects/traffic-types";
+import type { TrafficStore } from "../../src/durable-objects/traffic-store";
+import type { Cell, GroupBy, TrafficRow } from "../../src/durable-objects/traffic-store/contract";
+import { TrafficReports } from "../../src/durable-objects/traffic-store/traffic-reports";
+import { Rollups } from "../../src/durable-objects/traffic-store/traffic-rollups";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -66,7 +66,7 @@ describe("Rollups (a traffic store's tiers)", () => {
   it("reads a tier's time range on its primary key unless a sub-user is named: never every row of a product through the sub-user index", async () => {
     await runInDurableObject(freshStore(), (_store: TrafficStore, state) => {
       const { sql, statements } = recording(state.storage.sql);
-      const rollups = new Rollups(sql);
+      const rollups = new Rollups({ sql, transactionSync: (closure) => state.storage.transactionSync(closure) });
       const reports = new TrafficReports(sql);
       const at = Date.UTC(2026, 10, 23, 12, 58, 0);
       const cells = [0, 1, 2, 3].flatMap((day) => [
@@ -119,7 +119,9 @@ describe("Rollups (a traffic store's tiers)", () => {
       const sql = state.storage.sql;
       const at = Date.UTC(2026, 10, 23, 12, 0, 0);
       const minute = at - 2 * HOUR;
-      // The layout before: ingest wrote each delta to fact_1m and to a keyed pending table.
+      // The layout before: ingest wrote each delta to fact_1m and to a keyed pending table (and storage had no
+      // versions yet).
+      sql.exec("DELETE FROM _storage_versions WHERE area = 'rollups'");
       sql.exec("DROP TABLE pending");
       sql.exec(`CREATE TABLE pending (bucket INTEGER NOT NULL, product TEXT NOT NULL, subuser TEXT NOT NULL,
         region TEXT NOT NULL, asn INTEGER NOT NULL, tag TEXT NOT NULL, carrier TEXT NOT NULL, ip TEXT NOT NULL,
@@ -132,7 +134,7 @@ describe("Rollups (a traffic store's tiers)", () => {
         );
       }
 
-      const rollups = new Rollups(sql);
+      const rollups = new Rollups(state.storage);
       const heap = sql.exec<{ sql: string }>("SELECT sql FROM sqlite_master WHERE name = 'pending'").one().sql;
       expect(heap).not.toContain("WITHOUT ROWID");
       expect(sql.exec("SELECT count(*) AS n FROM pending").one().n).toBe(0);
@@ -148,7 +150,7 @@ describe("Rollups (a traffic store's tiers)", () => {
 
   it("reads appended deltas before the fold, and the same totals after it", async () => {
     await runInDurableObject(freshStore(), (_store: TrafficStore, state) => {
-      const rollups = new Rollups(state.storage.sql);
+      const rollups = new Rollups(state.storage);
       const at = Date.UTC(2026, 10, 23, 12, 30, 0);
       const cell = (minute: number, requests: number) => ({
         minute,
@@ -179,7 +181,7 @@ describe("Rollups (a traffic store's tiers)", () => {
 
   it("answers every hour-aligned range exactly, whether a boundary falls before a series' first row, after its newest, or in between (and after late usage moves a first row earlier)", async () => {
     await runInDurableObject(freshStore(), (_store: TrafficStore, state) => {
-      const rollups = new Rollups(state.storage.sql);
+      const rollups = new Rollups(state.storage);
       const at = Date.UTC(2026, 10, 23, 12, 0, 0);
       const start = at - 5 * DAY;
       // sub_a from the first day, sub_b from the third, sub_c only in the last hours.
@@ -212,7 +214,7 @@ describe("Rollups (a traffic store's tiers)", () => {
     await runInDurableObject(freshStore(), (_store: TrafficStore, state) => {
       const sql = state.storage.sql;
       const at = Date.UTC(2026, 10, 23, 12, 0, 0);
-      const rollups = new Rollups(sql);
+      const rollups = new Rollups(state.storage);
       const cells = [
         cellAt(at - 3 * DAY, "sub_a", 2),
         cellAt(at - 2 * DAY, "sub_a", 3),
@@ -227,13 +229,14 @@ describe("Rollups (a traffic store's tiers)", () => {
         [at - 3 * DAY, at - DAY],
       ] as const;
       const before = ranges.map(([from, to]) => perSubuser(rollups, from, to, at));
-      // The layout before: a list of series without their rows.
+      // The layout before: a list of series without their rows (and storage had no versions yet).
+      sql.exec("DELETE FROM _storage_versions WHERE area = 'rollups'");
       sql.exec("DROP TABLE cum_last");
       sql.exec(`CREATE TABLE cum_series (product TEXT NOT NULL, dim TEXT NOT NULL, value TEXT NOT NULL,
         PRIMARY KEY (product, dim, value)) WITHOUT ROWID`);
       sql.exec("INSERT INTO cum_series SELECT DISTINCT product, dim, value FROM cum");
 
-      const migrated = new Rollups(sql);
+      const migrated = new Rollups(state.storage);
       const tables = sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'").toArray();
       expect(tables.map((t) => t.name)).not.toContain("cum_series");
       const subA = sql
@@ -250,7 +253,7 @@ describe("Rollups (a traffic store's tiers)", () => {
 
   it("orders grouped rows as the filtered path's ORDER BY does: text by code unit, ASNs numerically", async () => {
     await runInDurableObject(freshStore(), (_store: TrafficStore, state) => {
-      const rollups = new Rollups(state.storage.sql);
+      const rollups = new Rollups(state.storage);
       const at = Date.UTC(2026, 10, 23, 12, 0, 0);
       const dims = [
         { tag: "a_1", asn: 80 },

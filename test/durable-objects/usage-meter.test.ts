@@ -1,8 +1,8 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { TrafficStore } from "../../durable-objects/traffic-store";
-import type { Cell, MeterFigures } from "../../durable-objects/traffic-types";
-import { DRAIN_MS, SETTLE_INTERVAL_MS, UsageMeter } from "../../durable-objects/usage-meter";
+import type { TrafficStore } from "../../src/durable-objects/traffic-store";
+import type { Cell, MeterFigures } from "../../src/durable-objects/traffic-store/contract";
+import { DRAIN_MS, SETTLE_INTERVAL_MS, UsageMeter } from "../../src/durable-objects/traffic-store/usage-meter";
 
 const MINUTE = 60_000;
 const GB = 1_000_000_000;
@@ -13,7 +13,7 @@ const freshStore = () => env.TRAFFIC_STORE.get(env.TRAFFIC_STORE.idFromName(cryp
 /** A meter in a fresh store's SQLite, started from `figures`. */
 function withMeter(figures: Partial<MeterFigures>, run: (meter: UsageMeter, sql: SqlStorage) => void) {
   return runInDurableObject(freshStore(), (_store: TrafficStore, state) => {
-    const meter = new UsageMeter(state.storage.sql);
+    const meter = new UsageMeter(state.storage);
     meter.configure("usr_test", { pools: [], subusers: [], months: [], ...figures });
     run(meter, state.storage.sql);
   });
@@ -143,7 +143,7 @@ describe("the usage meter (inside the account's traffic store)", () => {
   it("keeps its state across restarts: the open and the frozen settlement, and the figures", async () => {
     const store = freshStore();
     await runInDurableObject(store, (_store: TrafficStore, state) => {
-      const meter = new UsageMeter(state.storage.sql);
+      const meter = new UsageMeter(state.storage);
       expect(meter.configured).toBe(false);
       expect(meter.settlement(T0, true)).toBeNull();
       meter.configure("usr_test", { pools: [pool(1)], subusers: [], months: [] });
@@ -152,7 +152,7 @@ describe("the usage meter (inside the account's traffic store)", () => {
       meter.meter([cell(40)]);
     });
     await runInDurableObject(store, (_store: TrafficStore, state) => {
-      const meter = new UsageMeter(state.storage.sql);
+      const meter = new UsageMeter(state.storage);
       expect(meter.accountId).toBe("usr_test");
       expect(meter.settlement(T0, false)?.pools).toEqual([{ product: "residential", bytes: 100 }]);
       meter.confirm(1, { pools: [pool(1, 0)], subusers: [], months: [] }, T0);

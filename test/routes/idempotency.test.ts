@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { ApiKeyGuard } from "../../durable-objects/api-key-guard";
+import type { ApiKeyGuard } from "../../src/durable-objects/api-key-guard";
 import { sha256Hex } from "../../src/platform/crypto";
 import { createAccount } from "../helpers/accounts";
 import { call, guardStub, json } from "../helpers/http";

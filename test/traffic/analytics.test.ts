@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { keepsSample } from "../../durable-objects/request-log";
 import { usagePartsOf } from "../../src/domain/traffic/usage-messages";
+import { keepsSample } from "../../src/durable-objects/traffic-store/contract";
 import { createAccount, issueKey, type TestAccount } from "../helpers/accounts";
 import { call, env, json } from "../helpers/http";
 import { orderBatch } from "../helpers/isp";

@@ -1,6 +1,6 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { TrafficStoreClient } from "../../durable-objects/traffic-store-client";
+import { TrafficStoreClient } from "../../src/durable-objects/traffic-store";
 import { createAccount, issueKey, type TestAccount } from "../helpers/accounts";
 import { call, env, json } from "../helpers/http";
 import { authorize, createSubuser, type TestSubuser, username } from "../helpers/subusers";

@@ -1,11 +1,11 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { TrafficStoreClient } from "../../durable-objects/traffic-store-client";
-import { type CellRow, cellOf, sampleOf } from "../../durable-objects/traffic-types";
 import { domainContext } from "../../src/domain/context";
 import { settleAccountUsage } from "../../src/domain/traffic/apply-usage";
 import { accountStore } from "../../src/domain/traffic/store";
+import { TrafficStoreClient } from "../../src/durable-objects/traffic-store";
+import { type CellRow, cellOf, sampleOf } from "../../src/durable-objects/traffic-store/contract";
 import { buyBandwidth, createAccount } from "../helpers/accounts";
 import { runCron } from "../helpers/cron";
 import { BASE, call, env, GATEWAY_TOKEN, json } from "../helpers/http";

@@ -17,9 +17,9 @@ export const usageBatches = sqliteTable(
 );
 
 /**
- * The last usage settlement each account's traffic store handed to D1 (`durable-objects/usage-meter.ts`):
- * settlements are numbered, and one whose number is not above this one was applied already, so applying it
- * again changes nothing.
+ * The last usage settlement each account's traffic store handed to D1
+ * (`src/durable-objects/traffic-store/usage-meter.ts`): settlements are numbered, and one whose number is not above
+ * this one was applied already, so applying it again changes nothing.
  */
 export const usageSettlements = sqliteTable("usage_settlements", {
   accountId: text("account_id").primaryKey(),

@@ -1,8 +1,8 @@
 import { and, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
-import { ApiKeyGuardClient } from "../../../durable-objects";
 import { forgetAccounts, withNewVersion } from "../../db/account-cache";
 import type { Database } from "../../db/client";
 import { type AccountRow, accounts, apiKeys } from "../../db/schema";
+import { ApiKeyGuardClient } from "../../durable-objects/api-key-guard";
 import type { DomainContext } from "../context";
 import { Write } from "../unit-of-work";
 

@@ -1,7 +1,7 @@
 import { and, eq, inArray, isNull } from "drizzle-orm";
-import { ApiKeyGuardClient } from "../../../durable-objects";
-import type { GuardConfig } from "../../../durable-objects/api-key-guard";
 import { type ApiKeyRow, accounts, apiKeys, type Product } from "../../db/schema";
+import { ApiKeyGuardClient } from "../../durable-objects/api-key-guard";
+import type { GuardConfig } from "../../durable-objects/api-key-guard/contract";
 import { now } from "../../platform/clock";
 import { randomString, sha256Hex } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";

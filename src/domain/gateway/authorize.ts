@@ -1,4 +1,4 @@
-import type { SessionSpec } from "../../../durable-objects/session-book";
+import type { SessionSpec } from "../../durable-objects/subuser-gate/contract";
 import { sha256Hex } from "../../platform/crypto";
 import type { DomainContext } from "../context";
 import { subuserGate } from "../subusers/gate-sync";

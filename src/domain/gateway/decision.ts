@@ -1,5 +1,5 @@
-import type { SessionPin } from "../../../durable-objects/session-book";
 import type { Product } from "../../db/schema";
+import type { SessionPin } from "../../durable-objects/subuser-gate/contract";
 import type { GatewayTarget } from "./username";
 
 /** Service code of gateway 429s (spec §7). */

@@ -1,4 +1,4 @@
-import type { Decision } from "../../../durable-objects/subuser-gate";
+import type { Decision } from "../../durable-objects/subuser-gate/contract";
 import type { DomainContext } from "../context";
 import { sessionSpecOf } from "../gateway/authorize";
 import { type ParsedUsername, parseUsername, type UsernameError } from "../gateway/username";

@@ -1,4 +1,4 @@
-import type { SessionPin } from "../../../durable-objects/session-book";
+import type { SessionPin } from "../../durable-objects/subuser-gate/contract";
 import { now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import type { BandwidthProduct } from "../../vocabulary";

@@ -1,7 +1,7 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
-import { SubuserGateClient } from "../../../durable-objects";
-import type { GateConfig, PoolFigures } from "../../../durable-objects/subuser-gate";
 import { accounts, bandwidthPools, subuserMonthlyUsage, subusers, whitelistEntries } from "../../db/schema";
+import { SubuserGateClient } from "../../durable-objects/subuser-gate";
+import type { GateConfig, PoolFigures } from "../../durable-objects/subuser-gate/contract";
 import { now, utcMonth } from "../../platform/clock";
 import type { BandwidthProduct } from "../../vocabulary";
 import type { DomainContext } from "../context";

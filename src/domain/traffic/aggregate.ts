@@ -1,5 +1,5 @@
-import { addSessionUsage } from "../../../durable-objects/session-usage";
 import type { Product } from "../../db/schema";
+import { addSessionUsage } from "../../durable-objects/subuser-gate/contract";
 import { uniformHash } from "../../platform/sampling";
 import type { Share } from "./message-packing";
 import type { Cell, SampleCandidate, SessionUsage } from "./usage-messages";

@@ -1,5 +1,5 @@
-import type { Resolution } from "../../../durable-objects/traffic-rollups";
-import { RESOLUTION_MS } from "../../../durable-objects/traffic-rollups";
+import type { Resolution } from "../../durable-objects/traffic-store/contract";
+import { RESOLUTION_MS } from "../../durable-objects/traffic-store/contract";
 import { DAY } from "../../platform/clock";
 
 /** Traffic ranges may span at most 90 days (spec §8.5). */

@@ -1,7 +1,6 @@
-import { TrafficStoreClient } from "../../../durable-objects";
-import { TERMINATED_KEPT_MS } from "../../../durable-objects/session-book";
-import type { SessionFilters } from "../../../durable-objects/session-index";
-import type { SessionRequest, SessionSnapshot } from "../../../durable-objects/traffic-types";
+import { TERMINATED_KEPT_MS } from "../../durable-objects/subuser-gate/contract";
+import { TrafficStoreClient } from "../../durable-objects/traffic-store";
+import type { SessionFilters, SessionRequest, SessionSnapshot } from "../../durable-objects/traffic-store/contract";
 import { now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { cursorAfter, type PageQuery } from "../../platform/pagination";

@@ -1,8 +1,8 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
-import type { MeterFigures, Settlement } from "../../../durable-objects/traffic-types";
 import type { Database } from "../../db/client";
 import { subuserMonthlyUsage, subusers, usageSettlements } from "../../db/schema";
 import { abortIf } from "../../db/statements";
+import type { MeterFigures, Settlement } from "../../durable-objects/traffic-store/contract";
 import { now } from "../../platform/clock";
 import { consumePools, type Pool } from "../billing/pools";
 import type { DomainContext } from "../context";
@@ -12,10 +12,10 @@ import { type Committed, runUnitOfWork, type Step } from "../unit-of-work";
 import { accountStore, poolsQuery } from "./store";
 
 /**
- * Usage is metered in each account's traffic store (`durable-objects/usage-meter.ts`) and settled to D1 from
- * there: pools' `used_bytes`, sub-users' monthly usage, `traffic.threshold` events and the gates' flips. D1's
- * figures are therefore those of the account's last settlement — at most a minute behind what the store metered,
- * and at once when a pool or cap passes 80% or 100%.
+ * Usage is metered in each account's traffic store (`src/durable-objects/traffic-store/usage-meter.ts`) and settled to
+ * D1 from there: pools' `used_bytes`, sub-users' monthly usage, `traffic.threshold` events and the gates' flips. D1's
+ * figures are therefore those of the account's last settlement — at most a minute behind what the store metered, and at
+ * once when a pool or cap passes 80% or 100%.
  */
 
 /**

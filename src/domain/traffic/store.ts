@@ -1,8 +1,8 @@
 import { and, eq, gte, isNotNull, or } from "drizzle-orm";
-import { TrafficStoreClient } from "../../../durable-objects";
-import type { MeterFigures } from "../../../durable-objects/traffic-types";
 import type { Database } from "../../db/client";
 import { bandwidthPools, subuserMonthlyUsage, subusers } from "../../db/schema";
+import { TrafficStoreClient } from "../../durable-objects/traffic-store";
+import type { MeterFigures } from "../../durable-objects/traffic-store/contract";
 import { now, utcMonth } from "../../platform/clock";
 import type { DomainContext } from "../context";
 

@@ -1,6 +1,5 @@
-import { TrafficStoreClient } from "../../../durable-objects";
-import type { GroupBy, TrafficRow } from "../../../durable-objects/traffic-rollups";
-import type { RequestSample, TrafficProduct } from "../../../durable-objects/traffic-types";
+import { TrafficStoreClient } from "../../durable-objects/traffic-store";
+import type { GroupBy, RequestSample, TrafficProduct, TrafficRow } from "../../durable-objects/traffic-store/contract";
 import { now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import type { DomainContext, Principal } from "../context";

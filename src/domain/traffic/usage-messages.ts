@@ -9,9 +9,9 @@ import {
   type SessionRequest,
   type SessionUsage,
   sampleOf,
-} from "../../../durable-objects/traffic-types";
+} from "../../durable-objects/traffic-store/contract";
 
-export { cellRow, sampleRow } from "../../../durable-objects/traffic-types";
+export { cellRow, sampleRow } from "../../durable-objects/traffic-store/contract";
 
 export type { Cell, CellRow, GateUsage, RequestSample, SampleCandidate, SampleRow, SessionRequest, SessionUsage };
 

@@ -1,6 +1,6 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
-import type { GroupBy } from "../../../durable-objects/traffic-rollups";
 import { queryTraffic } from "../../domain/traffic/traffic";
+import type { GroupBy } from "../../durable-objects/traffic-store/contract";
 import type { AppEnv } from "../../env";
 import { idParam, instant, token } from "../../platform/fields";
 import { apiRoute, jsonContent } from "../../platform/route-definitions";

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { TrafficStoreClient } from "../../../../durable-objects/traffic-store-client";
+import { TrafficStoreClient } from "../../../durable-objects/traffic-store";
 import type { DomainContext } from "../../context";
 import type { Row } from "../formats";
 import { errorRate, PAGE_SIZE, type ReportKind, type RunScope } from "./scope";

@@ -1,5 +1,5 @@
-import { TrafficStoreClient } from "../../../../durable-objects/traffic-store-client";
-import type { RequestSample } from "../../../../durable-objects/traffic-types";
+import { TrafficStoreClient } from "../../../durable-objects/traffic-store";
+import type { RequestSample } from "../../../durable-objects/traffic-store/contract";
 import { keysetPages, PAGE_SIZE, type ReportKind } from "./scope";
 
 /** `requests`: the sampled request log of the period (it keeps 48 hours, spec §8.5), oldest first. */

@@ -1,5 +1,5 @@
-import type { TrafficDayRow } from "../../../../durable-objects/traffic-reports";
-import { TrafficStoreClient } from "../../../../durable-objects/traffic-store-client";
+import { TrafficStoreClient } from "../../../durable-objects/traffic-store";
+import type { TrafficDayRow } from "../../../durable-objects/traffic-store/contract";
 import { errorRate, keysetPages, PAGE_SIZE, type ReportKind } from "./scope";
 
 /** `traffic`: bandwidth per UTC day, product and sub-user in the period, from the account's traffic store. */

@@ -1,3 +1,6 @@
+import { DAY, HOUR, MINUTE } from "../../platform/clock";
+import { uniformHash } from "../../platform/sampling";
+
 /**
  * The shapes the traffic Durable Objects exchange with the API (the queue consumer, the routes) and with each
  * other, and the row form of a cell. camelCase; the API's presenters turn them into JSON.
@@ -243,4 +246,129 @@ export interface Settlement {
   seq: number;
   pools: Array<{ product: "residential" | "mobile"; bytes: number }>;
   months: Array<{ subuserId: string; month: string; usedBytes: number }>;
+}
+
+/** What one usage part brings to its account's store. */
+export interface StorePart {
+  key: string;
+  cells: Cell[];
+  samples: SampleCandidate[];
+}
+
+/** What a consumer batch brings to one account's store: its usage parts, and the sessions they touched. */
+export interface StoreIngest {
+  accountId: string;
+  parts: StorePart[];
+  sessions: SessionSnapshot[];
+}
+
+/**
+ * `unconfigured`: the store has not started metering; call again with the account's figures from D1. `applied`:
+ * how many parts were new, and the settlement to hand to D1 now, if one is due.
+ */
+export type IngestOutcome =
+  | { outcome: "unconfigured" }
+  | { outcome: "applied"; applied: number; settlement: Settlement | null };
+
+/* Rollups: what a traffic query asks and answers. */
+export type Resolution = "1m" | "5m" | "1h" | "1d";
+export const RESOLUTION_MS: Record<Resolution, number> = { "1m": MINUTE, "5m": 5 * MINUTE, "1h": HOUR, "1d": DAY };
+export type Dimension = "subuser" | "region" | "asn" | "tag" | "ip";
+export type GroupBy = Dimension | "day" | "hour";
+
+export interface Metrics {
+  bytesIn: number;
+  bytesOut: number;
+  requests: number;
+  errors: number;
+}
+
+export interface TrafficQuery {
+  product: TrafficProduct;
+  /** Aligned to `resolution` by the caller. */
+  from: number;
+  to: number;
+  resolution: Resolution;
+  groupBy: GroupBy | null;
+  filters: { subuserId?: string; region?: string; tag?: string };
+}
+
+export interface TrafficRow extends Metrics {
+  /** The group's key: a sub-user id, region, ASN, tag or IP; the start (ms) of a day or hour; null for the total. */
+  key: string | number | null;
+  carrierName?: string | null;
+}
+
+/* Report files: paged reads of the rollups and the request log. */
+export interface ReportScope {
+  from: number;
+  to: number;
+  /** null = every product / sub-user. */
+  products: string[] | null;
+  subuserIds: string[] | null;
+}
+
+export interface TrafficDayRow {
+  day: number;
+  product: string;
+  subuserId: string;
+  bytesIn: number;
+  bytesOut: number;
+  requests: number;
+  errors: number;
+}
+
+export interface TrafficDayCursor {
+  day: number;
+  product: string;
+  subuserId: string;
+}
+
+export interface IpHealth {
+  ip: string;
+  requests: number;
+  errors: number;
+  lastSeenAt: number | null;
+}
+
+/* Sessions: the account's session index. */
+export interface SessionFilters {
+  product: TrafficProduct;
+  subuserId?: string;
+  sessionId?: string;
+  region?: string;
+  asn?: number;
+  repinned?: boolean;
+  /** Keyset: sessions with a smaller id (older). */
+  before?: string;
+  limit: number;
+}
+
+/* The sampled request log: which requests it keeps (the usage route leaves out by the same rule). */
+/** An account under this many requests a minute has every request logged; above it, a uniform sample of that size. */
+export const FULL_LOG_RATE = 100;
+
+/** The rate a request is sampled at: its account's requests in the request's own minute (all products). */
+export function samplingRate(ts: number, requestsInMinute: (minute: number) => number): number {
+  return requestsInMinute(ts - (ts % MINUTE));
+}
+
+/**
+ * The rate of requests a minute below which a candidate standing for `weight` requests is kept: it is kept with
+ * probability min(1, 100 / requests-per-minute × weight), decided by a hash `u` of its request id, which holds
+ * exactly while the rate is below 100 × weight / u. Stored with the entry, so a minute whose count grows later
+ * drops what it would no longer keep with one comparison.
+ */
+export function keptBelowRate(sample: { requestId: string; weight: number }): number {
+  const u = uniformHash(sample.requestId);
+  return u === 0 ? Number.POSITIVE_INFINITY : (FULL_LOG_RATE * sample.weight) / u;
+}
+
+/**
+ * Whether the log keeps a candidate in a minute the account made `requestsPerMinute` requests in. The same
+ * candidate is kept at any lower rate, which lets the usage route leave out candidates by a rate it knows to be
+ * lower than the store's.
+ */
+export function keepsSample(sample: { requestId: string; weight: number }, requestsPerMinute: number): boolean {
+  return Math.max(1, requestsPerMinute) < keptBelowRate(sample);
 }

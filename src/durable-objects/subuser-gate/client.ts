@@ -1,5 +1,6 @@
-import type { DecideInput, Decision, GateConfig, PoolFigures, SubuserGate } from "./subuser-gate";
-import type { SessionRequest, SessionSnapshot, SessionUsage } from "./traffic-types";
+import type { SessionRequest, SessionSnapshot, SessionUsage } from "../traffic-store/contract";
+import type { DecideInput, Decision, GateConfig, PoolFigures } from "./contract";
+import type { SubuserGate } from "./subuser-gate";
 
 /**
  * The typed client of one sub-user's `SubuserGate` (addressed by the sub-user's gateway name). It owns the

@@ -1,37 +1,30 @@
-import { HOUR, MINUTE } from "../src/platform/clock";
-import { uniformHash } from "../src/platform/sampling";
-import type { RequestSample, SampleCandidate, TrafficProduct } from "./traffic-types";
+import { HOUR, MINUTE } from "../../platform/clock";
+import { type AreaStorage, migrate, type StorageStep } from "../shared/storage-versions";
+import { keptBelowRate, type RequestSample, type SampleCandidate, samplingRate, type TrafficProduct } from "./contract";
 
 /** The sampled request log keeps, per product, the newest 1,000 requests of the last 48 hours (spec §8.5). */
 export const REQUEST_LOG_SIZE = 1000;
 export const REQUEST_LOG_KEPT_MS = 48 * HOUR;
-/** An account under this many requests a minute has every request logged; above it, a uniform sample of that size. */
-export const FULL_LOG_RATE = 100;
 
-/** The rate a request is sampled at: its account's requests in the request's own minute (all products). */
-export function samplingRate(ts: number, requestsInMinute: (minute: number) => number): number {
-  return requestsInMinute(ts - (ts % MINUTE));
-}
-
-/**
- * The rate of requests a minute below which a candidate standing for `weight` requests is kept: it is kept with
- * probability min(1, 100 / requests-per-minute × weight), decided by a hash `u` of its request id, which holds
- * exactly while the rate is below 100 × weight / u. Stored with the entry, so a minute whose count grows later
- * drops what it would no longer keep with one comparison.
- */
-export function keptBelowRate(sample: { requestId: string; weight: number }): number {
-  const u = uniformHash(sample.requestId);
-  return u === 0 ? Number.POSITIVE_INFINITY : (FULL_LOG_RATE * sample.weight) / u;
-}
-
-/**
- * Whether the log keeps a candidate in a minute the account made `requestsPerMinute` requests in. The same
- * candidate is kept at any lower rate, which lets the usage route leave out candidates by a rate it knows to be
- * lower than the store's.
- */
-export function keepsSample(sample: { requestId: string; weight: number }, requestsPerMinute: number): boolean {
-  return Math.max(1, requestsPerMinute) < keptBelowRate(sample);
-}
+/** The request log's storage steps (`migrate`): append, never edit. */
+const REQUEST_LOG_STORAGE: StorageStep[] = [
+  // 1: the table. A log created before `kept_below` gains it: its entries (null) were sampled at their minute's rate
+  // once, and stay.
+  (sql) => {
+    sql.exec(`
+      CREATE TABLE IF NOT EXISTS request_log (
+        product TEXT NOT NULL, ts INTEGER NOT NULL, request_id TEXT NOT NULL, subuser TEXT NOT NULL,
+        method TEXT NOT NULL, target_host TEXT NOT NULL, status INTEGER NOT NULL, bytes INTEGER NOT NULL,
+        exit_ip TEXT NOT NULL, exit_geo TEXT NOT NULL, exit_asn INTEGER NOT NULL, tag TEXT, kept_below REAL,
+        PRIMARY KEY (product, ts, request_id)) WITHOUT ROWID;
+      CREATE INDEX IF NOT EXISTS request_log_subuser ON request_log (product, subuser, ts);
+    `);
+    const columns = sql.exec<{ name: string }>("PRAGMA table_info(request_log)").toArray();
+    if (!columns.some((column) => column.name === "kept_below")) {
+      sql.exec("ALTER TABLE request_log ADD COLUMN kept_below REAL");
+    }
+  },
+];
 
 /**
  * The sampled request log of one account (not for billing). Each candidate the producer sent stands for `weight`
@@ -44,21 +37,9 @@ export function keepsSample(sample: { requestId: string; weight: number }, reque
 export class RequestLog {
   readonly #sql: SqlStorage;
 
-  constructor(sql: SqlStorage) {
-    this.#sql = sql;
-    sql.exec(`
-      CREATE TABLE IF NOT EXISTS request_log (
-        product TEXT NOT NULL, ts INTEGER NOT NULL, request_id TEXT NOT NULL, subuser TEXT NOT NULL,
-        method TEXT NOT NULL, target_host TEXT NOT NULL, status INTEGER NOT NULL, bytes INTEGER NOT NULL,
-        exit_ip TEXT NOT NULL, exit_geo TEXT NOT NULL, exit_asn INTEGER NOT NULL, tag TEXT, kept_below REAL,
-        PRIMARY KEY (product, ts, request_id)) WITHOUT ROWID;
-      CREATE INDEX IF NOT EXISTS request_log_subuser ON request_log (product, subuser, ts);
-    `);
-    // Logs created before `kept_below`: their entries (null) were sampled at their minute's rate once, and stay.
-    const columns = sql.exec<{ name: string }>("PRAGMA table_info(request_log)").toArray();
-    if (!columns.some((column) => column.name === "kept_below")) {
-      sql.exec("ALTER TABLE request_log ADD COLUMN kept_below REAL");
-    }
+  constructor(storage: AreaStorage) {
+    this.#sql = storage.sql;
+    migrate(storage, "request_log", REQUEST_LOG_STORAGE);
   }
 
   /**

@@ -1,17 +1,6 @@
-import { TERMINATED_KEPT_MS } from "./session-book";
-import type { SessionSnapshot, TrafficProduct } from "./traffic-types";
-
-export interface SessionFilters {
-  product: TrafficProduct;
-  subuserId?: string;
-  sessionId?: string;
-  region?: string;
-  asn?: number;
-  repinned?: boolean;
-  /** Keyset: sessions with a smaller id (older). */
-  before?: string;
-  limit: number;
-}
+import { type AreaStorage, migrate, type StorageStep } from "../shared/storage-versions";
+import { TERMINATED_KEPT_MS } from "../subuser-gate/contract";
+import type { SessionFilters, SessionSnapshot, TrafficProduct } from "./contract";
 
 type Row = {
   id: string;
@@ -37,16 +26,10 @@ type Row = {
 const COLUMNS =
   "id, subuser, gate, product, session_id, region, state, city, asn, exit_ip, started_at, expires_at, status, terminated_at, bytes_used, requests, repinned, version";
 
-/**
- * The account's sticky sessions across all its sub-users, for listing and for finding a session's gate: copies
- * the gates send (a late, older copy never overwrites a newer one). A session is visible while live, and for 24
- * hours after an early termination; expired ones are gone at once, whatever the purge has done.
- */
-export class SessionIndex {
-  readonly #sql: SqlStorage;
-
-  constructor(sql: SqlStorage) {
-    this.#sql = sql;
+/** The session index's storage steps (`migrate`): append, never edit. */
+const SESSION_INDEX_STORAGE: StorageStep[] = [
+  // 1: the table.
+  (sql) =>
     sql.exec(`
       CREATE TABLE IF NOT EXISTS sessions (
         id TEXT PRIMARY KEY, subuser TEXT NOT NULL, gate TEXT NOT NULL, product TEXT NOT NULL,
@@ -55,7 +38,20 @@ export class SessionIndex {
         bytes_used INTEGER NOT NULL, requests INTEGER NOT NULL, repinned INTEGER NOT NULL, version INTEGER NOT NULL
       );
       CREATE INDEX IF NOT EXISTS sessions_by_product ON sessions (product, id);
-    `);
+    `),
+];
+
+/**
+ * The account's sticky sessions across all its sub-users, for listing and for finding a session's gate: copies
+ * the gates send (a late, older copy never overwrites a newer one). A session is visible while live, and for 24
+ * hours after an early termination; expired ones are gone at once, whatever the purge has done.
+ */
+export class SessionIndex {
+  readonly #sql: SqlStorage;
+
+  constructor(storage: AreaStorage) {
+    this.#sql = storage.sql;
+    migrate(storage, "session_index", SESSION_INDEX_STORAGE);
   }
 
   upsert(snapshots: SessionSnapshot[]): void {

@@ -1,47 +1,15 @@
-import { DAY, HOUR, MINUTE } from "../src/platform/clock";
-import { type Cell, cellRow, type TrafficProduct } from "./traffic-types";
-
-/**
- * Traffic rollups of one account, exact at every resolution (SQLite, synchronous).
- *
- * - Ingest appends each message's cells (usage summed per minute and dimensions) to `pending`: one set-based
- *   insert into a table without a key, the cheapest write SQLite has.
- * - `fold()` (the store's alarm, about once a minute) sums `pending` into the tiers — `fact_1m` (every minute of
- *   the last 25 hours), `fact_5m` (kept 14
- *   days), `fact_1h` (90 days), `fact_1d` (400 days) — and into `cum`, cumulative totals per series (a product and
- *   one dimension value: the total, a sub-user, a region, an ASN, a tag, an IP) at the end of each hour. A delta is
- *   always in exactly one of `pending` or the folded tables, so folding never changes a total.
- * - A total over `[from, to)` for every value of a dimension is then `F(to) − F(from)`, where F(t) is the series'
- *   cumulative total before t: one index seek per series instead of a scan of its rows; the partial hour at an
- *   unaligned t comes from the finest tier that still holds it.
- */
-export type Resolution = "1m" | "5m" | "1h" | "1d";
-export const RESOLUTION_MS: Record<Resolution, number> = { "1m": MINUTE, "5m": 5 * MINUTE, "1h": HOUR, "1d": DAY };
-export type Dimension = "subuser" | "region" | "asn" | "tag" | "ip";
-export type GroupBy = Dimension | "day" | "hour";
-
-export interface Metrics {
-  bytesIn: number;
-  bytesOut: number;
-  requests: number;
-  errors: number;
-}
-
-export interface TrafficQuery {
-  product: TrafficProduct;
-  /** Aligned to `resolution` by the caller. */
-  from: number;
-  to: number;
-  resolution: Resolution;
-  groupBy: GroupBy | null;
-  filters: { subuserId?: string; region?: string; tag?: string };
-}
-
-export interface TrafficRow extends Metrics {
-  /** The group's key: a sub-user id, region, ASN, tag or IP; the start (ms) of a day or hour; null for the total. */
-  key: string | number | null;
-  carrierName?: string | null;
-}
+import { DAY, HOUR, MINUTE } from "../../platform/clock";
+import { type AreaStorage, migrate } from "../shared/storage-versions";
+import {
+  type Cell,
+  cellRow,
+  type Dimension,
+  type Metrics,
+  RESOLUTION_MS,
+  type TrafficProduct,
+  type TrafficQuery,
+  type TrafficRow,
+} from "./contract";
 
 const FACT_COLUMNS = "bucket, product, subuser, region, asn, tag, carrier, ip, bytes_in, bytes_out, requests, errors";
 /** The measures every grouped read sums (rollup queries and report pages alike). */
@@ -83,11 +51,37 @@ export function productColumn(subuserNamed: boolean): string {
   return subuserNamed ? "product" : "+product";
 }
 
+/**
+ * Traffic rollups of one account, exact at every resolution (SQLite, synchronous).
+ *
+ * - Ingest appends each message's cells (usage summed per minute and dimensions) to `pending`: one set-based
+ *   insert into a table without a key, the cheapest write SQLite has.
+ * - `fold()` (the store's alarm, about once a minute) sums `pending` into the tiers — `fact_1m` (every minute of
+ *   the last 25 hours), `fact_5m` (kept 14
+ *   days), `fact_1h` (90 days), `fact_1d` (400 days) — and into `cum`, cumulative totals per series (a product and
+ *   one dimension value: the total, a sub-user, a region, an ASN, a tag, an IP) at the end of each hour. A delta is
+ *   always in exactly one of `pending` or the folded tables, so folding never changes a total.
+ * - A total over `[from, to)` for every value of a dimension is then `F(to) − F(from)`, where F(t) is the series'
+ *   cumulative total before t: one index seek per series instead of a scan of its rows; the partial hour at an
+ *   unaligned t comes from the finest tier that still holds it.
+ */
 export class Rollups {
   readonly #sql: SqlStorage;
 
-  constructor(sql: SqlStorage) {
-    this.#sql = sql;
+  constructor(storage: AreaStorage) {
+    this.#sql = storage.sql;
+    migrate(storage, "rollups", [
+      // 1: the tiers and series; a store from before converts `cum_series` and its keyed `pending`.
+      () => {
+        this.#createTables();
+        this.#createCumLast();
+        this.#createPending();
+      },
+    ]);
+  }
+
+  /** The tiers, the cumulative series and their helpers (step 1). Steps are appended to the list above, never edited. */
+  #createTables(): void {
     const fact = (table: string) => `CREATE TABLE IF NOT EXISTS ${table} (
       bucket INTEGER NOT NULL, product TEXT NOT NULL, subuser TEXT NOT NULL, region TEXT NOT NULL,
       asn INTEGER NOT NULL, tag TEXT NOT NULL, carrier TEXT NOT NULL, ip TEXT NOT NULL,
@@ -97,7 +91,7 @@ export class Rollups {
       product TEXT NOT NULL, dim TEXT NOT NULL, value TEXT NOT NULL, hour INTEGER NOT NULL,
       bytes_in INTEGER NOT NULL, bytes_out INTEGER NOT NULL, requests INTEGER NOT NULL, errors INTEGER NOT NULL,
       PRIMARY KEY (product, dim, value, hour)) WITHOUT ROWID;`;
-    sql.exec(`
+    this.#sql.exec(`
       ${fact("fact_1m")} ${fact("fact_5m")} ${fact("fact_1h")} ${fact("fact_1d")}
       ${cum("cum")} ${cum("fold_deltas")}
       CREATE TABLE IF NOT EXISTS asn_carriers (asn INTEGER PRIMARY KEY, carrier TEXT NOT NULL);
@@ -105,8 +99,6 @@ export class Rollups {
       CREATE TABLE IF NOT EXISTS minute_requests (minute INTEGER PRIMARY KEY, requests INTEGER NOT NULL);
       ${TIERS.map((t) => `CREATE INDEX IF NOT EXISTS ${t.table}_subuser ON ${t.table} (product, subuser, bucket);`).join("\n")}
     `);
-    this.#createCumLast();
-    this.#createPending();
   }
 
   /**

@@ -1,5 +1,5 @@
-import type { AdmitResult, ApiKeyGuard, GuardConfig, IdempotencyRequest, Settlement } from "./api-key-guard";
-import type { WindowLimits, WindowVerdict } from "./rolling-window";
+import type { ApiKeyGuard } from "./api-key-guard";
+import type { AdmitResult, GuardConfig, IdempotencyRequest, Settlement, WindowLimits, WindowVerdict } from "./contract";
 
 /**
  * The typed client of one key's `ApiKeyGuard`. It owns the first-use step: a guard that does not know its key

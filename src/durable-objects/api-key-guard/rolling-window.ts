@@ -1,5 +1,13 @@
-import { DAY, MINUTE, SECOND } from "../src/platform/clock";
-import { SlidingLog } from "./sliding-log";
+import { DAY, MINUTE, SECOND } from "../../platform/clock";
+import { SlidingLog } from "../shared/sliding-log";
+import type { WindowLimits, WindowVerdict } from "./contract";
+
+export interface DayBucket {
+  second: number;
+  count: number;
+  /** The latest request counted in this second (ms). */
+  lastMs: number;
+}
 
 /**
  * Rolling windows for one caller: an exact 60-second window (millisecond timestamps) and a 24-hour window
@@ -9,29 +17,6 @@ import { SlidingLog } from "./sliding-log";
  * Pure in-memory logic: the Durable Object persists the buckets and rebuilds the windows from them after a
  * restart.
  */
-export interface WindowLimits {
-  perMinute: number;
-  perDay: number | null;
-}
-
-export interface WindowVerdict {
-  allowed: boolean;
-  /** Limit, remaining and reset (epoch seconds) of the window with the lower remaining. */
-  limit: number;
-  remaining: number;
-  /** The epoch second at which the window's oldest counted request has left it. */
-  reset: number;
-  /** On a refusal: whole seconds until the oldest request leaves the window (1-60, or 1-86,400 for the day). */
-  retryAfter?: number;
-}
-
-export interface DayBucket {
-  second: number;
-  count: number;
-  /** The latest request counted in this second (ms). */
-  lastMs: number;
-}
-
 export class RollingWindows {
   readonly #minute = new SlidingLog(MINUTE);
   #dayBuckets: DayBucket[] = [];

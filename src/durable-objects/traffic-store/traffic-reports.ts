@@ -1,42 +1,6 @@
-import { DAY, HOUR, MINUTE } from "../src/platform/clock";
+import { DAY, HOUR, MINUTE } from "../../platform/clock";
+import type { IpHealth, ReportScope, TrafficDayCursor, TrafficDayRow } from "./contract";
 import { FACT_1M_KEPT_MS, productColumn, SUMS } from "./traffic-rollups";
-
-/**
- * Read-only queries for report files (src/domain/reports): paged, so a report of any size crosses the RPC boundary
- * a page at a time. They read the rollup tables of `traffic-rollups.ts` (never write them): the finest tier that
- * still covers the range's start, plus what is still `pending` (a delta is always in exactly one of `pending` or
- * the folded tiers).
- */
-export interface ReportScope {
-  from: number;
-  to: number;
-  /** null = every product / sub-user. */
-  products: string[] | null;
-  subuserIds: string[] | null;
-}
-
-export interface TrafficDayRow {
-  day: number;
-  product: string;
-  subuserId: string;
-  bytesIn: number;
-  bytesOut: number;
-  requests: number;
-  errors: number;
-}
-
-export interface TrafficDayCursor {
-  day: number;
-  product: string;
-  subuserId: string;
-}
-
-export interface IpHealth {
-  ip: string;
-  requests: number;
-  errors: number;
-  lastSeenAt: number | null;
-}
 
 /** The finest tier that still holds the whole range (the traffic API's resolution by age, spec §8.5). */
 function tierFor(from: number, at: number): { table: string; span: number } {
@@ -75,6 +39,12 @@ function unionOf(tables: string[], columns: string, from: number, to: number, sc
   return { sql, params };
 }
 
+/**
+ * Read-only queries for report files (src/domain/reports): paged, so a report of any size crosses the RPC boundary
+ * a page at a time. They read the rollup tables of `traffic-rollups.ts` (never write them): the finest tier that
+ * still covers the range's start, plus what is still `pending` (a delta is always in exactly one of `pending` or
+ * the folded tiers).
+ */
 export class TrafficReports {
   readonly #sql: SqlStorage;
 

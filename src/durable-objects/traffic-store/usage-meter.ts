@@ -1,5 +1,6 @@
-import { DAY, MINUTE, utcMonth } from "../src/platform/clock";
-import type { Cell, MeterFigures, SampleCandidate, Settlement } from "./traffic-types";
+import { DAY, MINUTE, utcMonth } from "../../platform/clock";
+import { type AreaStorage, migrate, type StorageStep } from "../shared/storage-versions";
+import type { Cell, MeterFigures, SampleCandidate, Settlement } from "./contract";
 
 /** Metered usage is settled to D1 at most this long after it was counted (sooner when a threshold is passed). */
 export const SETTLE_INTERVAL_MS = MINUTE;
@@ -31,6 +32,25 @@ type MeterRow = {
   settled_at: number | null;
 };
 
+/** The meter's storage steps (`migrate`): append, never edit. */
+const METER_STORAGE: StorageStep[] = [
+  // 1: the tables.
+  (sql) =>
+    sql.exec(`
+      CREATE TABLE IF NOT EXISTS meter (id INTEGER PRIMARY KEY CHECK (id = 1), account_id TEXT NOT NULL,
+        prepared INTEGER NOT NULL, settled INTEGER NOT NULL, prepared_at INTEGER, settled_at INTEGER);
+      CREATE TABLE IF NOT EXISTS meter_pools (product TEXT PRIMARY KEY, purchased_bytes INTEGER NOT NULL,
+        used_bytes INTEGER NOT NULL, top_up_count INTEGER NOT NULL) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS meter_subusers (subuser TEXT PRIMARY KEY, cap_bytes INTEGER, deleted_at INTEGER)
+        WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS meter_months (subuser TEXT NOT NULL, month TEXT NOT NULL, used_bytes INTEGER NOT NULL,
+        PRIMARY KEY (subuser, month)) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS meter_deltas (seq INTEGER PRIMARY KEY, pools TEXT NOT NULL, months TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS usage_dropped (day INTEGER PRIMARY KEY, records INTEGER NOT NULL,
+        bytes INTEGER NOT NULL);
+    `),
+];
+
 /**
  * The account's usage meter, inside its traffic store (SQLite, synchronous): pools' consumption and sub-users'
  * monthly usage, counted in the same step as the rollups, so a usage part that is applied once is metered once.
@@ -58,21 +78,10 @@ export class UsageMeter {
   readonly #subusers = new Map<string, { capBytes: number | null; deletedAt: number | null }>();
   readonly #months = new Map<string, number>();
 
-  constructor(sql: SqlStorage) {
+  constructor(storage: AreaStorage) {
+    const sql = storage.sql;
     this.#sql = sql;
-    sql.exec(`
-      CREATE TABLE IF NOT EXISTS meter (id INTEGER PRIMARY KEY CHECK (id = 1), account_id TEXT NOT NULL,
-        prepared INTEGER NOT NULL, settled INTEGER NOT NULL, prepared_at INTEGER, settled_at INTEGER);
-      CREATE TABLE IF NOT EXISTS meter_pools (product TEXT PRIMARY KEY, purchased_bytes INTEGER NOT NULL,
-        used_bytes INTEGER NOT NULL, top_up_count INTEGER NOT NULL) WITHOUT ROWID;
-      CREATE TABLE IF NOT EXISTS meter_subusers (subuser TEXT PRIMARY KEY, cap_bytes INTEGER, deleted_at INTEGER)
-        WITHOUT ROWID;
-      CREATE TABLE IF NOT EXISTS meter_months (subuser TEXT NOT NULL, month TEXT NOT NULL, used_bytes INTEGER NOT NULL,
-        PRIMARY KEY (subuser, month)) WITHOUT ROWID;
-      CREATE TABLE IF NOT EXISTS meter_deltas (seq INTEGER PRIMARY KEY, pools TEXT NOT NULL, months TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS usage_dropped (day INTEGER PRIMARY KEY, records INTEGER NOT NULL,
-        bytes INTEGER NOT NULL);
-    `);
+    migrate(storage, "usage_meter", METER_STORAGE);
     this.#row = sql.exec<MeterRow>("SELECT * FROM meter").toArray()[0] ?? null;
     this.#open = this.#deltas((this.#row?.prepared ?? 0) + 1) ?? emptyDeltas();
     this.#frozenDeltas = this.#row && this.#row.prepared > this.#row.settled ? this.#deltas(this.#row.prepared) : null;

@@ -1,46 +1,26 @@
-import { DAY, MINUTE, utcMonth } from "../src/platform/clock";
-import { RequestLog } from "./request-log";
-import { type SessionFilters, SessionIndex } from "./session-index";
-import {
-  type IpHealth,
-  type ReportScope,
-  type TrafficDayCursor,
-  type TrafficDayRow,
-  TrafficReports,
-} from "./traffic-reports";
-import { PENDING_FOLD_ROWS, Rollups, type TrafficQuery, type TrafficRow } from "./traffic-rollups";
+import { DAY, MINUTE, utcMonth } from "../../platform/clock";
+import { type AreaStorage, migrate, type StorageStep } from "../shared/storage-versions";
 import type {
-  Cell,
+  IngestOutcome,
+  IpHealth,
   MeterFigures,
+  ReportScope,
   RequestSample,
-  SampleCandidate,
+  SessionFilters,
   SessionSnapshot,
   Settlement,
+  StoreIngest,
+  TrafficDayCursor,
+  TrafficDayRow,
   TrafficProduct,
-} from "./traffic-types";
+  TrafficQuery,
+  TrafficRow,
+} from "./contract";
+import { RequestLog } from "./request-log";
+import { SessionIndex } from "./session-index";
+import { TrafficReports } from "./traffic-reports";
+import { PENDING_FOLD_ROWS, Rollups } from "./traffic-rollups";
 import { SETTLE_INTERVAL_MS, UsageMeter } from "./usage-meter";
-
-/** What one usage part brings to its account's store. */
-export interface StorePart {
-  key: string;
-  cells: Cell[];
-  samples: SampleCandidate[];
-}
-
-/** What a consumer batch brings to one account's store: its usage parts, and the sessions they touched. */
-export interface StoreIngest {
-  accountId: string;
-  parts: StorePart[];
-  sessions: SessionSnapshot[];
-}
-
-/**
- * `unconfigured`: the store has not started metering; call again with the account's figures from D1. `applied`:
- * how many parts were new, and the settlement to hand to D1 now, if one is due.
- */
-export type IngestOutcome =
-  | { outcome: "unconfigured" }
-  | { outcome: "applied"; applied: number; settlement: Settlement | null };
 
 /** Pending rollups are folded into the tiers this often (sooner past PENDING_FOLD_ROWS). */
 const FOLD_INTERVAL_MS = MINUTE;
@@ -51,6 +31,12 @@ const PRUNE_INTERVAL_MS = 60 * MINUTE;
  * reach a store only from posts racing the first one and from the queue's redeliveries, within minutes of it.
  */
 const APPLIED_KEPT_MS = DAY;
+
+/** The storage steps of the store's own table (`migrate`; each part has its own): append, never edit. */
+const APPLIED_STORAGE: StorageStep[] = [
+  // 1: the table.
+  (sql) => sql.exec("CREATE TABLE IF NOT EXISTS usage_applied (key TEXT PRIMARY KEY, at INTEGER NOT NULL)"),
+];
 
 /**
  * One account's traffic over one SQLite database, synchronous: its rollups, sampled request log, session index
@@ -73,14 +59,15 @@ export class AccountTraffic {
   /** When a `settle` message was last asked for (asked again a settlement interval later if still due). */
   #settleAskedAt: number | null = null;
 
-  constructor(sql: SqlStorage) {
+  constructor(storage: AreaStorage) {
+    const sql = storage.sql;
     this.#sql = sql;
-    sql.exec("CREATE TABLE IF NOT EXISTS usage_applied (key TEXT PRIMARY KEY, at INTEGER NOT NULL)");
-    this.#rollups = new Rollups(sql);
-    this.#log = new RequestLog(sql);
-    this.#sessions = new SessionIndex(sql);
+    migrate(storage, "usage_applied", APPLIED_STORAGE);
+    this.#rollups = new Rollups(storage);
+    this.#log = new RequestLog(storage);
+    this.#sessions = new SessionIndex(storage);
     this.#reports = new TrafficReports(sql);
-    this.#meter = new UsageMeter(sql);
+    this.#meter = new UsageMeter(storage);
   }
 
   /**

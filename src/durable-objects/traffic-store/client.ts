@@ -1,8 +1,20 @@
-import type { SessionFilters } from "./session-index";
-import type { IpHealth, ReportScope, TrafficDayCursor, TrafficDayRow } from "./traffic-reports";
-import type { TrafficQuery, TrafficRow } from "./traffic-rollups";
-import type { IngestOutcome, StoreIngest, TrafficStore } from "./traffic-store";
-import type { MeterFigures, RequestSample, SessionSnapshot, Settlement, TrafficProduct } from "./traffic-types";
+import type {
+  IngestOutcome,
+  IpHealth,
+  MeterFigures,
+  ReportScope,
+  RequestSample,
+  SessionFilters,
+  SessionSnapshot,
+  Settlement,
+  StoreIngest,
+  TrafficDayCursor,
+  TrafficDayRow,
+  TrafficProduct,
+  TrafficQuery,
+  TrafficRow,
+} from "./contract";
+import type { TrafficStore } from "./traffic-store";
 
 /**
  * The typed client of one account's `TrafficStore`. It owns the meter's first-use step: a store that has not

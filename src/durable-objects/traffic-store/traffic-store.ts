@@ -1,13 +1,23 @@
 import { DurableObject } from "cloudflare:workers";
-import { now } from "../src/platform/clock";
-import { AccountTraffic, type IngestOutcome, type StoreIngest } from "./account-traffic";
-import { Alarm } from "./alarm";
-import type { SessionFilters } from "./session-index";
-import type { IpHealth, ReportScope, TrafficDayCursor, TrafficDayRow } from "./traffic-reports";
-import type { TrafficQuery, TrafficRow } from "./traffic-rollups";
-import type { MeterFigures, RequestSample, SessionSnapshot, Settlement, TrafficProduct } from "./traffic-types";
-
-export type { IngestOutcome, StoreIngest, StorePart } from "./account-traffic";
+import { now } from "../../platform/clock";
+import { Alarm } from "../shared/alarm";
+import { AccountTraffic } from "./account-traffic";
+import type {
+  IngestOutcome,
+  IpHealth,
+  MeterFigures,
+  ReportScope,
+  RequestSample,
+  SessionFilters,
+  SessionSnapshot,
+  Settlement,
+  StoreIngest,
+  TrafficDayCursor,
+  TrafficDayRow,
+  TrafficProduct,
+  TrafficQuery,
+  TrafficRow,
+} from "./contract";
 
 /**
  * One per account (`idFromName(accountId)`): the account's traffic (`AccountTraffic`: rollups, sampled request
@@ -21,7 +31,7 @@ export class TrafficStore extends DurableObject {
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
-    this.#traffic = new AccountTraffic(ctx.storage.sql);
+    this.#traffic = new AccountTraffic(ctx.storage);
     this.#alarm = new Alarm(ctx.storage);
   }
 

@@ -1,32 +1,40 @@
-import { DAY } from "../src/platform/clock";
-import { newId } from "../src/platform/ids";
-import { addSessionUsage, copySessionUsage, LAST_REQUESTS } from "./session-usage";
-import type { SessionRequest, SessionSnapshot, SessionUsage, TrafficProduct } from "./traffic-types";
+import { DAY } from "../../platform/clock";
+import { newId } from "../../platform/ids";
+import { type AreaStorage, migrate, type StorageStep } from "../shared/storage-versions";
+import type { SessionRequest, SessionSnapshot, SessionUsage, TrafficProduct } from "../traffic-store/contract";
+import {
+  addSessionUsage,
+  copySessionUsage,
+  LAST_REQUESTS,
+  type SessionPin,
+  type SessionSpec,
+  TERMINATED_KEPT_MS,
+} from "./contract";
 
-/** What a username's session segments ask for. */
-export interface SessionSpec {
-  /** The full gateway username, lower-case: the session key. */
-  key: string;
-  product: TrafficProduct;
-  sessionId: string;
-  region: string;
-  state: string | null;
-  city: string | null;
-  asn: number | null;
-  minutes: number;
-}
-
-export interface SessionPin {
-  id: string;
-  exitIp: string | null;
-  startedAt: number;
-  expiresAt: number;
-}
-
-/** A terminated session's record is kept this long (spec §8.5). */
-export const TERMINATED_KEPT_MS = DAY;
 /** Usage parts applied, kept a day (as the account's store keeps them: copies arrive within minutes). */
 const APPLIED_KEPT_MS = DAY;
+
+/** The session book's storage steps (`migrate`): append, never edit. */
+const SESSION_BOOK_STORAGE: StorageStep[] = [
+  // 1: the tables.
+  (sql) =>
+    sql.exec(`
+      CREATE TABLE IF NOT EXISTS sessions (
+        id TEXT PRIMARY KEY, key TEXT NOT NULL, product TEXT NOT NULL, session_id TEXT NOT NULL, region TEXT NOT NULL,
+        state TEXT, city TEXT, asn INTEGER, exit_ip TEXT, started_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
+        status TEXT NOT NULL DEFAULT 'active', terminated_at INTEGER, bytes_used INTEGER NOT NULL DEFAULT 0,
+        requests INTEGER NOT NULL DEFAULT 0, repinned INTEGER NOT NULL DEFAULT 0, version INTEGER NOT NULL DEFAULT 1
+      );
+      CREATE INDEX IF NOT EXISTS sessions_key ON sessions (key, started_at);
+      CREATE TABLE IF NOT EXISTS session_requests (
+        session TEXT NOT NULL, request_id TEXT NOT NULL, ts INTEGER NOT NULL, method TEXT NOT NULL,
+        target_host TEXT NOT NULL, status INTEGER NOT NULL, bytes INTEGER NOT NULL, exit_ip TEXT NOT NULL,
+        PRIMARY KEY (session, request_id)
+      ) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS session_outbox (session TEXT PRIMARY KEY);
+      CREATE TABLE IF NOT EXISTS usage_applied (key TEXT PRIMARY KEY, at INTEGER NOT NULL);
+    `),
+];
 
 type Row = {
   id: string;
@@ -59,25 +67,11 @@ export class SessionBook {
   /** Live sessions by key, so an authorize reuses one without a query. */
   readonly #live = new Map<string, Row>();
 
-  constructor(sql: SqlStorage, identity: { subuserId: () => string; gateName: () => string }) {
+  constructor(storage: AreaStorage, identity: { subuserId: () => string; gateName: () => string }) {
+    const sql = storage.sql;
     this.#sql = sql;
     this.#identity = identity;
-    sql.exec(`
-      CREATE TABLE IF NOT EXISTS sessions (
-        id TEXT PRIMARY KEY, key TEXT NOT NULL, product TEXT NOT NULL, session_id TEXT NOT NULL, region TEXT NOT NULL,
-        state TEXT, city TEXT, asn INTEGER, exit_ip TEXT, started_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
-        status TEXT NOT NULL DEFAULT 'active', terminated_at INTEGER, bytes_used INTEGER NOT NULL DEFAULT 0,
-        requests INTEGER NOT NULL DEFAULT 0, repinned INTEGER NOT NULL DEFAULT 0, version INTEGER NOT NULL DEFAULT 1
-      );
-      CREATE INDEX IF NOT EXISTS sessions_key ON sessions (key, started_at);
-      CREATE TABLE IF NOT EXISTS session_requests (
-        session TEXT NOT NULL, request_id TEXT NOT NULL, ts INTEGER NOT NULL, method TEXT NOT NULL,
-        target_host TEXT NOT NULL, status INTEGER NOT NULL, bytes INTEGER NOT NULL, exit_ip TEXT NOT NULL,
-        PRIMARY KEY (session, request_id)
-      ) WITHOUT ROWID;
-      CREATE TABLE IF NOT EXISTS session_outbox (session TEXT PRIMARY KEY);
-      CREATE TABLE IF NOT EXISTS usage_applied (key TEXT PRIMARY KEY, at INTEGER NOT NULL);
-    `);
+    migrate(storage, "session_book", SESSION_BOOK_STORAGE);
     for (const row of sql.exec<Row>("SELECT * FROM sessions WHERE status = 'active'")) this.#live.set(row.key, row);
   }
 

@@ -1,64 +1,38 @@
 import { DurableObject } from "cloudflare:workers";
-import { DAY, MINUTE, now, SECOND } from "../src/platform/clock";
-import { randomString } from "../src/platform/crypto";
-import { type DayBucket, RollingWindows, type WindowLimits, type WindowVerdict } from "./rolling-window";
+import { DAY, MINUTE, now, SECOND } from "../../platform/clock";
+import { randomString } from "../../platform/crypto";
+import { migrate, type StorageStep } from "../shared/storage-versions";
+import type {
+  AdmitResult,
+  GuardConfig,
+  IdempotencyClaim,
+  IdempotencyRequest,
+  Settlement,
+  StoredResponse,
+  WindowLimits,
+  WindowVerdict,
+} from "./contract";
+import { type DayBucket, RollingWindows } from "./rolling-window";
 
-/** What the guard must know about its key; pushed by whoever changes the key or its account. */
-export interface GuardConfig {
-  accountId: string;
-  plan: string;
-  products: string[] | null;
-  limits: WindowLimits;
-  revoked: boolean;
-}
-
-/** A response kept for idempotent replays. */
-export interface StoredResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-  /** The body is sealed (AES-GCM, by the caller): the response showed a secret. */
-  sealed?: boolean;
-}
-
-export interface IdempotencyRequest {
-  key: string;
-  /** Hash of method, path and body: the same key with another request is refused. */
-  fingerprint: string;
-}
-
-export type IdempotencyClaim =
-  | { state: "none" }
-  | { state: "claimed"; token: string }
-  | { state: "replay"; response: StoredResponse }
-  | { state: "in_flight" }
-  | { state: "mismatch" };
-
-export type AdmitResult =
-  | { outcome: "unconfigured" }
-  | { outcome: "revoked" }
-  | { outcome: "limited"; rate: WindowVerdict }
-  | {
-      outcome: "admitted";
-      rate: WindowVerdict;
-      config: GuardConfig;
-      /** True at most once a minute: the caller then records the account's last login. */
-      touchLogin: boolean;
-      /**
-       * `<epoch>.<version>`: the latest version of the account row this guard was told of. Callers may reuse an
-       * account read at the same revision.
-       */
-      accountRevision: string;
-      idempotency: IdempotencyClaim;
-    };
-
-/** What the request did, told to its guard once it has finished. */
-export interface Settlement {
-  /** The idempotency claim to complete (with the response to replay) or to forget (response null). */
-  claim?: { key: string; token: string; response: StoredResponse | null };
-  /** The request wrote the account row, which is now at this version: cached reads of older ones are stale. */
-  accountVersion?: number;
-}
+/** The guard's storage steps (`migrate`): append, never edit. */
+const GUARD_STORAGE: StorageStep[] = [
+  // 1: the tables; a guard from before the day buckets still holds `hits`, one row per request.
+  (sql) =>
+    sql.exec(`
+      CREATE TABLE IF NOT EXISTS config (id INTEGER PRIMARY KEY CHECK (id = 1), value TEXT NOT NULL);
+      DROP TABLE IF EXISTS hits;
+      CREATE TABLE IF NOT EXISTS day_buckets (second INTEGER PRIMARY KEY, count INTEGER NOT NULL, last_ms INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS idempotency (
+        key TEXT PRIMARY KEY,
+        fingerprint TEXT NOT NULL,
+        token TEXT,
+        locked_until INTEGER,
+        response TEXT,
+        expires_at INTEGER NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS idempotency_expiry ON idempotency (expires_at);
+    `),
+];
 
 /** How long a claimed key stays locked if its request never finishes (a crashed worker). */
 export const IDEMPOTENCY_LEASE_MS = 60 * SECOND;
@@ -87,20 +61,7 @@ export class ApiKeyGuard extends DurableObject {
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
-    this.#sql.exec(`
-      CREATE TABLE IF NOT EXISTS config (id INTEGER PRIMARY KEY CHECK (id = 1), value TEXT NOT NULL);
-      DROP TABLE IF EXISTS hits;
-      CREATE TABLE IF NOT EXISTS day_buckets (second INTEGER PRIMARY KEY, count INTEGER NOT NULL, last_ms INTEGER NOT NULL);
-      CREATE TABLE IF NOT EXISTS idempotency (
-        key TEXT PRIMARY KEY,
-        fingerprint TEXT NOT NULL,
-        token TEXT,
-        locked_until INTEGER,
-        response TEXT,
-        expires_at INTEGER NOT NULL
-      );
-      CREATE INDEX IF NOT EXISTS idempotency_expiry ON idempotency (expires_at);
-    `);
+    migrate(ctx.storage, "api_key_guard", GUARD_STORAGE);
     const stored = this.#sql.exec<{ value: string }>("SELECT value FROM config WHERE id = 1").toArray()[0];
     this.#config = stored ? (JSON.parse(stored.value) as GuardConfig) : null;
     const buckets = this.#sql

@@ -1,55 +1,24 @@
 import { DurableObject } from "cloudflare:workers";
-import { MINUTE, now, SECOND, utcMonth } from "../src/platform/clock";
-import { randomString } from "../src/platform/crypto";
-import { blockContains, type IpBlock, parseBlock, parseIp } from "../src/platform/ip";
-import { Alarm } from "./alarm";
-import { SessionBook, type SessionPin, type SessionSpec } from "./session-book";
-import { SlidingLog } from "./sliding-log";
-import { TrafficStoreClient } from "./traffic-store-client";
-import type { SessionRequest, SessionSnapshot, SessionUsage } from "./traffic-types";
+import { MINUTE, now, SECOND, utcMonth } from "../../platform/clock";
+import { randomString } from "../../platform/crypto";
+import { blockContains, type IpBlock, parseBlock, parseIp } from "../../platform/ip";
+import { Alarm } from "../shared/alarm";
+import { SlidingLog } from "../shared/sliding-log";
+import { migrate, type StorageStep } from "../shared/storage-versions";
+import { TrafficStoreClient } from "../traffic-store";
+import type { SessionRequest, SessionSnapshot, SessionUsage } from "../traffic-store/contract";
+import type { BandwidthProduct, DecideInput, Decision, GateConfig, GatewayProduct, PoolFigures } from "./contract";
+import { SessionBook } from "./session-book";
 
-type GatewayProduct = "residential" | "mobile" | "isp";
-type BandwidthProduct = "residential" | "mobile";
-
-/** What the gate knows of a pool: it is used up when used ≥ purchased (or when nothing was ever bought). */
-export interface PoolFigures {
-  purchasedBytes: number;
-  usedBytes: number;
-}
-
-/** Everything the gate needs to decide, pushed by the API whenever the sub-user, its whitelist or its plan changes. */
-export interface GateConfig {
-  subuserId: string;
-  accountId: string;
-  name: string;
-  products: GatewayProduct[];
-  status: "active" | "disabled" | "deleted";
-  passwordHash: string;
-  previousPasswordHash: string | null;
-  previousPasswordUntil: number | null;
-  /** Effective limits per product: the sub-user's own, capped by the plan (null = no per-sub-user cap). */
-  limits: Partial<Record<GatewayProduct, { concurrent: number | null; rps: number | null }>>;
-  whitelist: Array<{ product: GatewayProduct; ip: string }>;
-  /** The account's bandwidth pools, per gateway product; a product without one has none bought. */
-  pools: Partial<Record<BandwidthProduct, PoolFigures>>;
-  /** The sub-user's monthly cap in bytes (null: none), and its usage in the latest month it was told of. */
-  trafficLimitBytes: number | null;
-  monthUsage: { month: string; usedBytes: number } | null;
-}
-
-export interface DecideInput {
-  product: GatewayProduct;
-  /** SHA-256 of the presented password, or null when none was presented. */
-  passwordHash: string | null;
-  sourceIp: string;
-  /** The username's session segments, when it has them. */
-  session?: SessionSpec;
-}
-
-export type Decision =
-  | { outcome: "unconfigured" }
-  | { outcome: "allow"; subuserId: string; lease: string; cacheTtlS: number; session: SessionPin | null }
-  | { outcome: "deny"; status: 402 | 403 | 407 | 429; errorCode: string; retryAfterS?: number };
+/** The gate's storage steps (`migrate`; its `SessionBook` has its own): append, never edit. */
+const GATE_STORAGE: StorageStep[] = [
+  // 1: the tables.
+  (sql) =>
+    sql.exec(`
+      CREATE TABLE IF NOT EXISTS config (id INTEGER PRIMARY KEY CHECK (id = 1), value TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS leases (id TEXT PRIMARY KEY, expires_at INTEGER NOT NULL);
+    `),
+];
 
 /** A lease not released by the gateway is reclaimed after this long, so a crashed gateway cannot leak slots. */
 export const LEASE_TTL_MS = 10 * MINUTE;
@@ -78,14 +47,11 @@ export class SubuserGate extends DurableObject {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
     this.#alarm = new Alarm(ctx.storage);
-    this.#sessions = new SessionBook(this.#sql, {
+    this.#sessions = new SessionBook(ctx.storage, {
       subuserId: () => this.#config?.subuserId ?? "",
       gateName: () => this.#config?.name ?? "",
     });
-    this.#sql.exec(`
-      CREATE TABLE IF NOT EXISTS config (id INTEGER PRIMARY KEY CHECK (id = 1), value TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS leases (id TEXT PRIMARY KEY, expires_at INTEGER NOT NULL);
-    `);
+    migrate(ctx.storage, "subuser_gate", GATE_STORAGE);
     const stored = this.#sql.exec<{ value: string }>("SELECT value FROM config WHERE id = 1").toArray()[0];
     if (stored) this.#apply(JSON.parse(stored.value) as GateConfig);
     for (const lease of this.#sql.exec<{ id: string; expires_at: number }>("SELECT id, expires_at FROM leases")) {

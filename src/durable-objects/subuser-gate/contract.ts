@@ -1,0 +1,114 @@
+import { DAY } from "../../platform/clock";
+import type { SessionRequest, SessionUsage, TrafficProduct } from "../traffic-store/contract";
+
+/**
+ * What a `SubuserGate` and its callers share: its configuration, its decisions, sticky sessions' pins, and how
+ * sessions' usage adds up (the usage producer sums a batch with the same rules the gate applies). Pure: no Durable
+ * Object code.
+ */
+
+export type GatewayProduct = "residential" | "mobile" | "isp";
+export type BandwidthProduct = "residential" | "mobile";
+
+/** What the gate knows of a pool: it is used up when used ≥ purchased (or when nothing was ever bought). */
+export interface PoolFigures {
+  purchasedBytes: number;
+  usedBytes: number;
+}
+
+/** Everything the gate needs to decide, pushed by the API whenever the sub-user, its whitelist or its plan changes. */
+export interface GateConfig {
+  subuserId: string;
+  accountId: string;
+  name: string;
+  products: GatewayProduct[];
+  status: "active" | "disabled" | "deleted";
+  passwordHash: string;
+  previousPasswordHash: string | null;
+  previousPasswordUntil: number | null;
+  /** Effective limits per product: the sub-user's own, capped by the plan (null = no per-sub-user cap). */
+  limits: Partial<Record<GatewayProduct, { concurrent: number | null; rps: number | null }>>;
+  whitelist: Array<{ product: GatewayProduct; ip: string }>;
+  /** The account's bandwidth pools, per gateway product; a product without one has none bought. */
+  pools: Partial<Record<BandwidthProduct, PoolFigures>>;
+  /** The sub-user's monthly cap in bytes (null: none), and its usage in the latest month it was told of. */
+  trafficLimitBytes: number | null;
+  monthUsage: { month: string; usedBytes: number } | null;
+}
+
+export interface DecideInput {
+  product: GatewayProduct;
+  /** SHA-256 of the presented password, or null when none was presented. */
+  passwordHash: string | null;
+  sourceIp: string;
+  /** The username's session segments, when it has them. */
+  session?: SessionSpec;
+}
+
+export type Decision =
+  | { outcome: "unconfigured" }
+  | { outcome: "allow"; subuserId: string; lease: string; cacheTtlS: number; session: SessionPin | null }
+  | { outcome: "deny"; status: 402 | 403 | 407 | 429; errorCode: string; retryAfterS?: number };
+
+/** What a username's session segments ask for. */
+export interface SessionSpec {
+  /** The full gateway username, lower-case: the session key. */
+  key: string;
+  product: TrafficProduct;
+  sessionId: string;
+  region: string;
+  state: string | null;
+  city: string | null;
+  asn: number | null;
+  minutes: number;
+}
+
+export interface SessionPin {
+  id: string;
+  exitIp: string | null;
+  startedAt: number;
+  expiresAt: number;
+}
+
+/** A terminated session's record is kept this long (spec §8.5). */
+export const TERMINATED_KEPT_MS = DAY;
+/** A session keeps its latest requests (spec §3.3). */
+export const LAST_REQUESTS = 10;
+
+/**
+ * Adds `usage` to `total`, the same session's usage so far (in place): sums, the exit IP of the earliest record
+ * (it pins a session that has none), the latest repin, and the newest 10 requests. The producer sums a batch's
+ * records with it, the gate a consumer batch's messages, so both read usage the same way.
+ */
+export function addSessionUsage(total: SessionUsage, usage: SessionUsage): void {
+  if (usage.firstTs < total.firstTs) {
+    total.firstTs = usage.firstTs;
+    total.firstExitIp = usage.firstExitIp;
+  }
+  if (usage.repinnedExitIp !== null && (total.repinnedExitIp === null || usage.lastTs >= total.lastTs)) {
+    total.repinnedExitIp = usage.repinnedExitIp;
+  }
+  total.lastTs = Math.max(total.lastTs, usage.lastTs);
+  total.bytes += usage.bytes;
+  total.requests += usage.requests;
+  for (const request of usage.lastRequests) keepLatest(total.lastRequests, request);
+}
+
+/** A copy that `addSessionUsage` may change without touching the original. */
+export function copySessionUsage(usage: SessionUsage): SessionUsage {
+  return { ...usage, lastRequests: [...usage.lastRequests] };
+}
+
+/** Inserts `request` into `latest` (newest first, at most 10), unless it is older than all 10 kept. */
+function keepLatest(latest: SessionRequest[], request: SessionRequest): void {
+  let at = latest.length;
+  while (at > 0 && isNewer(request, latest[at - 1] as SessionRequest)) at--;
+  if (at >= LAST_REQUESTS) return;
+  latest.splice(at, 0, request);
+  if (latest.length > LAST_REQUESTS) latest.pop();
+}
+
+/** Newest first by time, then by request id in binary order (as SQLite's `ORDER BY ts DESC, request_id DESC`). */
+function isNewer(a: SessionRequest, b: SessionRequest): boolean {
+  return a.ts > b.ts || (a.ts === b.ts && a.requestId > b.requestId);
+}

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createAccount, issueKey } from "../helpers/accounts";
-import { call, json } from "../helpers/http";
-import { createEndpoint, orderBandwidth } from "./helpers";
+import { call, env, json } from "../helpers/http";
+import { createEndpoint, deliveries, deliveryWhen, orderBandwidth } from "./helpers";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -114,5 +114,40 @@ describe("the OpenAPI document's webhooks section", () => {
     const eventSchema = document.components.schemas.Event;
     expect(eventSchema.required).toEqual(["id", "type", "created_at", "livemode", "data"]);
     expect(eventSchema.properties.livemode.type).toBe("boolean");
+  });
+});
+
+describe("events wait for the endpoints that await them", () => {
+  async function deliveredAt(accountId: string): Promise<Array<number | null>> {
+    const { results } = await env.DB.prepare("SELECT delivered_at FROM events WHERE account_id = ? ORDER BY id")
+      .bind(accountId)
+      .all<{ delivered_at: number | null }>();
+    return results.map((row) => row.delivered_at);
+  }
+
+  it("an event no enabled endpoint subscribes to is recorded as dispatched: no fan-out, no delivery, still listed", async () => {
+    const account = await createAccount({ balance_usd: 100 });
+    const other = await createEndpoint(account, { events: ["report_run.completed"] });
+    await orderBandwidth(account);
+    const [dispatched] = await deliveredAt(account.id);
+    expect(dispatched).toEqual(expect.any(Number));
+    expect(await deliveries(account, other.id)).toEqual([]);
+    expect((await listEvents(account.token)).data.map((event: Record<string, any>) => event.type)).toEqual([
+      "order.completed",
+    ]);
+  });
+
+  it("an event an endpoint subscribes to waits for the fan-out and is delivered; an endpoint enabled later gets only later events", async () => {
+    const account = await createAccount({ balance_usd: 100 });
+    await orderBandwidth(account);
+    const endpoint = await createEndpoint(account, { events: ["order.completed"] });
+    const awaited = await orderBandwidth(account);
+    const delivery = await deliveryWhen(account, endpoint.id, () => true);
+    expect(delivery).toMatchObject({ event_type: "order.completed" });
+    const all = await deliveries(account, endpoint.id);
+    expect(all).toHaveLength(1);
+    const [event] = (await listEvents(account.token, "?limit=1")).data;
+    expect(event.data.order_id).toBe(awaited.id);
+    expect(all[0]?.event_id).toBe(event.id);
   });
 });

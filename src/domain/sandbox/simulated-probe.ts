@@ -1,7 +1,7 @@
 import { sha256Hex } from "../../platform/crypto";
 import type { DomainContext } from "../context";
 import { GATEWAY_LIMIT_SERVICE_CODE } from "../gateway/decision";
-import type { GatewayProbe, ProbeOutcome, ProbeRequest } from "../tools/gateway-probe";
+import type { GatewayProbe, ProbeOutcome, ProbeRequest } from "../tools/probe";
 import { decideAsGateway } from "./gate";
 import { simulatedExitIp } from "./traffic";
 

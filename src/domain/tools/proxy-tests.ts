@@ -7,7 +7,8 @@ import { keysetPage, type PageQuery } from "../../platform/pagination";
 import type { DomainContext, Principal } from "../context";
 import { type GatewayTarget, parseUsername } from "../gateway/username";
 import { assertInScope } from "../scope";
-import { type ProbeOutcome, type ProbeProtocol, probeFor } from "./gateway-probe";
+import { probeFor } from "./gateway-probe";
+import type { ProbeOutcome, ProbeProtocol } from "./probe";
 
 /** Runs are kept this long so they can be compared (spec §4.10), then the cron deletes them. */
 export const PROXY_TEST_KEPT_MS = DAY;

@@ -2,7 +2,7 @@ import { connect } from "cloudflare:sockets";
 import socksRefusals from "../../../gateway/socks-refusals.json";
 import { bytesToBase64 } from "../../platform/base64";
 import { GATEWAY_LIMIT_SERVICE_CODE } from "../gateway/decision";
-import type { GatewayProbe, ProbeExit, ProbeOutcome, ProbeRequest } from "./gateway-probe";
+import type { GatewayProbe, ProbeExit, ProbeOutcome, ProbeRequest } from "./probe";
 import { ProbeFailure, type ResponseHead, SocketReader } from "./socket-reader";
 
 const encoder = new TextEncoder();

@@ -44,9 +44,9 @@ describe("a unit of work: statements with their after-commit effects", () => {
   it("an account write is seen at once by every key of the account (the row and key ids read back in its statement)", async () => {
     const account = await createAccount({ balance_usd: 10 });
     const other = (await issueKey(account.id)).token;
-    expect((await json(await call("GET", "/v1/users/me", { token: other }))).balance_usd).toBe(10);
+    expect((await json(await call("GET", "/v1/users/me", { token: other }))).balance.amount).toBe(10);
     await call("POST", "/v1/orders", { token: account.token, body: { product: "residential", gb: 1 } });
     const after = await json(await call("GET", "/v1/users/me", { token: other }));
-    expect(after.balance_usd).toBeLessThan(10);
+    expect(after.balance.amount).toBeLessThan(10);
   });
 });

@@ -90,8 +90,14 @@ try {
     const rows = [];
     for (const target of targets) rows.push(await measure(target));
     const bare = rows[0];
-    for (const row of rows)
-      console.log(`${row.name}: ${Math.round(row.rps)} req/s = ${ratio(row, row.rps / bare.rps)} of bare`);
+    for (const row of rows) {
+      const cpu = Object.entries(row.cpuMsPerRequest).filter(
+        ([key]) => key.startsWith("workerd") && !key.endsWith("busiest"),
+      );
+      console.log(
+        `${row.name}: ${Math.round(row.rps)} req/s = ${ratio(row, row.rps / bare.rps)} of bare, workerd CPU ms per request ${cpu.map(([, ms]) => ms).join(" + ")}`,
+      );
+    }
     await stop();
     process.exit(0);
   }

@@ -13,7 +13,7 @@ import { rateLimited, setRateLimitHeaders } from "./rate-limit-headers";
  */
 export const apiKeyAuth = createMiddleware<AppEnv>(async (c, next) => {
   const token = bearerToken(c);
-  const keyId = token ? await keyIdForToken(c.var.ctx, token) : null;
+  const keyId = token ? await keyIdForToken(c.get("ctx"), token) : null;
   if (!keyId) {
     await admitClientAddress(c);
     throw new ApiError("unauthorized");
@@ -29,7 +29,7 @@ export const apiKeyAuth = createMiddleware<AppEnv>(async (c, next) => {
  */
 export async function admitClientAddress(c: Context<AppEnv>): Promise<void> {
   const client = c.req.header("CF-Connecting-IP") ?? "unknown";
-  const rate = await unauthenticatedGuard(c.var.ctx, client).admitUnauthenticated(unauthenticatedLimits);
+  const rate = await unauthenticatedGuard(c.get("ctx"), client).admitUnauthenticated(unauthenticatedLimits);
   setRateLimitHeaders(c, rate);
   if (!rate.allowed) throw rateLimited(rate);
 }

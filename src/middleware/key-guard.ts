@@ -24,25 +24,29 @@ const FORGOTTEN_CODES = new Set(["invalid_request", "invalid_json"]);
  */
 export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
   const idempotency = await idempotencyRequest(c);
-  const guard = guardOf(c.var.ctx, c.var.keyId);
+  const guard = guardOf(c.get("ctx"), c.get("keyId"));
   const result = await guard.admit(idempotency);
   if (result.outcome === "unconfigured" || result.outcome === "revoked") throw new ApiError("unauthorized");
   setRateLimitHeaders(c, result.rate);
   if (result.outcome === "limited") throw rateLimited(result.rate);
 
   const { config } = result;
-  const keySettlement = { keyId: c.var.keyId, accountId: config.accountId, changedAccount: null as AccountRow | null };
-  c.set("ctx", { ...c.var.ctx, keySettlement });
+  const keySettlement = {
+    keyId: c.get("keyId"),
+    accountId: config.accountId,
+    changedAccount: null as AccountRow | null,
+  };
+  c.set("ctx", { ...c.get("ctx"), keySettlement });
   c.set("principal", {
-    keyId: c.var.keyId,
+    keyId: c.get("keyId"),
     accountId: config.accountId,
     plan: config.plan as Plan,
     products: config.products as Product[] | null,
     accountRevision: result.accountRevision,
-    livemode: c.var.livemode,
+    livemode: c.get("livemode"),
   });
   if (result.touchLogin) {
-    await recordLogin(c.var.ctx, config.accountId, c.req.header("CF-Connecting-IP") ?? null);
+    await recordLogin(c.get("ctx"), config.accountId, c.req.header("CF-Connecting-IP") ?? null);
   }
 
   const claim = result.idempotency;
@@ -69,7 +73,7 @@ export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
   if (written) settlement.accountVersion = written.version;
   if (!settlement.claim && !written) return;
   const revision = await guard.settle(settlement);
-  if (written) rememberWritten(c.var.keyId, revision, written);
+  if (written) rememberWritten(c.get("keyId"), revision, written);
 });
 
 async function idempotencyRequest(c: Context<AppEnv>): Promise<IdempotencyRequest | null> {
@@ -97,7 +101,7 @@ async function toStoredResponse(c: Context<AppEnv>): Promise<StoredResponse | nu
   if (res.status >= 500) return null;
   const body = await res.clone().text();
   if (res.status >= 400 && FORGOTTEN_CODES.has(errorCodeOf(body))) return null;
-  const headers: Record<string, string> = { "x-request-id": c.var.requestId };
+  const headers: Record<string, string> = { "x-request-id": c.get("requestId") };
   for (const name of REPLAYED_HEADERS) {
     const value = res.headers.get(name);
     if (value !== null) headers[name] = value;

@@ -7,7 +7,7 @@ import type { AppEnv } from "../env";
  * serialized (`c.json`), so no handler or resource builder repeats it; errors keep the spec's exact shape.
  */
 export const livemodeField = createMiddleware<AppEnv>(async (c, next) => {
-  const livemode = c.var.livemode;
+  const livemode = c.get("livemode");
   const json = c.json;
   c.json = ((object: unknown, init?: number | ResponseInit, headers?: HeadersInit) =>
     json(

@@ -15,17 +15,17 @@ export const requestId = createMiddleware<AppEnv>(async (c, next) => {
   c.set("replayed", false);
   await next();
   // A replayed idempotent response keeps the id its body was written with.
-  if (!c.var.replayed) c.res.headers.set("X-Request-Id", id);
+  if (!c.get("replayed")) c.res.headers.set("X-Request-Id", id);
   if (String(c.env.LOG_REQUESTS) !== "false") {
     logInfo("request", {
       request_id: id,
-      account_id: c.var.principal?.accountId,
-      key_id: c.var.principal?.keyId,
+      account_id: c.get("principal")?.accountId,
+      key_id: c.get("principal")?.keyId,
       method: c.req.method,
       route: c.req.routePath,
       status: c.res.status,
       duration_ms: now() - startedAt,
-      idempotent_replay: c.var.replayed || undefined,
+      idempotent_replay: c.get("replayed") || undefined,
     });
   }
 });

@@ -11,10 +11,10 @@ import { logError } from "../platform/logger";
  */
 export const dispatchWebhooksAfterWrites = createMiddleware<AppEnv>(async (c, next) => {
   await next();
-  if (c.req.method === "GET" || c.res.status >= 400 || c.var.replayed || !c.var.principal) return;
-  if (!c.var.ctx.awaitedEvents) return;
-  const { accountId } = c.var.principal;
-  const work = dispatchWebhooks(c.var.ctx, now(), accountId).catch((error) =>
+  if (c.req.method === "GET" || c.res.status >= 400 || c.get("replayed") || !c.get("principal")) return;
+  if (!c.get("ctx").awaitedEvents) return;
+  const { accountId } = c.get("principal");
+  const work = dispatchWebhooks(c.get("ctx"), now(), accountId).catch((error) =>
     logError("webhook_dispatch_failed", { account: accountId }, error),
   );
   try {

@@ -6,7 +6,7 @@ import { logError } from "./logger";
 
 function render(c: Context<AppEnv>, error: ApiError): Response {
   for (const [name, value] of Object.entries(error.headers ?? {})) c.header(name, value);
-  return c.json(errorBody(error, c.var.requestId), error.status);
+  return c.json(errorBody(error, c.get("requestId")), error.status);
 }
 
 /**
@@ -27,7 +27,7 @@ export const handleError: ErrorHandler<AppEnv> = (error, c) => {
   if (error instanceof ApiError) return render(c, error);
   const code = error instanceof HTTPException ? httpExceptionCodes[error.status] : undefined;
   if (code) return render(c, new ApiError(code));
-  logError("unhandled_error", { request_id: c.var.requestId, method: c.req.method, route: c.req.routePath }, error);
+  logError("unhandled_error", { request_id: c.get("requestId"), method: c.req.method, route: c.req.routePath }, error);
   return render(c, new ApiError("internal_error"));
 };
 

@@ -37,7 +37,7 @@ export const route = internalRoute(
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { kyc_status, balance_usd, ...input } = c.req.valid("json");
-  const account = await createAccount(c.var.ctx, {
+  const account = await createAccount(c.get("ctx"), {
     ...input,
     kycStatus: kyc_status,
     balanceMinor: toMinor(balance_usd),

@@ -29,6 +29,6 @@ export const route = internalRoute(
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const amount = toMinor(c.req.valid("json").amount_usd);
-  const account = await creditAccount(c.var.ctx, c.req.valid("param").id, amount, "admin_credit");
+  const account = await creditAccount(c.get("ctx"), c.req.valid("param").id, amount, "admin_credit");
   return c.json(presentAdminAccount(account), 200);
 };

@@ -21,5 +21,5 @@ export const route = internalRoute(
 );
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  return c.json(presentAdminAccount(await findAccount(c.var.ctx, c.req.valid("param").id)), 200);
+  return c.json(presentAdminAccount(await findAccount(c.get("ctx"), c.req.valid("param").id)), 200);
 };

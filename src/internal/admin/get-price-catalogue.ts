@@ -22,5 +22,5 @@ export const route = internalRoute(
 );
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  return c.json(presentPriceCatalogue(await priceCatalogue(c.var.ctx)), 200);
+  return c.json(presentPriceCatalogue(await priceCatalogue(c.get("ctx"))), 200);
 };

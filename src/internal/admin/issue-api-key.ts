@@ -62,9 +62,9 @@ export const route = internalRoute(
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { products, mode } = c.req.valid("json");
-  const live = await findLiveAccount(c.var.ctx, c.req.valid("param").id);
-  const account = mode === "test" ? await sandboxTwinOf(c.var.ctx, live) : live;
-  const { key, token } = await issueApiKey(c.var.ctx, account.id, products ?? null, mode);
+  const live = await findLiveAccount(c.get("ctx"), c.req.valid("param").id);
+  const account = mode === "test" ? await sandboxTwinOf(c.get("ctx"), live) : live;
+  const { key, token } = await issueApiKey(c.get("ctx"), account.id, products ?? null, mode);
   return c.json(
     { id: key.id, token, mode, account_id: account.id, products: key.products, created_at: toIso(key.createdAt) },
     201,

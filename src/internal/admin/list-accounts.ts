@@ -24,5 +24,5 @@ export const route = internalRoute(
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const query = c.req.valid("query");
-  return c.json(toPage(c, await listAccounts(c.var.ctx, query), query.limit, presentAdminAccount), 200);
+  return c.json(toPage(c, await listAccounts(c.get("ctx"), query), query.limit, presentAdminAccount), 200);
 };

@@ -24,9 +24,9 @@ export const route = internalRoute(
 );
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const account = await findAccount(c.var.ctx, c.req.valid("param").id);
-  const twin = await sandboxTwinIdOf(c.var.ctx, account.id);
+  const account = await findAccount(c.get("ctx"), c.req.valid("param").id);
+  const twin = await sandboxTwinIdOf(c.get("ctx"), account.id);
   const query = c.req.valid("query");
-  const keys = await listApiKeys(c.var.ctx, twin ? [account.id, twin] : [account.id], query);
+  const keys = await listApiKeys(c.get("ctx"), twin ? [account.id, twin] : [account.id], query);
   return c.json(toPage(c, keys, query.limit, presentApiKey), 200);
 };

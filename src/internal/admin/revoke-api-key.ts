@@ -24,6 +24,6 @@ export const route = internalRoute(
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
-  await revokeApiKey(c.var.ctx, id);
+  await revokeApiKey(c.get("ctx"), id);
   return c.json({ id, revoked: true as const }, 200);
 };

@@ -30,6 +30,6 @@ export const route = internalRoute(
 );
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  await setBandwidthPrice(c.var.ctx, c.req.valid("param").product, toMinor(c.req.valid("json").price_per_gb_usd));
-  return c.json(presentPriceCatalogue(await priceCatalogue(c.var.ctx)), 200);
+  await setBandwidthPrice(c.get("ctx"), c.req.valid("param").product, toMinor(c.req.valid("json").price_per_gb_usd));
+  return c.json(presentPriceCatalogue(await priceCatalogue(c.get("ctx"))), 200);
 };

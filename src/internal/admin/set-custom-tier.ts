@@ -40,9 +40,9 @@ export const route = internalRoute(
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { id, product } = c.req.valid("param");
-  const account = await findAccount(c.var.ctx, id);
+  const account = await findAccount(c.get("ctx"), id);
   const { gb_included, monthly_price_usd } = c.req.valid("json");
-  const tier = await setCustomTier(c.var.ctx, account.id, {
+  const tier = await setCustomTier(c.get("ctx"), account.id, {
     product,
     gbIncluded: gb_included,
     monthlyPriceMinor: toMinor(monthly_price_usd),

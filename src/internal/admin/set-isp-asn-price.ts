@@ -38,11 +38,11 @@ export const route = internalRoute(
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { carrier, premium, price_per_ip_month_usd } = c.req.valid("json");
-  await setIspAsnPrice(c.var.ctx, {
+  await setIspAsnPrice(c.get("ctx"), {
     ...c.req.valid("param"),
     carrier,
     premium,
     pricePerIpMonthMinor: toMinor(price_per_ip_month_usd),
   });
-  return c.json(presentPriceCatalogue(await priceCatalogue(c.var.ctx)), 200);
+  return c.json(presentPriceCatalogue(await priceCatalogue(c.get("ctx"))), 200);
 };

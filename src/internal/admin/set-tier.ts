@@ -28,10 +28,10 @@ export const route = internalRoute(
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { gb_included, monthly_price_usd } = c.req.valid("json");
-  await setTier(c.var.ctx, {
+  await setTier(c.get("ctx"), {
     ...c.req.valid("param"),
     gbIncluded: gb_included,
     monthlyPriceMinor: toMinor(monthly_price_usd),
   });
-  return c.json(presentPriceCatalogue(await priceCatalogue(c.var.ctx)), 200);
+  return c.json(presentPriceCatalogue(await priceCatalogue(c.get("ctx"))), 200);
 };

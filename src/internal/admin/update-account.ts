@@ -39,7 +39,7 @@ export const route = internalRoute(
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { kyc_status, risk_review, limits, ...patch } = c.req.valid("json");
-  const account = await adminUpdateAccount(c.var.ctx, c.req.valid("param").id, {
+  const account = await adminUpdateAccount(c.get("ctx"), c.req.valid("param").id, {
     ...patch,
     kycStatus: kyc_status,
     riskReview: risk_review,

@@ -108,7 +108,7 @@ export const route = internalRoute(
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { source_ip, dest_ip, ...request } = c.req.valid("json");
-  const decision = await authorizeProxyRequest(c.var.ctx, { ...request, sourceIp: source_ip, destIp: dest_ip });
+  const decision = await authorizeProxyRequest(c.get("ctx"), { ...request, sourceIp: source_ip, destIp: dest_ip });
   return c.json(presentDecision(decision), 200);
 };
 

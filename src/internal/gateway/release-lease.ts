@@ -27,5 +27,5 @@ export const route = internalRoute(
 );
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  return c.json({ released: await releaseLease(c.var.ctx, c.req.valid("json").lease) }, 200);
+  return c.json({ released: await releaseLease(c.get("ctx"), c.req.valid("json").lease) }, 200);
 };

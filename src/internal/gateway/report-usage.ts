@@ -51,5 +51,5 @@ export const route = internalRoute(
 export const handler = async (c: Context<AppEnv>) => {
   const body: unknown = await c.req.json();
   const batch = plainlyValidBatch(body) ?? validate(usageBatchSchema, body, "json");
-  return c.json(await ingestUsageBatch(c.var.ctx, batch), 202);
+  return c.json(await ingestUsageBatch(c.get("ctx"), batch), 202);
 };

@@ -42,7 +42,7 @@ export const route = apiRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { product } = c.req.valid("param");
-  const pool = await bandwidthBalance(c.var.ctx, c.var.principal, product);
+  const pool = await bandwidthBalance(c.get("ctx"), c.get("principal"), product);
   return c.json(
     {
       product,

@@ -17,6 +17,6 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const event = await findEvent(c.var.ctx, c.var.principal, c.req.valid("param").id);
-  return c.json(presentEvent(event, c.var.livemode), 200);
+  const event = await findEvent(c.get("ctx"), c.get("principal"), c.req.valid("param").id);
+  return c.json(presentEvent(event, c.get("livemode")), 200);
 };

@@ -24,9 +24,9 @@ export const route = apiRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const filters = c.req.valid("query");
-  const rows = await listEvents(c.var.ctx, c.var.principal, filters);
+  const rows = await listEvents(c.get("ctx"), c.get("principal"), filters);
   return c.json(
-    toPage(c, rows, filters.limit, (event) => presentEvent(event, c.var.livemode)),
+    toPage(c, rows, filters.limit, (event) => presentEvent(event, c.get("livemode"))),
     200,
   );
 };

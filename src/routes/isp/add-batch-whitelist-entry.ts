@@ -38,6 +38,6 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const entry = await whitelistBatchIp(c.var.ctx, c.var.principal, c.req.valid("param").id, c.req.valid("json"));
+  const entry = await whitelistBatchIp(c.get("ctx"), c.get("principal"), c.req.valid("param").id, c.req.valid("json"));
   return c.json(presentBatchWhitelistEntry(entry), 201);
 };

@@ -25,5 +25,5 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  return c.json(presentInventory(await listInventory(c.var.ctx, c.var.principal, c.req.valid("query"))), 200);
+  return c.json(presentInventory(await listInventory(c.get("ctx"), c.get("principal"), c.req.valid("query"))), 200);
 };

@@ -21,6 +21,6 @@ export const route = apiRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const query = c.req.valid("query");
-  const rows = await listBatchWhitelist(c.var.ctx, c.var.principal, c.req.valid("param").id, query);
+  const rows = await listBatchWhitelist(c.get("ctx"), c.get("principal"), c.req.valid("param").id, query);
   return c.json(toPage(c, rows, query.limit, presentBatchWhitelistEntry), 200);
 };

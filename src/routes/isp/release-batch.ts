@@ -19,6 +19,6 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const batch = await releaseBatch(c.var.ctx, c.var.principal, c.req.valid("param").id, mfaCode(c));
+  const batch = await releaseBatch(c.get("ctx"), c.get("principal"), c.req.valid("param").id, mfaCode(c));
   return c.json(presentBatch(batch), 200);
 };

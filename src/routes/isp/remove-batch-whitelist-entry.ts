@@ -20,6 +20,6 @@ export const route = apiRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { id, entry_id } = c.req.valid("param");
-  const entry = await removeBatchWhitelistEntry(c.var.ctx, c.var.principal, id, entry_id);
+  const entry = await removeBatchWhitelistEntry(c.get("ctx"), c.get("principal"), id, entry_id);
   return c.json({ id: entry.id, deleted: true as const }, 200);
 };

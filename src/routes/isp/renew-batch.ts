@@ -24,5 +24,5 @@ export const route = apiRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
-  return c.json(presentBatch(await renewBatch(c.var.ctx, c.var.principal, id, c.req.valid("json").months)), 200);
+  return c.json(presentBatch(await renewBatch(c.get("ctx"), c.get("principal"), id, c.req.valid("json").months)), 200);
 };

@@ -43,7 +43,7 @@ export const route = apiRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const request = { ipId: c.req.valid("param").ip_id, reason: c.req.valid("json").reason };
-  const result = await replaceIp(c.var.ctx, c.var.principal, request);
+  const result = await replaceIp(c.get("ctx"), c.get("principal"), request);
   return c.json(
     {
       replaced: { ...presentIp(result.replaced), status: "released" as const },

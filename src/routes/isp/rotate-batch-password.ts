@@ -31,7 +31,7 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const { batch, password } = await rotateBatchPassword(c.var.ctx, c.var.principal, c.req.valid("param").id);
+  const { batch, password } = await rotateBatchPassword(c.get("ctx"), c.get("principal"), c.req.valid("param").id);
   return c.json(
     { id: batch.id, password, previous_password_expires_at: toIso(batch.previousPasswordUntil as number) },
     200,

@@ -67,8 +67,8 @@ export const route = apiRoute({
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const input = c.req.valid("json");
   const order = await placeOrder(
-    c.var.ctx,
-    c.var.principal,
+    c.get("ctx"),
+    c.get("principal"),
     input.product === "isp" ? { ...input, subuserId: input.subuser } : input,
   );
   return c.json(presentOrder(order), 201);

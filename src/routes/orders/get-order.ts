@@ -18,5 +18,5 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  return c.json(presentOrder(await findOrder(c.var.ctx, c.var.principal, c.req.valid("param").id)), 200);
+  return c.json(presentOrder(await findOrder(c.get("ctx"), c.get("principal"), c.req.valid("param").id)), 200);
 };

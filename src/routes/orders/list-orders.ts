@@ -20,6 +20,6 @@ export const route = apiRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const query = c.req.valid("query");
-  const rows = await listOrders(c.var.ctx, c.var.principal, query);
+  const rows = await listOrders(c.get("ctx"), c.get("principal"), query);
   return c.json(toPage(c, rows, query.limit, presentOrder), 200);
 };

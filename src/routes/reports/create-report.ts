@@ -58,7 +58,7 @@ export const route = apiRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const input = c.req.valid("json");
-  const report = await createReport(c.var.ctx, c.var.principal, {
+  const report = await createReport(c.get("ctx"), c.get("principal"), {
     name: input.name,
     type: input.type,
     filters: toFilters(input.filters),

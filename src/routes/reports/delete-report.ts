@@ -19,6 +19,6 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const report = await deleteReport(c.var.ctx, c.var.principal, c.req.valid("param").id);
+  const report = await deleteReport(c.get("ctx"), c.get("principal"), c.req.valid("param").id);
   return c.json({ id: report.id, deleted: true as const }, 200);
 };

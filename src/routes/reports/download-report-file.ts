@@ -46,12 +46,12 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
   const { exp = "", sig = "" } = c.req.valid("query");
   await verifyDownloadLink(c.env, id, { exp, sig });
-  const found = await openRunFile(c.var.ctx, id);
+  const found = await openRunFile(c.get("ctx"), id);
   const headers = new Headers();
   found.object.writeHttpMetadata(headers);
   headers.set("Content-Length", String(found.object.size));
   headers.set("Content-Disposition", `attachment; filename="${found.fileName}"`);
   headers.set("Cache-Control", "no-store");
-  headers.set("X-Request-Id", c.var.requestId);
+  headers.set("X-Request-Id", c.get("requestId"));
   return c.body(found.object.body, 200, Object.fromEntries(headers));
 };

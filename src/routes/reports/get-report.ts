@@ -18,6 +18,6 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const report = await findReport(c.var.ctx, c.var.principal, c.req.valid("param").id);
+  const report = await findReport(c.get("ctx"), c.get("principal"), c.req.valid("param").id);
   return c.json(presentReport(report), 200);
 };

@@ -21,6 +21,6 @@ export const route = apiRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const query = c.req.valid("query");
-  const rows = await listReports(c.var.ctx, c.var.principal, query);
+  const rows = await listReports(c.get("ctx"), c.get("principal"), query);
   return c.json(toPage(c, rows, query.limit, presentReportWithRuns), 200);
 };

@@ -39,6 +39,6 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const run = await requestRun(c.var.ctx, c.var.principal, c.req.valid("param").id, c.req.valid("json"));
+  const run = await requestRun(c.get("ctx"), c.get("principal"), c.req.valid("param").id, c.req.valid("json"));
   return c.json({ run_id: run.id, status: "queued" as const }, 202);
 };

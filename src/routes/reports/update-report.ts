@@ -44,7 +44,7 @@ export const route = apiRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { filters, destination, ...patch } = c.req.valid("json");
-  const report = await updateReport(c.var.ctx, c.var.principal, c.req.valid("param").id, {
+  const report = await updateReport(c.get("ctx"), c.get("principal"), c.req.valid("param").id, {
     ...patch,
     ...(filters ? { filters: toFilters(filters) } : {}),
     ...(destination ? { destination: toDestinationInput(destination) } : {}),

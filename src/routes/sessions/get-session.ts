@@ -24,7 +24,7 @@ export const operations = SESSION_PRODUCTS.map(({ product, name }) => {
     responses: { 200: jsonContent(sessionWithRequestsSchema, "The session.") },
   });
   const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-    const found = await findSession(c.var.ctx, c.var.principal, product, c.req.valid("param").id);
+    const found = await findSession(c.get("ctx"), c.get("principal"), product, c.req.valid("param").id);
     return c.json(presentSessionWithRequests(found), 200);
   };
   return { route, handler };

@@ -35,7 +35,7 @@ export const operations = SESSION_PRODUCTS.map(({ product, name }) => {
   });
   const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     const { subuser, session_id, repinned, ...page } = c.req.valid("query");
-    const rows = await listSessions(c.var.ctx, c.var.principal, product, {
+    const rows = await listSessions(c.get("ctx"), c.get("principal"), product, {
       ...page,
       subuserId: subuser,
       sessionId: session_id,

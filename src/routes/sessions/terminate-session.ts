@@ -24,7 +24,7 @@ export const operations = SESSION_PRODUCTS.map(({ product, name }) => {
     responses: { 200: jsonContent(sessionSchema, "The terminated session.") },
   });
   const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-    const session = await terminateSession(c.var.ctx, c.var.principal, product, c.req.valid("param").id);
+    const session = await terminateSession(c.get("ctx"), c.get("principal"), product, c.req.valid("param").id);
     return c.json(presentSession(session), 200);
   };
   return { route, handler };

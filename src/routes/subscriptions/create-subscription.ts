@@ -48,8 +48,8 @@ export const route = apiRoute({
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const input = c.req.valid("json");
   const subscription = await createSubscription(
-    c.var.ctx,
-    c.var.principal,
+    c.get("ctx"),
+    c.get("principal"),
     input.product === "isp" ? { product: "isp", batchId: input.batch_id, cycle: input.cycle } : input,
   );
   return c.json(presentSubscription(subscription), 201);

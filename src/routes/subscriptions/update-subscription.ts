@@ -43,8 +43,8 @@ export const route = apiRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const subscription = await updateSubscription(
-    c.var.ctx,
-    c.var.principal,
+    c.get("ctx"),
+    c.get("principal"),
     c.req.valid("param").id,
     c.req.valid("json"),
   );

@@ -39,7 +39,7 @@ export const route = apiRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const input = c.req.valid("json");
-  const { subuser, password } = await createSubuser(c.var.ctx, c.var.principal, {
+  const { subuser, password } = await createSubuser(c.get("ctx"), c.get("principal"), {
     label: input.label,
     products: input.products,
     concurrentMax: input.concurrent_max,

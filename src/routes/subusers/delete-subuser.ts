@@ -20,6 +20,6 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const subuser = await deleteSubuser(c.var.ctx, c.var.principal, c.req.valid("param").id);
+  const subuser = await deleteSubuser(c.get("ctx"), c.get("principal"), c.req.valid("param").id);
   return c.json({ id: subuser.id, deleted: true as const }, 200);
 };

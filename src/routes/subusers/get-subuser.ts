@@ -18,7 +18,7 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const subuser = await findSubuser(c.var.ctx, c.var.principal, c.req.valid("param").id);
-  const usage = await monthUsageOf(c.var.ctx, subuser.accountId, [subuser.id]);
+  const subuser = await findSubuser(c.get("ctx"), c.get("principal"), c.req.valid("param").id);
+  const usage = await monthUsageOf(c.get("ctx"), subuser.accountId, [subuser.id]);
   return c.json(presentSubuser(subuser, usage.get(subuser.id)), 200);
 };

@@ -29,10 +29,10 @@ export const route = apiRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { label_contains, ...filters } = c.req.valid("query");
-  const rows = await listSubusers(c.var.ctx, c.var.principal, { ...filters, labelContains: label_contains });
+  const rows = await listSubusers(c.get("ctx"), c.get("principal"), { ...filters, labelContains: label_contains });
   const usage = await monthUsageOf(
-    c.var.ctx,
-    c.var.principal.accountId,
+    c.get("ctx"),
+    c.get("principal").accountId,
     rows.map((row) => row.id),
   );
   return c.json(

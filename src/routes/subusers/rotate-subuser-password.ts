@@ -29,7 +29,7 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const { subuser, password } = await rotateSubuserPassword(c.var.ctx, c.var.principal, c.req.valid("param").id);
+  const { subuser, password } = await rotateSubuserPassword(c.get("ctx"), c.get("principal"), c.req.valid("param").id);
   return c.json(
     {
       id: subuser.id,

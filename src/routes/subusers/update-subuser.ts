@@ -41,12 +41,12 @@ export const route = apiRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { concurrent_max, rps_max, traffic_limit_gb, ...patch } = c.req.valid("json");
-  const subuser = await updateSubuser(c.var.ctx, c.var.principal, c.req.valid("param").id, {
+  const subuser = await updateSubuser(c.get("ctx"), c.get("principal"), c.req.valid("param").id, {
     ...patch,
     concurrentMax: concurrent_max,
     rpsMax: rps_max,
     trafficLimitBytes: toBytes(traffic_limit_gb),
   });
-  const usage = await monthUsageOf(c.var.ctx, subuser.accountId, [subuser.id]);
+  const usage = await monthUsageOf(c.get("ctx"), subuser.accountId, [subuser.id]);
   return c.json(presentSubuser(subuser, usage.get(subuser.id)), 200);
 };

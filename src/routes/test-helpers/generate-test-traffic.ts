@@ -71,7 +71,7 @@ export const route = apiRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const input = c.req.valid("json");
-  const { subuser, spec, accepted, errors } = await generateTraffic(c.var.ctx, c.var.principal, {
+  const { subuser, spec, accepted, errors } = await generateTraffic(c.get("ctx"), c.get("principal"), {
     subuserId: input.subuser,
     product: input.product,
     requests: input.requests,

@@ -10,7 +10,7 @@ import * as topUpTestBalance from "./top-up-test-balance";
 
 /** A live key is refused before anything else, its request not even validated: the helpers do not exist for it. */
 const sandboxOnly = createMiddleware<AppEnv>(async (c, next) => {
-  assertSandbox(c.var.principal);
+  assertSandbox(c.get("principal"));
   await next();
 });
 

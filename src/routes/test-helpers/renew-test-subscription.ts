@@ -21,6 +21,6 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const subscription = await renewSubscriptionNow(c.var.ctx, c.var.principal, c.req.valid("param").id);
+  const subscription = await renewSubscriptionNow(c.get("ctx"), c.get("principal"), c.req.valid("param").id);
   return c.json(presentSubscription(subscription), 200);
 };

@@ -61,7 +61,7 @@ export const route = apiRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const input = c.req.valid("json");
-  const { subuser, username, session } = await startSession(c.var.ctx, c.var.principal, {
+  const { subuser, username, session } = await startSession(c.get("ctx"), c.get("principal"), {
     subuserId: input.subuser,
     product: input.product,
     region: input.region,

@@ -29,6 +29,6 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const account = await topUpSandbox(c.var.ctx, c.var.principal, toMinor(c.req.valid("json").amount_usd));
+  const account = await topUpSandbox(c.get("ctx"), c.get("principal"), toMinor(c.req.valid("json").amount_usd));
   return c.json(presentAccount(account), 200);
 };

@@ -20,6 +20,6 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const record = await findProxyTest(c.var.ctx, c.var.principal, c.req.valid("param").id);
+  const record = await findProxyTest(c.get("ctx"), c.get("principal"), c.req.valid("param").id);
   return c.json(presentProxyTest(record), 200);
 };

@@ -20,6 +20,6 @@ export const route = apiRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const query = c.req.valid("query");
-  const records = await listProxyTests(c.var.ctx, c.var.principal, query);
+  const records = await listProxyTests(c.get("ctx"), c.get("principal"), query);
   return c.json(toPage(c, records, query.limit, presentProxyTest), 200);
 };

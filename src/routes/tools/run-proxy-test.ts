@@ -57,6 +57,6 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const record = await runProxyTest(c.var.ctx, c.var.principal, c.req.valid("json"));
+  const record = await runProxyTest(c.get("ctx"), c.get("principal"), c.req.valid("json"));
   return c.json(presentProxyTest(record), 201);
 };

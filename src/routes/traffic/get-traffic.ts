@@ -50,7 +50,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { product } = c.req.valid("param");
   const { from, to, group_by, subuser, region, tag } = c.req.valid("query");
   const groupBy = (group_by ?? null) as GroupBy | null;
-  const answer = await queryTraffic(c.var.ctx, c.var.principal, {
+  const answer = await queryTraffic(c.get("ctx"), c.get("principal"), {
     product,
     from,
     to,

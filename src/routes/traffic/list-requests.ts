@@ -32,6 +32,6 @@ export const route = apiRoute({
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { product } = c.req.valid("param");
   const { subuser, limit } = c.req.valid("query");
-  const entries = await listRequests(c.var.ctx, c.var.principal, { product, subuserId: subuser, limit });
+  const entries = await listRequests(c.get("ctx"), c.get("principal"), { product, subuserId: subuser, limit });
   return c.json({ data: entries.map(presentRequest) }, 200);
 };

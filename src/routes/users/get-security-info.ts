@@ -16,5 +16,5 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  return c.json(presentSecurity(await currentAccount(c.var.ctx, c.var.principal)), 200);
+  return c.json(presentSecurity(await currentAccount(c.get("ctx"), c.get("principal"))), 200);
 };

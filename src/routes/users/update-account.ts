@@ -41,8 +41,8 @@ export const route = apiRoute({
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const input = c.req.valid("json");
   const account = await updateProfile(
-    c.var.ctx,
-    c.var.principal,
+    c.get("ctx"),
+    c.get("principal"),
     {
       company: input.company,
       billingAddress: input.billing_address ? toBillingAddress(input.billing_address) : input.billing_address,

@@ -35,6 +35,6 @@ export const route = apiRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const input = c.req.valid("json");
-  const { endpoint, secret } = await createEndpoint(c.var.ctx, c.var.principal, input);
+  const { endpoint, secret } = await createEndpoint(c.get("ctx"), c.get("principal"), input);
   return c.json({ ...presentEndpoint(endpoint), secret }, 201);
 };

@@ -20,6 +20,6 @@ export const route = apiRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
-  await deleteEndpoint(c.var.ctx, c.var.principal, id);
+  await deleteEndpoint(c.get("ctx"), c.get("principal"), id);
   return c.json({ id, deleted: true as const }, 200);
 };

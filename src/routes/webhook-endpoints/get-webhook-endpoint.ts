@@ -18,6 +18,6 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const endpoint = await findEndpoint(c.var.ctx, c.var.principal, c.req.valid("param").id);
+  const endpoint = await findEndpoint(c.get("ctx"), c.get("principal"), c.req.valid("param").id);
   return c.json(presentEndpoint(endpoint), 200);
 };

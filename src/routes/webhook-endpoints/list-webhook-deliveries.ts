@@ -28,6 +28,6 @@ export const route = apiRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const filters = c.req.valid("query");
-  const rows = await listDeliveries(c.var.ctx, c.var.principal, c.req.valid("param").id, filters);
+  const rows = await listDeliveries(c.get("ctx"), c.get("principal"), c.req.valid("param").id, filters);
   return c.json(toPage(c, rows, filters.limit, presentDelivery), 200);
 };

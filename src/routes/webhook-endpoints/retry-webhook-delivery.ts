@@ -21,6 +21,6 @@ export const route = apiRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { id, delivery_id } = c.req.valid("param");
-  const delivery = await retryDelivery(c.var.ctx, c.var.principal, id, delivery_id);
+  const delivery = await retryDelivery(c.get("ctx"), c.get("principal"), id, delivery_id);
   return c.json(presentDelivery(delivery), 200);
 };

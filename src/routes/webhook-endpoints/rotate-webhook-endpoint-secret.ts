@@ -22,6 +22,6 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const { endpoint, secret } = await rotateSecret(c.var.ctx, c.var.principal, c.req.valid("param").id);
+  const { endpoint, secret } = await rotateSecret(c.get("ctx"), c.get("principal"), c.req.valid("param").id);
   return c.json({ ...presentEndpoint(endpoint), secret }, 200);
 };

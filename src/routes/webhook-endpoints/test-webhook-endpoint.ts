@@ -21,6 +21,6 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const delivery = await sendTestEvent(c.var.ctx, c.var.principal, c.req.valid("param").id);
+  const delivery = await sendTestEvent(c.get("ctx"), c.get("principal"), c.req.valid("param").id);
   return c.json(presentDelivery(delivery), 200);
 };

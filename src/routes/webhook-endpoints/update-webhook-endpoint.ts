@@ -37,6 +37,6 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const endpoint = await updateEndpoint(c.var.ctx, c.var.principal, c.req.valid("param").id, c.req.valid("json"));
+  const endpoint = await updateEndpoint(c.get("ctx"), c.get("principal"), c.req.valid("param").id, c.req.valid("json"));
   return c.json(presentEndpoint(endpoint), 200);
 };

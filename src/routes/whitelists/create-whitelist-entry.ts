@@ -43,6 +43,6 @@ export const route = apiRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { subuser, ...input } = c.req.valid("json");
-  const entry = await whitelistSubuserIp(c.var.ctx, c.var.principal, { ...input, subuserId: subuser });
+  const entry = await whitelistSubuserIp(c.get("ctx"), c.get("principal"), { ...input, subuserId: subuser });
   return c.json(presentWhitelistEntry(entry), 201);
 };

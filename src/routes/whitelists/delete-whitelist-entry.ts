@@ -18,6 +18,6 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const entry = await removeSubuserWhitelistEntry(c.var.ctx, c.var.principal, c.req.valid("param").id);
+  const entry = await removeSubuserWhitelistEntry(c.get("ctx"), c.get("principal"), c.req.valid("param").id);
   return c.json({ id: entry.id, deleted: true as const }, 200);
 };

@@ -23,6 +23,6 @@ export const route = apiRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { subuser, ...page } = c.req.valid("query");
-  const rows = await listSubuserWhitelist(c.var.ctx, c.var.principal, { ...page, subuserId: subuser });
+  const rows = await listSubuserWhitelist(c.get("ctx"), c.get("principal"), { ...page, subuserId: subuser });
   return c.json(toPage(c, rows, page.limit, presentWhitelistEntry), 200);
 };

@@ -143,6 +143,12 @@ const SCENARIO: Folder[] = [
     steps: [
       { operationId: "getIspInventory", query: { country: "US" } },
       {
+        operationId: "quoteOrder",
+        example: "IspOrderCreate",
+        body: { quantity: 5, months: 1 },
+        expect: { product: "isp", total_usd: 30, orderable: true },
+      },
+      {
         operationId: "createOrder",
         example: "IspOrderCreate",
         body: { quantity: 5, months: 1 },

@@ -11,9 +11,14 @@ import { MFA_HEADER, noStore } from "./route-middleware";
  * meet, the headers sent on every response, `Idempotency-Key` on writes, `X-MFA-Code` on gated actions.
  */
 
+/** One of the error catalogue's codes. */
+export const errorCodeSchema = z
+  .enum(Object.keys(errorCatalogue) as [ErrorCode, ...ErrorCode[]])
+  .openapi({ example: "invalid_request" });
+
 export const errorSchema = z
   .object({
-    code: z.enum(Object.keys(errorCatalogue) as [ErrorCode, ...ErrorCode[]]).openapi({ example: "invalid_request" }),
+    code: errorCodeSchema,
     message: text(1000).openapi({ example: "label: must match [a-z0-9-]{1,64}." }),
     request_id: z
       .string()

@@ -38,6 +38,13 @@ export async function placeOrder(ctx: DomainContext, principal: Principal, input
   return input.product === "isp" ? orderIsp(ctx, principal, input) : orderBandwidth(ctx, principal, input);
 }
 
+/** The checks an order runs before it is charged (the balance is the batch's own): the first one failing throws. */
+export async function checkOrder(ctx: DomainContext, principal: Principal, input: NewOrder): Promise<void> {
+  assertInScope(principal, [input.product]);
+  if (input.product === "isp") await ispOrderPlan(ctx, principal, input);
+  else assertKycClear(await currentAccount(ctx, principal));
+}
+
 /**
  * Bandwidth: priced per GB, debited at once, completed, the GB added to the product's pool. One D1 round trip:
  * the database prices the order from the catalogue in force at commit and hands the order back.
@@ -108,8 +115,11 @@ function provisioningDelayMs(env: Cloudflare.Env, country: string, livemode: boo
   return Number(seconds) * SECOND;
 }
 
-/** ISP: debited at once; a batch is created with its IPs reserved, and the order is provisioning until the job completes it. */
-async function orderIsp(ctx: DomainContext, principal: Principal, input: IspOrderInput): Promise<OrderRow> {
+/**
+ * What an ISP order would buy, checked as the order checks it (quantity, city, sub-user, KYC, catalogue, stock):
+ * the first rule it breaks is thrown. The quote and the order run it alike.
+ */
+async function ispOrderPlan(ctx: DomainContext, principal: Principal, input: IspOrderInput) {
   assertIspQuantity(input.quantity);
   const city = input.city ?? null;
   if (city !== null && !TIER1_COUNTRIES.has(input.country)) {
@@ -128,9 +138,18 @@ async function orderIsp(ctx: DomainContext, principal: Principal, input: IspOrde
   }
   const geo = { accountId: account.id, country: input.country, city, asn: input.asn };
   if ((await availableCount(ctx, geo)) < input.quantity) throw new ApiError("insufficient_inventory");
+  return { subuser, account, geo, catalogue, total: ispTotal(catalogue.pricePerIpMonthMinor, input) };
+}
 
+/** The price of ISP IPs: per IP and month, for the quantity and months ordered. */
+export function ispTotal(pricePerIpMonth: Minor, order: { quantity: number; months: number }): Minor {
+  return pricePerIpMonth * order.quantity * order.months;
+}
+
+/** ISP: debited at once; a batch is created with its IPs reserved, and the order is provisioning until the job completes it. */
+async function orderIsp(ctx: DomainContext, principal: Principal, input: IspOrderInput): Promise<OrderRow> {
+  const { subuser, account, geo, catalogue, total } = await ispOrderPlan(ctx, principal, input);
   const at = now();
-  const total: Minor = catalogue.pricePerIpMonthMinor * input.quantity * input.months;
   const orderId = newId("order", at);
   const batchId = newId("batch", at);
   const expiresAt = addMonths(at, input.months);

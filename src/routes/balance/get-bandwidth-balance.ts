@@ -1,6 +1,9 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
+import { FORECAST_WINDOW_DAYS, usageForecast } from "../../domain/billing/forecast";
 import { BYTES_PER_GB, bandwidthBalance } from "../../domain/billing/pools";
 import type { AppEnv } from "../../env";
+import { toIso } from "../../platform/clock";
+import { timestamp } from "../../platform/fields";
 import { apiRoute, jsonContent } from "../../platform/route-definitions";
 import { bandwidthProductSchema } from "../../resources/vocabulary";
 
@@ -23,6 +26,19 @@ const balanceSchema = z
     exhausted: z
       .boolean()
       .openapi({ description: "New proxy requests of this product are refused (402) until a top-up." }),
+    forecast: z
+      .object({
+        window_days: z.literal(FORECAST_WINDOW_DAYS),
+        from: timestamp(),
+        to: timestamp(),
+        avg_daily_gb: gb().openapi({ description: "Average GB used per day over the window.", example: 2.4 }),
+        projected_exhaustion_at: timestamp()
+          .nullable()
+          .openapi({ description: "When the pool runs out at that average; null when nothing was used or is left." }),
+      })
+      .openapi("BandwidthForecast", {
+        description: "The last 7 days' average use (exact sums of the traffic reported) and where it leads.",
+      }),
   })
   .openapi("BandwidthBalance");
 
@@ -34,7 +50,8 @@ export const route = apiRoute({
   summary: "Bandwidth pool of a product",
   description:
     "The account's prepaid GB for a gateway product, shared by all its sub-users of that product. Usage figures " +
-    "are those of the last settlement: at most a minute behind the usage the gateway reported.",
+    "are those of the last settlement: at most a minute behind the usage the gateway reported. `forecast` averages " +
+    "the last 7 days' usage and projects when the pool runs out at that pace.",
   request: { params: z.object({ product: bandwidthProductSchema }) },
   errors: ["invalid_request", "subuser_scope_mismatch"],
   responses: { 200: jsonContent(balanceSchema, "The pool.") },
@@ -43,6 +60,7 @@ export const route = apiRoute({
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { product } = c.req.valid("param");
   const pool = await bandwidthBalance(c.get("ctx"), c.get("principal"), product);
+  const forecast = await usageForecast(c.get("ctx"), c.get("principal"), pool);
   return c.json(
     {
       product,
@@ -51,6 +69,13 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
       gb_remaining: Math.max(0, pool.purchasedBytes - pool.usedBytes) / BYTES_PER_GB,
       gb_overdrawn: Math.max(0, pool.usedBytes - pool.purchasedBytes) / BYTES_PER_GB,
       exhausted: pool.usedBytes >= pool.purchasedBytes,
+      forecast: {
+        window_days: FORECAST_WINDOW_DAYS,
+        from: toIso(forecast.from),
+        to: toIso(forecast.to),
+        avg_daily_gb: forecast.avgDailyBytes / BYTES_PER_GB,
+        projected_exhaustion_at: forecast.exhaustsAt === null ? null : toIso(forecast.exhaustsAt),
+      },
     },
     200,
   );

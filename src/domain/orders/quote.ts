@@ -1,0 +1,91 @@
+import { eq } from "drizzle-orm";
+import { bandwidthPrices, type Product } from "../../db/schema";
+import { ApiError } from "../../platform/errors";
+import type { Minor } from "../../platform/money";
+import { currentAccount } from "../accounts/accounts";
+import { BYTES_PER_MB, gbToBytes } from "../billing/pools";
+import { bandwidthPriceSql, ispAsn } from "../billing/prices";
+import type { DomainContext, Principal } from "../context";
+import { checkOrder, ispTotal, type NewOrder } from "./orders";
+
+export interface LineItem {
+  description: string;
+  quantity: number;
+  unit: "gb" | "ip_month";
+  unitPriceMinor: Minor;
+  amountMinor: Minor;
+}
+
+/** What an order would cost and do, with nothing charged or reserved. */
+export interface OrderQuote {
+  product: Product;
+  /** Null when the order cannot be priced (an ASN not offered in that country). */
+  totalMinor: Minor | null;
+  lineItems: LineItem[];
+  balanceMinor: Minor;
+  balanceAfterMinor: Minor | null;
+  /** The error the order would get now, or null when it would go through. */
+  error: ApiError | null;
+}
+
+/**
+ * Prices an order as placing it would (the same pricing: the database's bandwidth price, the catalogue's ISP
+ * price) and runs the order's checks, reporting the first rule it would break instead of throwing it.
+ */
+export async function quoteOrder(ctx: DomainContext, principal: Principal, input: NewOrder): Promise<OrderQuote> {
+  const [account, lineItems, error] = await Promise.all([
+    currentAccount(ctx, principal),
+    priceOrder(ctx, input),
+    checkOrder(ctx, principal, input).then(
+      () => null,
+      (thrown: unknown) => {
+        if (thrown instanceof ApiError) return thrown;
+        throw thrown;
+      },
+    ),
+  ]);
+  const totalMinor = lineItems ? lineItems.reduce((sum, item) => sum + item.amountMinor, 0) : null;
+  const balanceAfterMinor = totalMinor === null ? null : account.balanceMinor - totalMinor;
+  const overdraws = balanceAfterMinor !== null && balanceAfterMinor < 0;
+  return {
+    product: input.product,
+    totalMinor,
+    lineItems: lineItems ?? [],
+    balanceMinor: account.balanceMinor,
+    balanceAfterMinor,
+    error: error ?? (overdraws ? new ApiError("insufficient_balance") : null),
+  };
+}
+
+/** The order's line items at today's prices, or null when it cannot be priced. */
+async function priceOrder(ctx: DomainContext, input: NewOrder): Promise<LineItem[] | null> {
+  if (input.product === "isp") {
+    const catalogue = await ispAsn(ctx, input.country, input.asn);
+    if (!catalogue) return null;
+    return [
+      {
+        description: `${input.quantity} ISP IPs of AS${input.asn} in ${input.country} for ${input.months} month(s)`,
+        quantity: input.quantity * input.months,
+        unit: "ip_month",
+        unitPriceMinor: catalogue.pricePerIpMonthMinor,
+        amountMinor: ispTotal(catalogue.pricePerIpMonthMinor, input),
+      },
+    ];
+  }
+  const price = bandwidthPriceSql(input.product, gbToBytes(input.gb) / BYTES_PER_MB);
+  const row = await ctx.db
+    .select({ perGb: price.perGb, total: price.total })
+    .from(bandwidthPrices)
+    .where(eq(bandwidthPrices.product, input.product))
+    .get();
+  if (!row) return null;
+  return [
+    {
+      description: `${input.gb} GB of ${input.product} bandwidth`,
+      quantity: input.gb,
+      unit: "gb",
+      unitPriceMinor: row.perGb,
+      amountMinor: row.total,
+    },
+  ];
+}

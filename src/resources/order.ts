@@ -11,6 +11,7 @@ import {
   idParam,
   integer,
   rangedInteger,
+  text,
   timestamp,
   token,
   usdAmount,

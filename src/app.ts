@@ -1,4 +1,5 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
+import { errorCodesPage } from "./api-docs/error-page";
 import {
   API_VERSIONS,
   type ApiVersion,
@@ -13,6 +14,7 @@ import { withDomainContext } from "./middleware/domain-context";
 import { internalAuth } from "./middleware/internal-auth";
 import { requestId } from "./middleware/request-id";
 import { handleError, notFoundHandler } from "./platform/error-handler";
+import { ERROR_DOCS_PATH } from "./platform/errors";
 import { validationHook } from "./platform/validation";
 import { reportLinkRoutes } from "./routes/reports";
 
@@ -29,6 +31,7 @@ export function createApp(versions: readonly ApiVersion[] = API_VERSIONS): OpenA
 
   app.use("*", requestId, withDomainContext, deprecationNotices(versions));
   app.get("/healthz", (c) => c.json({ ok: true }));
+  app.get(ERROR_DOCS_PATH, (c) => c.html(errorCodesPage()));
 
   // Each version's description, its docs page and its Postman collection need no token (they hold no secret, and
   // `newman run <url>` cannot send one); the internal description needs the admin token.

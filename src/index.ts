@@ -21,7 +21,7 @@ export default {
       // Hono hands only Error instances to the app's error handler; this catches any other throw.
       const requestId = newId("request");
       logError("unhandled_throw", { request_id: requestId }, error);
-      return Response.json(errorBody(new ApiError("internal_error"), requestId), {
+      return Response.json(errorBody(new ApiError("internal_error"), requestId, new URL(request.url).origin), {
         status: 500,
         headers: { "X-Request-Id": requestId },
       });

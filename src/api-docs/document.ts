@@ -26,7 +26,7 @@ export const publicApi: DocumentSpec = {
     "sampled request log; scheduled and on-demand reports delivered to email, webhooks, S3 and GCS; webhook " +
     "endpoints signed per Standard Webhooks, with the account's events and their delivery log; and a proxy test " +
     "that sends a real request through the gateway with a sub-user's credentials.\n\n" +
-    "Every call carries `Authorization: Bearer <API_KEY>`. Every error is `{code, message, request_id}`, and every " +
+    "Every call carries `Authorization: Bearer <API_KEY>`. Every error is `{code, message, request_id, doc_url}` (`doc_url`: the code's cause and fix on /docs/errors), and every " +
     "response carries `X-Request-Id` and the `X-RateLimit-*` headers of the key's rolling 60-second and 24-hour " +
     "windows (429 `rate_limited` with `Retry-After` beyond them). Lists are cursor-paginated (`cursor`, `limit` ≤ " +
     `${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE}) with \`next_cursor\` and a \`Link\` header. Writes accept ` +
@@ -82,7 +82,7 @@ export const internalApi: DocumentSpec = {
   description:
     "The contracts of the operator's own systems, outside the public API: the admin API (dashboard and operators, " +
     "`ADMIN_TOKEN`) and the gateway contract (the proxy gateway, `GATEWAY_TOKEN`). Every response carries " +
-    "`X-Request-Id`; every error is `{code, message, request_id}`.",
+    "`X-Request-Id`; every error is `{code, message, request_id, doc_url}`.",
   tags: [
     {
       name: "Admin",

@@ -6,7 +6,7 @@ import { logError } from "./logger";
 
 function render(c: Context<AppEnv>, error: ApiError): Response {
   for (const [name, value] of Object.entries(error.headers ?? {})) c.header(name, value);
-  return c.json(errorBody(error, c.get("requestId")), error.status);
+  return c.json(errorBody(error, c.get("requestId"), new URL(c.req.url).origin), error.status);
 }
 
 /**

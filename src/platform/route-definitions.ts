@@ -25,11 +25,30 @@ export const errorSchema = z
       .max(30)
       .regex(/^req_[0-9A-HJKMNP-TV-Z]{26}$/)
       .openapi({ example: "req_01JD2W6Q6J5E4V3N0Z9Y8X7W6V" }),
+    doc_url: z.url().max(200).openapi({
+      description: "The code's entry on the page of error codes: its cause and how to fix it.",
+      example: "https://api.example.com/docs/errors#invalid_request",
+    }),
     details: z
       .array(z.object({ field: text(200), message: text(1000) }))
       .max(100)
       .optional()
       .openapi({ description: "Every field problem, on `invalid_request`." }),
+    limit: z
+      .number()
+      .min(0)
+      .max(Number.MAX_SAFE_INTEGER)
+      .optional()
+      .openapi({ description: "When a limit refused the request: the limit.", example: 50 }),
+    current: z
+      .number()
+      .min(0)
+      .max(Number.MAX_SAFE_INTEGER)
+      .optional()
+      .openapi({ description: "When a limit refused the request: where the caller stands against it.", example: 50 }),
+    limit_raised_by: text(300)
+      .optional()
+      .openapi({ description: "When a limit refused the request: what raises the limit.", example: "a higher plan" }),
   })
   .openapi("Error");
 

@@ -8,7 +8,7 @@ describe("platform conventions", () => {
     expect(ok.headers.get("X-Request-Id")).toMatch(/^req_[0-9A-HJKMNP-TV-Z]{26}$/);
     const error = await call("GET", "/v1/users/me");
     const body = await json(error);
-    expect(Object.keys(body).sort()).toEqual(["code", "message", "request_id"]);
+    expect(Object.keys(body).sort()).toEqual(["code", "doc_url", "message", "request_id"]);
     expect(error.headers.get("X-Request-Id")).toBe(body.request_id);
   });
 

@@ -46,6 +46,8 @@ describe("API rate limits per key (spec §8.1)", () => {
     expect(limited.headers.get("Retry-After")).toBe("20");
     expect(limited.headers.get("X-RateLimit-Remaining")).toBe("0");
     expect(limited.headers.get("X-RateLimit-Limit")).toBe("30");
+    // The body carries the limit's figures and what raises it.
+    expect(body).toMatchObject({ limit: 30, current: 30, limit_raised_by: expect.stringContaining("plan") });
 
     // Rolling, not fixed: at +60 s only the first request has left the window.
     vi.setSystemTime(T0 + 60_000);

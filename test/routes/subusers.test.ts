@@ -196,7 +196,7 @@ describe("GET/PATCH/DELETE /v1/subusers/{id}", () => {
       expect(response.status, `${method} ${path}`).toBe(404);
       const error = await json(response);
       expect(error.code).toBe("subuser_not_found");
-      expect(Object.keys(error).sort()).toEqual(["code", "message", "request_id"]);
+      expect(Object.keys(error).sort()).toEqual(["code", "doc_url", "message", "request_id"]);
     }
     expect((await call("GET", `/v1/subusers/${subuser.id}`, { token: owner.token })).status).toBe(200);
   });

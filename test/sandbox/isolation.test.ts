@@ -250,7 +250,7 @@ describe("livemode on every response", () => {
       expect(list.livemode).toBe(livemode);
       expect(list.data[0].livemode).toBeUndefined();
       const missing = await json(await get(account, "/subusers/sub_00000000000000000000000000"));
-      expect(Object.keys(missing).sort()).toEqual(["code", "message", "request_id"]);
+      expect(Object.keys(missing).sort()).toEqual(["code", "doc_url", "message", "request_id"]);
     }
   });
 

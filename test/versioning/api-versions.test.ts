@@ -185,7 +185,7 @@ describe("API versions (spec §9)", () => {
 async function expectSunset(response: Response) {
   expect(response.status).toBe(410);
   const body = await json(response);
-  expect(Object.keys(body).sort()).toEqual(["code", "message", "request_id"]);
+  expect(Object.keys(body).sort()).toEqual(["code", "doc_url", "message", "request_id"]);
   expect(body.code).toBe("version_sunset");
   expect(body.message).toBe(
     `API version v1 reached its sunset on 2026-12-01 and no longer answers: migrate with the guide at ${BASE}/v2/docs.`,

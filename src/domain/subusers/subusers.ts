@@ -50,17 +50,19 @@ export interface SubuserPatch {
 function assertWithinPlan(account: AccountRow, products: Product[], concurrentMax: number, rpsMax: number): void {
   const caps = capsFor(account.plan, account.limits, products);
   if (caps.concurrent !== null && concurrentMax > caps.concurrent) {
-    throw new ApiError(
-      "over_plan_limit",
-      `concurrent_max: the ${account.plan} plan allows at most ${caps.concurrent} for these products.`,
-    );
+    throw overPlanLimit(account, "concurrent_max", caps.concurrent, concurrentMax);
   }
-  if (caps.rps !== null && rpsMax > caps.rps) {
-    throw new ApiError(
-      "over_plan_limit",
-      `rps_max: the ${account.plan} plan allows at most ${caps.rps} for these products.`,
-    );
-  }
+  if (caps.rps !== null && rpsMax > caps.rps) throw overPlanLimit(account, "rps_max", caps.rps, rpsMax);
+}
+
+function overPlanLimit(account: AccountRow, field: string, limit: number, current: number): ApiError {
+  return new ApiError(
+    "over_plan_limit",
+    `${field}: the ${account.plan} plan allows at most ${limit} for these products.`,
+    {
+      limit: { limit, current, raisedBy: "a higher plan, or a custom limit set by support" },
+    },
+  );
 }
 
 function newPassword(): string {

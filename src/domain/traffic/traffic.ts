@@ -1,6 +1,6 @@
 import { TrafficStoreClient } from "../../durable-objects/traffic-store";
 import type { GroupBy, RequestSample, TrafficProduct, TrafficRow } from "../../durable-objects/traffic-store/contract";
-import { now } from "../../platform/clock";
+import { DAY, now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import type { DomainContext, Principal } from "../context";
 import { assertInScope } from "../scope";
@@ -33,7 +33,15 @@ export async function queryTraffic(ctx: DomainContext, principal: Principal, req
     const message = "from must be before to.";
     throw new ApiError("invalid_request", `from: ${message}`, { details: [{ field: "from", message }] });
   }
-  if (request.to - request.from > MAX_RANGE_MS) throw new ApiError("range_too_wide");
+  if (request.to - request.from > MAX_RANGE_MS) {
+    throw new ApiError("range_too_wide", undefined, {
+      limit: {
+        limit: MAX_RANGE_MS / DAY,
+        current: Math.ceil((request.to - request.from) / DAY),
+        raisedBy: "nothing: query in 90-day steps, or run a report for a longer period",
+      },
+    });
+  }
   if (request.groupBy !== null && !groupsFor(request.product).includes(request.groupBy)) {
     throw new ApiError("invalid_group_by", `group_by must be one of ${groupsFor(request.product).join(", ")}.`);
   }

@@ -80,7 +80,12 @@ export async function createEndpoint(
           WHERE (SELECT COUNT(*) FROM ${webhookEndpoints} WHERE account_id = ${row.accountId}) < ${MAX_ENDPOINTS_PER_ACCOUNT}`,
     )
     .returning();
-  if (!endpoint) throw new ApiError("webhook_endpoint_limit");
+  if (!endpoint) {
+    const limit = MAX_ENDPOINTS_PER_ACCOUNT;
+    throw new ApiError("webhook_endpoint_limit", undefined, {
+      limit: { limit, current: limit, raisedBy: "nothing: delete an endpoint to make room" },
+    });
+  }
   return { endpoint, secret };
 }
 

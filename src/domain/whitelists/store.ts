@@ -73,7 +73,11 @@ export async function addWhitelistEntry(
     if (isUniqueViolation(error)) throw new ApiError("already_whitelisted");
     throw error;
   }
-  if (inserted.length === 0) throw new ApiError("over_limit");
+  if (inserted.length === 0) {
+    throw new ApiError("over_limit", undefined, {
+      limit: { limit: WHITELIST_LIMIT, current: WHITELIST_LIMIT, raisedBy: "nothing: remove entries to make room" },
+    });
+  }
   return {
     id,
     accountId: scope.accountId,

@@ -45,6 +45,7 @@ describe("bandwidth orders (spec §2.4, §3.1, §4.3)", () => {
       gb_remaining: 10,
       gb_overdrawn: 0,
       exhausted: false,
+      forecast: expect.objectContaining({ window_days: 7, avg_daily_gb: 0, projected_exhaustion_at: null }),
       livemode: true,
     });
     expect((await json(await call("GET", "/v1/mobile/balance", { token: account.token }))).gb_remaining).toBe(0);

@@ -230,6 +230,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/orders/quote": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Quote an order
+     * @description Any order body, bandwidth or ISP: what it would be charged now (priced exactly as the order is), its line items, the balance after it, and the error the same order would get now (`insufficient_balance`, `kyc_required`, `insufficient_inventory`, …) in `error`, with `orderable` false. Nothing is charged or reserved; a body that is not a valid order is refused as the order would refuse it.
+     */
+    post: operations["quoteOrder"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/orders/{id}": {
     parameters: {
       query?: never;
@@ -1127,7 +1147,7 @@ export interface paths {
     };
     /**
      * Bandwidth pool of a product
-     * @description The account's prepaid GB for a gateway product, shared by all its sub-users of that product. Usage figures are those of the last settlement: at most a minute behind the usage the gateway reported.
+     * @description The account's prepaid GB for a gateway product, shared by all its sub-users of that product. Usage figures are those of the last settlement: at most a minute behind the usage the gateway reported. `forecast` averages the last 7 days' usage and projects when the pool runs out at that pace.
      */
     get: operations["getBandwidthBalance"];
     put?: never;
@@ -1449,11 +1469,32 @@ export interface components {
       message: string;
       /** @example req_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
       request_id: string;
+      /**
+       * Format: uri
+       * @description The code's entry on the page of error codes: its cause and how to fix it.
+       * @example https://api.example.com/docs/errors#invalid_request
+       */
+      doc_url: string;
       /** @description Every field problem, on `invalid_request`. */
       details?: {
         field: string;
         message: string;
       }[];
+      /**
+       * @description When a limit refused the request: the limit.
+       * @example 50
+       */
+      limit?: number;
+      /**
+       * @description When a limit refused the request: where the caller stands against it.
+       * @example 50
+       */
+      current?: number;
+      /**
+       * @description When a limit refused the request: what raises the limit.
+       * @example a higher plan
+       */
+      limit_raised_by?: string;
     };
     Account: {
       /** @example usr_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
@@ -1806,6 +1847,105 @@ export interface components {
        * @example sub_01JD2W6Q6J5E4V3N0Z9Y8X7W6V
        */
       subuser: string;
+    };
+    OrderQuote: {
+      /** @enum {string} */
+      product: "residential" | "mobile" | "isp";
+      /**
+       * @description What the order would be charged now; null when it cannot be priced.
+       * @example 45
+       */
+      total_usd: number | null;
+      /** @description One line per thing bought; none when unpriced. */
+      line_items: components["schemas"]["OrderQuoteLineItem"][];
+      /**
+       * @description The account's balance now.
+       * @example 100
+       */
+      balance_usd: number;
+      /**
+       * @description The balance after the order; negative when the balance cannot cover it.
+       * @example 55
+       */
+      balance_after_usd: number | null;
+      /** @description Whether the same order placed now would go through. */
+      orderable: boolean;
+      /** @description The error the same order would get now (status and code as it would answer). */
+      error: {
+        /** Format: int32 */
+        status: number;
+        /**
+         * @example invalid_request
+         * @enum {string}
+         */
+        code:
+          | "invalid_json"
+          | "unauthorized"
+          | "feature_not_in_plan"
+          | "mfa_required"
+          | "subuser_scope_mismatch"
+          | "not_found"
+          | "method_not_allowed"
+          | "version_sunset"
+          | "payload_too_large"
+          | "idempotency_key_in_use"
+          | "invalid_request"
+          | "idempotency_key_reused"
+          | "rate_limited"
+          | "internal_error"
+          | "invalid_cron"
+          | "destination_unreachable"
+          | "downgrade_below_usage"
+          | "already_subscribed"
+          | "unknown_plan"
+          | "insufficient_balance"
+          | "kyc_required"
+          | "insufficient_inventory"
+          | "quantity_out_of_range"
+          | "label_taken"
+          | "over_plan_limit"
+          | "subuser_not_found"
+          | "already_whitelisted"
+          | "invalid_cidr"
+          | "over_limit"
+          | "email_in_use"
+          | "invalid_billing_address"
+          | "session_not_found"
+          | "range_too_wide"
+          | "invalid_group_by"
+          | "batch_not_active"
+          | "batch_changed"
+          | "refresh_already_used"
+          | "subscription_not_active"
+          | "proxy_test_not_found"
+          | "report_not_found"
+          | "report_run_not_found"
+          | "download_link_invalid"
+          | "download_link_expired"
+          | "webhook_endpoint_not_found"
+          | "webhook_delivery_not_found"
+          | "event_not_found"
+          | "webhook_url_not_allowed"
+          | "webhook_endpoint_limit"
+          | "delivery_in_progress"
+          | "sandbox_key_required"
+          | "gateway_refused";
+        message: string;
+      } | null;
+    };
+    OrderQuoteLineItem: {
+      /** @example 10 GB of residential bandwidth */
+      description: string;
+      /**
+       * @description GB, or IP-months (IPs × months).
+       * @example 10
+       */
+      quantity: number;
+      /** @enum {string} */
+      unit: "gb" | "ip_month";
+      unit_price_usd: number;
+      /** @example 45 */
+      amount_usd: number;
     };
     /**
      * @example {
@@ -2959,6 +3099,26 @@ export interface components {
       gb_overdrawn: number;
       /** @description New proxy requests of this product are refused (402) until a top-up. */
       exhausted: boolean;
+      forecast: components["schemas"]["BandwidthForecast"];
+    };
+    /** @description The last 7 days' average use (exact sums of the traffic reported) and where it leads. */
+    BandwidthForecast: {
+      /** @enum {number} */
+      window_days: 7;
+      /** Format: date-time */
+      from: string;
+      /** Format: date-time */
+      to: string;
+      /**
+       * @description Average GB used per day over the window.
+       * @example 2.4
+       */
+      avg_daily_gb: number;
+      /**
+       * Format: date-time
+       * @description When the pool runs out at that average; null when nothing was used or is left.
+       */
+      projected_exhaustion_at: string | null;
     };
   };
   responses: never;
@@ -5012,6 +5172,125 @@ export interface operations {
        *     `idempotency_key_reused`: This Idempotency-Key was already used with a different request.
        *
        *     `insufficient_inventory`: Not enough IPs are available in the requested geo or ASN.
+       *
+       *     `quantity_out_of_range`: ISP quantity must be between 5 and 5000.
+       */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  quoteOrder: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any string of up to 64 characters, fresh per logical operation (a UUID is a good choice). Retries with the same key within 24 hours replay the first response instead of acting twice. */
+        "Idempotency-Key"?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["BandwidthOrderCreate"] | components["schemas"]["IspOrderCreate"];
+      };
+    };
+    responses: {
+      /** @description The quote. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["OrderQuote"] & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `idempotency_key_in_use`: A request with this Idempotency-Key is still being processed; retry later. */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `invalid_request`: The request is invalid.
+       *
+       *     `idempotency_key_reused`: This Idempotency-Key was already used with a different request.
        *
        *     `quantity_out_of_range`: ISP quantity must be between 5 and 5000.
        */
@@ -12229,4 +12508,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "304cde32242219f4297e53796e1a1441aa447c90fa23cb5c658ff87514d041aa";
+export const CONTRACT_SHA256 = "a2f2f3cb5d56d0aa15413a181f3893d33985f3025152fcc4270363346761e972";

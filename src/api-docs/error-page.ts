@@ -1,10 +1,10 @@
 import { errorCatalogue } from "../platform/errors";
 
-const escape = (text: string) =>
+const escapeHtml = (text: string) =>
   text.replace(/[&<>"]/g, (char) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[char] as string);
 
 /** Inline code spans of the catalogue's Markdown-ish text. */
-const render = (text: string) => escape(text).replace(/`([^`]+)`/g, "<code>$1</code>");
+const render = (text: string) => escapeHtml(text).replace(/`([^`]+)`/g, "<code>$1</code>");
 
 /**
  * The page of error codes every error's `doc_url` points into: each code of the one catalogue with its status,

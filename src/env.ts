@@ -7,6 +7,8 @@ export interface AppEnv {
     /** The database and bindings every domain verb takes. */
     ctx: DomainContext;
     keyId: string;
+    /** The SHA-256 of the bearer token presented: the key's guard says whether it is still accepted. */
+    tokenHash: string;
     /** false when the API key is a sandbox (`test_`) key. */
     livemode: boolean;
     principal: Principal;

@@ -30,3 +30,31 @@ export function planAtLeast(plan: Plan, minimum: Plan): boolean {
 export function plansWith(feature: GatedFeature): Plan[] {
   return plans.filter((plan) => planAtLeast(plan, planGates[feature].minimum));
 }
+
+/**
+ * The areas an API key's scopes name, each read or write (write includes read): account (profile, MFA), billing
+ * (orders, quotes, balances, subscriptions), subusers (and their whitelists, the proxy test), isp, traffic
+ * (sessions, analytics, the request log), reports, webhooks (endpoints, events), api_keys.
+ */
+export const keyAreas = [
+  "account",
+  "billing",
+  "subusers",
+  "isp",
+  "traffic",
+  "reports",
+  "webhooks",
+  "api_keys",
+] as const;
+export type KeyArea = (typeof keyAreas)[number];
+export const keyAccesses = ["read", "write"] as const;
+export type KeyAccess = (typeof keyAccesses)[number];
+/** A key's scopes: the access it has per area; an area left out is not accessible. */
+export type KeyScopes = Partial<Record<KeyArea, KeyAccess>>;
+
+/** Whether `scopes` (null: a full key) allow `access` to `area`. */
+export function scopeAllows(scopes: KeyScopes | null, area: KeyArea, access: KeyAccess): boolean {
+  if (scopes === null) return true;
+  const granted = scopes[area];
+  return granted === "write" || (granted === "read" && access === "read");
+}

@@ -55,6 +55,11 @@ export const publicApi: DocumentSpec = {
     },
     { name: "Events", description: "What happened on the account (30 days); the payloads webhooks deliver." },
     {
+      name: "API keys",
+      description:
+        "The account's keys: per-area scopes (read or write), products, expiry, rotation with a grace period.",
+    },
+    {
       name: "Test helpers",
       description:
         "The sandbox (`test_` keys only): generate traffic, start sessions, expire batches, renew subscriptions, " +

@@ -1,5 +1,6 @@
 import { type Database, database } from "../db/client";
 import type { AccountRow, Plan, Product } from "../db/schema";
+import type { KeyScopes } from "../vocabulary";
 
 /** What every domain verb runs with: the database and the bindings. Time comes from `platform/clock`. */
 export interface DomainContext {
@@ -25,6 +26,10 @@ export interface Principal {
   plan: Plan;
   /** The key's product scope; null = every product. */
   products: Product[] | null;
+  /** The key's access per area; null = a full key. */
+  scopes: KeyScopes | null;
+  /** When the key stops working (ms); null = never. */
+  keyExpiresAt: number | null;
   /** The guard's revision of the account's data for this request (see db/account-cache). */
   accountRevision: string;
   /** false for a `test_` key, which acts on the account's sandbox twin (domain/sandbox). */

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { isLiveToken, keyIdForToken, unauthenticatedGuard } from "../domain/api-keys/api-keys";
+import { isLiveToken, keyForToken, unauthenticatedGuard } from "../domain/api-keys/api-keys";
 import { unauthenticatedLimits } from "../domain/plans";
 import type { AppEnv } from "../env";
 import { ApiError } from "../platform/errors";
@@ -8,17 +8,19 @@ import { bearerToken } from "./bearer";
 import { rateLimited, setRateLimitHeaders } from "./rate-limit-headers";
 
 /**
- * Resolves `Authorization: Bearer <API_KEY>` to a key id (cached); revocation is the guard's job. A call
+ * Resolves `Authorization: Bearer <API_KEY>` to a key id (cached); revocation, expiry and a rotated token's grace
+ * are the guard's job. A call
  * without a valid key is counted against its client address and answered 401 (or 429 past that limit).
  */
 export const apiKeyAuth = createMiddleware<AppEnv>(async (c, next) => {
   const token = bearerToken(c);
-  const keyId = token ? await keyIdForToken(c.get("ctx"), token) : null;
-  if (!keyId) {
+  const key = token ? await keyForToken(c.get("ctx"), token) : null;
+  if (!key) {
     await admitClientAddress(c);
     throw new ApiError("unauthorized");
   }
-  c.set("keyId", keyId);
+  c.set("keyId", key.keyId);
+  c.set("tokenHash", key.tokenHash);
   c.set("livemode", isLiveToken(token as string));
   await next();
 });

@@ -3,12 +3,19 @@ import { createMiddleware } from "hono/factory";
 import { rememberWritten } from "../db/account-cache";
 import type { AccountRow, Plan, Product } from "../db/schema";
 import { recordLogin } from "../domain/accounts/accounts";
-import { keyGuard as guardOf } from "../domain/api-keys/api-keys";
-import type { IdempotencyRequest, Settlement, StoredResponse } from "../durable-objects/api-key-guard/contract";
+import { keyGuard as guardOf, recordKeyUse } from "../domain/api-keys/api-keys";
+import type {
+  GuardConfig,
+  IdempotencyRequest,
+  Settlement,
+  StoredResponse,
+} from "../durable-objects/api-key-guard/contract";
 import type { AppEnv } from "../env";
+import { now } from "../platform/clock";
 import { seal, sha256Hex, unseal } from "../platform/crypto";
 import { ApiError } from "../platform/errors";
 import { IDEMPOTENCY_KEY_MAX_LENGTH } from "../platform/route-definitions";
+import type { KeyScopes } from "../vocabulary";
 import { rateLimited, setRateLimitHeaders } from "./rate-limit-headers";
 
 const MUTATING_METHODS = new Set(["POST", "PATCH", "PUT", "DELETE"]);
@@ -31,6 +38,7 @@ export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
   if (result.outcome === "limited") throw rateLimited(result.rate);
 
   const { config } = result;
+  assertTokenAccepted(config, c.get("tokenHash"));
   const keySettlement = {
     keyId: c.get("keyId"),
     accountId: config.accountId,
@@ -42,11 +50,17 @@ export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
     accountId: config.accountId,
     plan: config.plan as Plan,
     products: config.products as Product[] | null,
+    scopes: (config.scopes ?? null) as KeyScopes | null,
+    keyExpiresAt: config.expiresAt ?? null,
     accountRevision: result.accountRevision,
     livemode: c.get("livemode"),
   });
   if (result.touchLogin) {
-    await recordLogin(c.get("ctx"), config.accountId, c.req.header("CF-Connecting-IP") ?? null);
+    const ip = c.req.header("CF-Connecting-IP") ?? null;
+    await Promise.all([
+      recordLogin(c.get("ctx"), config.accountId, ip),
+      recordKeyUse(c.get("ctx"), c.get("keyId"), ip),
+    ]);
   }
 
   const claim = result.idempotency;
@@ -75,6 +89,17 @@ export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
   const revision = await guard.settle(settlement);
   if (written) rememberWritten(c.get("keyId"), revision, written);
 });
+
+/** An expired key, or a token a rotation replaced past its grace, answers 401 like a revoked key. */
+function assertTokenAccepted(config: GuardConfig, tokenHash: string): void {
+  const at = now();
+  if (config.expiresAt != null && config.expiresAt <= at)
+    throw new ApiError("unauthorized", "This API key has expired.");
+  const token = config.tokens?.find((accepted) => accepted.hash === tokenHash);
+  if (config.tokens && (!token || (token.until !== null && token.until <= at))) {
+    throw new ApiError("unauthorized", "This API key's token was replaced by a rotation; use the new token.");
+  }
+}
 
 async function idempotencyRequest(c: Context<AppEnv>): Promise<IdempotencyRequest | null> {
   if (!MUTATING_METHODS.has(c.req.method)) return null;

@@ -26,6 +26,11 @@ export const errorCatalogue = {
     message: "This action requires a valid MFA code in the X-MFA-Code header.",
     fix: "Send the current 6-digit TOTP code (or a recovery code) in the `X-MFA-Code` header.",
   },
+  insufficient_scope: {
+    status: 403,
+    message: "The API key's scopes do not allow this call.",
+    fix: "Call with a key whose scopes include the one the message names, or widen this key's scopes (`PATCH /v1/api-keys/{id}` with an `api_keys:write` key).",
+  },
   subuser_scope_mismatch: {
     status: 403,
     message: "The API key's product scope does not cover this sub-user.",
@@ -256,6 +261,18 @@ export const errorCatalogue = {
     status: 409,
     message: "An attempt of this delivery is in progress; retry in a minute.",
     fix: "Wait a minute for the attempt in progress to finish, then retry.",
+  },
+
+  // API keys (beyond the spec)
+  api_key_not_found: {
+    status: 404,
+    message: "No API key with this id exists.",
+    fix: "Check the key id (`GET /v1/api-keys` lists the account's keys); keys of another account are not visible.",
+  },
+  api_key_limit: {
+    status: 422,
+    message: "The account already has the maximum of 50 active API keys.",
+    fix: "Delete keys you no longer use (`DELETE /v1/api-keys/{id}`).",
   },
 
   // Sandbox (beyond the spec)

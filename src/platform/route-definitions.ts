@@ -1,8 +1,9 @@
 import { createRoute, type OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
+import type { KeyAccess, KeyArea } from "../vocabulary";
 import { type ErrorCode, errorCatalogue } from "./errors";
 import { text } from "./fields";
-import { MFA_HEADER, noStore } from "./route-middleware";
+import { MFA_HEADER, noStore, requireScope } from "./route-middleware";
 
 /**
  * How every operation is declared: one `createRoute` config per operation file, through `apiRoute` (the public
@@ -186,7 +187,29 @@ type OperationConfig = Omit<RouteConfig, "operationId" | "middleware"> & {
   errors?: readonly ErrorCode[];
 };
 
+/** The area of the key scopes each tag's operations belong to. */
+const TAG_AREAS: Record<string, KeyArea> = {
+  Account: "account",
+  "Sub-users": "subusers",
+  Whitelists: "subusers",
+  Tools: "subusers",
+  Orders: "billing",
+  Subscriptions: "billing",
+  ISP: "isp",
+  Sessions: "traffic",
+  Traffic: "traffic",
+  Reports: "reports",
+  Webhooks: "webhooks",
+  Events: "webhooks",
+  "API keys": "api_keys",
+};
+
 type ApiOperationConfig = OperationConfig & {
+  /**
+   * The scope the key needs: by default the area of the operation's tag, `read` for GET and `write` otherwise
+   * (declared in its security requirement, enforced before its handler: 403 `insufficient_scope`).
+   */
+  scope?: { area?: KeyArea; access?: KeyAccess };
   /** A gated action: declares `X-MFA-Code` and 403 `mfa_required`. */
   mfa?: boolean;
   /** The success response shows a secret once: `Cache-Control: no-store`, sealed in the idempotency store. */
@@ -195,7 +218,7 @@ type ApiOperationConfig = OperationConfig & {
   paginated?: boolean;
 };
 
-const PUBLIC_ERRORS: ErrorCode[] = ["unauthorized", "rate_limited", "internal_error"];
+const PUBLIC_ERRORS: ErrorCode[] = ["unauthorized", "insufficient_scope", "rate_limited", "internal_error"];
 const WRITE_ERRORS: ErrorCode[] = [
   "invalid_json",
   "invalid_request",
@@ -249,8 +272,11 @@ type Built<R> = R & { getRoutingPath(): string; middleware?: MiddlewareHandler[]
  * `Retry-After` on 429; `Idempotency-Key` and `Idempotent-Replayed` on writes; `Link` on lists.
  */
 export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R> {
-  const { errors = [], mfa = false, secret = false, paginated = false, ...route } = config;
+  const { errors = [], mfa = false, secret = false, paginated = false, scope = {}, ...route } = config;
   const isWrite = route.method !== "get";
+  const area = scope.area ?? TAG_AREAS[route.tags?.[0] ?? ""];
+  if (!area) throw new Error(`${route.operationId}: no key scope area for tag ${route.tags?.[0]}`);
+  const access = scope.access ?? (isWrite ? "write" : "read");
   const codes = [
     ...PUBLIC_ERRORS,
     ...(isWrite ? WRITE_ERRORS : []),
@@ -269,7 +295,7 @@ export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R
   ];
   return createRoute({
     ...route,
-    security: [{ ApiKey: [] }],
+    security: [{ ApiKey: [`${area}:${access}`] }],
     request: withHeaders(route, { ...(isWrite ? idempotencyKeyHeader : {}), ...(mfa ? mfaCodeHeader : {}) }),
     responses: {
       ...successResponses({ ...route, responses: withLivemode(route.responses) }, success),
@@ -278,7 +304,7 @@ export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R
         return status === 429 ? [...everyResponse, "Retry-After"] : everyResponse;
       }),
     },
-    ...(secret ? { middleware: [noStore] } : {}),
+    middleware: [requireScope(area, access), ...(secret ? [noStore] : [])],
   }) as unknown as Built<R>;
 }
 

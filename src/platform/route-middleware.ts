@@ -1,5 +1,8 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "../env";
+import { type KeyAccess, type KeyArea, scopeAllows } from "../vocabulary";
+import { ApiError } from "./errors";
 
 /** The request header that carries a second factor for gated actions (declared and validated by them). */
 export const MFA_HEADER = "X-MFA-Code";
@@ -14,3 +17,16 @@ export const noStore = createMiddleware(async (c, next) => {
   await next();
   if (c.res.status < 300) c.header("Cache-Control", "no-store");
 });
+
+/**
+ * The key's scopes allow the operation (`area:access`), else 403 `insufficient_scope` naming the scope it needed.
+ * Runs after authentication, before the handler.
+ */
+export function requireScope(area: KeyArea, access: KeyAccess) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    if (!scopeAllows(c.get("principal").scopes, area, access)) {
+      throw new ApiError("insufficient_scope", `This API key's scopes do not include ${area}:${access}.`);
+    }
+    await next();
+  });
+}

@@ -7,6 +7,7 @@ import { keyGuard } from "../middleware/key-guard";
 import { livemodeField } from "../middleware/livemode";
 import { dispatchWebhooksAfterWrites } from "../middleware/webhook-dispatch";
 import { validationHook } from "../platform/validation";
+import { apiKeyRoutes } from "./api-keys";
 import * as bandwidthBalance from "./balance/get-bandwidth-balance";
 import { eventRoutes } from "./events";
 import { ispRoutes } from "./isp";
@@ -39,6 +40,7 @@ export function publicRouter() {
   reportRoutes(v1);
   webhookEndpointRoutes(v1);
   eventRoutes(v1);
+  apiKeyRoutes(v1);
   toolRoutes(v1);
   testHelperRoutes(v1);
   v1.openapi(bandwidthBalance.route, bandwidthBalance.handler);

@@ -32,6 +32,8 @@ describe("plan gate", () => {
         accountId: "a",
         plan: c.req.query("plan") as Plan,
         products: null,
+        scopes: null,
+        keyExpiresAt: null,
         accountRevision: "r",
         livemode: true,
       };

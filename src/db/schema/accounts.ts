@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { check, index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { type Product, plans } from "../../vocabulary";
+import { type KeyScopes, type Product, plans } from "../../vocabulary";
 
 export { type BandwidthProduct, bandwidthProducts, type Plan, type Product, plans, products } from "../../vocabulary";
 
@@ -76,6 +76,15 @@ export const apiKeys = sqliteTable(
     tokenHint: text("token_hint").notNull(),
     // null = every product.
     products: text("products", { mode: "json" }).$type<Product[]>(),
+    /** What the key may do per area; null = everything (keys made before scopes, and full keys). */
+    scopes: text("scopes", { mode: "json" }).$type<KeyScopes>(),
+    name: text("name"),
+    expiresAt: integer("expires_at"),
+    lastUsedAt: integer("last_used_at"),
+    lastUsedIp: text("last_used_ip"),
+    /** After a rotation, the replaced token's hash, accepted until `previous_token_expires_at`. */
+    previousTokenHash: text("previous_token_hash").unique(),
+    previousTokenExpiresAt: integer("previous_token_expires_at"),
     createdAt: integer("created_at").notNull(),
     revokedAt: integer("revoked_at"),
   },

@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull } from "drizzle-orm";
+import { and, eq, inArray, isNull, or } from "drizzle-orm";
 import { type ApiKeyRow, accounts, apiKeys, type Product } from "../../db/schema";
 import { ApiKeyGuardClient } from "../../durable-objects/api-key-guard";
 import type { GuardConfig } from "../../durable-objects/api-key-guard/contract";
@@ -7,6 +7,7 @@ import { randomString, sha256Hex } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
 import { newId } from "../../platform/ids";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
+import type { KeyScopes } from "../../vocabulary";
 import type { DomainContext } from "../context";
 import { effectiveLimits } from "../plans";
 
@@ -34,6 +35,19 @@ export function unauthenticatedGuard(ctx: DomainContext, clientAddress: string):
   return new ApiKeyGuardClient(ctx.env, `unauthenticated:${clientAddress}`);
 }
 
+/** What a key may do, beside which account it acts on. */
+export interface KeyGrant {
+  products: Product[] | null;
+  scopes: KeyScopes | null;
+  expiresAt: number | null;
+}
+
+/** A new token of a mode: the prefix then 64 base62 characters, its SHA-256 hash and its hint. */
+export async function newToken(mode: KeyMode) {
+  const token = `${mode}_${randomString(64)}`;
+  return { token, tokenHash: await sha256Hex(token), tokenHint: token.slice(0, TOKEN_HINT_LENGTH) };
+}
+
 /**
  * A new key; its token is returned once and stored only as a SHA-256 hash. A `test` key must be issued on a
  * sandbox twin (`sandboxTwinOf`), a `live` key on a live account: the caller resolves which.
@@ -41,16 +55,23 @@ export function unauthenticatedGuard(ctx: DomainContext, clientAddress: string):
 export async function issueApiKey(
   ctx: DomainContext,
   accountId: string,
-  products: Product[] | null,
+  grant: KeyGrant & { name?: string | null },
   mode: KeyMode = "live",
 ): Promise<{ key: ApiKeyRow; token: string }> {
-  const token = `${mode}_${randomString(64)}`;
+  const { token, tokenHash, tokenHint } = await newToken(mode);
   const key: ApiKeyRow = {
     id: newId("apiKey"),
     accountId,
-    tokenHash: await sha256Hex(token),
-    tokenHint: token.slice(0, TOKEN_HINT_LENGTH),
-    products,
+    tokenHash,
+    tokenHint,
+    products: grant.products,
+    scopes: grant.scopes,
+    name: grant.name ?? null,
+    expiresAt: grant.expiresAt,
+    lastUsedAt: null,
+    lastUsedIp: null,
+    previousTokenHash: null,
+    previousTokenExpiresAt: null,
     createdAt: now(),
     revokedAt: null,
   };
@@ -75,25 +96,35 @@ interface CachedKey {
   expiresAt: number;
 }
 
-// token hash → key id. The mapping never changes (revocation is enforced by the key's guard),
-// so a cached entry can only be stale in one harmless way: pointing at a revoked key.
+// token hash → key id. The mapping never changes (revocation, expiry and a rotated token's grace are enforced by
+// the key's guard), so a cached entry can only be stale in one harmless way: pointing at a key that refuses it.
 const keyCache = new Map<string, CachedKey>();
 const KEY_CACHE_TTL_MS = 10 * 60_000;
 const KEY_CACHE_MAX = 10_000;
 
-/** The id of the key behind a bearer token, or null when the token is malformed or unknown. */
-export async function keyIdForToken(ctx: DomainContext, token: string): Promise<string | null> {
+/**
+ * The key behind a bearer token (its current token, or the one a rotation replaced), with the token's hash, or
+ * null when the token is malformed or unknown. Whether that token is still accepted is the key's guard's call.
+ */
+export async function keyForToken(
+  ctx: DomainContext,
+  token: string,
+): Promise<{ keyId: string; tokenHash: string } | null> {
   if (!API_KEY_PATTERN.test(token)) return null;
   const hash = await sha256Hex(token);
   const at = now();
   const cached = keyCache.get(hash);
-  if (cached && cached.expiresAt > at) return cached.keyId;
+  if (cached && cached.expiresAt > at) return { keyId: cached.keyId, tokenHash: hash };
 
-  const row = await ctx.db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.tokenHash, hash)).get();
+  const row = await ctx.db
+    .select({ id: apiKeys.id })
+    .from(apiKeys)
+    .where(or(eq(apiKeys.tokenHash, hash), eq(apiKeys.previousTokenHash, hash)))
+    .get();
   if (!row) return null;
   if (keyCache.size >= KEY_CACHE_MAX) keyCache.clear();
   keyCache.set(hash, { keyId: row.id, expiresAt: at + KEY_CACHE_TTL_MS });
-  return row.id;
+  return { keyId: row.id, tokenHash: hash };
 }
 
 /** What the key's guard needs to know, read from D1 (the source of truth). */
@@ -102,6 +133,11 @@ async function loadGuardConfig(ctx: DomainContext, keyId: string): Promise<Guard
     .select({
       accountId: apiKeys.accountId,
       products: apiKeys.products,
+      scopes: apiKeys.scopes,
+      expiresAt: apiKeys.expiresAt,
+      tokenHash: apiKeys.tokenHash,
+      previousTokenHash: apiKeys.previousTokenHash,
+      previousTokenExpiresAt: apiKeys.previousTokenExpiresAt,
       revokedAt: apiKeys.revokedAt,
       plan: accounts.plan,
       limits: accounts.limits,
@@ -117,10 +153,17 @@ async function loadGuardConfig(ctx: DomainContext, keyId: string): Promise<Guard
     products: row.products,
     limits: effectiveLimits(row.plan, row.limits).api,
     revoked: row.revokedAt !== null,
+    scopes: row.scopes,
+    expiresAt: row.expiresAt,
+    tokens: [
+      { hash: row.tokenHash, until: null },
+      ...(row.previousTokenHash ? [{ hash: row.previousTokenHash, until: row.previousTokenExpiresAt }] : []),
+    ],
   };
 }
 
-async function syncGuard(ctx: DomainContext, keyId: string): Promise<void> {
+/** Tells the key's guard its configuration as D1 has it now: every change of a key is in force once this returns. */
+export async function syncGuard(ctx: DomainContext, keyId: string): Promise<void> {
   const config = await loadGuardConfig(ctx, keyId);
   if (config) await keyGuard(ctx, keyId).configure(config);
 }
@@ -143,4 +186,9 @@ export async function revokeApiKey(ctx: DomainContext, keyId: string): Promise<v
     if (!exists) throw new ApiError("not_found", "No API key with this id exists.");
   }
   await syncGuard(ctx, keyId);
+}
+
+/** The key's last use (at most once a minute, when its guard asks, like the account's last login). */
+export async function recordKeyUse(ctx: DomainContext, keyId: string, ip: string | null): Promise<void> {
+  await ctx.db.update(apiKeys).set({ lastUsedAt: now(), lastUsedIp: ip }).where(eq(apiKeys.id, keyId));
 }

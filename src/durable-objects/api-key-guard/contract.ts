@@ -27,6 +27,15 @@ export interface GuardConfig {
   products: string[] | null;
   limits: WindowLimits;
   revoked: boolean;
+  /** Per-area access (`read`/`write`); null or absent: a full key. */
+  scopes?: Record<string, "read" | "write"> | null;
+  /** The key answers 401 from this instant (ms); null or absent: never. */
+  expiresAt?: number | null;
+  /**
+   * The token hashes the key accepts: the current one (`until` null) and, after a rotation, the replaced one until
+   * its grace ends. Absent (keys configured before rotation existed): the token D1 found is accepted.
+   */
+  tokens?: Array<{ hash: string; until: number | null }>;
 }
 
 /** A response kept for idempotent replays. */

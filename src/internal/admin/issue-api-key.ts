@@ -64,7 +64,12 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { products, mode } = c.req.valid("json");
   const live = await findLiveAccount(c.get("ctx"), c.req.valid("param").id);
   const account = mode === "test" ? await sandboxTwinOf(c.get("ctx"), live) : live;
-  const { key, token } = await issueApiKey(c.get("ctx"), account.id, products ?? null, mode);
+  const { key, token } = await issueApiKey(
+    c.get("ctx"),
+    account.id,
+    { products: products ?? null, scopes: null, expiresAt: null },
+    mode,
+  );
   return c.json(
     { id: key.id, token, mode, account_id: account.id, products: key.products, created_at: toIso(key.createdAt) },
     201,

@@ -9,6 +9,8 @@ export const route = apiRoute({
   method: "post",
   path: "/orders/quote",
   tags: ["Orders"],
+  // Changes nothing: a read, though its body is an order.
+  scope: { access: "read" },
   summary: "Quote an order",
   description:
     "Any order body, bandwidth or ISP: what it would be charged now (priced exactly as the order is), its line " +

@@ -10,6 +10,7 @@ export const route = apiRoute({
   method: "post",
   path: "/test-helpers/isp/batches/{id}/expire",
   tags,
+  scope: { area: "isp" },
   summary: "Expire an ISP batch now (sandbox)",
   description:
     "The batch's period ends now and the lifecycle job acts on it at once, as it would at the real end: an " +

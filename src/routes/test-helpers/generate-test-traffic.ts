@@ -58,6 +58,7 @@ export const route = apiRoute({
   method: "post",
   path: "/test-helpers/traffic",
   tags,
+  scope: { area: "traffic" },
   summary: "Generate traffic for a sub-user (sandbox)",
   description:
     "Reports `requests` proxy requests of the sub-user as the gateway would, through the real usage ingestion: " +

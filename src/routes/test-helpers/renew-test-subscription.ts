@@ -10,6 +10,7 @@ export const route = apiRoute({
   method: "post",
   path: "/test-helpers/subscriptions/{id}/renew",
   tags,
+  scope: { area: "billing" },
   summary: "Renew a subscription now (sandbox)",
   description:
     "The subscription's period ends now and the renewal job acts on it at once: a bandwidth subscription renews " +

@@ -47,6 +47,7 @@ export const route = apiRoute({
   method: "post",
   path: "/test-helpers/sessions",
   tags,
+  scope: { area: "traffic" },
   summary: "Start a sticky session (sandbox)",
   description:
     "As if the gateway authorized the sub-user's username with these session segments and its password: the " +

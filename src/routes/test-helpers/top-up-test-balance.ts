@@ -15,6 +15,7 @@ export const route = apiRoute({
   method: "post",
   path: "/test-helpers/balance/top-up",
   tags,
+  scope: { area: "billing" },
   summary: "Top up the balance (sandbox)",
   description:
     "Simulated money: credits the sandbox account's balance (recorded in its ledger like any credit). The sandbox " +

@@ -1,0 +1,180 @@
+import { and, count, eq, isNull } from "drizzle-orm";
+import { type ApiKeyRow, apiKeys, type Product } from "../../db/schema";
+import { HOUR, now, SECOND } from "../../platform/clock";
+import { ApiError } from "../../platform/errors";
+import { isId } from "../../platform/ids";
+import { keysetPage, type PageQuery } from "../../platform/pagination";
+import { type KeyScopes, keyAreas, scopeAllows } from "../../vocabulary";
+import { currentAccount } from "../accounts/accounts";
+import { assertMfa } from "../accounts/mfa";
+import type { DomainContext, Principal } from "../context";
+import { issueApiKey, type KeyGrant, newToken, syncGuard } from "./api-keys";
+
+/** Active keys an account may hold (revoked ones do not count). */
+export const MAX_ACTIVE_KEYS = 50;
+/** How long a rotated key's previous token keeps working unless the rotation says otherwise. */
+export const DEFAULT_ROTATION_GRACE_MS = 24 * HOUR;
+
+export interface KeyChanges {
+  name?: string | null;
+  products?: Product[] | null;
+  scopes?: KeyScopes | null;
+  expiresAt?: number | null;
+}
+
+/** The caller's account's keys (a sandbox key sees the sandbox's), newest first; revoked keys are not listed. */
+export function listKeys(ctx: DomainContext, principal: Principal, query: PageQuery) {
+  const page = keysetPage(apiKeys.id, query);
+  return ctx.db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.accountId, principal.accountId), isNull(apiKeys.revokedAt), page.where))
+    .orderBy(page.orderBy)
+    .limit(page.limit);
+}
+
+/** One key of the caller's account; another account's, a revoked or an unknown one is 404 `api_key_not_found`. */
+export async function findKey(ctx: DomainContext, principal: Principal, id: string): Promise<ApiKeyRow> {
+  const key = isId("apiKey", id)
+    ? await ctx.db
+        .select()
+        .from(apiKeys)
+        .where(and(eq(apiKeys.id, id), eq(apiKeys.accountId, principal.accountId), isNull(apiKeys.revokedAt)))
+        .get()
+    : undefined;
+  if (!key) throw new ApiError("api_key_not_found");
+  return key;
+}
+
+/**
+ * A new key of the caller's account (live for a live key, sandbox for a sandbox key), never granting more than the
+ * calling key: no product, area, access or lifetime beyond its own. MFA-gated when MFA is on.
+ */
+export async function createKey(
+  ctx: DomainContext,
+  principal: Principal,
+  input: KeyChanges,
+  mfaCode: string | undefined,
+): Promise<{ key: ApiKeyRow; token: string }> {
+  await assertMfa(ctx, await currentAccount(ctx, principal), mfaCode);
+  const grant: KeyGrant = {
+    products: input.products === undefined ? principal.products : input.products,
+    scopes: input.scopes === undefined ? principal.scopes : input.scopes,
+    expiresAt: input.expiresAt === undefined ? principal.keyExpiresAt : input.expiresAt,
+  };
+  assertWithinCaller(principal, grant);
+  const [active] = await ctx.db
+    .select({ n: count() })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.accountId, principal.accountId), isNull(apiKeys.revokedAt)));
+  if ((active?.n ?? 0) >= MAX_ACTIVE_KEYS) {
+    throw new ApiError("api_key_limit", undefined, {
+      limit: { limit: MAX_ACTIVE_KEYS, current: active?.n ?? 0, raisedBy: "nothing: delete keys you no longer use" },
+    });
+  }
+  return issueApiKey(
+    ctx,
+    principal.accountId,
+    { ...grant, name: input.name ?? null },
+    principal.livemode ? "live" : "test",
+  );
+}
+
+/** Renames, rescopes or changes the expiry of a key, within the calling key's own grant; in force at once. */
+export async function updateKey(
+  ctx: DomainContext,
+  principal: Principal,
+  id: string,
+  changes: KeyChanges,
+  mfaCode: string | undefined,
+): Promise<ApiKeyRow> {
+  const key = await findKey(ctx, principal, id);
+  await assertMfa(ctx, await currentAccount(ctx, principal), mfaCode);
+  const grant: KeyGrant = {
+    products: changes.products === undefined ? key.products : changes.products,
+    scopes: changes.scopes === undefined ? key.scopes : changes.scopes,
+    expiresAt: changes.expiresAt === undefined ? key.expiresAt : changes.expiresAt,
+  };
+  assertWithinCaller(principal, grant);
+  const [updated] = await ctx.db
+    .update(apiKeys)
+    .set({ ...grant, ...(changes.name === undefined ? {} : { name: changes.name }) })
+    .where(and(eq(apiKeys.id, key.id), isNull(apiKeys.revokedAt)))
+    .returning();
+  if (!updated) throw new ApiError("api_key_not_found");
+  await syncGuard(ctx, key.id);
+  return updated;
+}
+
+/** Revokes a key: every call with it answers 401 once this returns (its guard is told before). */
+export async function deleteKey(ctx: DomainContext, principal: Principal, id: string, mfaCode: string | undefined) {
+  const key = await findKey(ctx, principal, id);
+  await assertMfa(ctx, await currentAccount(ctx, principal), mfaCode);
+  await ctx.db
+    .update(apiKeys)
+    .set({ revokedAt: now() })
+    .where(and(eq(apiKeys.id, key.id), isNull(apiKeys.revokedAt)));
+  await syncGuard(ctx, key.id);
+}
+
+/**
+ * A new token for a key; the previous one keeps working for `graceMs` (24 hours unless told; 0 ends it at once),
+ * so deployments can move over. A second rotation ends the first one's previous token at once.
+ */
+export async function rotateKey(
+  ctx: DomainContext,
+  principal: Principal,
+  id: string,
+  graceMs: number,
+  mfaCode: string | undefined,
+): Promise<{ key: ApiKeyRow; token: string }> {
+  const key = await findKey(ctx, principal, id);
+  await assertMfa(ctx, await currentAccount(ctx, principal), mfaCode);
+  const { token, tokenHash, tokenHint } = await newToken(key.tokenHint.startsWith("live_") ? "live" : "test");
+  const [rotated] = await ctx.db
+    .update(apiKeys)
+    .set({
+      tokenHash,
+      tokenHint,
+      previousTokenHash: graceMs > 0 ? key.tokenHash : null,
+      previousTokenExpiresAt: graceMs > 0 ? now() + graceMs : null,
+    })
+    .where(and(eq(apiKeys.id, key.id), eq(apiKeys.tokenHash, key.tokenHash), isNull(apiKeys.revokedAt)))
+    .returning();
+  // A rotation that raced another one lost: its caller retries against the key as it is now.
+  if (!rotated) throw new ApiError("api_key_not_found", "The key changed while it was being rotated; retry.");
+  await syncGuard(ctx, key.id);
+  return { key: rotated, token };
+}
+
+/** The grace a rotation asked for, in ms. */
+export function rotationGraceMs(seconds: number | undefined): number {
+  return seconds === undefined ? DEFAULT_ROTATION_GRACE_MS : seconds * SECOND;
+}
+
+/**
+ * A key can never grant more than the key that makes or changes it: its products within the caller's, each area's
+ * access at most the caller's, and no later expiry than the caller's own.
+ */
+function assertWithinCaller(principal: Principal, grant: KeyGrant): void {
+  const refuse = (what: string) => {
+    throw new ApiError("insufficient_scope", `A key cannot grant more than the key that makes it: ${what}.`);
+  };
+  if (principal.products !== null) {
+    const outside = (grant.products ?? ["every product"]).filter(
+      (product) => !principal.products?.includes(product as Product),
+    );
+    if (outside.length > 0) refuse(`this key's products do not include ${outside.join(", ")}`);
+  }
+  for (const area of keyAreas) {
+    const access = grant.scopes === null ? "write" : grant.scopes[area];
+    if (access && !scopeAllows(principal.scopes, area, access)) refuse(`this key lacks ${area}:${access}`);
+  }
+  if (principal.keyExpiresAt !== null && (grant.expiresAt === null || grant.expiresAt > principal.keyExpiresAt)) {
+    refuse("this key expires, so a key it makes must expire no later");
+  }
+  if (grant.expiresAt !== null && grant.expiresAt <= now()) {
+    const message = "expires_at: must be in the future.";
+    throw new ApiError("invalid_request", message, { details: [{ field: "expires_at", message }] });
+  }
+}

@@ -321,6 +321,32 @@ const SCENARIO: Folder[] = [
     ],
   },
   {
+    name: "API keys",
+    steps: [
+      {
+        operationId: "createApiKey",
+        body: { name: RUN_LABEL, scopes: { billing: "read", traffic: "read" } },
+        capture: { api_key_id: "id" },
+        expect: { "scopes.billing": "read" },
+      },
+      { operationId: "listApiKeys", listed: "api_key_id" },
+      { operationId: "getApiKey", path: { id: "{{api_key_id}}" }, expect: { id: "{{api_key_id}}" } },
+      {
+        operationId: "updateApiKey",
+        path: { id: "{{api_key_id}}" },
+        body: { name: "read-only exporter" },
+        expect: { name: "read-only exporter" },
+      },
+      {
+        operationId: "rotateApiKey",
+        path: { id: "{{api_key_id}}" },
+        body: { grace_seconds: 0 },
+        expect: { id: "{{api_key_id}}", previous_token_expires_at: null },
+      },
+      { operationId: "deleteApiKey", path: { id: "{{api_key_id}}" }, expect: { deleted: true } },
+    ],
+  },
+  {
     name: "Clean-up",
     steps: [
       {

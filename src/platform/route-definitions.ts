@@ -207,7 +207,7 @@ const TAG_AREAS: Record<string, KeyArea> = {
 type ApiOperationConfig = OperationConfig & {
   /**
    * The scope the key needs: by default the area of the operation's tag, `read` for GET and `write` otherwise
-   * (declared in its security requirement, enforced before its handler: 403 `insufficient_scope`).
+   * (stated in its description, enforced before its handler: 403 `insufficient_scope`).
    */
   scope?: { area?: KeyArea; access?: KeyAccess };
   /** A gated action: declares `X-MFA-Code` and 403 `mfa_required`. */
@@ -295,7 +295,9 @@ export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R
   ];
   return createRoute({
     ...route,
-    security: [{ ApiKey: [`${area}:${access}`] }],
+    // The scope is stated in the description: OpenAPI lists scopes in security requirements for OAuth only.
+    description: `${route.description ?? ""}\n\nKey scope: \`${area}:${access}\`.`.trimStart(),
+    security: [{ ApiKey: [] }],
     request: withHeaders(route, { ...(isWrite ? idempotencyKeyHeader : {}), ...(mfa ? mfaCodeHeader : {}) }),
     responses: {
       ...successResponses({ ...route, responses: withLivemode(route.responses) }, success),

@@ -108,9 +108,13 @@ describe("the OpenAPI documents tell the whole truth", () => {
       .map(({ id }) => id)
       .sort();
     expect(gated).toEqual([
+      "DELETE /api-keys/{id}",
       "DELETE /isp/batches/{id}",
       "DELETE /users/me/security/mfa",
+      "PATCH /api-keys/{id}",
       "PATCH /users/me",
+      "POST /api-keys",
+      "POST /api-keys/{id}/rotate",
       "POST /users/me/security/mfa",
     ]);
     for (const id of gated) {

@@ -56,8 +56,9 @@ const use = (subuser: TestSubuser, bytes: number, product: Product = "residentia
 async function balance(account: TestAccount, product: "residential" | "mobile" = "residential") {
   const response = await call("GET", `/v1/${product}/balance`, { token: account.token });
   expect(response.status).toBe(200);
-  const { livemode, ...pool } = await json(response);
+  const { livemode, forecast, ...pool } = await json(response);
   expect(livemode).toBe(true);
+  expect(forecast.window_days).toBe(7); // its figures: test/routes/order-quotes.test.ts
   return pool;
 }
 

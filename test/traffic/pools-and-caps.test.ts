@@ -28,8 +28,11 @@ async function use(subuser: TestSubuser, megabytes: number, product = "residenti
 
 /** The pool's figures (the response's `livemode`, always true here, checked and left out). */
 const balance = async (account: TestAccount, product = "residential") => {
-  const { livemode, ...pool } = await json(await call("GET", `/v1/${product}/balance`, { token: account.token }));
+  const { livemode, forecast, ...pool } = await json(
+    await call("GET", `/v1/${product}/balance`, { token: account.token }),
+  );
   expect(livemode).toBe(true);
+  expect(forecast.window_days).toBe(7); // its figures: test/routes/order-quotes.test.ts
   return pool;
 };
 

@@ -12,6 +12,8 @@ export interface paths {
     /**
      * Get the account
      * @description The account that owns the API key, with its prepaid balance.
+     *
+     *     Key scope: `account:read`.
      */
     get: operations["getAccount"];
     put?: never;
@@ -22,6 +24,8 @@ export interface paths {
     /**
      * Update the account
      * @description Only `company`, `billing_address`, `tax_id`, `default_currency` and `notification_email` are editable; any other field is rejected. The login email is changed in the dashboard. When MFA is enabled, changing `billing_address` or `tax_id` needs `X-MFA-Code`.
+     *
+     *     Key scope: `account:write`.
      */
     patch: operations["updateAccount"];
     trace?: never;
@@ -36,6 +40,8 @@ export interface paths {
     /**
      * Get security info
      * @description MFA state, and the time and source IP of the latest authenticated API call (updated at most once a minute).
+     *
+     *     Key scope: `account:read`.
      */
     get: operations["getSecurityInfo"];
     put?: never;
@@ -58,11 +64,15 @@ export interface paths {
     /**
      * Enroll TOTP MFA
      * @description Returns a new TOTP secret and 10 recovery codes, shown once. MFA becomes enabled when the first code is sent to `POST /users/me/security/mfa/verify`. Re-enrolling while MFA is enabled needs `X-MFA-Code`.
+     *
+     *     Key scope: `account:write`.
      */
     post: operations["enrollMfa"];
     /**
      * Disable MFA
      * @description Turns MFA off and deletes the recovery codes. Needs `X-MFA-Code` (a TOTP or recovery code).
+     *
+     *     Key scope: `account:write`.
      */
     delete: operations["disableMfa"];
     options?: never;
@@ -82,6 +92,8 @@ export interface paths {
     /**
      * Confirm MFA enrollment
      * @description Enables MFA with the first code from the authenticator. A wrong code answers 403 `mfa_required`.
+     *
+     *     Key scope: `account:write`.
      */
     post: operations["verifyMfa"];
     delete?: never;
@@ -100,12 +112,16 @@ export interface paths {
     /**
      * List sub-users
      * @description Newest first. A key scoped to some products sees only sub-users whose products all lie in its scope.
+     *
+     *     Key scope: `subusers:read`.
      */
     get: operations["listSubusers"];
     put?: never;
     /**
      * Create a sub-user
      * @description The gateway `name` is generated and the password is random; the password is shown only in this response. `products` is fixed for the sub-user's life. Limits default to the plan's and may not exceed it.
+     *
+     *     Key scope: `subusers:write`.
      */
     post: operations["createSubuser"];
     delete?: never;
@@ -124,6 +140,8 @@ export interface paths {
     /**
      * Get a sub-user
      * @description The sub-user's settings; never its password.
+     *
+     *     Key scope: `subusers:read`.
      */
     get: operations["getSubuser"];
     put?: never;
@@ -131,6 +149,8 @@ export interface paths {
     /**
      * Delete a sub-user
      * @description Irreversible. New gateway requests get 407 at once; requests in flight may take up to 60 seconds to drain. The generated name is never reused.
+     *
+     *     Key scope: `subusers:write`.
      */
     delete: operations["deleteSubuser"];
     options?: never;
@@ -138,6 +158,8 @@ export interface paths {
     /**
      * Update a sub-user
      * @description Only `label`, `status`, `concurrent_max`, `rps_max` and `traffic_limit_gb`; `products` is fixed (delete and recreate). Takes effect on the gateway's next decision: disabled sub-users get 403 at once.
+     *
+     *     Key scope: `subusers:write`.
      */
     patch: operations["updateSubuser"];
     trace?: never;
@@ -154,6 +176,8 @@ export interface paths {
     /**
      * Rotate a sub-user's password
      * @description Returns a new password once. The old password keeps working for 60 seconds, then gets 407.
+     *
+     *     Key scope: `subusers:write`.
      */
     post: operations["rotateSubuserPassword"];
     delete?: never;
@@ -172,12 +196,16 @@ export interface paths {
     /**
      * List a sub-user's whitelist
      * @description Every product's entries of one sub-user, newest first.
+     *
+     *     Key scope: `subusers:read`.
      */
     get: operations["listWhitelistEntries"];
     put?: never;
     /**
      * Whitelist a source IP for a sub-user
      * @description A whitelisted source IP may use the sub-user's product without a password. At most 50 entries per sub-user per product; a block counts as one. The same IP may be whitelisted in many scopes.
+     *
+     *     Key scope: `subusers:write`.
      */
     post: operations["createWhitelistEntry"];
     delete?: never;
@@ -199,6 +227,8 @@ export interface paths {
     /**
      * Remove a whitelist entry
      * @description Effective on the gateway's next decision (decisions are cached at most 30 s, within the spec's 60 s).
+     *
+     *     Key scope: `subusers:write`.
      */
     delete: operations["deleteWhitelistEntry"];
     options?: never;
@@ -216,12 +246,16 @@ export interface paths {
     /**
      * List orders
      * @description Newest first; a key scoped to some products sees only their orders.
+     *
+     *     Key scope: `billing:read`.
      */
     get: operations["listOrders"];
     put?: never;
     /**
      * Place an order
      * @description Bandwidth (`residential`, `mobile`): priced per GB, debited at once, status `completed`, the GB added to the product's pool. ISP: debited at once, a batch is created and the order is `provisioning` until its IPs are allocated (minutes; longer for long-tail countries). Retries with the same Idempotency-Key never charge twice.
+     *
+     *     Key scope: `billing:write`.
      */
     post: operations["createOrder"];
     delete?: never;
@@ -242,6 +276,8 @@ export interface paths {
     /**
      * Quote an order
      * @description Any order body, bandwidth or ISP: what it would be charged now (priced exactly as the order is), its line items, the balance after it, and the error the same order would get now (`insufficient_balance`, `kyc_required`, `insufficient_inventory`, …) in `error`, with `orderable` false. Nothing is charged or reserved; a body that is not a valid order is refused as the order would refuse it.
+     *
+     *     Key scope: `billing:read`.
      */
     post: operations["quoteOrder"];
     delete?: never;
@@ -260,6 +296,8 @@ export interface paths {
     /**
      * Get an order
      * @description An order of the account; ISP orders move from `provisioning` to `completed`.
+     *
+     *     Key scope: `billing:read`.
      */
     get: operations["getOrder"];
     put?: never;
@@ -280,6 +318,8 @@ export interface paths {
     /**
      * ISP inventory
      * @description Available quantity, cities and price per ASN.
+     *
+     *     Key scope: `isp:read`.
      */
     get: operations["getIspInventory"];
     put?: never;
@@ -300,6 +340,8 @@ export interface paths {
     /**
      * List ISP batches
      * @description Every batch of the account, newest first, released ones included.
+     *
+     *     Key scope: `isp:read`.
      */
     get: operations["listIspBatches"];
     put?: never;
@@ -320,6 +362,8 @@ export interface paths {
     /**
      * Get an ISP batch
      * @description Status, period, renewal and the replacement allowance of one batch.
+     *
+     *     Key scope: `isp:read`.
      */
     get: operations["getIspBatch"];
     put?: never;
@@ -327,6 +371,8 @@ export interface paths {
     /**
      * Release a batch
      * @description Releases every IP at once; no refund. Needs `X-MFA-Code` when MFA is enabled.
+     *
+     *     Key scope: `isp:write`.
      */
     delete: operations["releaseIspBatch"];
     options?: never;
@@ -344,6 +390,8 @@ export interface paths {
     /**
      * List a batch's IPs with credentials
      * @description `plain`: `ip:port:user:pass` per line. `csv`: header `ip,port,user,pass,country,city,asn`. `json` (default): an array of objects (with `ip_id` for replacements). Every IP listens on port 8000 for HTTP, HTTPS and SOCKS5; user and password are the batch's.
+     *
+     *     Key scope: `isp:read`.
      */
     get: operations["listIspBatchIps"];
     put?: never;
@@ -366,6 +414,8 @@ export interface paths {
     /**
      * Refresh all IPs of a batch
      * @description Replaces every IP; allowed once per billing period and uses up that period's free replacements.
+     *
+     *     Key scope: `isp:write`.
      */
     post: operations["refreshIspBatch"];
     delete?: never;
@@ -386,6 +436,8 @@ export interface paths {
     /**
      * Renew a batch
      * @description Debits quantity × price × months and extends `expires_at`; the IPs and password stay. A batch in its grace period is renewed from now.
+     *
+     *     Key scope: `isp:write`.
      */
     post: operations["renewIspBatch"];
     delete?: never;
@@ -406,6 +458,8 @@ export interface paths {
     /**
      * Rotate a batch's password
      * @description Returns the new password once; the old one keeps working for 60 seconds.
+     *
+     *     Key scope: `isp:write`.
      */
     post: operations["rotateIspBatchPassword"];
     delete?: never;
@@ -426,6 +480,8 @@ export interface paths {
     /**
      * Replace one IP
      * @description Free during the first 14 days after purchase; afterwards 10% of the batch (rounded up) per billing period is free; further replacements are billed at the per-IP monthly rate. The old IP is released at once.
+     *
+     *     Key scope: `isp:write`.
      */
     post: operations["replaceIspIp"];
     delete?: never;
@@ -444,12 +500,16 @@ export interface paths {
     /**
      * List a batch's whitelist
      * @description Source IPs that may use every IP of the batch without the password, newest first.
+     *
+     *     Key scope: `isp:read`.
      */
     get: operations["listIspBatchWhitelist"];
     put?: never;
     /**
      * Whitelist a source IP for a batch
      * @description Applies to every IP of the batch. Same rules as sub-user whitelists: at most 50 entries, /24 and /64 at most.
+     *
+     *     Key scope: `isp:write`.
      */
     post: operations["addIspBatchWhitelistEntry"];
     delete?: never;
@@ -471,6 +531,8 @@ export interface paths {
     /**
      * Remove a batch whitelist entry
      * @description Effective on the gateway's next decision.
+     *
+     *     Key scope: `isp:write`.
      */
     delete: operations["removeIspBatchWhitelistEntry"];
     options?: never;
@@ -488,12 +550,16 @@ export interface paths {
     /**
      * List subscriptions
      * @description Newest first, archived (cancelled) ones included; a key scoped to some products sees only theirs.
+     *
+     *     Key scope: `billing:read`.
      */
     get: operations["listSubscriptions"];
     put?: never;
     /**
      * Subscribe
      * @description Bandwidth: a tier of a product, charged for the first cycle at once, its GB added to the pool. ISP: turns auto-renew on for an existing batch (the current period is already paid).
+     *
+     *     Key scope: `billing:write`.
      */
     post: operations["createSubscription"];
     delete?: never;
@@ -512,6 +578,8 @@ export interface paths {
     /**
      * Get a subscription
      * @description One subscription with its period and the changes pending for its next renewal.
+     *
+     *     Key scope: `billing:read`.
      */
     get: operations["getSubscription"];
     put?: never;
@@ -522,6 +590,8 @@ export interface paths {
     /**
      * Change a subscription
      * @description Upgrades are prorated for the rest of the period and charged now; downgrades take effect at the next renewal (never below this period's usage); cycle changes apply at the next renewal. ISP quantity increases provision the extra IPs now, prorated; decreases apply at the next renewal.
+     *
+     *     Key scope: `billing:write`.
      */
     patch: operations["updateSubscription"];
     trace?: never;
@@ -538,6 +608,8 @@ export interface paths {
     /**
      * Pause a subscription
      * @description Stops renewal and keeps the current period's resources (status `paused`).
+     *
+     *     Key scope: `billing:write`.
      */
     post: operations["pauseSubscription"];
     delete?: never;
@@ -558,6 +630,8 @@ export interface paths {
     /**
      * Cancel a subscription
      * @description Status `cancelling` until the end of the period, then `cancelled` and archived. An ISP batch then enters its 7-day grace period and is released after it.
+     *
+     *     Key scope: `billing:write`.
      */
     post: operations["cancelSubscription"];
     delete?: never;
@@ -576,6 +650,8 @@ export interface paths {
     /**
      * List residential sticky sessions
      * @description The account's sticky sessions of all its sub-users, newest first: live ones, and terminated ones for 24 hours. Expired sessions are gone.
+     *
+     *     Key scope: `traffic:read`.
      */
     get: operations["listResidentialSessions"];
     put?: never;
@@ -596,6 +672,8 @@ export interface paths {
     /**
      * List mobile sticky sessions
      * @description The account's sticky sessions of all its sub-users, newest first: live ones, and terminated ones for 24 hours. Expired sessions are gone.
+     *
+     *     Key scope: `traffic:read`.
      */
     get: operations["listMobileSessions"];
     put?: never;
@@ -616,6 +694,8 @@ export interface paths {
     /**
      * Get a residential sticky session
      * @description The session with its last 10 requests. After `expires_at` it is 404 `session_not_found`; a terminated one stays 24 hours.
+     *
+     *     Key scope: `traffic:read`.
      */
     get: operations["getResidentialSession"];
     put?: never;
@@ -623,6 +703,8 @@ export interface paths {
     /**
      * Terminate a residential sticky session
      * @description Ends the session now: its status becomes `terminated` (the record is kept 24 hours) and the next request with its username starts a new session with a new exit IP.
+     *
+     *     Key scope: `traffic:write`.
      */
     delete: operations["terminateResidentialSession"];
     options?: never;
@@ -640,6 +722,8 @@ export interface paths {
     /**
      * Get a mobile sticky session
      * @description The session with its last 10 requests. After `expires_at` it is 404 `session_not_found`; a terminated one stays 24 hours.
+     *
+     *     Key scope: `traffic:read`.
      */
     get: operations["getMobileSession"];
     put?: never;
@@ -647,6 +731,8 @@ export interface paths {
     /**
      * Terminate a mobile sticky session
      * @description Ends the session now: its status becomes `terminated` (the record is kept 24 hours) and the next request with its username starts a new session with a new exit IP.
+     *
+     *     Key scope: `traffic:write`.
      */
     delete: operations["terminateMobileSession"];
     options?: never;
@@ -664,6 +750,8 @@ export interface paths {
     /**
      * Traffic analytics
      * @description Bytes in and out, requests and errors over `[from, to)`, in total or grouped, optionally filtered. Numbers are exact sums of the usage the gateway reported. The answer's `resolution` follows the age of `from` (1 minute under 24 h, 5 minutes to 14 days, 1 hour to 90 days, 1 day beyond) and the range is widened to whole units of it. Mobile rows grouped by `asn` carry `carrier_name`; ISP traffic can be grouped per `ip`.
+     *
+     *     Key scope: `traffic:read`.
      */
     get: operations["getTraffic"];
     put?: never;
@@ -684,6 +772,8 @@ export interface paths {
     /**
      * Sampled request log
      * @description Recent proxy requests, newest first: at most 1,000 per product, none older than 48 hours. An account sending under 100 requests a minute sees every request; above that, a uniform sample of about 100 a minute. The log is sampled and is not suitable for billing: use traffic for totals.
+     *
+     *     Key scope: `traffic:read`.
      */
     get: operations["listRequests"];
     put?: never;
@@ -704,12 +794,16 @@ export interface paths {
     /**
      * List reports with their recent runs
      * @description The account's report definitions, newest first, each with its latest 5 runs.
+     *
+     *     Key scope: `reports:read`.
      */
     get: operations["listReports"];
     put?: never;
     /**
      * Create a report
      * @description Pro plan or above. A `webhook` destination is checked first with a signed `webhook.test` delivery (422 `destination_unreachable` unless it answers 2xx). Its `signing_secret` is write-only.
+     *
+     *     Key scope: `reports:write`.
      */
     post: operations["createReport"];
     delete?: never;
@@ -728,6 +822,8 @@ export interface paths {
     /**
      * Get a report run
      * @description While the file exists (a completed run, or a run whose destination failed), `download_url` is a fresh link valid for 1 hour that needs no API key; after it expires it answers 410 `download_link_expired`, and a tampered one 403 `download_link_invalid`. Runs and files are deleted after 90 days.
+     *
+     *     Key scope: `reports:read`.
      */
     get: operations["getReportRun"];
     put?: never;
@@ -748,6 +844,8 @@ export interface paths {
     /**
      * Get a report definition
      * @description The definition with its schedule's `next_run_at`; a destination's secret is never shown.
+     *
+     *     Key scope: `reports:read`.
      */
     get: operations["getReport"];
     put?: never;
@@ -755,6 +853,8 @@ export interface paths {
     /**
      * Delete a report
      * @description No further scheduled runs. Its runs and their files stay readable until their 90 days are over.
+     *
+     *     Key scope: `reports:write`.
      */
     delete: operations["deleteReport"];
     options?: never;
@@ -762,6 +862,8 @@ export interface paths {
     /**
      * Update a report
      * @description `name`, `filters`, `schedule` (null: on demand), `format` and `destination`; the type is fixed. A new `webhook` destination is checked with a signed test delivery first.
+     *
+     *     Key scope: `reports:write`.
      */
     patch: operations["updateReport"];
     trace?: never;
@@ -778,6 +880,8 @@ export interface paths {
     /**
      * Run a report now
      * @description Covers whole UTC days `from` through `to` (the run's period is `[from 00:00Z, to + 1 day 00:00Z)`). The work leaves the request through a queue: poll `GET /reports/runs/{id}`.
+     *
+     *     Key scope: `reports:write`.
      */
     post: operations["runReport"];
     delete?: never;
@@ -816,12 +920,16 @@ export interface paths {
     /**
      * List webhook endpoints
      * @description Newest first; never their secrets.
+     *
+     *     Key scope: `webhooks:read`.
      */
     get: operations["listWebhookEndpoints"];
     put?: never;
     /**
      * Create a webhook endpoint
      * @description Every event of the account whose type the endpoint subscribes to is POSTed to `url`, signed per Standard Webhooks with the `secret` returned here (shown only once). At most 16 endpoints per account. Webhooks are available on every plan but `trial`, to keys without a product scope.
+     *
+     *     Key scope: `webhooks:write`.
      */
     post: operations["createWebhookEndpoint"];
     delete?: never;
@@ -840,6 +948,8 @@ export interface paths {
     /**
      * Get a webhook endpoint
      * @description The endpoint's settings and status; never its secret.
+     *
+     *     Key scope: `webhooks:read`.
      */
     get: operations["getWebhookEndpoint"];
     put?: never;
@@ -847,6 +957,8 @@ export interface paths {
     /**
      * Delete a webhook endpoint
      * @description Irreversible: the endpoint and its delivery log are deleted; nothing more is sent to it.
+     *
+     *     Key scope: `webhooks:write`.
      */
     delete: operations["deleteWebhookEndpoint"];
     options?: never;
@@ -854,6 +966,8 @@ export interface paths {
     /**
      * Update a webhook endpoint
      * @description Change `url`, `events`, `description` or `status`. `disabled` stops deliveries (pending ones fail unsent); `enabled` resumes them for new events — events of the disabled period are in `GET /events`.
+     *
+     *     Key scope: `webhooks:write`.
      */
     patch: operations["updateWebhookEndpoint"];
     trace?: never;
@@ -870,6 +984,8 @@ export interface paths {
     /**
      * Rotate a webhook endpoint's signing secret
      * @description Returns a new secret once. For 24 hours (`previous_secret_expires_at`) every delivery carries two signatures, one per secret, so the receiver can switch without missing one; a further rotation ends the overlap of the oldest secret at once.
+     *
+     *     Key scope: `webhooks:write`.
      */
     post: operations["rotateWebhookEndpointSecret"];
     delete?: never;
@@ -890,6 +1006,8 @@ export interface paths {
     /**
      * Send a test event
      * @description Sends a signed `webhook.test` event to the endpoint now (enabled or disabled) and returns the delivery with the attempt in `last_attempt`: status code, duration, error. A failed attempt is still a 200 answer here; it is not retried automatically. A 410 answer disables the endpoint.
+     *
+     *     Key scope: `webhooks:write`.
      */
     post: operations["testWebhookEndpoint"];
     delete?: never;
@@ -908,6 +1026,8 @@ export interface paths {
     /**
      * List an endpoint's deliveries
      * @description The delivery log, newest first: one delivery per event sent to the endpoint, with its attempts (status code, duration, error) and the next automatic retry. A failing delivery is retried 5 minutes, 2 hours and 24 hours after its first attempt (later if the endpoint answers with `Retry-After`); when the last retry fails the endpoint is disabled and the account's notification email is told.
+     *
+     *     Key scope: `webhooks:read`.
      */
     get: operations["listWebhookDeliveries"];
     put?: never;
@@ -930,6 +1050,8 @@ export interface paths {
     /**
      * Retry a delivery now
      * @description Sends the delivery's event again now (same `webhook-id`) and returns the delivery with the new attempt. A 2xx cancels any scheduled retry; a failure leaves the schedule as it was. 409 while an attempt is in flight.
+     *
+     *     Key scope: `webhooks:write`.
      */
     post: operations["retryWebhookDelivery"];
     delete?: never;
@@ -948,6 +1070,8 @@ export interface paths {
     /**
      * List events
      * @description The account's events of the last 30 days, newest first, optionally of one `type`: the same `{id, type, created_at, livemode, data}` that webhook endpoints receive (see the `webhooks` section for each type's `data`).
+     *
+     *     Key scope: `webhooks:read`.
      */
     get: operations["listEvents"];
     put?: never;
@@ -968,10 +1092,96 @@ export interface paths {
     /**
      * Get an event
      * @description One event of the last 30 days; older ones answer 404.
+     *
+     *     Key scope: `webhooks:read`.
      */
     get: operations["getEvent"];
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api-keys": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List API keys
+     * @description The account's active keys, newest first (a sandbox key lists the sandbox's). Tokens are never shown.
+     *
+     *     Key scope: `api_keys:read`.
+     */
+    get: operations["listApiKeys"];
+    put?: never;
+    /**
+     * Create an API key
+     * @description A live key makes live keys, a sandbox key sandbox keys. The new key never grants more than the calling key: products, per-area access and expiry within its own (else 403 `insufficient_scope`). The token is shown once. At most 50 active keys per account.
+     *
+     *     Key scope: `api_keys:write`.
+     */
+    post: operations["createApiKey"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api-keys/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get an API key
+     * @description Its scopes, expiry and last use; never its token.
+     *
+     *     Key scope: `api_keys:read`.
+     */
+    get: operations["getApiKey"];
+    put?: never;
+    post?: never;
+    /**
+     * Revoke an API key
+     * @description Irreversible: every call with the key (the calling one included) answers 401 from the next call on.
+     *
+     *     Key scope: `api_keys:write`.
+     */
+    delete: operations["deleteApiKey"];
+    options?: never;
+    head?: never;
+    /**
+     * Update an API key
+     * @description Name, products, scopes or expiry, within the calling key's own grant; in force for the next call with the key.
+     *
+     *     Key scope: `api_keys:write`.
+     */
+    patch: operations["updateApiKey"];
+    trace?: never;
+  };
+  "/api-keys/{id}/rotate": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Rotate an API key's token
+     * @description A new token, shown once; the replaced one keeps working for `grace_seconds` (24 hours by default) so deployments can move over, then answers 401. A second rotation ends the first one's grace at once.
+     *
+     *     Key scope: `api_keys:write`.
+     */
+    post: operations["rotateApiKey"];
     delete?: never;
     options?: never;
     head?: never;
@@ -990,6 +1200,8 @@ export interface paths {
     /**
      * Test gateway credentials
      * @description Makes one real request through the gateway with these credentials, as a client would, and reports what the gateway answered: `auth_ok` (false on 407), the exit IP, geo and ASN, the time of each phase, and how the username parses. Other refusals carry the gateway's status and `error_code` (its `X-Service-Error-Code`). A username the gateway cannot parse is answered at once with its 400 code, without connecting. The sub-user must belong to the key's account (else 404 `subuser_not_found`). The password is never logged or kept; the run is kept 24 hours (`GET /tools/proxy-tests`).
+     *
+     *     Key scope: `subusers:write`.
      */
     post: operations["runProxyTest"];
     delete?: never;
@@ -1008,6 +1220,8 @@ export interface paths {
     /**
      * List proxy test runs
      * @description The account's proxy test runs of the last 24 hours, newest first, to compare them.
+     *
+     *     Key scope: `subusers:read`.
      */
     get: operations["listProxyTests"];
     put?: never;
@@ -1028,6 +1242,8 @@ export interface paths {
     /**
      * Get a proxy test run
      * @description One run of the last 24 hours; older runs are gone (404 `proxy_test_not_found`).
+     *
+     *     Key scope: `subusers:read`.
      */
     get: operations["getProxyTest"];
     put?: never;
@@ -1050,6 +1266,8 @@ export interface paths {
     /**
      * Generate traffic for a sub-user (sandbox)
      * @description Reports `requests` proxy requests of the sub-user as the gateway would, through the real usage ingestion: within seconds they show in traffic, the request log, the sub-user's monthly usage and the account's pool. Deterministic: timestamps spread evenly over `from`..`to`, exits from 203.0.113.0/24, ASNs 64496+, errors spread evenly at `error_rate` within each region. ISP traffic addresses the sub-user's active batch IPs. Sandbox keys only.
+     *
+     *     Key scope: `traffic:write`.
      */
     post: operations["generateTestTraffic"];
     delete?: never;
@@ -1070,6 +1288,8 @@ export interface paths {
     /**
      * Start a sticky session (sandbox)
      * @description As if the gateway authorized the sub-user's username with these session segments and its password: the session is started (or the live one of that exact username reused) by the sub-user's gate, and `requests` requests are reported on it, pinning a simulated exit. It then shows in the sessions API within seconds. A decision the gateway would refuse (e.g. 402 `bandwidth-exhausted`: buy bandwidth first) is 409 `gateway_refused`. Sandbox keys only.
+     *
+     *     Key scope: `traffic:write`.
      */
     post: operations["startTestSession"];
     delete?: never;
@@ -1090,6 +1310,8 @@ export interface paths {
     /**
      * Expire an ISP batch now (sandbox)
      * @description The batch's period ends now and the lifecycle job acts on it at once, as it would at the real end: an auto-renewing batch is renewed and charged (or enters the 7-day grace when the balance cannot pay), others enter grace. A batch already in grace is released now. Sandbox keys only.
+     *
+     *     Key scope: `isp:write`.
      */
     post: operations["expireTestIspBatch"];
     delete?: never;
@@ -1110,6 +1332,8 @@ export interface paths {
     /**
      * Renew a subscription now (sandbox)
      * @description The subscription's period ends now and the renewal job acts on it at once: a bandwidth subscription renews (charged, its GB added to the pool; `past_due` when the balance cannot pay), a cancelling one is archived, an ISP one renews with its batch. Sandbox keys only.
+     *
+     *     Key scope: `billing:write`.
      */
     post: operations["renewTestSubscription"];
     delete?: never;
@@ -1130,6 +1354,8 @@ export interface paths {
     /**
      * Top up the balance (sandbox)
      * @description Simulated money: credits the sandbox account's balance (recorded in its ledger like any credit). The sandbox account opens with $1,000. Sandbox keys only.
+     *
+     *     Key scope: `billing:write`.
      */
     post: operations["topUpTestBalance"];
     delete?: never;
@@ -1148,6 +1374,8 @@ export interface paths {
     /**
      * Bandwidth pool of a product
      * @description The account's prepaid GB for a gateway product, shared by all its sub-users of that product. Usage figures are those of the last settlement: at most a minute behind the usage the gateway reported. `forecast` averages the last 7 days' usage and projects when the pool runs out at that pace.
+     *
+     *     Key scope: `billing:read`.
      */
     get: operations["getBandwidthBalance"];
     put?: never;
@@ -1418,6 +1646,7 @@ export interface components {
         | "unauthorized"
         | "feature_not_in_plan"
         | "mfa_required"
+        | "insufficient_scope"
         | "subuser_scope_mismatch"
         | "not_found"
         | "method_not_allowed"
@@ -1463,6 +1692,8 @@ export interface components {
         | "webhook_url_not_allowed"
         | "webhook_endpoint_limit"
         | "delivery_in_progress"
+        | "api_key_not_found"
+        | "api_key_limit"
         | "sandbox_key_required"
         | "gateway_refused";
       /** @example label: must match [a-z0-9-]{1,64}. */
@@ -1883,6 +2114,7 @@ export interface components {
           | "unauthorized"
           | "feature_not_in_plan"
           | "mfa_required"
+          | "insufficient_scope"
           | "subuser_scope_mismatch"
           | "not_found"
           | "method_not_allowed"
@@ -1928,6 +2160,8 @@ export interface components {
           | "webhook_url_not_allowed"
           | "webhook_endpoint_limit"
           | "delivery_in_progress"
+          | "api_key_not_found"
+          | "api_key_limit"
           | "sandbox_key_required"
           | "gateway_refused";
         message: string;
@@ -2845,6 +3079,132 @@ export interface components {
       /** @description Why the attempt failed; null on a 2xx answer. */
       error: string | null;
     } | null;
+    ApiKey: {
+      /** @example key_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
+      id: string;
+      name: string | null;
+      /**
+       * @description First characters of the token, to tell keys apart.
+       * @example live_Ab12Cd
+       */
+      token_hint: string;
+      /**
+       * @description Product scope; null = every product.
+       * @example [
+       *       "residential"
+       *     ]
+       */
+      products: ("residential" | "mobile" | "isp")[] | null;
+      scopes: components["schemas"]["ApiKeyScopes"];
+      /**
+       * Format: date-time
+       * @description From then on the key answers 401; null = never.
+       */
+      expires_at: string | null;
+      /**
+       * Format: date-time
+       * @description Recorded at most once a minute.
+       */
+      last_used_at: string | null;
+      last_used_ip: string | null;
+      /** Format: date-time */
+      created_at: string;
+    };
+    /**
+     * @description Access per area: `account` (profile, MFA), `billing` (orders, quotes, balances, subscriptions), `subusers` (with whitelists and the proxy test), `isp`, `traffic` (sessions, analytics, request log), `reports`, `webhooks` (endpoints, events), `api_keys`. A call outside them is 403 `insufficient_scope`.
+     * @example {
+     *       "billing": "read",
+     *       "traffic": "read"
+     *     }
+     */
+    ApiKeyScopes: {
+      /**
+       * @description `write` includes `read`.
+       * @enum {string}
+       */
+      account?: "read" | "write";
+      /**
+       * @description `write` includes `read`.
+       * @enum {string}
+       */
+      billing?: "read" | "write";
+      /**
+       * @description `write` includes `read`.
+       * @enum {string}
+       */
+      subusers?: "read" | "write";
+      /**
+       * @description `write` includes `read`.
+       * @enum {string}
+       */
+      isp?: "read" | "write";
+      /**
+       * @description `write` includes `read`.
+       * @enum {string}
+       */
+      traffic?: "read" | "write";
+      /**
+       * @description `write` includes `read`.
+       * @enum {string}
+       */
+      reports?: "read" | "write";
+      /**
+       * @description `write` includes `read`.
+       * @enum {string}
+       */
+      webhooks?: "read" | "write";
+      /**
+       * @description `write` includes `read`.
+       * @enum {string}
+       */
+      api_keys?: "read" | "write";
+    };
+    ApiKeyWithToken: components["schemas"]["ApiKey"] & {
+      /** @description Shown once; stored only hashed. */
+      token: string;
+      /**
+       * Format: date-time
+       * @description After a rotation: until when the replaced token still works (null: it no longer does).
+       */
+      previous_token_expires_at: string | null;
+    };
+    /**
+     * @example {
+     *       "name": "billing export",
+     *       "scopes": {
+     *         "billing": "read"
+     *       },
+     *       "expires_at": "2027-01-01T00:00:00Z"
+     *     }
+     */
+    ApiKeyChanges: {
+      name?: string | null;
+      /**
+       * @description Within the calling key's products. Omit: the calling key's.
+       * @example [
+       *       "residential"
+       *     ]
+       */
+      products?: ("residential" | "mobile" | "isp")[] | null;
+      scopes?: components["schemas"]["ApiKeyScopes"] & unknown;
+      /**
+       * @description In the future; no later than the calling key's own expiry. null: never.
+       * @example 2026-11-01T00:00:00Z
+       */
+      expires_at?: string | null;
+    };
+    /**
+     * @example {
+     *       "grace_seconds": 3600
+     *     }
+     */
+    ApiKeyRotate: {
+      /**
+       * Format: int32
+       * @description How long the replaced token keeps working: 0 (never) to 7 days. Default 86,400 (24 h).
+       */
+      grace_seconds?: number;
+    };
     ProxyTestResult: {
       /** @example pxt_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
       id: string;
@@ -3181,6 +3541,19 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description `insufficient_scope`: The API key's scopes do not allow this call. */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
       429: {
         headers: {
@@ -3267,7 +3640,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3377,6 +3754,19 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description `insufficient_scope`: The API key's scopes do not allow this call. */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
       429: {
         headers: {
@@ -3464,7 +3854,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3593,7 +3987,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3724,7 +4122,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3845,6 +4247,19 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description `insufficient_scope`: The API key's scopes do not allow this call. */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description `invalid_request`: The request is invalid. */
       422: {
         headers: {
@@ -3944,7 +4359,9 @@ export interface operations {
         };
       };
       /**
-       * @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
        */
@@ -4063,7 +4480,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4184,7 +4605,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4331,7 +4756,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4481,7 +4910,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4615,7 +5048,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4738,7 +5175,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4889,7 +5330,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5021,6 +5466,19 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description `insufficient_scope`: The API key's scopes do not allow this call. */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description `invalid_request`: The request is invalid. */
       422: {
         headers: {
@@ -5118,7 +5576,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5273,6 +5735,20 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description `insufficient_scope`: The API key's scopes do not allow this call. */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description `idempotency_key_in_use`: A request with this Idempotency-Key is still being processed; retry later. */
       409: {
         headers: {
@@ -5371,7 +5847,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5474,7 +5954,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5571,7 +6055,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5660,7 +6148,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5784,7 +6276,9 @@ export interface operations {
         };
       };
       /**
-       * @description `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -5922,7 +6416,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6043,7 +6541,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6200,7 +6702,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6352,7 +6858,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6505,7 +7015,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6649,7 +7163,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6774,7 +7292,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6928,7 +7450,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7060,6 +7586,19 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description `insufficient_scope`: The API key's scopes do not allow this call. */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description `invalid_request`: The request is invalid. */
       422: {
         headers: {
@@ -7159,7 +7698,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7295,7 +7838,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7420,7 +7967,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7577,7 +8128,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7724,7 +8279,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7865,7 +8424,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7980,7 +8543,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8082,7 +8649,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8203,7 +8774,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8327,7 +8902,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8448,7 +9027,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8583,7 +9166,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8695,7 +9282,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8805,7 +9396,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `feature_not_in_plan`: This feature is not included in the account's plan. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `feature_not_in_plan`: This feature is not included in the account's plan.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8915,7 +9510,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `feature_not_in_plan`: This feature is not included in the account's plan. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `feature_not_in_plan`: This feature is not included in the account's plan.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9029,7 +9628,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `feature_not_in_plan`: This feature is not included in the account's plan. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `feature_not_in_plan`: This feature is not included in the account's plan.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9118,7 +9721,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `feature_not_in_plan`: This feature is not included in the account's plan. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `feature_not_in_plan`: This feature is not included in the account's plan.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9226,7 +9833,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `feature_not_in_plan`: This feature is not included in the account's plan. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `feature_not_in_plan`: This feature is not included in the account's plan.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9373,7 +9984,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `feature_not_in_plan`: This feature is not included in the account's plan. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `feature_not_in_plan`: This feature is not included in the account's plan.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9524,7 +10139,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `feature_not_in_plan`: This feature is not included in the account's plan. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `feature_not_in_plan`: This feature is not included in the account's plan.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9768,7 +10387,9 @@ export interface operations {
         };
       };
       /**
-       * @description `feature_not_in_plan`: This feature is not included in the account's plan.
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -9883,7 +10504,9 @@ export interface operations {
         };
       };
       /**
-       * @description `feature_not_in_plan`: This feature is not included in the account's plan.
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -10001,7 +10624,9 @@ export interface operations {
         };
       };
       /**
-       * @description `feature_not_in_plan`: This feature is not included in the account's plan.
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -10126,7 +10751,9 @@ export interface operations {
         };
       };
       /**
-       * @description `feature_not_in_plan`: This feature is not included in the account's plan.
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -10277,7 +10904,9 @@ export interface operations {
         };
       };
       /**
-       * @description `feature_not_in_plan`: This feature is not included in the account's plan.
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -10427,7 +11056,9 @@ export interface operations {
         };
       };
       /**
-       * @description `feature_not_in_plan`: This feature is not included in the account's plan.
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -10574,7 +11205,9 @@ export interface operations {
         };
       };
       /**
-       * @description `feature_not_in_plan`: This feature is not included in the account's plan.
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -10713,7 +11346,9 @@ export interface operations {
         };
       };
       /**
-       * @description `feature_not_in_plan`: This feature is not included in the account's plan.
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -10839,7 +11474,9 @@ export interface operations {
         };
       };
       /**
-       * @description `feature_not_in_plan`: This feature is not included in the account's plan.
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -10989,7 +11626,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11078,7 +11719,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11124,6 +11769,788 @@ export interface operations {
           "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  listApiKeys: {
+    parameters: {
+      query?: {
+        /** @description Opaque cursor from a previous page's `next_cursor`. */
+        cursor?: string;
+        /** @description Page size, 1-200; default 50. */
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of API keys. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          Link: components["headers"]["Link"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["ApiKey"][];
+            /** @description Cursor of the next page; null on the last page. */
+            next_cursor: string | null;
+          } & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `insufficient_scope`: The API key's scopes do not allow this call. */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `invalid_request`: The request is invalid. */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  createApiKey: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any string of up to 64 characters, fresh per logical operation (a UUID is a good choice). Retries with the same key within 24 hours replay the first response instead of acting twice. */
+        "Idempotency-Key"?: string;
+        /** @description Required when the account has MFA enabled: a current TOTP code or an unused recovery code. Without a valid one the request is refused with 403 `mfa_required`. */
+        "X-MFA-Code"?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["ApiKeyChanges"];
+      };
+    };
+    responses: {
+      /** @description The key, with its token (shown once). */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          "Cache-Control": components["headers"]["Cache-Control"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ApiKeyWithToken"] & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `idempotency_key_in_use`: A request with this Idempotency-Key is still being processed; retry later. */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `invalid_request`: The request is invalid.
+       *
+       *     `idempotency_key_reused`: This Idempotency-Key was already used with a different request.
+       *
+       *     `api_key_limit`: The account already has the maximum of 50 active API keys.
+       */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getApiKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The API key. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ApiKey"] & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `insufficient_scope`: The API key's scopes do not allow this call. */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `api_key_not_found`: No API key with this id exists. */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  deleteApiKey: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any string of up to 64 characters, fresh per logical operation (a UUID is a good choice). Retries with the same key within 24 hours replay the first response instead of acting twice. */
+        "Idempotency-Key"?: string;
+        /** @description Required when the account has MFA enabled: a current TOTP code or an unused recovery code. Without a valid one the request is refused with 403 `mfa_required`. */
+        "X-MFA-Code"?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Revoked. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Deleted"] & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `api_key_not_found`: No API key with this id exists. */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `idempotency_key_in_use`: A request with this Idempotency-Key is still being processed; retry later. */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `invalid_request`: The request is invalid.
+       *
+       *     `idempotency_key_reused`: This Idempotency-Key was already used with a different request.
+       */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  updateApiKey: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any string of up to 64 characters, fresh per logical operation (a UUID is a good choice). Retries with the same key within 24 hours replay the first response instead of acting twice. */
+        "Idempotency-Key"?: string;
+        /** @description Required when the account has MFA enabled: a current TOTP code or an unused recovery code. Without a valid one the request is refused with 403 `mfa_required`. */
+        "X-MFA-Code"?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["ApiKeyChanges"];
+      };
+    };
+    responses: {
+      /** @description The API key. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ApiKey"] & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `api_key_not_found`: No API key with this id exists. */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `idempotency_key_in_use`: A request with this Idempotency-Key is still being processed; retry later. */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `invalid_request`: The request is invalid.
+       *
+       *     `idempotency_key_reused`: This Idempotency-Key was already used with a different request.
+       */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  rotateApiKey: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any string of up to 64 characters, fresh per logical operation (a UUID is a good choice). Retries with the same key within 24 hours replay the first response instead of acting twice. */
+        "Idempotency-Key"?: string;
+        /** @description Required when the account has MFA enabled: a current TOTP code or an unused recovery code. Without a valid one the request is refused with 403 `mfa_required`. */
+        "X-MFA-Code"?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["ApiKeyRotate"];
+      };
+    };
+    responses: {
+      /** @description The key, with its new token (shown once). */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          "Cache-Control": components["headers"]["Cache-Control"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ApiKeyWithToken"] & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `api_key_not_found`: No API key with this id exists. */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `idempotency_key_in_use`: A request with this Idempotency-Key is still being processed; retry later. */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `invalid_request`: The request is invalid.
+       *
+       *     `idempotency_key_reused`: This Idempotency-Key was already used with a different request.
+       */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
           "Retry-After": components["headers"]["Retry-After"];
           [name: string]: unknown;
         };
@@ -11201,7 +12628,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -11333,6 +12764,19 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description `insufficient_scope`: The API key's scopes do not allow this call. */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description `invalid_request`: The request is invalid. */
       422: {
         headers: {
@@ -11398,6 +12842,19 @@ export interface operations {
       };
       /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
       401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `insufficient_scope`: The API key's scopes do not allow this call. */
+      403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
           "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -11520,7 +12977,9 @@ export interface operations {
         };
       };
       /**
-       * @description `sandbox_key_required`: Test helpers act only in the sandbox: call them with a sandbox (test_) API key.
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `sandbox_key_required`: Test helpers act only in the sandbox: call them with a sandbox (test_) API key.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -11673,7 +13132,9 @@ export interface operations {
         };
       };
       /**
-       * @description `sandbox_key_required`: Test helpers act only in the sandbox: call them with a sandbox (test_) API key.
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `sandbox_key_required`: Test helpers act only in the sandbox: call them with a sandbox (test_) API key.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -11824,7 +13285,9 @@ export interface operations {
         };
       };
       /**
-       * @description `sandbox_key_required`: Test helpers act only in the sandbox: call them with a sandbox (test_) API key.
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `sandbox_key_required`: Test helpers act only in the sandbox: call them with a sandbox (test_) API key.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -11975,7 +13438,9 @@ export interface operations {
         };
       };
       /**
-       * @description `sandbox_key_required`: Test helpers act only in the sandbox: call them with a sandbox (test_) API key.
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `sandbox_key_required`: Test helpers act only in the sandbox: call them with a sandbox (test_) API key.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -12127,7 +13592,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `sandbox_key_required`: Test helpers act only in the sandbox: call them with a sandbox (test_) API key. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `sandbox_key_required`: Test helpers act only in the sandbox: call them with a sandbox (test_) API key.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12237,7 +13706,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12508,4 +13981,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "a2f2f3cb5d56d0aa15413a181f3893d33985f3025152fcc4270363346761e972";
+export const CONTRACT_SHA256 = "39a7050d5b30e58280907b91a330f1c5f49d2e06e0746616c5761ab1b027050d";

@@ -47,11 +47,9 @@ export const apiKeySchema = z
 export const apiKeyWithTokenSchema = apiKeySchema
   .extend({
     token: token(/^(live|test)_[0-9A-Za-z]{64}$/, 69).openapi({ description: "Shown once; stored only hashed." }),
-    previous_token_expires_at: timestamp()
-      .nullable()
-      .openapi({
-        description: "After a rotation: until when the replaced token still works (null: it no longer does).",
-      }),
+    previous_token_expires_at: timestamp().nullable().openapi({
+      description: "After a rotation: until when the replaced token still works (null: it no longer does).",
+    }),
   })
   .openapi("ApiKeyWithToken");
 

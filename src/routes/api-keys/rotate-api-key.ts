@@ -8,11 +8,9 @@ import { apiKeyIdParam, apiKeyWithTokenSchema, presentApiKeyWithToken } from "..
 
 const body = z
   .strictObject({
-    grace_seconds: integer(0, 604_800)
-      .optional()
-      .openapi({
-        description: "How long the replaced token keeps working: 0 (never) to 7 days. Default 86,400 (24 h).",
-      }),
+    grace_seconds: integer(0, 604_800).optional().openapi({
+      description: "How long the replaced token keeps working: 0 (never) to 7 days. Default 86,400 (24 h).",
+    }),
   })
   .openapi("ApiKeyRotate", { example: { grace_seconds: 3600 } });
 

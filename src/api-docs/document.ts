@@ -24,9 +24,12 @@ export const publicApi: DocumentSpec = {
     "Manage a proxy-access account programmatically: the account and its MFA, sub-users, their whitelists, orders " +
     "and bandwidth pools, ISP inventory and batches, subscriptions, sticky sessions, traffic analytics and the " +
     "sampled request log; scheduled and on-demand reports delivered to email, webhooks, S3 and GCS; webhook " +
-    "endpoints signed per Standard Webhooks, with the account's events and their delivery log; and a proxy test " +
-    "that sends a real request through the gateway with a sub-user's credentials.\n\n" +
-    "Every call carries `Authorization: Bearer <API_KEY>`. Every error is `{code, message, request_id, doc_url}` (`doc_url`: the code's cause and fix on /docs/errors), and every " +
+    "endpoints signed per Standard Webhooks, with the account's events and their delivery log; a proxy test " +
+    "that sends a real request through the gateway with a sub-user's credentials; order quotes and usage " +
+    "forecasts; and the account's API keys, with scopes, expiry and rotation.\n\n" +
+    "Every call carries `Authorization: Bearer <API_KEY>`; each operation names the key scope it needs " +
+    "(`area:read` or `area:write`; 403 `insufficient_scope` without it). Every error is " +
+    "`{code, message, request_id, doc_url}` (`doc_url`: the code's cause and fix on /docs/errors), and every " +
     "response carries `X-Request-Id` and the `X-RateLimit-*` headers of the key's rolling 60-second and 24-hour " +
     "windows (429 `rate_limited` with `Retry-After` beyond them). Lists are cursor-paginated (`cursor`, `limit` ≤ " +
     `${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE}) with \`next_cursor\` and a \`Link\` header. Writes accept ` +

@@ -13981,4 +13981,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "39a7050d5b30e58280907b91a330f1c5f49d2e06e0746616c5761ab1b027050d";
+export const CONTRACT_SHA256 = "4ed5d7ae433120f368282b5813e667a4a8d282e23f57e0e4b901ff76fd0a58e3";

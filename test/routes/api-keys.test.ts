@@ -99,6 +99,17 @@ describe("API keys managed through the API", () => {
     expect(narrower.response.status).toBe(201);
     expect(narrower.body).toMatchObject({ products: ["residential"], scopes: { billing: "read" } });
     // Nor by a change: the manager cannot widen a key (its own included) past its own grant.
+    // Nor can it touch a stronger key: rotating the account's full key would hand it that key's token.
+    for (const [method, path] of [
+      ["POST", `${KEYS}/${account.keyId}/rotate`],
+      ["PATCH", `${KEYS}/${account.keyId}`],
+      ["DELETE", `${KEYS}/${account.keyId}`],
+    ] as const) {
+      const stronger = await call(method, path, { token: manager.token, body: method === "DELETE" ? undefined : {} });
+      expect(stronger.status, `${method} ${path}`).toBe(403);
+      expect((await json(stronger)).code).toBe("insufficient_scope");
+    }
+    expect(await status(account.token, "GET", "/v1/users/me")).toBe(200);
     const widen = await call("PATCH", `${KEYS}/${manager.id}`, {
       token: manager.token,
       body: { scopes: { billing: "write", api_keys: "write" } },

@@ -63,6 +63,7 @@ export async function createKey(
     expiresAt: input.expiresAt === undefined ? principal.keyExpiresAt : input.expiresAt,
   };
   assertWithinCaller(principal, grant);
+  assertFutureExpiry(grant);
   const [active] = await ctx.db
     .select({ n: count() })
     .from(apiKeys)
@@ -88,7 +89,7 @@ export async function updateKey(
   changes: KeyChanges,
   mfaCode: string | undefined,
 ): Promise<ApiKeyRow> {
-  const key = await findKey(ctx, principal, id);
+  const key = await manageableKey(ctx, principal, id);
   await assertMfa(ctx, await currentAccount(ctx, principal), mfaCode);
   const grant: KeyGrant = {
     products: changes.products === undefined ? key.products : changes.products,
@@ -96,6 +97,7 @@ export async function updateKey(
     expiresAt: changes.expiresAt === undefined ? key.expiresAt : changes.expiresAt,
   };
   assertWithinCaller(principal, grant);
+  if (changes.expiresAt !== undefined) assertFutureExpiry(grant);
   const [updated] = await ctx.db
     .update(apiKeys)
     .set({ ...grant, ...(changes.name === undefined ? {} : { name: changes.name }) })
@@ -108,7 +110,7 @@ export async function updateKey(
 
 /** Revokes a key: every call with it answers 401 once this returns (its guard is told before). */
 export async function deleteKey(ctx: DomainContext, principal: Principal, id: string, mfaCode: string | undefined) {
-  const key = await findKey(ctx, principal, id);
+  const key = await manageableKey(ctx, principal, id);
   await assertMfa(ctx, await currentAccount(ctx, principal), mfaCode);
   await ctx.db
     .update(apiKeys)
@@ -128,7 +130,7 @@ export async function rotateKey(
   graceMs: number,
   mfaCode: string | undefined,
 ): Promise<{ key: ApiKeyRow; token: string }> {
-  const key = await findKey(ctx, principal, id);
+  const key = await manageableKey(ctx, principal, id);
   await assertMfa(ctx, await currentAccount(ctx, principal), mfaCode);
   const { token, tokenHash, tokenHint } = await newToken(key.tokenHint.startsWith("live_") ? "live" : "test");
   const [rotated] = await ctx.db
@@ -173,8 +175,21 @@ function assertWithinCaller(principal: Principal, grant: KeyGrant): void {
   if (principal.keyExpiresAt !== null && (grant.expiresAt === null || grant.expiresAt > principal.keyExpiresAt)) {
     refuse("this key expires, so a key it makes must expire no later");
   }
+}
+
+function assertFutureExpiry(grant: KeyGrant): void {
   if (grant.expiresAt !== null && grant.expiresAt <= now()) {
     const message = "expires_at: must be in the future.";
     throw new ApiError("invalid_request", message, { details: [{ field: "expires_at", message }] });
   }
+}
+
+/**
+ * A key the caller may change, rotate or revoke: one that grants no more than the caller's own key (else rotating
+ * it would hand the caller a stronger key's token).
+ */
+async function manageableKey(ctx: DomainContext, principal: Principal, id: string): Promise<ApiKeyRow> {
+  const key = await findKey(ctx, principal, id);
+  assertWithinCaller(principal, key);
+  return key;
 }

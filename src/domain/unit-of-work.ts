@@ -1,5 +1,6 @@
 import { type BatchFailure, batchFailure, type Statement } from "../db/statements";
 import { ApiError } from "../platform/errors";
+import { logError } from "../platform/logger";
 import type { DomainContext } from "./context";
 
 export type { BatchFailure, Statement } from "../db/statements";
@@ -50,7 +51,15 @@ export async function runUnitOfWork(ctx: DomainContext, steps: Step[]): Promise<
     if (failure) return { committed: false, failure };
     throw error;
   }
-  for (const [index, write] of writes.entries()) await write.effects.afterCommit?.(ctx, results[index] as never);
+  // The batch has committed: an effect that fails is logged (each has a cron that repairs it), never thrown, so a
+  // committed change is never answered as a failure and retried.
+  for (const [index, write] of writes.entries()) {
+    try {
+      await write.effects.afterCommit?.(ctx, results[index] as never);
+    } catch (error) {
+      logError("after_commit_failed", { step: index }, error);
+    }
+  }
   const positions = new Map<unknown, number>(steps.map((step, index) => [step, index]));
   return {
     committed: true,

@@ -49,4 +49,33 @@ describe("a unit of work: statements with their after-commit effects", () => {
     const after = await json(await call("GET", "/v1/users/me", { token: other }));
     expect(after.balance.amount).toBeLessThan(10);
   });
+
+  it("an account write reads back the row and the ids of every key of the account, so every key's guard hears of it", async () => {
+    const account = await createAccount({ balance_usd: 10 });
+    const other = await issueKey(account.id);
+    const ctx = domainContext(env);
+    const write = accountUpdate(ctx.db, account.id, { company: "Renamed" });
+    const [row] = (await commit(ctx, [write])).of(write);
+    expect(row?.company).toBe("Renamed");
+    expect(JSON.parse(row?.keyIds ?? "[]").sort()).toEqual([account.keyId, other.id].sort());
+  });
+
+  it("a committed batch stays committed when an after-commit effect fails: later effects still run, nothing is thrown", async () => {
+    const account = await createAccount({ balance_usd: 10 });
+    const ctx = domainContext(env);
+    let later = 0;
+    const failing = new Write(accountUpdate(ctx.db, account.id, { company: "Kept" }).statement, {
+      afterCommit: () => {
+        throw new Error("gate unreachable");
+      },
+    });
+    const after = new Write(ctx.db.select({ id: accounts.id }).from(accounts).limit(1), {
+      afterCommit: () => void later++,
+    });
+    const outcome = await runUnitOfWork(ctx, [failing, after]);
+    expect(outcome.committed).toBe(true);
+    expect(later).toBe(1);
+    const row = await ctx.db.select().from(accounts).where(eq(accounts.id, account.id)).get();
+    expect(row?.company).toBe("Kept");
+  });
 });

@@ -25,7 +25,8 @@ export function accountUpdate(
       .where(and(eq(accounts.id, accountId), condition))
       .returning({
         ...getTableColumns(accounts),
-        keyIds: sql<string>`(SELECT json_group_array(${apiKeys.id}) FROM ${apiKeys} WHERE ${apiKeys.accountId} = ${accounts.id})`,
+        // Spelled out: drizzle leaves columns unqualified in RETURNING, and `id` would then name the key's own id.
+        keyIds: sql<string>`(SELECT json_group_array(k.id) FROM api_keys k WHERE k.account_id = "accounts"."id")`,
       }),
     { afterCommit: (ctx, written) => accountsChanged(ctx, written) },
   );

@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull, or } from "drizzle-orm";
+import { and, eq, gt, inArray, isNull, or } from "drizzle-orm";
 import { type ApiKeyRow, accounts, apiKeys, type Product } from "../../db/schema";
 import { ApiKeyGuardClient } from "../../durable-objects/api-key-guard";
 import type { GuardConfig } from "../../durable-objects/api-key-guard/contract";
@@ -117,13 +117,17 @@ export async function keyForToken(
   if (cached && cached.expiresAt > at) return { keyId: cached.keyId, tokenHash: hash };
 
   const row = await ctx.db
-    .select({ id: apiKeys.id })
+    .select({ id: apiKeys.id, current: apiKeys.tokenHash, replacedUntil: apiKeys.previousTokenExpiresAt })
     .from(apiKeys)
-    .where(or(eq(apiKeys.tokenHash, hash), eq(apiKeys.previousTokenHash, hash)))
+    .where(
+      or(eq(apiKeys.tokenHash, hash), and(eq(apiKeys.previousTokenHash, hash), gt(apiKeys.previousTokenExpiresAt, at))),
+    )
     .get();
   if (!row) return null;
   if (keyCache.size >= KEY_CACHE_MAX) keyCache.clear();
-  keyCache.set(hash, { keyId: row.id, expiresAt: at + KEY_CACHE_TTL_MS });
+  // A replaced token is remembered no longer than its grace: past it, it is unknown (and costs its key nothing).
+  const until = row.current === hash ? at + KEY_CACHE_TTL_MS : Math.min(at + KEY_CACHE_TTL_MS, row.replacedUntil ?? at);
+  keyCache.set(hash, { keyId: row.id, expiresAt: until });
   return { keyId: row.id, tokenHash: hash };
 }
 

@@ -34,12 +34,23 @@ export function listKeys(ctx: DomainContext, principal: Principal, query: PageQu
 }
 
 /** One key of the caller's account; another account's, a revoked or an unknown one is 404 `api_key_not_found`. */
-export async function findKey(ctx: DomainContext, principal: Principal, id: string): Promise<ApiKeyRow> {
+export async function findKey(
+  ctx: DomainContext,
+  principal: Principal,
+  id: string,
+  options: { revoked?: boolean } = {},
+): Promise<ApiKeyRow> {
   const key = isId("apiKey", id)
     ? await ctx.db
         .select()
         .from(apiKeys)
-        .where(and(eq(apiKeys.id, id), eq(apiKeys.accountId, principal.accountId), isNull(apiKeys.revokedAt)))
+        .where(
+          and(
+            eq(apiKeys.id, id),
+            eq(apiKeys.accountId, principal.accountId),
+            options.revoked ? undefined : isNull(apiKeys.revokedAt),
+          ),
+        )
         .get()
     : undefined;
   if (!key) throw new ApiError("api_key_not_found");
@@ -108,9 +119,12 @@ export async function updateKey(
   return updated;
 }
 
-/** Revokes a key: every call with it answers 401 once this returns (its guard is told before). */
+/**
+ * Revokes a key: every call with it answers 401 once this returns (its guard is told before). Revoking a revoked key
+ * tells its guard again, so a retry after a failed push completes the revocation.
+ */
 export async function deleteKey(ctx: DomainContext, principal: Principal, id: string, mfaCode: string | undefined) {
-  const key = await manageableKey(ctx, principal, id);
+  const key = await manageableKey(ctx, principal, id, { revoked: true });
   await assertMfa(ctx, await currentAccount(ctx, principal), mfaCode);
   await ctx.db
     .update(apiKeys)
@@ -188,8 +202,13 @@ function assertFutureExpiry(grant: KeyGrant): void {
  * A key the caller may change, rotate or revoke: one that grants no more than the caller's own key (else rotating
  * it would hand the caller a stronger key's token).
  */
-async function manageableKey(ctx: DomainContext, principal: Principal, id: string): Promise<ApiKeyRow> {
-  const key = await findKey(ctx, principal, id);
+async function manageableKey(
+  ctx: DomainContext,
+  principal: Principal,
+  id: string,
+  options: { revoked?: boolean } = {},
+): Promise<ApiKeyRow> {
+  const key = await findKey(ctx, principal, id, options);
   assertWithinCaller(principal, key);
   return key;
 }

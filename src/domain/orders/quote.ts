@@ -2,6 +2,7 @@ import { eq } from "drizzle-orm";
 import { bandwidthPrices, type Product } from "../../db/schema";
 import { ApiError } from "../../platform/errors";
 import type { Minor } from "../../platform/money";
+import { scopeAllows } from "../../vocabulary";
 import { currentAccount } from "../accounts/accounts";
 import { BYTES_PER_MB, gbToBytes } from "../billing/pools";
 import { bandwidthPriceSql, ispAsn } from "../billing/prices";
@@ -45,6 +46,12 @@ export async function quoteOrder(ctx: DomainContext, principal: Principal, input
     ),
   ]);
   const totalMinor = lineItems ? lineItems.reduce((sum, item) => sum + item.amountMinor, 0) : null;
+  // The order itself needs billing:write (a quote needs only billing:read), and a price to charge.
+  const refusal = !scopeAllows(principal.scopes, "billing", "write")
+    ? new ApiError("insufficient_scope", "This API key's scopes do not include billing:write.")
+    : lineItems === null && input.product !== "isp"
+      ? new ApiError("insufficient_inventory", `${input.product} bandwidth is not offered.`)
+      : null;
   const balanceAfterMinor = totalMinor === null ? null : account.balanceMinor - totalMinor;
   const overdraws = balanceAfterMinor !== null && balanceAfterMinor < 0;
   return {
@@ -53,7 +60,7 @@ export async function quoteOrder(ctx: DomainContext, principal: Principal, input
     lineItems: lineItems ?? [],
     balanceMinor: account.balanceMinor,
     balanceAfterMinor,
-    error: error ?? (overdraws ? new ApiError("insufficient_balance") : null),
+    error: refusal ?? error ?? (overdraws ? new ApiError("insufficient_balance") : null),
   };
 }
 

@@ -44,6 +44,7 @@ const ONLY = process.env.BENCH_ONLY;
 const INGESTION_ONLY = ONLY === "ingestion";
 /** Accounts of the second orders row: orders spread over a fleet of customers, as production sees them. */
 const ORDER_ACCOUNTS = 50;
+const BARE = { name: "bare route (GET /healthz)", path: "/healthz", bare: true };
 const INGEST = {
   batches: Number(process.env.BENCH_INGEST_BATCHES ?? 200),
   concurrency: Number(process.env.BENCH_INGEST_CONCURRENCY ?? 8),
@@ -81,12 +82,9 @@ try {
   await buyBandwidth(api, auth);
 
   if (ONLY && !INGESTION_ONLY) {
-    const targets = [
-      { name: "bare route (GET /healthz)", path: "/healthz", bare: true },
-      { name: "GET /v1/users/me", path: "/v1/users/me", headers: auth },
-      ordersTarget("POST /v1/orders (bandwidth, one account)", [auth]),
-      ordersTarget(`POST /v1/orders (bandwidth, ${ORDER_ACCOUNTS} accounts)`, await fleetAuths()),
-    ].filter((target) => target.bare || target.name.includes(ONLY));
+    const targets = [BARE, usersMeTarget(auth), ...(await ordersTargets(auth))].filter(
+      (target) => target.bare || target.name.includes(ONLY),
+    );
     const rows = [];
     for (const target of targets) rows.push(await measure(target));
     const bare = rows[0];
@@ -109,7 +107,7 @@ try {
   );
   console.log(`usage ingestion: ${Math.round(ingestionRow.rps)} records/s ${JSON.stringify(ingestion)}`);
   if (INGESTION_ONLY) {
-    const bare = await measure({ name: "bare route (GET /healthz)", path: "/healthz", bare: true });
+    const bare = await measure(BARE);
     console.log(`bare ${Math.round(bare.rps)} req/s; ingestion = ${(ingestionRow.rps / bare.rps).toFixed(1)}× bare`);
     console.log(`bare route CPU ms per request: ${JSON.stringify(bare.cpuMsPerRequest)}`);
     await stop();
@@ -119,12 +117,11 @@ try {
   console.log(`traffic history seeded: ${JSON.stringify(history.details)}; waiting for the store's fold`);
 
   const targets = [
-    { name: "bare route (GET /healthz)", path: "/healthz", bare: true },
-    { name: "GET /v1/users/me", path: "/v1/users/me", headers: auth },
+    BARE,
+    usersMeTarget(auth),
     await authorizeTarget(auth),
     await sessionAuthorizeTarget(auth),
-    ordersTarget("POST /v1/orders (bandwidth, one account)", [auth]),
-    ordersTarget(`POST /v1/orders (bandwidth, ${ORDER_ACCOUNTS} accounts)`, await fleetAuths()),
+    ...(await ordersTargets(auth)),
     ...(await trafficQueryTargets(api, history)).map((target) => ({ ...target, goal: GOALS.query })),
     // Last: the usage its requests report is ingested in the background, which would slow the rows after it.
     await proxiedTarget(auth),
@@ -148,6 +145,18 @@ async function stop() {
   await gateway.close();
   child.kill("SIGTERM");
   if (persistTo) rmSync(persistTo, { recursive: true, force: true });
+}
+
+function usersMeTarget(auth) {
+  return { name: "GET /v1/users/me", path: "/v1/users/me", headers: auth };
+}
+
+/** The two orders rows: the bench account alone, and `ORDER_ACCOUNTS` new accounts. */
+async function ordersTargets(auth) {
+  return [
+    ordersTarget("POST /v1/orders (bandwidth, one account)", [auth]),
+    ordersTarget(`POST /v1/orders (bandwidth, ${ORDER_ACCOUNTS} accounts)`, await fleetAuths()),
+  ];
 }
 
 /**

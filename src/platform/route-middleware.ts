@@ -1,8 +1,8 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
-import { type KeyAccess, type KeyArea, scopeAllows } from "../vocabulary";
-import { ApiError } from "./errors";
+import type { KeyAccess, KeyArea } from "../vocabulary";
+import { assertScope } from "./scopes";
 
 /** The request header that carries a second factor for gated actions (declared and validated by them). */
 export const MFA_HEADER = "X-MFA-Code";
@@ -24,9 +24,7 @@ export const noStore = createMiddleware(async (c, next) => {
  */
 export function requireScope(area: KeyArea, access: KeyAccess) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    if (!scopeAllows(c.get("principal").scopes, area, access)) {
-      throw new ApiError("insufficient_scope", `This API key's scopes do not include ${area}:${access}.`);
-    }
+    assertScope(c.get("principal").scopes, area, access);
     await next();
   });
 }

@@ -8,7 +8,7 @@ import { type KeyScopes, keyAreas, scopeAllows } from "../../vocabulary";
 import { currentAccount } from "../accounts/accounts";
 import { assertMfa } from "../accounts/mfa";
 import type { DomainContext, Principal } from "../context";
-import { issueApiKey, type KeyGrant, newToken, syncGuard } from "./api-keys";
+import { isLiveToken, issueApiKey, type KeyGrant, newToken, syncGuard } from "./api-keys";
 
 /** Active keys an account may hold (revoked ones do not count). */
 export const MAX_ACTIVE_KEYS = 50;
@@ -146,7 +146,7 @@ export async function rotateKey(
 ): Promise<{ key: ApiKeyRow; token: string }> {
   const key = await manageableKey(ctx, principal, id);
   await assertMfa(ctx, await currentAccount(ctx, principal), mfaCode);
-  const { token, tokenHash, tokenHint } = await newToken(key.tokenHint.startsWith("live_") ? "live" : "test");
+  const { token, tokenHash, tokenHint } = await newToken(isLiveToken(key.tokenHint) ? "live" : "test");
   const [rotated] = await ctx.db
     .update(apiKeys)
     .set({

@@ -5,6 +5,7 @@ import { ApiError } from "../../platform/errors";
 import { isId, newId } from "../../platform/ids";
 import type { Minor } from "../../platform/money";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
+import { assertScope } from "../../platform/scopes";
 import { currentAccount } from "../accounts/accounts";
 import { movementStatements } from "../billing/ledger";
 import { addToPool, BYTES_PER_MB, gbToBytes } from "../billing/pools";
@@ -38,8 +39,12 @@ export async function placeOrder(ctx: DomainContext, principal: Principal, input
   return input.product === "isp" ? orderIsp(ctx, principal, input) : orderBandwidth(ctx, principal, input);
 }
 
-/** The checks an order runs before it is charged (the balance is the batch's own): the first one failing throws. */
+/**
+ * The checks an order runs before it is charged (the balance is the batch's own), its key scope included (which
+ * the route enforces for the order itself): the first one failing throws.
+ */
 export async function checkOrder(ctx: DomainContext, principal: Principal, input: NewOrder): Promise<void> {
+  assertScope(principal.scopes, "billing", "write");
   assertInScope(principal, [input.product]);
   if (input.product === "isp") await ispOrderPlan(ctx, principal, input);
   else assertKycClear(await currentAccount(ctx, principal));

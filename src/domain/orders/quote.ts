@@ -2,7 +2,6 @@ import { eq } from "drizzle-orm";
 import { bandwidthPrices, type Product } from "../../db/schema";
 import { ApiError } from "../../platform/errors";
 import type { Minor } from "../../platform/money";
-import { scopeAllows } from "../../vocabulary";
 import { currentAccount } from "../accounts/accounts";
 import { BYTES_PER_MB, gbToBytes } from "../billing/pools";
 import { bandwidthPriceSql, ispAsn } from "../billing/prices";
@@ -46,10 +45,9 @@ export async function quoteOrder(ctx: DomainContext, principal: Principal, input
     ),
   ]);
   const totalMinor = lineItems ? lineItems.reduce((sum, item) => sum + item.amountMinor, 0) : null;
-  // The order itself needs billing:write (a quote needs only billing:read), and a price to charge.
-  const refusal = !scopeAllows(principal.scopes, "billing", "write")
-    ? new ApiError("insufficient_scope", "This API key's scopes do not include billing:write.")
-    : lineItems === null && input.product !== "isp"
+  // An ISP order without a price fails its checks (no such ASN); a bandwidth product without one is not sold.
+  const unpriced =
+    lineItems === null && input.product !== "isp"
       ? new ApiError("insufficient_inventory", `${input.product} bandwidth is not offered.`)
       : null;
   const balanceAfterMinor = totalMinor === null ? null : account.balanceMinor - totalMinor;
@@ -60,7 +58,7 @@ export async function quoteOrder(ctx: DomainContext, principal: Principal, input
     lineItems: lineItems ?? [],
     balanceMinor: account.balanceMinor,
     balanceAfterMinor,
-    error: refusal ?? error ?? (overdraws ? new ApiError("insufficient_balance") : null),
+    error: error ?? unpriced ?? (overdraws ? new ApiError("insufficient_balance") : null),
   };
 }
 

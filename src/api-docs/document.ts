@@ -26,7 +26,7 @@ export const publicApi: DocumentSpec = {
     "sampled request log; scheduled and on-demand reports delivered to email, webhooks, S3 and GCS; webhook " +
     "endpoints signed per Standard Webhooks, with the account's events and their delivery log; a proxy test " +
     "that sends a real request through the gateway with a sub-user's credentials; order quotes and usage " +
-    "forecasts; and the account's API keys, with scopes, expiry and rotation.\n\n" +
+    "forecasts; the account's API keys, with scopes, expiry and rotation; and an audit log of every change.\n\n" +
     "Every call carries `Authorization: Bearer <API_KEY>`; each operation names the key scope it needs " +
     "(`area:read` or `area:write`; 403 `insufficient_scope` without it). Every error is " +
     "`{code, message, request_id, doc_url}` (`doc_url`: the code's cause and fix on /docs/errors), and every " +
@@ -61,6 +61,10 @@ export const publicApi: DocumentSpec = {
       name: "API keys",
       description:
         "The account's keys: per-area scopes (read or write), products, expiry, rotation with a grace period.",
+    },
+    {
+      name: "Audit log",
+      description: "Every change made by a key or an operator, with the fields it changed; kept one year.",
     },
     {
       name: "Test helpers",

@@ -2,6 +2,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Database } from "./client";
+import { firstIdAt, type IdKind } from "../platform/ids";
 import { isCheckViolation, isUniqueViolation } from "./errors";
 import { type AssertionKind, batchAssertions } from "./schema";
 
@@ -44,4 +45,23 @@ export function batchFailure(error: unknown): BatchFailure | null {
   }
   if (isUniqueViolation(error, "ledger_entries.unique_key")) return "already_charged";
   return null;
+}
+
+/** Rows deleted per pruning statement, so one cron run never holds D1 for long; the next run takes the rest. */
+const PRUNE_CHUNK = 1000;
+
+/**
+ * Deletes the oldest rows made before `cutoff` (ms), a chunk at a time, from a table whose ids are ULIDs of their
+ * creation time: the id range is an index scan. Returns how many rows went.
+ */
+export async function pruneMadeBefore(
+  db: Database,
+  table: SQLiteTable & { id: SQLiteColumn },
+  kind: IdKind,
+  cutoff: number,
+): Promise<number> {
+  const oldest = sql`SELECT ${table.id} FROM ${table} WHERE ${table.id} < ${firstIdAt(kind, cutoff)}
+    ORDER BY ${table.id} LIMIT ${PRUNE_CHUNK}`;
+  const result = await db.delete(table).where(sql`${table.id} IN (${oldest})`);
+  return result.meta.changes;
 }

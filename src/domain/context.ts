@@ -1,6 +1,7 @@
 import { type Database, database } from "../db/client";
 import type { AccountRow, Plan, Product } from "../db/schema";
 import type { KeyScopes } from "../vocabulary";
+import type { Actor } from "./audit/audit-log";
 
 /** What every domain verb runs with: the database and the bindings. Time comes from `platform/clock`. */
 export interface DomainContext {
@@ -11,6 +12,8 @@ export interface DomainContext {
    * the request makes after its handler (`settle`), instead of a call of its own.
    */
   keySettlement?: { keyId: string; accountId: string; changedAccount: AccountRow | null };
+  /** Who acts, on API and admin requests: their changes are written to the audit log. Jobs have none. */
+  actor?: Actor;
   /** Set when the request recorded an event that a webhook endpoint awaits: the prompt fan-out follows it. */
   awaitedEvents?: boolean;
 }

@@ -1,3 +1,4 @@
+import { pruneAuditEvents } from "../domain/audit/audit-log";
 import { retellPoolGates } from "../domain/billing/pools";
 import { domainContext } from "../domain/context";
 import {
@@ -37,6 +38,7 @@ export async function runScheduledJobs(env: Cloudflare.Env, scheduledTime: numbe
     // reads the clock: due times are compared with the queue consumer's clock, not the trigger's schedule.
     ["dispatch_webhooks", () => dispatchWebhooks(ctx, now())],
     ["prune_webhook_deliveries", () => pruneDeliveries(ctx, now())],
+    ["prune_audit_events", () => pruneAuditEvents(ctx, now())],
   ] as const;
   for (const [name, step] of steps) {
     try {

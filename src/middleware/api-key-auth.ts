@@ -5,6 +5,7 @@ import { unauthenticatedLimits } from "../domain/plans";
 import type { AppEnv } from "../env";
 import { ApiError } from "../platform/errors";
 import { bearerToken } from "./bearer";
+import { clientAddress } from "./client-address";
 import { rateLimited, setRateLimitHeaders } from "./rate-limit-headers";
 
 /**
@@ -30,7 +31,7 @@ export const apiKeyAuth = createMiddleware<AppEnv>(async (c, next) => {
  * address's window: sets `X-RateLimit-*`, and answers 429 past the limit.
  */
 export async function admitClientAddress(c: Context<AppEnv>): Promise<void> {
-  const client = c.req.header("CF-Connecting-IP") ?? "unknown";
+  const client = clientAddress(c) ?? "unknown";
   const rate = await unauthenticatedGuard(c.get("ctx"), client).admitUnauthenticated(unauthenticatedLimits);
   setRateLimitHeaders(c, rate);
   if (!rate.allowed) throw rateLimited(rate);

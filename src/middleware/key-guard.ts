@@ -16,6 +16,7 @@ import { seal, sha256Hex, unseal } from "../platform/crypto";
 import { ApiError } from "../platform/errors";
 import { IDEMPOTENCY_KEY_MAX_LENGTH } from "../platform/route-definitions";
 import type { KeyScopes } from "../vocabulary";
+import { clientAddress } from "./client-address";
 import { rateLimited, setRateLimitHeaders } from "./rate-limit-headers";
 
 const MUTATING_METHODS = new Set(["POST", "PATCH", "PUT", "DELETE"]);
@@ -44,7 +45,8 @@ export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
     accountId: config.accountId,
     changedAccount: null as AccountRow | null,
   };
-  c.set("ctx", { ...c.get("ctx"), keySettlement });
+  const actor = { keyId: c.get("keyId"), sourceIp: clientAddress(c), requestId: c.get("requestId") };
+  c.set("ctx", { ...c.get("ctx"), keySettlement, actor });
   c.set("principal", {
     keyId: c.get("keyId"),
     accountId: config.accountId,
@@ -56,10 +58,9 @@ export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
     livemode: c.get("livemode"),
   });
   if (result.touchLogin) {
-    const ip = c.req.header("CF-Connecting-IP") ?? null;
     await Promise.all([
-      recordLogin(c.get("ctx"), config.accountId, ip),
-      recordKeyUse(c.get("ctx"), c.get("keyId"), ip),
+      recordLogin(c.get("ctx"), config.accountId, actor.sourceIp),
+      recordKeyUse(c.get("ctx"), c.get("keyId"), actor.sourceIp),
     ]);
   }
 

@@ -4,6 +4,7 @@ import { encodeTime, monotonicFactory } from "ulid";
 export const idPrefixes = {
   account: "usr",
   apiKey: "key",
+  auditEvent: "aud",
   subuser: "sub",
   batch: "bat",
   order: "ord",

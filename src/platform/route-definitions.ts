@@ -202,6 +202,7 @@ const TAG_AREAS: Record<string, KeyArea> = {
   Webhooks: "webhooks",
   Events: "webhooks",
   "API keys": "api_keys",
+  "Audit log": "account",
 };
 
 type ApiOperationConfig = OperationConfig & {

@@ -8,6 +8,7 @@ import { livemodeField } from "../middleware/livemode";
 import { dispatchWebhooksAfterWrites } from "../middleware/webhook-dispatch";
 import { validationHook } from "../platform/validation";
 import { apiKeyRoutes } from "./api-keys";
+import { auditEventRoutes } from "./audit-events";
 import * as bandwidthBalance from "./balance/get-bandwidth-balance";
 import { eventRoutes } from "./events";
 import { ispRoutes } from "./isp";
@@ -41,6 +42,7 @@ export function publicRouter() {
   webhookEndpointRoutes(v1);
   eventRoutes(v1);
   apiKeyRoutes(v1);
+  auditEventRoutes(v1);
   toolRoutes(v1);
   testHelperRoutes(v1);
   v1.openapi(bandwidthBalance.route, bandwidthBalance.handler);

@@ -1,4 +1,5 @@
 export * from "./accounts";
+export * from "./audit";
 export * from "./commerce";
 export * from "./reports";
 export * from "./sandbox";

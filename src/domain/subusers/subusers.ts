@@ -7,10 +7,12 @@ import { ApiError } from "../../platform/errors";
 import { isId, newId } from "../../platform/ids";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
 import { currentAccount } from "../accounts/accounts";
+import { type AuditAction, auditStatements, commitAudited } from "../audit/audit-log";
 import type { DomainContext, Principal } from "../context";
 import { assertInScope, productsInScope } from "../scope";
 import { settleUsage } from "../traffic/settlement";
 import { accountStore } from "../traffic/store";
+import { commit } from "../unit-of-work";
 import { removeScopeStatement } from "../whitelists/store";
 import { syncGate } from "./gate-sync";
 import { capsFor, defaultLimits } from "./limits";
@@ -103,7 +105,13 @@ export async function createSubuser(
       updatedAt: at,
     };
     try {
-      const [subuser] = await ctx.db.insert(subusers).values(row).returning();
+      const [subuser] = await commitAudited(ctx, ctx.db.insert(subusers).values(row).returning(), {
+        action: "subuser.created",
+        accountId: account.id,
+        resourceId: row.id,
+        products: row.products,
+        after: row,
+      });
       await syncGate(ctx, row.name);
       return { subuser: subuser as SubuserRow, password };
     } catch (error) {
@@ -185,11 +193,15 @@ export async function updateSubuser(
   if (patch.trafficLimitBytes !== undefined) changes.trafficLimitBytes = patch.trafficLimitBytes;
   let updated: SubuserRow | undefined;
   try {
-    [updated] = await ctx.db
-      .update(subusers)
-      .set(changes)
-      .where(and(eq(subusers.id, subuser.id), isNull(subusers.deletedAt)))
-      .returning();
+    [updated] = await commitAudited(
+      ctx,
+      ctx.db
+        .update(subusers)
+        .set(changes)
+        .where(and(eq(subusers.id, subuser.id), isNull(subusers.deletedAt)))
+        .returning(),
+      { ...subuserEntry(subuser, "subuser.updated"), before: subuser, after: changes },
+    );
   } catch (error) {
     if (isUniqueViolation(error, "subusers.label")) throw new ApiError("label_taken");
     throw error;
@@ -209,16 +221,21 @@ export async function rotateSubuserPassword(
   const subuser = await findSubuser(ctx, principal, id);
   const password = newPassword();
   const at = now();
-  const [updated] = await ctx.db
-    .update(subusers)
-    .set({
-      passwordHash: await sha256Hex(password),
-      previousPasswordHash: subuser.passwordHash,
-      previousPasswordUntil: at + PASSWORD_OVERLAP_MS,
-      updatedAt: at,
-    })
-    .where(and(eq(subusers.id, subuser.id), isNull(subusers.deletedAt)))
-    .returning();
+  const changes = {
+    passwordHash: await sha256Hex(password),
+    previousPasswordHash: subuser.passwordHash,
+    previousPasswordUntil: at + PASSWORD_OVERLAP_MS,
+    updatedAt: at,
+  };
+  const [updated] = await commitAudited(
+    ctx,
+    ctx.db
+      .update(subusers)
+      .set(changes)
+      .where(and(eq(subusers.id, subuser.id), isNull(subusers.deletedAt)))
+      .returning(),
+    { ...subuserEntry(subuser, "subuser.password_rotated"), before: subuser, after: changes },
+  );
   if (!updated) throw new ApiError("subuser_not_found");
   await syncGate(ctx, updated.name);
   return { subuser: updated, password };
@@ -228,13 +245,27 @@ export async function rotateSubuserPassword(
 export async function deleteSubuser(ctx: DomainContext, principal: Principal, id: string): Promise<SubuserRow> {
   const subuser = await findSubuser(ctx, principal, id);
   const at = now();
-  await ctx.db.batch([
-    ctx.db.update(subusers).set({ deletedAt: at, updatedAt: at }).where(eq(subusers.id, subuser.id)),
+  const deletion = { deletedAt: at, updatedAt: at };
+  await commit(ctx, [
+    ctx.db
+      .update(subusers)
+      .set(deletion)
+      .where(and(eq(subusers.id, subuser.id), isNull(subusers.deletedAt))),
+    ...auditStatements(ctx, {
+      ...subuserEntry(subuser, "subuser.deleted"),
+      before: subuser,
+      after: deletion,
+      ifChanged: true,
+    }),
     removeScopeStatement(ctx.db, "subuser", subuser.id),
   ]);
   await syncGate(ctx, subuser.name);
   await tellMeter(ctx, { ...subuser, deletedAt: at });
   return subuser;
+}
+
+function subuserEntry(subuser: SubuserRow, action: AuditAction) {
+  return { action, accountId: subuser.accountId, resourceId: subuser.id, products: subuser.products };
 }
 
 /**

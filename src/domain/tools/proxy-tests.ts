@@ -1,5 +1,6 @@
 import { and, eq, gt, isNull, sql } from "drizzle-orm";
 import { proxyTests, subusers } from "../../db/schema";
+import { pruneMadeBefore } from "../../db/statements";
 import { DAY, now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { isId, newId } from "../../platform/ids";
@@ -16,7 +17,6 @@ export const PROXY_TEST_KEPT_MS = DAY;
 export const DEFAULT_PROXY_TEST_TARGET = "http://echo.gateway.local/echo";
 /** Mobile exits are slower: three times the timeout (spec §8.4 asks clients for at least 30 s). */
 const MOBILE_TIMEOUT_FACTOR = 3;
-const PRUNE_LIMIT = 5_000;
 
 export interface ProxyTestInput {
   username: string;
@@ -133,10 +133,6 @@ export async function findProxyTest(ctx: DomainContext, principal: Principal, id
 }
 
 /** Deletes runs older than 24 hours (reads already hide them). Returns how many went. */
-export async function pruneProxyTests(ctx: DomainContext, at: number): Promise<number> {
-  const cutoff = at - PROXY_TEST_KEPT_MS;
-  const result = await ctx.db
-    .delete(proxyTests)
-    .where(sql`${proxyTests.id} IN (SELECT id FROM proxy_tests WHERE created_at <= ${cutoff} LIMIT ${PRUNE_LIMIT})`);
-  return result.meta.changes;
+export function pruneProxyTests(ctx: DomainContext, at: number): Promise<number> {
+  return pruneMadeBefore(ctx.db, proxyTests, "proxyTest", at - PROXY_TEST_KEPT_MS);
 }

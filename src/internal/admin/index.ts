@@ -1,5 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
+import { actAsOperator } from "../../middleware/client-address";
 import { internalAuth } from "../../middleware/internal-auth";
 import { jsonBody } from "../../middleware/json-body";
 import { validationHook } from "../../platform/validation";
@@ -20,7 +21,7 @@ import * as updateAccount from "./update-account";
 /** The operators' and dashboard's API, behind ADMIN_TOKEN. */
 export function adminApp(): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
-  app.use("*", internalAuth("ADMIN_TOKEN"), jsonBody);
+  app.use("*", internalAuth("ADMIN_TOKEN"), actAsOperator, jsonBody);
   app.openapi(createAccount.route, createAccount.handler);
   app.openapi(listAccounts.route, listAccounts.handler);
   app.openapi(getAccount.route, getAccount.handler);

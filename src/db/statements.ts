@@ -1,8 +1,8 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
-import type { Database } from "./client";
 import { firstIdAt, type IdKind } from "../platform/ids";
+import type { Database } from "./client";
 import { isCheckViolation, isUniqueViolation } from "./errors";
 import { type AssertionKind, batchAssertions } from "./schema";
 

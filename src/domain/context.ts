@@ -1,7 +1,6 @@
 import { type Database, database } from "../db/client";
 import type { AccountRow, Plan, Product } from "../db/schema";
 import type { KeyScopes } from "../vocabulary";
-import type { Actor } from "./audit/audit-log";
 
 /** What every domain verb runs with: the database and the bindings. Time comes from `platform/clock`. */
 export interface DomainContext {
@@ -37,4 +36,12 @@ export interface Principal {
   accountRevision: string;
   /** false for a `test_` key, which acts on the account's sandbox twin (domain/sandbox). */
   livemode: boolean;
+}
+
+/** Who made a change: set for each API request by the key's guard (or by the admin API), for the audit log. */
+export interface Actor {
+  /** The acting API key; null = an operator through the admin API. */
+  keyId: string | null;
+  sourceIp: string | null;
+  requestId: string;
 }

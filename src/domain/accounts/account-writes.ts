@@ -1,10 +1,11 @@
 import { and, eq, getTableColumns, type SQL, sql } from "drizzle-orm";
 import { forgetAccounts, withNewVersion } from "../../db/account-cache";
 import type { Database } from "../../db/client";
-import { type AccountRow, accounts, apiKeys } from "../../db/schema";
+import { type AccountRow, accounts } from "../../db/schema";
 import { ApiKeyGuardClient } from "../../durable-objects/api-key-guard";
+import { type AuditAction, auditStatements } from "../audit/audit-log";
 import type { DomainContext } from "../context";
-import { Write } from "../unit-of-work";
+import { type Step, Write } from "../unit-of-work";
 
 /**
  * The one way to write an account row (only while `condition` holds, when given). It moves the row's version and
@@ -30,6 +31,26 @@ export function accountUpdate(
       }),
     { afterCommit: (ctx, written) => accountsChanged(ctx, written) },
   );
+}
+
+/** A change of the account that a key or an operator made: the write and its audit entry. */
+export function recordedAccountUpdate(
+  ctx: DomainContext,
+  account: AccountRow,
+  action: AuditAction,
+  changes: Partial<Record<keyof typeof accounts.$inferInsert, unknown>>,
+): Step[] {
+  return [
+    accountUpdate(ctx.db, account.id, changes),
+    ...auditStatements(ctx, {
+      action,
+      accountId: account.id,
+      resourceId: account.id,
+      before: account,
+      after: changes,
+      ifChanged: true,
+    }),
+  ];
 }
 
 async function accountsChanged(ctx: DomainContext, written: Array<AccountRow & { keyIds: string }>): Promise<void> {

@@ -15,12 +15,13 @@ import { newId } from "../../platform/ids";
 import type { Minor } from "../../platform/money";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
 import { syncAccountGuards } from "../api-keys/api-keys";
+import { auditStatements } from "../audit/audit-log";
 import { movementStatements } from "../billing/ledger";
 import type { DomainContext, Principal } from "../context";
 import { mirrorPlanToSandbox } from "../sandbox/twins";
 import { syncAccountGates } from "../subusers/gate-sync";
 import { commit, type Step } from "../unit-of-work";
-import { accountUpdate } from "./account-writes";
+import { accountUpdate, recordedAccountUpdate } from "./account-writes";
 import { assertMfa } from "./mfa";
 import { billingAddressProblem, normalizeTaxId, taxIdProblem } from "./tax-jurisdiction";
 
@@ -52,7 +53,10 @@ export async function createAccount(ctx: DomainContext, input: NewAccount): Prom
   const at = now();
   const id = newId("account", at);
   const { balanceMinor, ...fields } = input;
-  const statements: Step[] = [ctx.db.insert(accounts).values({ id, ...fields, createdAt: at, updatedAt: at })];
+  const statements: Step[] = [
+    ctx.db.insert(accounts).values({ id, ...fields, createdAt: at, updatedAt: at }),
+    ...auditStatements(ctx, { action: "account.created", accountId: id, resourceId: id, after: input }),
+  ];
   if (balanceMinor > 0) {
     statements.push(
       ...movementStatements(ctx.db, { accountId: id, amount: balanceMinor, reason: "initial_credit", at }),
@@ -94,7 +98,15 @@ export async function creditAccount(
   reason: string,
 ): Promise<AccountRow> {
   await findAccount(ctx, accountId);
-  await commit(ctx, movementStatements(ctx.db, { accountId, amount, reason, at: now() }));
+  await commit(ctx, [
+    ...movementStatements(ctx.db, { accountId, amount, reason, at: now() }),
+    ...auditStatements(ctx, {
+      action: "account.credited",
+      accountId,
+      resourceId: accountId,
+      after: { amountMinor: amount, reason },
+    }),
+  ]);
   return findAccount(ctx, accountId);
 }
 
@@ -126,7 +138,7 @@ export async function updateProfile(
   if (patch.taxId !== undefined) changes.taxId = patch.taxId === null ? null : normalizeTaxId(patch.taxId);
   if (patch.defaultCurrency !== undefined) changes.defaultCurrency = patch.defaultCurrency;
   if (patch.notificationEmail !== undefined) changes.notificationEmail = patch.notificationEmail;
-  await commit(ctx, [accountUpdate(ctx.db, account.id, changes)]);
+  await commit(ctx, recordedAccountUpdate(ctx, account, "account.updated", changes));
   return findAccount(ctx, account.id);
 }
 
@@ -159,9 +171,10 @@ export async function adminUpdateAccount(
   accountId: string,
   patch: AdminAccountPatch,
 ): Promise<AccountRow> {
-  await findAccount(ctx, accountId);
+  const account = await findAccount(ctx, accountId);
   if (patch.email !== undefined) await assertEmailFree(ctx, patch.email, accountId);
-  await withUniqueEmail(() => commit(ctx, [accountUpdate(ctx.db, accountId, { ...patch, updatedAt: now() })]));
+  const changes = { ...patch, updatedAt: now() };
+  await withUniqueEmail(() => commit(ctx, recordedAccountUpdate(ctx, account, "account.updated", changes)));
   // Plan and limits are enforced by the keys' guards and the sub-users' gates: push them before answering.
   if (patch.plan !== undefined || patch.limits !== undefined) {
     await Promise.all([

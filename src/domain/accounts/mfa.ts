@@ -6,7 +6,7 @@ import { randomString, seal, sha256Hex, unseal } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
 import type { DomainContext } from "../context";
 import { commit } from "../unit-of-work";
-import { accountUpdate } from "./account-writes";
+import { recordedAccountUpdate } from "./account-writes";
 
 const ISSUER = "Proxy Account API";
 const PERIOD_SECONDS = 30;
@@ -63,7 +63,7 @@ export async function enrollTotp(
   });
   const hashes = await Promise.all(codes.map(sha256Hex));
   await commit(ctx, [
-    accountUpdate(ctx.db, account.id, {
+    ...recordedAccountUpdate(ctx, account, "account.mfa_enrollment_started", {
       mfaPendingSecretSealed: await seal(secret, ctx.env.SEALING_KEY),
       updatedAt: now(),
     }),
@@ -85,7 +85,7 @@ export async function verifyEnrollment(ctx: DomainContext, account: AccountRow, 
   const step = matchingStep(secret, account.email, code);
   if (step === null) throw new ApiError("mfa_required", "The code does not match the pending enrollment.");
   await commit(ctx, [
-    accountUpdate(ctx.db, account.id, {
+    ...recordedAccountUpdate(ctx, account, "account.mfa_enabled", {
       mfaEnabled: true,
       mfaSecretSealed: account.mfaPendingSecretSealed,
       mfaPendingSecretSealed: null,
@@ -103,7 +103,7 @@ export async function verifyEnrollment(ctx: DomainContext, account: AccountRow, 
 export async function disableMfa(ctx: DomainContext, account: AccountRow, mfaCode: string | undefined): Promise<void> {
   await assertMfa(ctx, account, mfaCode);
   await commit(ctx, [
-    accountUpdate(ctx.db, account.id, {
+    ...recordedAccountUpdate(ctx, account, "account.mfa_disabled", {
       mfaEnabled: false,
       mfaSecretSealed: null,
       mfaPendingSecretSealed: null,

@@ -1,4 +1,4 @@
-import { and, eq, gt, inArray, isNull, or } from "drizzle-orm";
+import { and, eq, gt, inArray, isNull, or, sql } from "drizzle-orm";
 import { type ApiKeyRow, accounts, apiKeys, type Product } from "../../db/schema";
 import { ApiKeyGuardClient } from "../../durable-objects/api-key-guard";
 import type { GuardConfig } from "../../durable-objects/api-key-guard/contract";
@@ -8,6 +8,7 @@ import { ApiError } from "../../platform/errors";
 import { newId } from "../../platform/ids";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
 import type { KeyScopes } from "../../vocabulary";
+import { commitAudited } from "../audit/audit-log";
 import type { DomainContext } from "../context";
 import { effectiveLimits } from "../plans";
 
@@ -57,8 +58,10 @@ export async function issueApiKey(
   accountId: string,
   grant: KeyGrant & { name?: string | null },
   mode: KeyMode = "live",
+  options: { activeLimit?: number } = {},
 ): Promise<{ key: ApiKeyRow; token: string }> {
   const { token, tokenHash, tokenHint } = await newToken(mode);
+  // In the table's column order: the INSERT … SELECT below lists the values as they come.
   const key: ApiKeyRow = {
     id: newId("apiKey"),
     accountId,
@@ -75,10 +78,38 @@ export async function issueApiKey(
     createdAt: now(),
     revokedAt: null,
   };
-  await ctx.db.insert(apiKeys).values(key);
+  const values = sql.join(
+    [key.id, accountId, tokenHash, tokenHint, json(key.products), json(key.scopes), key.name, key.expiresAt]
+      .concat([null, null, null, null, key.createdAt, null])
+      .map((value) => sql`${value}`),
+    sql`, `,
+  );
+  const active = sql`(SELECT COUNT(*) FROM ${apiKeys} WHERE ${apiKeys.accountId} = ${accountId} AND ${apiKeys.revokedAt} IS NULL)`;
+  // One statement: a concurrent creation cannot slip past the limit between the count and the insert.
+  const insert = ctx.db
+    .insert(apiKeys)
+    .select(sql`SELECT ${values}${options.activeLimit ? sql` WHERE ${active} < ${options.activeLimit}` : sql``}`)
+    .returning({ id: apiKeys.id });
+  const inserted = await commitAudited(ctx, insert, {
+    action: "api_key.created",
+    accountId,
+    resourceId: key.id,
+    after: key,
+  });
+  if (inserted.length === 0 && options.activeLimit) {
+    throw new ApiError("api_key_limit", undefined, {
+      limit: {
+        limit: options.activeLimit,
+        current: options.activeLimit,
+        raisedBy: "nothing: delete keys you no longer use",
+      },
+    });
+  }
   await syncGuard(ctx, key.id);
   return { key, token };
 }
+
+const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
 
 /** The keys of the given accounts (an account and its sandbox twin), newest first. */
 export function listApiKeys(ctx: DomainContext, accountIds: string[], query: PageQuery) {
@@ -180,15 +211,18 @@ export async function syncAccountGuards(ctx: DomainContext, accountId: string): 
 
 /** Revokes a key everywhere before answering. Revoking twice is harmless. */
 export async function revokeApiKey(ctx: DomainContext, keyId: string): Promise<void> {
-  const revoked = await ctx.db
-    .update(apiKeys)
-    .set({ revokedAt: now() })
-    .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)))
-    .returning({ id: apiKeys.id });
-  if (revoked.length === 0) {
-    const exists = await ctx.db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.id, keyId)).get();
-    if (!exists) throw new ApiError("not_found", "No API key with this id exists.");
-  }
+  const key = await ctx.db.select().from(apiKeys).where(eq(apiKeys.id, keyId)).get();
+  if (!key) throw new ApiError("not_found", "No API key with this id exists.");
+  const revocation = { revokedAt: now() };
+  await commitAudited(
+    ctx,
+    ctx.db
+      .update(apiKeys)
+      .set(revocation)
+      .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt))),
+    { action: "api_key.revoked", accountId: key.accountId, resourceId: key.id, before: key, after: revocation },
+  );
+  // Told even when the key was already revoked: a retry after a failed push completes the revocation.
   await syncGuard(ctx, keyId);
 }
 

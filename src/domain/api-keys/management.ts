@@ -1,4 +1,4 @@
-import { and, count, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import { type ApiKeyRow, apiKeys, type Product } from "../../db/schema";
 import { HOUR, now, SECOND } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
@@ -7,8 +7,9 @@ import { keysetPage, type PageQuery } from "../../platform/pagination";
 import { type KeyScopes, keyAreas, scopeAllows } from "../../vocabulary";
 import { currentAccount } from "../accounts/accounts";
 import { assertMfa } from "../accounts/mfa";
+import { type AuditAction, commitAudited } from "../audit/audit-log";
 import type { DomainContext, Principal } from "../context";
-import { isLiveToken, issueApiKey, type KeyGrant, newToken, syncGuard } from "./api-keys";
+import { isLiveToken, issueApiKey, type KeyGrant, newToken, revokeApiKey, syncGuard } from "./api-keys";
 
 /** Active keys an account may hold (revoked ones do not count). */
 export const MAX_ACTIVE_KEYS = 50;
@@ -75,20 +76,12 @@ export async function createKey(
   };
   assertWithinCaller(principal, grant);
   assertFutureExpiry(grant);
-  const [active] = await ctx.db
-    .select({ n: count() })
-    .from(apiKeys)
-    .where(and(eq(apiKeys.accountId, principal.accountId), isNull(apiKeys.revokedAt)));
-  if ((active?.n ?? 0) >= MAX_ACTIVE_KEYS) {
-    throw new ApiError("api_key_limit", undefined, {
-      limit: { limit: MAX_ACTIVE_KEYS, current: active?.n ?? 0, raisedBy: "nothing: delete keys you no longer use" },
-    });
-  }
   return issueApiKey(
     ctx,
     principal.accountId,
     { ...grant, name: input.name ?? null },
     principal.livemode ? "live" : "test",
+    { activeLimit: MAX_ACTIVE_KEYS },
   );
 }
 
@@ -109,11 +102,16 @@ export async function updateKey(
   };
   assertWithinCaller(principal, grant);
   if (changes.expiresAt !== undefined) assertFutureExpiry(grant);
-  const [updated] = await ctx.db
-    .update(apiKeys)
-    .set({ ...grant, ...(changes.name === undefined ? {} : { name: changes.name }) })
-    .where(and(eq(apiKeys.id, key.id), isNull(apiKeys.revokedAt)))
-    .returning();
+  const written = { ...grant, ...(changes.name === undefined ? {} : { name: changes.name }) };
+  const [updated] = await commitAudited(
+    ctx,
+    ctx.db
+      .update(apiKeys)
+      .set(written)
+      .where(and(eq(apiKeys.id, key.id), isNull(apiKeys.revokedAt)))
+      .returning(),
+    { ...keyAudit(key, "api_key.updated"), before: key, after: written },
+  );
   if (!updated) throw new ApiError("api_key_not_found");
   await syncGuard(ctx, key.id);
   return updated;
@@ -126,11 +124,7 @@ export async function updateKey(
 export async function deleteKey(ctx: DomainContext, principal: Principal, id: string, mfaCode: string | undefined) {
   const key = await manageableKey(ctx, principal, id, { revoked: true });
   await assertMfa(ctx, await currentAccount(ctx, principal), mfaCode);
-  await ctx.db
-    .update(apiKeys)
-    .set({ revokedAt: now() })
-    .where(and(eq(apiKeys.id, key.id), isNull(apiKeys.revokedAt)));
-  await syncGuard(ctx, key.id);
+  await revokeApiKey(ctx, key.id);
 }
 
 /**
@@ -147,20 +141,29 @@ export async function rotateKey(
   const key = await manageableKey(ctx, principal, id);
   await assertMfa(ctx, await currentAccount(ctx, principal), mfaCode);
   const { token, tokenHash, tokenHint } = await newToken(isLiveToken(key.tokenHint) ? "live" : "test");
-  const [rotated] = await ctx.db
-    .update(apiKeys)
-    .set({
-      tokenHash,
-      tokenHint,
-      previousTokenHash: graceMs > 0 ? key.tokenHash : null,
-      previousTokenExpiresAt: graceMs > 0 ? now() + graceMs : null,
-    })
-    .where(and(eq(apiKeys.id, key.id), eq(apiKeys.tokenHash, key.tokenHash), isNull(apiKeys.revokedAt)))
-    .returning();
+  const written = {
+    tokenHash,
+    tokenHint,
+    previousTokenHash: graceMs > 0 ? key.tokenHash : null,
+    previousTokenExpiresAt: graceMs > 0 ? now() + graceMs : null,
+  };
+  const [rotated] = await commitAudited(
+    ctx,
+    ctx.db
+      .update(apiKeys)
+      .set(written)
+      .where(and(eq(apiKeys.id, key.id), eq(apiKeys.tokenHash, key.tokenHash), isNull(apiKeys.revokedAt)))
+      .returning(),
+    { ...keyAudit(key, "api_key.rotated"), before: key, after: written },
+  );
   // A rotation that raced another one lost: its caller retries against the key as it is now.
   if (!rotated) throw new ApiError("api_key_not_found", "The key changed while it was being rotated; retry.");
   await syncGuard(ctx, key.id);
   return { key: rotated, token };
+}
+
+function keyAudit(key: ApiKeyRow, action: AuditAction) {
+  return { action, accountId: key.accountId, resourceId: key.id };
 }
 
 /** The grace a rotation asked for, in ms. */

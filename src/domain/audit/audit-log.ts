@@ -5,6 +5,7 @@ import { DAY, now, toIso } from "../../platform/clock";
 import { firstIdAt, newId } from "../../platform/ids";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
 import type { DomainContext, Principal } from "../context";
+
 import { productsInScope } from "../scope";
 import { commit, type Statement, type Write } from "../unit-of-work";
 
@@ -58,14 +59,6 @@ export const auditResourceTypes = [
 
 /** Entries are kept a year, then pruned by the cron. */
 export const AUDIT_RETENTION_MS = 365 * DAY;
-
-/** Who made a change: set on the domain context by the API key guard (or the admin API) for each request. */
-export interface Actor {
-  /** The acting API key; null = an operator through the admin API. */
-  keyId: string | null;
-  sourceIp: string | null;
-  requestId: string;
-}
 
 export interface AuditEntry {
   action: AuditAction;
@@ -132,14 +125,15 @@ const SECRET = /(?:Hash|Sealed)$/;
 const REDACTED = "[redacted]";
 
 /**
- * The fields of `after` that differ from `before`, by their API names (snake_case, a secret's without its
+ * The fields of `after` that differ from `before` (a removal: `before` as `previous`), by their API names (snake_case, a secret's without its
  * storage suffix), with the new values in `changes` and the old ones in `previous`; times as ISO 8601.
  */
 export function changedFields(
   before: object | undefined,
   after: object | undefined,
 ): { changes: Record<string, unknown> | null; previous: Record<string, unknown> | null } {
-  if (!after) return { changes: null, previous: null };
+  // A removal records what was there.
+  if (!after) return { changes: null, previous: before ? changedFields(undefined, before).changes : null };
   const old = before as Record<string, unknown> | undefined;
   const changes: Record<string, unknown> = {};
   const previous: Record<string, unknown> = {};

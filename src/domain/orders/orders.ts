@@ -7,6 +7,7 @@ import type { Minor } from "../../platform/money";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
 import { assertScope } from "../../platform/scopes";
 import { currentAccount } from "../accounts/accounts";
+import { auditStatements } from "../audit/audit-log";
 import { movementStatements } from "../billing/ledger";
 import { addToPool, BYTES_PER_MB, gbToBytes } from "../billing/pools";
 import { type BandwidthProduct, bandwidthPriceSql, ispAsn } from "../billing/prices";
@@ -82,6 +83,7 @@ async function orderBandwidth(
     .returning();
   const statements = [
     insertOrder,
+    ...orderAudit(ctx, { id, accountId: account.id, product: input.product }, { gb: input.gb }),
     ...movementStatements(ctx.db, {
       accountId: account.id,
       amount: sql`-${price.total}`,
@@ -94,6 +96,21 @@ async function orderBandwidth(
   ];
   const [order] = (await commit(ctx, statements)).of(insertOrder);
   return order as OrderRow;
+}
+
+/** The order's audit entry: what was bought (the bandwidth price is decided in the database, on the order). */
+function orderAudit(
+  ctx: DomainContext,
+  order: { id: string; accountId: string; product: Product },
+  bought: Record<string, unknown>,
+): Step[] {
+  return auditStatements(ctx, {
+    action: "order.created",
+    accountId: order.accountId,
+    resourceId: order.id,
+    products: [order.product],
+    after: { product: order.product, ...bought },
+  });
 }
 
 /** `order.completed`, recorded once per order whatever runs twice. */
@@ -182,6 +199,7 @@ async function orderIsp(ctx: DomainContext, principal: Principal, input: IspOrde
     [
       ...movementStatements(ctx.db, { accountId: account.id, amount: -total, reason: "order", reference: orderId, at }),
       ctx.db.insert(orders).values(order),
+      ...orderAudit(ctx, order, { ...order.details, totalMinor: total }),
       insertBatchStatement(ctx.db, {
         id: batchId,
         subuserId: subuser.id,

@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull, sql } from "drizzle-orm";
+import { and, eq, gt, isNull } from "drizzle-orm";
 import { proxyTests, subusers } from "../../db/schema";
 import { pruneMadeBefore } from "../../db/statements";
 import { DAY, now } from "../../platform/clock";

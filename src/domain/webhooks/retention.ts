@@ -1,5 +1,5 @@
-import { pruneMadeBefore } from "../../db/statements";
 import { webhookDeliveries } from "../../db/schema";
+import { pruneMadeBefore } from "../../db/statements";
 import { DAY } from "../../platform/clock";
 import type { DomainContext } from "../context";
 

@@ -7,6 +7,7 @@ import { ApiError } from "../../platform/errors";
 import { newId } from "../../platform/ids";
 import { formatBlock, parseBlock } from "../../platform/ip";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
+import { type AuditAction, commitAudited } from "../audit/audit-log";
 import type { DomainContext } from "../context";
 
 /** Spec §8.5: 50 entries per sub-user per product, and 50 per ISP batch; a block counts as one. */
@@ -58,17 +59,30 @@ export async function addWhitelistEntry(
     .get();
   if (duplicate) throw new ApiError("already_whitelisted");
 
-  const id = newId("whitelist");
-  const createdAt = now();
+  // In the table's column order: the INSERT … SELECT below lists the values as they come.
+  const entry: WhitelistEntryRow = {
+    id: newId("whitelist"),
+    accountId: scope.accountId,
+    scope: scope.scope,
+    scopeId: scope.scopeId,
+    product: scope.product,
+    ip: canonical,
+    label,
+    createdAt: now(),
+  };
   // One statement: the count and the insert cannot be split by a concurrent add, so 50 is exact.
+  const insert = ctx.db
+    .insert(whitelistEntries)
+    .select(
+      sql`SELECT ${sql.join(
+        Object.values(entry).map((value) => sql`${value}`),
+        sql`, `,
+      )} WHERE (SELECT COUNT(*) FROM ${whitelistEntries} WHERE ${inScope}) < ${WHITELIST_LIMIT}`,
+    )
+    .returning({ id: whitelistEntries.id });
   let inserted: Array<{ id: string }>;
   try {
-    inserted = await ctx.db.all<{ id: string }>(sql`
-      INSERT INTO whitelist_entries (id, account_id, scope, scope_id, product, ip, label, created_at)
-      SELECT ${id}, ${scope.accountId}, ${scope.scope}, ${scope.scopeId}, ${scope.product}, ${canonical}, ${label}, ${createdAt}
-      WHERE (SELECT COUNT(*) FROM whitelist_entries
-             WHERE scope = ${scope.scope} AND scope_id = ${scope.scopeId} AND product = ${scope.product}) < ${WHITELIST_LIMIT}
-      RETURNING id`);
+    inserted = await commitAudited(ctx, insert, { ...entryAudit(entry, "whitelist_entry.created"), after: entry });
   } catch (error) {
     if (isUniqueViolation(error)) throw new ApiError("already_whitelisted");
     throw error;
@@ -78,16 +92,11 @@ export async function addWhitelistEntry(
       limit: { limit: WHITELIST_LIMIT, current: WHITELIST_LIMIT, raisedBy: "nothing: remove entries to make room" },
     });
   }
-  return {
-    id,
-    accountId: scope.accountId,
-    scope: scope.scope,
-    scopeId: scope.scopeId,
-    product: scope.product,
-    ip: canonical,
-    label,
-    createdAt,
-  };
+  return entry;
+}
+
+function entryAudit(entry: WhitelistEntryRow, action: AuditAction) {
+  return { action, accountId: entry.accountId, resourceId: entry.id, products: [entry.product] };
 }
 
 export function listWhitelistEntries(ctx: DomainContext, scope: Omit<WhitelistScopeRef, "product">, query: PageQuery) {
@@ -126,7 +135,10 @@ export async function findWhitelistEntry(
 }
 
 export async function removeWhitelistEntry(ctx: DomainContext, entry: WhitelistEntryRow): Promise<void> {
-  await ctx.db.delete(whitelistEntries).where(eq(whitelistEntries.id, entry.id));
+  await commitAudited(ctx, ctx.db.delete(whitelistEntries).where(eq(whitelistEntries.id, entry.id)), {
+    ...entryAudit(entry, "whitelist_entry.deleted"),
+    before: entry,
+  });
 }
 
 /** Removes a whole scope's whitelist (a deleted sub-user's), as a statement for the batch that deletes it. */

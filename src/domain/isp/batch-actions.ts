@@ -7,6 +7,7 @@ import { newId } from "../../platform/ids";
 import type { Minor } from "../../platform/money";
 import { currentAccount } from "../accounts/accounts";
 import { assertMfa } from "../accounts/mfa";
+import { type AuditAction, auditStatements } from "../audit/audit-log";
 import { movementStatements } from "../billing/ledger";
 import type { DomainContext, Principal } from "../context";
 import { assertInScope } from "../scope";
@@ -50,10 +51,30 @@ export async function refreshBatch(ctx: DomainContext, principal: Principal, id:
         replacementsUsed: freeReplacementsPerPeriod(batch.quantity),
         updatedAt: at,
       }),
+      ...batchAudit(ctx, batch, "isp_batch.refreshed", { refreshUsed: true }),
     ],
     batchFailures,
   );
   return findBatch(ctx, principal, id);
+}
+
+/** An action's audit entry, for its guarded batch (which commits it or nothing). */
+function batchAudit(
+  ctx: DomainContext,
+  batch: BatchRow,
+  action: AuditAction,
+  after: Record<string, unknown>,
+  changedFields: "fields" | "details" = "fields",
+): Step[] {
+  return auditStatements(ctx, {
+    action,
+    accountId: batch.accountId,
+    resourceId: batch.id,
+    products: ["isp"],
+    // An action's details (a renewal's months, a replacement's IP) have no previous values.
+    before: changedFields === "fields" ? batch : undefined,
+    after,
+  });
 }
 
 export interface Renewal {
@@ -90,7 +111,14 @@ export async function renewBatch(ctx: DomainContext, principal: Principal, id: s
   const batch = await findBatch(ctx, principal, id);
   assertBatchUsable(batch, "renew", ["active", "grace"]);
   const renewal = { months, price: batch.pricePerIpMonthMinor * batch.quantity * months, at: now(), uniqueKey: null };
-  await commit(ctx, renewalStatements(ctx, batch, renewal), batchFailures);
+  await commit(
+    ctx,
+    [
+      ...renewalStatements(ctx, batch, renewal),
+      ...batchAudit(ctx, batch, "isp_batch.renewed", { months, chargedMinor: renewal.price }, "details"),
+    ],
+    batchFailures,
+  );
   return findBatch(ctx, principal, id);
 }
 
@@ -100,17 +128,19 @@ export async function rotateBatchPassword(ctx: DomainContext, principal: Princip
   assertBatchUsable(batch, "rotate the password of", ["provisioning", "active", "grace"]);
   const fresh = await newBatchPassword(ctx.env.SEALING_KEY);
   const at = now();
+  const changes = {
+    passwordSealed: fresh.passwordSealed,
+    passwordHash: fresh.passwordHash,
+    previousPasswordHash: batch.passwordHash,
+    previousPasswordUntil: at + PASSWORD_OVERLAP_MS,
+    updatedAt: at,
+  };
   await commit(
     ctx,
     [
       batchUnchanged(ctx.db, batch),
-      updateBatchStatement(ctx.db, batch.id, {
-        passwordSealed: fresh.passwordSealed,
-        passwordHash: fresh.passwordHash,
-        previousPasswordHash: batch.passwordHash,
-        previousPasswordUntil: at + PASSWORD_OVERLAP_MS,
-        updatedAt: at,
-      }),
+      updateBatchStatement(ctx.db, batch.id, changes),
+      ...batchAudit(ctx, batch, "isp_batch.password_rotated", changes),
     ],
     batchFailures,
   );
@@ -136,7 +166,11 @@ export async function releaseBatch(
   const batch = await findBatch(ctx, principal, id);
   await assertMfa(ctx, await currentAccount(ctx, principal), mfaCode);
   assertBatchUsable(batch, "release", ["provisioning", "active", "grace"]);
-  await commit(ctx, releaseStatements(ctx, batch, now()), batchFailures);
+  await commit(
+    ctx,
+    [...releaseStatements(ctx, batch, now()), ...batchAudit(ctx, batch, "isp_batch.released", { status: "released" })],
+    batchFailures,
+  );
   return findBatch(ctx, principal, id);
 }
 
@@ -191,6 +225,13 @@ export async function replaceIp(
         chargedMinor: charge,
         createdAt: at,
       }),
+      ...batchAudit(
+        ctx,
+        batch,
+        "isp_batch.ip_replaced",
+        { replacedIpId: ip.id, reason: request.reason, free, chargedMinor: charge },
+        "details",
+      ),
       ...(charge > 0
         ? movementStatements(ctx.db, {
             accountId: batch.accountId,

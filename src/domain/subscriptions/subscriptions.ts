@@ -7,6 +7,7 @@ import { isId, newId } from "../../platform/ids";
 import type { Minor } from "../../platform/money";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
 import { currentAccount } from "../accounts/accounts";
+import { type AuditAction, auditStatements } from "../audit/audit-log";
 import { movementStatements } from "../billing/ledger";
 import { addToPool, BYTES_PER_GB, findPool } from "../billing/pools";
 import { type BandwidthProduct, cycleMonths, cyclePrice, findTier, remainingShare } from "../billing/prices";
@@ -135,6 +136,7 @@ async function subscribeBandwidth(
       at,
     }),
     insertSubscriptionStatement(ctx.db, subscription),
+    ...subscriptionAudit(ctx, "subscription.created", undefined, subscription),
     addToPool(ctx.db, account.id, input.product, (subscription.gbIncluded ?? 0) * BYTES_PER_GB),
   ]);
   return subscription;
@@ -170,6 +172,7 @@ async function subscribeBatch(ctx: DomainContext, principal: Principal, batchId:
 
   await commit(ctx, [
     insertSubscriptionStatement(ctx.db, subscription),
+    ...subscriptionAudit(ctx, "subscription.created", undefined, subscription),
     updateBatchStatement(ctx.db, batch.id, { autoRenew: true, renewalMonths: cycleMonths(cycle), updatedAt: at }),
   ]);
   return subscription;
@@ -252,9 +255,30 @@ export async function updateSubscription(
       }),
     );
   }
-  change.statements.push(updateSubscriptionStatement(ctx.db, subscription.id, change.fields));
+  change.statements.push(
+    updateSubscriptionStatement(ctx.db, subscription.id, change.fields),
+    ...subscriptionAudit(ctx, "subscription.updated", subscription, change.fields),
+  );
   await commit(ctx, change.statements, subscriptionFailures);
   return findSubscription(ctx, principal, id);
+}
+
+/** A subscription change's audit entry (the batch's guards decide whether any of it commits). */
+function subscriptionAudit(
+  ctx: DomainContext,
+  action: AuditAction,
+  before: SubscriptionRow | undefined,
+  after: Partial<SubscriptionRow>,
+): Step[] {
+  const subscription = (before ?? after) as SubscriptionRow;
+  return auditStatements(ctx, {
+    action,
+    accountId: subscription.accountId,
+    resourceId: subscription.id,
+    products: [subscription.product],
+    before,
+    after,
+  });
 }
 
 /** What a PATCH does, built up by its parts: statements to run, fields to set, money to charge now. */
@@ -343,9 +367,11 @@ async function transition(
     throw new ApiError("subscription_not_active", `Cannot move a ${subscription.status} subscription to ${to}.`);
   }
   const at = now();
+  const fields = { status: to, updatedAt: at };
   const statements: Step[] = [
     subscriptionUnchanged(ctx.db, subscription),
-    updateSubscriptionStatement(ctx.db, subscription.id, { status: to, updatedAt: at }),
+    updateSubscriptionStatement(ctx.db, subscription.id, fields),
+    ...subscriptionAudit(ctx, to === "paused" ? "subscription.paused" : "subscription.canceled", subscription, fields),
   ];
   if (subscription.batchId) {
     statements.push(updateBatchStatement(ctx.db, subscription.batchId, { autoRenew: false, updatedAt: at }));

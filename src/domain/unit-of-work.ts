@@ -43,9 +43,9 @@ export type Outcome = ({ committed: true } & Committed) | { committed: false; fa
  */
 export async function runUnitOfWork(ctx: DomainContext, steps: Step[]): Promise<Outcome> {
   const writes = steps.map((step) => (step instanceof Write ? step : new Write(step)));
-  let results: unknown[];
+  let results: unknown[] = [];
   try {
-    results = await ctx.db.batch(writes.map((write) => write.statement) as [Statement]);
+    if (writes.length > 0) results = await ctx.db.batch(writes.map((write) => write.statement) as [Statement]);
   } catch (error) {
     const failure = batchFailure(error);
     if (failure) return { committed: false, failure };

@@ -57,6 +57,14 @@ export function isId(kind: IdKind, value: string): boolean {
   return idPatterns.get(kind)!.test(value);
 }
 
+/**
+ * The one id of `kind` that a change to resource `sourceId` at `time` has: the time, then the resource's own ULID
+ * randomness. For a record that a retry may write again (the write is then ignored).
+ */
+export function idAt(kind: IdKind, time: number, sourceId: string): string {
+  return `${idPrefixes[kind]}_${encodeTime(time, 10)}${sourceId.slice(-16)}`;
+}
+
 /** The smallest id of `kind` a ULID of `time` can have: ids below it were made earlier (a keyset time boundary). */
 export function firstIdAt(kind: IdKind, time: number): string {
   return `${idPrefixes[kind]}_${encodeTime(time, 10)}${"0".repeat(16)}`;

@@ -70,6 +70,11 @@ export interface AuditEntry {
   before?: object;
   /** The fields written, or the resource created. */
   after?: object;
+  /**
+   * For a change made outside D1 (a session in its sub-user's gate): an id the change always yields, so that
+   * writing its entry again after a failure leaves one entry.
+   */
+  id?: string;
 }
 
 /**
@@ -86,7 +91,7 @@ export function auditStatements(ctx: DomainContext, entry: AuditEntry & { ifChan
   const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
   // Values in the table's column order (an INSERT … SELECT names every column).
   const values = [
-    newId("auditEvent", at),
+    entry.id ?? newId("auditEvent", at),
     entry.accountId,
     actor.keyId,
     actor.sourceIp,
@@ -104,7 +109,8 @@ export function auditStatements(ctx: DomainContext, entry: AuditEntry & { ifChan
     sql`, `,
   );
   // `changes()` is the row count of the batch's previous statement: the same connection runs the whole batch.
-  return [ctx.db.insert(auditEvents).select(sql`SELECT ${row}${entry.ifChanged ? sql` WHERE changes() > 0` : sql``}`)];
+  const condition = entry.ifChanged ? sql`changes() > 0` : sql`1`;
+  return [ctx.db.insert(auditEvents).select(sql`SELECT ${row} WHERE ${condition}`).onConflictDoNothing()];
 }
 
 /** Bookkeeping that is not a change anyone made: never recorded. */

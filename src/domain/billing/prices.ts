@@ -3,6 +3,7 @@ import { bandwidthPrices, type Cycle, customTiers, ispAsns, subscriptionTiers } 
 import { ApiError } from "../../platform/errors";
 import type { Minor } from "../../platform/money";
 import type { BandwidthProduct } from "../../vocabulary";
+import { commitAudited } from "../audit/audit-log";
 import type { DomainContext } from "../context";
 
 export type { BandwidthProduct };
@@ -126,9 +127,13 @@ export async function setCustomTier(
   tier: { product: BandwidthProduct; gbIncluded: number; monthlyPriceMinor: Minor },
 ) {
   const { product, ...values } = tier;
-  await ctx.db
-    .insert(customTiers)
-    .values({ accountId, ...tier })
-    .onConflictDoUpdate({ target: [customTiers.accountId, customTiers.product], set: values });
+  await commitAudited(
+    ctx,
+    ctx.db
+      .insert(customTiers)
+      .values({ accountId, ...tier })
+      .onConflictDoUpdate({ target: [customTiers.accountId, customTiers.product], set: values }),
+    { action: "account.custom_tier_set", accountId, resourceId: accountId, products: [product], after: tier },
+  );
   return { accountId, ...tier };
 }

@@ -15,6 +15,7 @@ import { seal } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
 import { isId, newId } from "../../platform/ids";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
+import { type AuditAction, commitAudited } from "../audit/audit-log";
 import type { DomainContext, Principal } from "../context";
 import { assertPlanHas } from "../plans";
 import { preflightWebhook } from "./destinations/webhook";
@@ -93,21 +94,22 @@ export async function createReport(ctx: DomainContext, principal: Principal, inp
   const at = now();
   const schedule = scheduleFields(input.schedule ?? null, at);
   const destination = await prepareDestination(ctx, principal, input.destination, null);
-  const [row] = await ctx.db
-    .insert(reports)
-    .values({
-      id: newId("report", at),
-      accountId: principal.accountId,
-      name: input.name,
-      type: input.type,
-      filters: storedFilters(input.filters),
-      format: input.format,
-      ...schedule,
-      ...destination,
-      createdAt: at,
-      updatedAt: at,
-    })
-    .returning();
+  const report = {
+    id: newId("report", at),
+    accountId: principal.accountId,
+    name: input.name,
+    type: input.type,
+    filters: storedFilters(input.filters),
+    format: input.format,
+    ...schedule,
+    ...destination,
+    createdAt: at,
+    updatedAt: at,
+  };
+  const [row] = await commitAudited(ctx, ctx.db.insert(reports).values(report).returning(), {
+    ...reportAudit(report, "report.created"),
+    after: report,
+  });
   return row as ReportRow;
 }
 
@@ -180,18 +182,23 @@ export async function updateReport(
   const at = now();
   const schedule = patch.schedule === undefined ? {} : scheduleFields(patch.schedule, at, report.periodStart);
   const destination = patch.destination ? await prepareDestination(ctx, principal, patch.destination, report) : {};
-  const [row] = await ctx.db
-    .update(reports)
-    .set({
-      ...(patch.name !== undefined ? { name: patch.name } : {}),
-      ...(patch.filters !== undefined ? { filters: storedFilters(patch.filters) } : {}),
-      format,
-      ...schedule,
-      ...destination,
-      updatedAt: at,
-    })
-    .where(and(eq(reports.id, report.id), isNull(reports.deletedAt)))
-    .returning();
+  const changes = {
+    ...(patch.name !== undefined ? { name: patch.name } : {}),
+    ...(patch.filters !== undefined ? { filters: storedFilters(patch.filters) } : {}),
+    format,
+    ...schedule,
+    ...destination,
+    updatedAt: at,
+  };
+  const [row] = await commitAudited(
+    ctx,
+    ctx.db
+      .update(reports)
+      .set(changes)
+      .where(and(eq(reports.id, report.id), isNull(reports.deletedAt)))
+      .returning(),
+    { ...reportAudit(report, "report.updated"), before: report, after: changes },
+  );
   if (!row) throw new ApiError("report_not_found");
   return row;
 }
@@ -200,9 +207,18 @@ export async function updateReport(
 export async function deleteReport(ctx: DomainContext, principal: Principal, id: string): Promise<ReportRow> {
   const report = await findReport(ctx, principal, id);
   const at = now();
-  await ctx.db
-    .update(reports)
-    .set({ deletedAt: at, nextRunAt: null, updatedAt: at })
-    .where(and(eq(reports.id, report.id), isNull(reports.deletedAt)));
+  const deletion = { deletedAt: at, nextRunAt: null, updatedAt: at };
+  await commitAudited(
+    ctx,
+    ctx.db
+      .update(reports)
+      .set(deletion)
+      .where(and(eq(reports.id, report.id), isNull(reports.deletedAt))),
+    { ...reportAudit(report, "report.deleted"), before: report, after: deletion },
+  );
   return report;
+}
+
+function reportAudit(report: { id: string; accountId: string }, action: AuditAction) {
+  return { action, accountId: report.accountId, resourceId: report.id };
 }

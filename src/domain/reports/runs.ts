@@ -4,6 +4,7 @@ import { DAY, MINUTE, now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { isId, newId } from "../../platform/ids";
 import { plansWith } from "../../vocabulary";
+import { commitAudited } from "../audit/audit-log";
 import type { DomainContext, Principal } from "../context";
 import { assertPlanHas } from "../plans";
 import { findReport } from "./definitions";
@@ -44,20 +45,23 @@ export async function requestRun(
   if (range.from > range.to) throw invalid("from", "must not be after to");
   if (range.from < today - RUN_RETENTION_MS) throw invalid("from", "must be within the last 90 days");
   if (range.to > today) throw invalid("to", "must not be after today (UTC)");
-  const [run] = await ctx.db
-    .insert(reportRuns)
-    .values({
-      id: newId("run", at),
-      accountId: report.accountId,
-      reportId: report.id,
-      trigger: "manual",
-      status: "queued",
-      periodFrom: range.from,
-      periodTo: range.to + DAY,
-      format: report.format,
-      createdAt: at,
-    })
-    .returning();
+  const requested = {
+    id: newId("run", at),
+    accountId: report.accountId,
+    reportId: report.id,
+    trigger: "manual" as const,
+    status: "queued" as const,
+    periodFrom: range.from,
+    periodTo: range.to + DAY,
+    format: report.format,
+    createdAt: at,
+  };
+  const [run] = await commitAudited(ctx, ctx.db.insert(reportRuns).values(requested).returning(), {
+    action: "report_run.requested",
+    accountId: report.accountId,
+    resourceId: requested.id,
+    after: requested,
+  });
   if (!run) throw new Error("manual report run was not recorded");
   await enqueue(ctx, run.id);
   return run;

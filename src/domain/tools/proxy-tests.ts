@@ -5,6 +5,7 @@ import { DAY, now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { isId, newId } from "../../platform/ids";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
+import { commitAudited } from "../audit/audit-log";
 import type { DomainContext, Principal } from "../context";
 import { type GatewayTarget, parseUsername } from "../gateway/username";
 import { assertInScope } from "../scope";
@@ -93,11 +94,17 @@ export async function runProxyTest(
     parsed: parsed.ok ? parsed.value.target : null,
     outcome,
   };
-  await ctx.db.insert(proxyTests).values({
+  const row = {
     id: record.id,
     accountId: principal.accountId,
     result: record as unknown as Record<string, unknown>,
     createdAt,
+  };
+  await commitAudited(ctx, ctx.db.insert(proxyTests).values(row), {
+    action: "proxy_test.created",
+    accountId: principal.accountId,
+    resourceId: record.id,
+    after: { target: record.target, subuserId },
   });
   return record;
 }

@@ -3,12 +3,15 @@ import { TrafficStoreClient } from "../../durable-objects/traffic-store";
 import type { SessionFilters, SessionRequest, SessionSnapshot } from "../../durable-objects/traffic-store/contract";
 import { now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
+import { idAt } from "../../platform/ids";
 import { cursorAfter, type PageQuery } from "../../platform/pagination";
 import type { BandwidthProduct } from "../../vocabulary";
+import { auditStatements } from "../audit/audit-log";
 import type { DomainContext, Principal } from "../context";
 import { assertInScope } from "../scope";
 import { subuserGate } from "../subusers/gate-sync";
 import { findAccountSubuser } from "../subusers/subusers";
+import { commit } from "../unit-of-work";
 
 export type SessionProduct = BandwidthProduct;
 
@@ -69,6 +72,19 @@ export async function terminateSession(
   const terminated = await subuserGate(ctx, indexed.gateName).terminateSession(id);
   if (!terminated || !visible(terminated, now())) throw notFound();
   await new TrafficStoreClient(ctx.env, principal.accountId).upsertSessions([terminated]);
+  // The session lives in its gate, not D1: its entry follows the termination, with an id the termination fixes
+  // (a retry after a failed write records it once).
+  await commit(
+    ctx,
+    auditStatements(ctx, {
+      action: "session.terminated",
+      accountId: principal.accountId,
+      resourceId: id,
+      products: [product],
+      after: { status: terminated.status, terminatedAt: terminated.terminatedAt },
+      id: terminated.terminatedAt ? idAt("auditEvent", terminated.terminatedAt, id) : undefined,
+    }),
+  );
   return terminated;
 }
 

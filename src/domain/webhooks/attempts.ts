@@ -12,6 +12,7 @@ import {
 } from "../../db/schema";
 import { MINUTE, now } from "../../platform/clock";
 import { logError, logInfo } from "../../platform/logger";
+import { commitAudited } from "../audit/audit-log";
 import type { DomainContext } from "../context";
 import { disableEndpoint, signingSecrets } from "./endpoints";
 import { eventBody } from "./event-body";
@@ -55,15 +56,25 @@ export async function claimDueDelivery(ctx: DomainContext, deliveryId: string, a
 }
 
 /** Claims any delivery of an endpoint for a manual attempt, unless an attempt of it is in progress. */
-export async function claimForManualAttempt(ctx: DomainContext, endpointId: string, deliveryId: string, at: number) {
-  return ctx.db
+export async function claimForManualAttempt(
+  ctx: DomainContext,
+  endpoint: { id: string; accountId: string },
+  deliveryId: string,
+  at: number,
+) {
+  const claim = ctx.db
     .update(webhookDeliveries)
     .set({ claimedUntil: at + CLAIM_MS })
     .where(
-      and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.endpointId, endpointId), claimFree(at)) as SQL,
+      and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.endpointId, endpoint.id), claimFree(at)) as SQL,
     )
-    .returning()
-    .get();
+    .returning();
+  const [claimed] = await commitAudited(ctx, claim, {
+    action: "webhook_delivery.retried",
+    accountId: endpoint.accountId,
+    resourceId: deliveryId,
+  });
+  return claimed;
 }
 
 /** The automatic attempt of a delivery this consumer claimed: skipped (and failed) if its endpoint is disabled. */

@@ -4,8 +4,10 @@ import { now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { isId, newId } from "../../platform/ids";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
+import { auditStatements } from "../audit/audit-log";
 import type { DomainContext, Principal } from "../context";
 import { eventTypes } from "../events";
+import { commit } from "../unit-of-work";
 import { attempt, CLAIM_MS, claimForManualAttempt } from "./attempts";
 import { findEndpoint } from "./endpoints";
 
@@ -49,7 +51,7 @@ export async function retryDelivery(
 ): Promise<WebhookDeliveryRow> {
   const endpoint = await findEndpoint(ctx, principal, endpointId);
   const claimed = isId("webhookDelivery", deliveryId)
-    ? await claimForManualAttempt(ctx, endpoint.id, deliveryId, now())
+    ? await claimForManualAttempt(ctx, endpoint, deliveryId, now())
     : undefined;
   if (claimed) return attempt(ctx, claimed, endpoint, "manual");
   const exists = isId("webhookDelivery", deliveryId)
@@ -92,7 +94,7 @@ export async function sendTestEvent(
     createdAt: at,
     updatedAt: at,
   };
-  await ctx.db.batch([
+  await commit(ctx, [
     ctx.db.insert(events).values({
       id: eventId,
       accountId: principal.accountId,
@@ -103,6 +105,12 @@ export async function sendTestEvent(
       deliveredAt: at,
     }),
     ctx.db.insert(webhookDeliveries).values(delivery),
+    ...auditStatements(ctx, {
+      action: "webhook_endpoint.tested",
+      accountId: endpoint.accountId,
+      resourceId: endpoint.id,
+      after: { deliveryId: delivery.id },
+    }),
   ]);
   return attempt(ctx, delivery, endpoint, "test");
 }

@@ -6,6 +6,7 @@ import { ApiError } from "../../platform/errors";
 import { isId, newId } from "../../platform/ids";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
 import { newWebhookSecret } from "../../platform/webhook-signature";
+import { type AuditAction, commitAudited } from "../audit/audit-log";
 import type { DomainContext, Principal } from "../context";
 import { assertPlanHas } from "../plans";
 import { checkWebhookUrl } from "./url-policy";
@@ -72,7 +73,7 @@ export async function createEndpoint(
     secretSealed: await seal(secret, ctx.env.SEALING_KEY),
   };
   // The bound is checked in the insert itself, so two concurrent creates cannot pass it together.
-  const [endpoint] = await ctx.db
+  const insert = ctx.db
     .insert(webhookEndpoints)
     .select(
       sql`SELECT ${row.id}, ${row.accountId}, ${row.url}, ${row.description}, ${JSON.stringify(row.events)},
@@ -80,6 +81,10 @@ export async function createEndpoint(
           WHERE (SELECT COUNT(*) FROM ${webhookEndpoints} WHERE account_id = ${row.accountId}) < ${MAX_ENDPOINTS_PER_ACCOUNT}`,
     )
     .returning();
+  const [endpoint] = await commitAudited(ctx, insert, {
+    ...endpointAudit(row, "webhook_endpoint.created"),
+    after: { ...row, status: "enabled" },
+  });
   if (!endpoint) {
     const limit = MAX_ENDPOINTS_PER_ACCOUNT;
     throw new ApiError("webhook_endpoint_limit", undefined, {
@@ -114,16 +119,25 @@ export async function findEndpoint(ctx: DomainContext, principal: Principal, id:
   return endpoint;
 }
 
+function endpointAudit(endpoint: { id: string; accountId: string }, action: AuditAction) {
+  return { action, accountId: endpoint.accountId, resourceId: endpoint.id };
+}
+
 async function updateRow(
   ctx: DomainContext,
   endpoint: WebhookEndpointRow,
+  action: AuditAction,
   set: Partial<typeof webhookEndpoints.$inferInsert>,
 ): Promise<WebhookEndpointRow> {
-  const [updated] = await ctx.db
-    .update(webhookEndpoints)
-    .set({ ...set, updatedAt: now() })
-    .where(and(eq(webhookEndpoints.id, endpoint.id), eq(webhookEndpoints.accountId, endpoint.accountId)))
-    .returning();
+  const [updated] = await commitAudited(
+    ctx,
+    ctx.db
+      .update(webhookEndpoints)
+      .set({ ...set, updatedAt: now() })
+      .where(and(eq(webhookEndpoints.id, endpoint.id), eq(webhookEndpoints.accountId, endpoint.accountId)))
+      .returning(),
+    { ...endpointAudit(endpoint, action), before: endpoint, after: set },
+  );
   if (!updated) throw new ApiError("webhook_endpoint_not_found");
   return updated;
 }
@@ -139,7 +153,7 @@ export async function updateEndpoint(
     patch.status === undefined || patch.status === endpoint.status
       ? {}
       : { status: patch.status, disabledReason: patch.status === "disabled" ? ("manual" as const) : null };
-  return updateRow(ctx, endpoint, {
+  return updateRow(ctx, endpoint, "webhook_endpoint.updated", {
     ...(patch.url === undefined ? {} : { url: allowedUrl(ctx, patch.url) }),
     ...(patch.events === undefined ? {} : { events: patch.events }),
     ...(patch.description === undefined ? {} : { description: patch.description }),
@@ -150,9 +164,13 @@ export async function updateEndpoint(
 /** Deletes the endpoint and its delivery log (the foreign key cascades); queued attempts find nothing to send. */
 export async function deleteEndpoint(ctx: DomainContext, principal: Principal, id: string): Promise<void> {
   const endpoint = await findEndpoint(ctx, principal, id);
-  await ctx.db
-    .delete(webhookEndpoints)
-    .where(and(eq(webhookEndpoints.id, endpoint.id), eq(webhookEndpoints.accountId, principal.accountId)));
+  await commitAudited(
+    ctx,
+    ctx.db
+      .delete(webhookEndpoints)
+      .where(and(eq(webhookEndpoints.id, endpoint.id), eq(webhookEndpoints.accountId, principal.accountId))),
+    { ...endpointAudit(endpoint, "webhook_endpoint.deleted"), before: endpoint },
+  );
 }
 
 /** A new secret, shown once; the current one keeps signing beside it for 24 hours (a second rotation ends that). */
@@ -163,7 +181,7 @@ export async function rotateSecret(
 ): Promise<{ endpoint: WebhookEndpointRow; secret: string }> {
   const endpoint = await findEndpoint(ctx, principal, id);
   const secret = newWebhookSecret();
-  const updated = await updateRow(ctx, endpoint, {
+  const updated = await updateRow(ctx, endpoint, "webhook_endpoint.secret_rotated", {
     secretSealed: await seal(secret, ctx.env.SEALING_KEY),
     previousSecretSealed: endpoint.secretSealed,
     previousSecretExpiresAt: now() + SECRET_OVERLAP_MS,

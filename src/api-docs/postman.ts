@@ -347,6 +347,16 @@ const SCENARIO: Folder[] = [
     ],
   },
   {
+    name: "Audit log",
+    steps: [
+      {
+        operationId: "listAuditEvents",
+        query: { resource: "{{api_key_id}}" },
+        expect: { "data.0.action": "api_key.revoked", "data.0.resource_id": "{{api_key_id}}" },
+      },
+    ],
+  },
+  {
     name: "Clean-up",
     steps: [
       {

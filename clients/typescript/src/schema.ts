@@ -1188,6 +1188,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/audit-events": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List audit events
+     * @description Every change made through the API or by an operator — who (key or `admin`), from where, in which request, to what, and which fields changed (never a secret's value) — newest first, kept one year. Each entry is written in the same transaction as the change it records. A product-scoped key sees the account-wide entries and those of its products. Changes the platform makes itself (renewals, expiries) are events.
+     *
+     *     Key scope: `account:read`.
+     */
+    get: operations["listAuditEvents"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/tools/proxy-test": {
     parameters: {
       query?: never;
@@ -3204,6 +3226,94 @@ export interface components {
        * @description How long the replaced token keeps working: 0 (never) to 7 days. Default 86,400 (24 h).
        */
       grace_seconds?: number;
+    };
+    AuditEvent: {
+      /** @example aud_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
+      id: string;
+      /** Format: date-time */
+      created_at: string;
+      /**
+       * @description `resource_type.verb`.
+       * @enum {string}
+       */
+      action:
+        | "account.created"
+        | "account.updated"
+        | "account.credited"
+        | "account.mfa_enrollment_started"
+        | "account.mfa_enabled"
+        | "account.mfa_disabled"
+        | "account.custom_tier_set"
+        | "api_key.created"
+        | "api_key.updated"
+        | "api_key.rotated"
+        | "api_key.revoked"
+        | "subuser.created"
+        | "subuser.updated"
+        | "subuser.password_rotated"
+        | "subuser.deleted"
+        | "whitelist_entry.created"
+        | "whitelist_entry.deleted"
+        | "order.created"
+        | "subscription.created"
+        | "subscription.updated"
+        | "subscription.paused"
+        | "subscription.canceled"
+        | "isp_batch.renewed"
+        | "isp_batch.refreshed"
+        | "isp_batch.released"
+        | "isp_batch.ip_replaced"
+        | "isp_batch.password_rotated"
+        | "session.terminated"
+        | "report.created"
+        | "report.updated"
+        | "report.deleted"
+        | "report_run.requested"
+        | "webhook_endpoint.created"
+        | "webhook_endpoint.updated"
+        | "webhook_endpoint.deleted"
+        | "webhook_endpoint.secret_rotated"
+        | "webhook_endpoint.tested"
+        | "webhook_delivery.retried"
+        | "proxy_test.created";
+      /** @enum {string} */
+      resource_type:
+        | "account"
+        | "api_key"
+        | "subuser"
+        | "whitelist_entry"
+        | "order"
+        | "subscription"
+        | "isp_batch"
+        | "session"
+        | "report"
+        | "report_run"
+        | "webhook_endpoint"
+        | "webhook_delivery"
+        | "proxy_test";
+      /** @example sub_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
+      resource_id: string;
+      /**
+       * @description The products the resource belongs to; null = account-wide.
+       * @example [
+       *       "residential"
+       *     ]
+       */
+      products: ("residential" | "mobile" | "isp")[] | null;
+      /** @description The acting API key's id, or `admin` for an operator through the admin API. */
+      actor_key: string | "admin";
+      /** @description The caller's address as the edge saw it. */
+      source_ip: string | null;
+      /** @description The `X-Request-Id` of the call. */
+      request_id: string;
+      /** @description The changed fields' new values (a creation: the fields set). */
+      changes: {
+        [key: string]: unknown;
+      } | null;
+      /** @description The changed fields' values before (updates and deletions). */
+      previous: {
+        [key: string]: unknown;
+      } | null;
     };
     ProxyTestResult: {
       /** @example pxt_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
@@ -12570,6 +12680,167 @@ export interface operations {
       };
     };
   };
+  listAuditEvents: {
+    parameters: {
+      query?: {
+        /** @description Opaque cursor from a previous page's `next_cursor`. */
+        cursor?: string;
+        /** @description Page size, 1-200; default 50. */
+        limit?: number;
+        /** @description A resource id (`sub_…`), or a resource type (`subuser`): only its entries. */
+        resource?:
+          | (
+              | "account"
+              | "api_key"
+              | "subuser"
+              | "whitelist_entry"
+              | "order"
+              | "subscription"
+              | "isp_batch"
+              | "session"
+              | "report"
+              | "report_run"
+              | "webhook_endpoint"
+              | "webhook_delivery"
+              | "proxy_test"
+            )
+          | string;
+        /** @description The acting API key's id, or `admin` for an operator through the admin API. */
+        actor_key?: string | "admin";
+        action?:
+          | "account.created"
+          | "account.updated"
+          | "account.credited"
+          | "account.mfa_enrollment_started"
+          | "account.mfa_enabled"
+          | "account.mfa_disabled"
+          | "account.custom_tier_set"
+          | "api_key.created"
+          | "api_key.updated"
+          | "api_key.rotated"
+          | "api_key.revoked"
+          | "subuser.created"
+          | "subuser.updated"
+          | "subuser.password_rotated"
+          | "subuser.deleted"
+          | "whitelist_entry.created"
+          | "whitelist_entry.deleted"
+          | "order.created"
+          | "subscription.created"
+          | "subscription.updated"
+          | "subscription.paused"
+          | "subscription.canceled"
+          | "isp_batch.renewed"
+          | "isp_batch.refreshed"
+          | "isp_batch.released"
+          | "isp_batch.ip_replaced"
+          | "isp_batch.password_rotated"
+          | "session.terminated"
+          | "report.created"
+          | "report.updated"
+          | "report.deleted"
+          | "report_run.requested"
+          | "webhook_endpoint.created"
+          | "webhook_endpoint.updated"
+          | "webhook_endpoint.deleted"
+          | "webhook_endpoint.secret_rotated"
+          | "webhook_endpoint.tested"
+          | "webhook_delivery.retried"
+          | "proxy_test.created";
+        /** @description Entries made at or after this instant. */
+        from?: string;
+        /** @description Entries made before this instant. */
+        to?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of audit events. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          Link: components["headers"]["Link"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["AuditEvent"][];
+            /** @description Cursor of the next page; null on the last page. */
+            next_cursor: string | null;
+          } & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `insufficient_scope`: The API key's scopes do not allow this call. */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `invalid_request`: The request is invalid. */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
   runProxyTest: {
     parameters: {
       query?: never;
@@ -13981,4 +14252,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "4ed5d7ae433120f368282b5813e667a4a8d282e23f57e0e4b901ff76fd0a58e3";
+export const CONTRACT_SHA256 = "07ed4d2aec7fcd2d94a627a2350030987ac41a2f5f9bb250c39dfcc17e6e4abe";

@@ -21,8 +21,11 @@ import { rateLimited, setRateLimitHeaders } from "./rate-limit-headers";
 
 const MUTATING_METHODS = new Set(["POST", "PATCH", "PUT", "DELETE"]);
 const REPLAYED_HEADERS = ["content-type", "location", "link", "cache-control"];
-/** Failures that say nothing was attempted: the key stays free for a corrected request. */
-const FORGOTTEN_CODES = new Set(["invalid_request", "invalid_json"]);
+/**
+ * Failures that say nothing was attempted, which the caller fixes and retries with the same key: a corrected body,
+ * an `X-MFA-Code` added (headers are not part of the fingerprint), a key with the scope. The key stays free.
+ */
+const FORGOTTEN_CODES = new Set(["invalid_request", "invalid_json", "mfa_required", "insufficient_scope"]);
 
 /**
  * The per-key guard: one Durable Object call before the handler (revocation, rolling rate-limit windows, the

@@ -1,4 +1,5 @@
 import { runInDurableObject } from "cloudflare:test";
+import * as OTPAuth from "otpauth";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ApiKeyGuard } from "../../src/durable-objects/api-key-guard";
 import { sha256Hex } from "../../src/platform/crypto";
@@ -111,6 +112,25 @@ describe("Idempotency-Key (spec §8.5)", () => {
     const corrected = await enroll(account.token, "fix-me");
     expect(corrected.status).toBe(201);
     expect(corrected.headers.get("Idempotent-Replayed")).toBeNull();
+  });
+
+  it("stores nothing for a 403 mfa_required: the retry with X-MFA-Code and the same key executes", async () => {
+    const account = await createAccount();
+    const enrollment = await json(await enroll(account.token, "enroll-once"));
+    const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(enrollment.secret), digits: 6, period: 30 });
+    await call("POST", `${ENROLL}/verify`, { token: account.token, body: { code: totp.generate() } });
+    const headers = { "Idempotency-Key": "needs-mfa" };
+    const body = { name: "with mfa" };
+    const refused = await call("POST", "/v1/api-keys", { token: account.token, body, headers });
+    expect(refused.status).toBe(403);
+    expect((await json(refused)).code).toBe("mfa_required");
+    const retried = await call("POST", "/v1/api-keys", {
+      token: account.token,
+      body,
+      headers: { ...headers, "X-MFA-Code": enrollment.recovery_codes[0] },
+    });
+    expect(retried.status).toBe(201);
+    expect(retried.headers.get("Idempotent-Replayed")).toBeNull();
   });
 
   it("accepts keys up to 64 characters and rejects longer ones with 422 invalid_request", async () => {

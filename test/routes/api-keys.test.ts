@@ -2,6 +2,7 @@ import * as OTPAuth from "otpauth";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createAccount, type TestAccount } from "../helpers/accounts";
 import { call, json } from "../helpers/http";
+import { orderBatch } from "../helpers/isp";
 import { sandboxOf } from "../helpers/sandbox";
 
 const KEYS = "/v1/api-keys";
@@ -183,6 +184,21 @@ describe("API keys managed through the API", () => {
     expect(now.previous_token_expires_at).toBeNull();
     expect(await status(fresh.token, "GET", "/v1/users/me")).toBe(401);
     expect(await status(now.token, "GET", "/v1/users/me")).toBe(200);
+  });
+
+  it("a batch's IP list carries its password, which spends money: it needs isp:write, while isp:read reads the batch", async () => {
+    const account = await createAccount({ balance_usd: 100 });
+    const { batchId } = await orderBatch(account, { quantity: 10 });
+    const { body: reader } = await createKey(account, { scopes: { isp: "read" } });
+    expect(await status(reader.token, "GET", `/v1/isp/batches/${batchId}`)).toBe(200);
+    const refused = await call("GET", `/v1/isp/batches/${batchId}/ips`, { token: reader.token });
+    expect(refused.status).toBe(403);
+    expect(await json(refused)).toMatchObject({
+      code: "insufficient_scope",
+      message: expect.stringContaining("isp:write"),
+    });
+    const { body: writer } = await createKey(account, { scopes: { isp: "write" } });
+    expect(await status(writer.token, "GET", `/v1/isp/batches/${batchId}/ips`)).toBe(200);
   });
 
   it("with MFA on, every key change needs X-MFA-Code (403 mfa_required)", async () => {

@@ -27,7 +27,9 @@ export const route = apiRoute({
   description:
     "`plain`: `ip:port:user:pass` per line. `csv`: header `ip,port,user,pass,country,city,asn`. `json` (default): " +
     "an array of objects (with `ip_id` for replacements). Every IP listens on port 8000 for HTTP, HTTPS and SOCKS5; " +
-    "user and password are the batch's.",
+    "user and password are the batch's. The password lets its holder use (and spend on) the IPs, so this read " +
+    "needs `isp:write`, like rotating it.",
+  scope: { access: "write" },
   request: { params: batchIdParam, query: z.object({ format: z.enum(["plain", "csv", "json"]).default("json") }) },
   secret: true,
   errors: ["invalid_request", "not_found", "subuser_scope_mismatch"],

@@ -35,6 +35,17 @@ describe("ApiKeyGuard", () => {
     expect((await revision()).endsWith(".8")).toBe(true);
   });
 
+  it("a configuration loaded from D1 before a revocation was pushed cannot undo it (the push is newer)", async () => {
+    const account = await createAccount();
+    const guard = guardStub(account.keyId);
+    const admitted = await guard.admit(null);
+    if (admitted.outcome !== "admitted") throw new Error(admitted.outcome);
+    const loadedBefore = admitted.config;
+    await guard.configure({ ...loadedBefore, revoked: true });
+    // A request that loaded the key's row before the revocation hands its stale copy in late.
+    expect((await guard.admit(null, loadedBefore)).outcome).toBe("revoked");
+  });
+
   it("a cached account row is reused only at the same revision", async () => {
     const account = await createAccount({ company: "Old" });
     const ctx = domainContext(env);

@@ -78,9 +78,12 @@ export class ApiKeyGuard extends DurableObject {
     this.#sql.exec("INSERT OR REPLACE INTO config (id, value) VALUES (1, ?)", JSON.stringify(config));
   }
 
-  /** Admits a request of the key. `config` (loaded from D1 by the client) is applied first when given. */
+  /**
+   * Admits a request of the key. `config` (loaded from D1 by the client after an `unconfigured` answer) applies
+   * only while the guard is still unconfigured: a change pushed meanwhile (a revocation) is newer than that load.
+   */
   admit(idempotency: IdempotencyRequest | null, config?: GuardConfig): AdmitResult {
-    if (config) this.configure(config);
+    if (config && !this.#config) this.configure(config);
     const current = this.#config;
     if (!current) return { outcome: "unconfigured" };
     if (current.revoked) return { outcome: "revoked" };

@@ -191,25 +191,36 @@ export async function updateSubuser(
   if (patch.label !== undefined) changes.label = patch.label;
   if (patch.status !== undefined) changes.status = patch.status;
   if (patch.trafficLimitBytes !== undefined) changes.trafficLimitBytes = patch.trafficLimitBytes;
-  let updated: SubuserRow | undefined;
+  let updated: SubuserRow;
   try {
-    [updated] = await commitAudited(
-      ctx,
-      ctx.db
-        .update(subusers)
-        .set(changes)
-        .where(and(eq(subusers.id, subuser.id), isNull(subusers.deletedAt)))
-        .returning(),
-      { ...subuserEntry(subuser, "subuser.updated"), before: subuser, after: changes },
-    );
+    updated = await writeSubuser(ctx, subuser, "subuser.updated", changes);
   } catch (error) {
     if (isUniqueViolation(error, "subusers.label")) throw new ApiError("label_taken");
     throw error;
   }
-  if (!updated) throw new ApiError("subuser_not_found");
   await syncGate(ctx, updated.name);
   if (patch.trafficLimitBytes !== undefined) await tellMeter(ctx, updated);
   return updated;
+}
+
+/** Writes a live sub-user's row with its audit entry; 404 if it was deleted meanwhile. */
+async function writeSubuser(
+  ctx: DomainContext,
+  subuser: SubuserRow,
+  action: AuditAction,
+  changes: Partial<typeof subusers.$inferInsert>,
+): Promise<SubuserRow> {
+  const [written] = await commitAudited(
+    ctx,
+    ctx.db
+      .update(subusers)
+      .set(changes)
+      .where(and(eq(subusers.id, subuser.id), isNull(subusers.deletedAt)))
+      .returning(),
+    { ...subuserEntry(subuser, action), before: subuser, after: changes },
+  );
+  if (!written) throw new ApiError("subuser_not_found");
+  return written;
 }
 
 /** A new password, shown once; the replaced one keeps working for 60 seconds. */
@@ -227,16 +238,7 @@ export async function rotateSubuserPassword(
     previousPasswordUntil: at + PASSWORD_OVERLAP_MS,
     updatedAt: at,
   };
-  const [updated] = await commitAudited(
-    ctx,
-    ctx.db
-      .update(subusers)
-      .set(changes)
-      .where(and(eq(subusers.id, subuser.id), isNull(subusers.deletedAt)))
-      .returning(),
-    { ...subuserEntry(subuser, "subuser.password_rotated"), before: subuser, after: changes },
-  );
-  if (!updated) throw new ApiError("subuser_not_found");
+  const updated = await writeSubuser(ctx, subuser, "subuser.password_rotated", changes);
   await syncGate(ctx, updated.name);
   return { subuser: updated, password };
 }

@@ -389,9 +389,9 @@ export interface paths {
     };
     /**
      * List a batch's IPs with credentials
-     * @description `plain`: `ip:port:user:pass` per line. `csv`: header `ip,port,user,pass,country,city,asn`. `json` (default): an array of objects (with `ip_id` for replacements). Every IP listens on port 8000 for HTTP, HTTPS and SOCKS5; user and password are the batch's.
+     * @description `plain`: `ip:port:user:pass` per line. `csv`: header `ip,port,user,pass,country,city,asn`. `json` (default): an array of objects (with `ip_id` for replacements). Every IP listens on port 8000 for HTTP, HTTPS and SOCKS5; user and password are the batch's. The password lets its holder use (and spend on) the IPs, so this read needs `isp:write`, like rotating it.
      *
-     *     Key scope: `isp:read`.
+     *     Key scope: `isp:write`.
      */
     get: operations["listIspBatchIps"];
     put?: never;
@@ -14252,4 +14252,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "07ed4d2aec7fcd2d94a627a2350030987ac41a2f5f9bb250c39dfcc17e6e4abe";
+export const CONTRACT_SHA256 = "e636f082e9f0de83943d6f09d9dca0d8de8d6a7061b0c78741794068a3cee440";

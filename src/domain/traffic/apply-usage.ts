@@ -18,7 +18,7 @@ export async function applyUsageParts(ctx: DomainContext, accountId: string, par
   );
   const { settlement } = await accountStore(ctx, accountId).ingest({
     accountId,
-    parts: parts.map(({ key, cells, samples }) => ({ key, cells, samples })),
+    parts: parts.map(({ key, cells, domains, samples }) => ({ key, cells, domains, samples })),
     sessions: sessions.flat(),
   });
   await settleUsage(ctx, accountId, settlement);

@@ -2,6 +2,9 @@ import {
   type Cell,
   type CellRow,
   cellOf,
+  type DomainCell,
+  type DomainRow,
+  domainCellOf,
   type GateUsage,
   type RequestSample,
   type SampleCandidate,
@@ -11,9 +14,20 @@ import {
   sampleOf,
 } from "../../durable-objects/traffic-store/contract";
 
-export { cellRow, sampleRow } from "../../durable-objects/traffic-store/contract";
+export { cellRow, domainRow, sampleRow } from "../../durable-objects/traffic-store/contract";
 
-export type { Cell, CellRow, GateUsage, RequestSample, SampleCandidate, SampleRow, SessionRequest, SessionUsage };
+export type {
+  Cell,
+  CellRow,
+  DomainCell,
+  DomainRow,
+  GateUsage,
+  RequestSample,
+  SampleCandidate,
+  SampleRow,
+  SessionRequest,
+  SessionUsage,
+};
 
 /**
  * What a usage batch becomes on the `usage` queue. Each account's share is aggregated — rollup cells (usage summed
@@ -26,6 +40,7 @@ export interface UsagePart {
   key: string;
   accountId: string;
   cells: Cell[];
+  domains: DomainCell[];
   gates: GateUsage[];
   samples: SampleCandidate[];
 }
@@ -35,6 +50,8 @@ export interface SentUsagePart {
   key: string;
   accountId: string;
   cells: CellRow[];
+  /** Absent in parts sent before the domain dimension. */
+  domains?: DomainRow[];
   gates: GateUsage[];
   samples: SampleRow[];
 }
@@ -73,6 +90,7 @@ export function usagePartsOf(body: SentUsageMessage | SingleAccountMessage): Usa
       key: part.key,
       accountId: part.accountId,
       cells: part.cells.map(cellOf),
+      domains: (part.domains ?? []).map(domainCellOf),
       gates: part.gates,
       samples: part.samples.map(sampleOf),
     }));
@@ -82,6 +100,7 @@ export function usagePartsOf(body: SentUsageMessage | SingleAccountMessage): Usa
       key: body.key,
       accountId: body.accountId,
       cells: body.cells.map((cell) => (Array.isArray(cell) ? cellOf(cell) : cell)),
+      domains: [],
       gates: body.gates,
       samples: body.samples,
     },

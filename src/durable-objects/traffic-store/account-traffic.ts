@@ -16,6 +16,7 @@ import type {
   TrafficQuery,
   TrafficRow,
 } from "./contract";
+import { DomainRollups } from "./domain-rollups";
 import { RequestLog } from "./request-log";
 import { SessionIndex } from "./session-index";
 import { TrafficReports } from "./traffic-reports";
@@ -48,6 +49,7 @@ const APPLIED_STORAGE: StorageStep[] = [
 export class AccountTraffic {
   readonly #sql: SqlStorage;
   readonly #rollups: Rollups;
+  readonly #domains: DomainRollups;
   readonly #log: RequestLog;
   readonly #sessions: SessionIndex;
   readonly #reports: TrafficReports;
@@ -64,6 +66,7 @@ export class AccountTraffic {
     this.#sql = sql;
     migrate(storage, "usage_applied", APPLIED_STORAGE);
     this.#rollups = new Rollups(storage);
+    this.#domains = new DomainRollups(storage);
     this.#log = new RequestLog(storage);
     this.#sessions = new SessionIndex(storage);
     this.#reports = new TrafficReports(sql);
@@ -103,6 +106,7 @@ export class AccountTraffic {
       at,
     );
     this.#pendingRows += this.#rollups.ingest(cells);
+    this.#domains.ingest(this.#meter.admitted(fresh.flatMap((part) => part.domains ?? [])));
     this.#log.add(
       samples,
       [...new Set(cells.map((cell) => cell.minute))],
@@ -179,7 +183,7 @@ export class AccountTraffic {
   }
 
   traffic(query: TrafficQuery, at: number): TrafficRow[] {
-    return this.#rollups.query(query, at);
+    return query.groupBy === "domain" ? this.#domains.query(query) : this.#rollups.query(query, at);
   }
 
   requests(query: { product: TrafficProduct; subuserId?: string; limit: number }, at: number): RequestSample[] {
@@ -219,6 +223,7 @@ export class AccountTraffic {
   maintain(at: number): string | null {
     this.#foldBy = null;
     this.#rollups.fold(at);
+    this.#domains.prune(at);
     this.#pendingRows = 0;
     this.#log.prune(at);
     this.#sessions.prune(at);

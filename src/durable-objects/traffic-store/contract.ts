@@ -81,6 +81,52 @@ export function cellOf([
   return { minute, product, subuserId, region, asn, tag, carrier, ip, bytesIn, bytesOut, requests, errors };
 }
 
+/**
+ * Usage summed per minute, sub-user and target domain (the registrable domain of `target_host`): the `domain`
+ * dimension, kept apart from cells so that it multiplies only its own rows. The sub-user is carried so that a
+ * deleted sub-user's usage is dropped from it exactly as from the cells; the store keeps no sub-user per domain.
+ */
+export interface DomainCell {
+  minute: number;
+  product: TrafficProduct;
+  subuserId: string;
+  domain: string;
+  bytesIn: number;
+  bytesOut: number;
+  requests: number;
+  errors: number;
+}
+
+/** A domain cell as usage messages carry it: the fields in `DomainCell`'s order. */
+export type DomainRow = [
+  minute: number,
+  product: TrafficProduct,
+  subuserId: string,
+  domain: string,
+  bytesIn: number,
+  bytesOut: number,
+  requests: number,
+  errors: number,
+];
+
+export function domainRow(c: DomainCell): DomainRow {
+  return [c.minute, c.product, c.subuserId, c.domain, c.bytesIn, c.bytesOut, c.requests, c.errors];
+}
+
+export function domainCellOf([minute, product, subuserId, domain, bytesIn, bytesOut, requests, errors]: DomainRow) {
+  return { minute, product, subuserId, domain, bytesIn, bytesOut, requests, errors } satisfies DomainCell;
+}
+
+/**
+ * Distinct domains the store keeps per product and bucket of each tier; any further domain of that bucket is
+ * added to the `(other)` row, so the rows of a bucket always sum to its total (docs/decisions.md).
+ */
+export const DOMAINS_PER_BUCKET = 100;
+/** Rows a `group_by=domain` answer lists at most: the heaviest domains of the range, the rest summed in `(other)`. */
+export const DOMAIN_ROWS = 100;
+/** The row of the domains past either bound. */
+export const OTHER_DOMAIN = "(other)";
+
 /** One entry of the sampled request log. */
 export interface RequestSample {
   requestId: string;
@@ -252,6 +298,8 @@ export interface Settlement {
 export interface StorePart {
   key: string;
   cells: Cell[];
+  /** Absent in parts from before the domain dimension. */
+  domains?: DomainCell[];
   samples: SampleCandidate[];
 }
 
@@ -274,7 +322,7 @@ export type IngestOutcome =
 export type Resolution = "1m" | "5m" | "1h" | "1d";
 export const RESOLUTION_MS: Record<Resolution, number> = { "1m": MINUTE, "5m": 5 * MINUTE, "1h": HOUR, "1d": DAY };
 export type Dimension = "subuser" | "region" | "asn" | "tag" | "ip";
-export type GroupBy = Dimension | "day" | "hour";
+export type GroupBy = Dimension | "day" | "hour" | "domain";
 
 export interface Metrics {
   bytesIn: number;
@@ -294,7 +342,7 @@ export interface TrafficQuery {
 }
 
 export interface TrafficRow extends Metrics {
-  /** The group's key: a sub-user id, region, ASN, tag or IP; the start (ms) of a day or hour; null for the total. */
+  /** The group's key: a sub-user id, region, ASN, tag, IP or domain; the start (ms) of a day or hour; null for the total. */
   key: string | number | null;
   carrierName?: string | null;
 }

@@ -98,7 +98,9 @@ describe("GET /{product}/traffic?group_by=domain", () => {
     expect(expected.get("example.co.uk")?.requests).toBe(4);
     const check = async () => {
       const body = await traffic(account, "residential", `${query}&group_by=domain`);
-      expect(new Map(body.rows.map((row: Record<string, any>) => [row.domain, metrics(row)]))).toEqual(expected);
+      expect(new Map<string, Sums>(body.rows.map((row: Record<string, any>) => [row.domain, metrics(row)]))).toEqual(
+        expected,
+      );
       expect(total(body.rows)).toEqual(all);
       for (const row of body.rows) expect(row.error_rate).toBe(row.requests ? row.errors / row.requests : 0);
       // Heaviest first.
@@ -134,7 +136,7 @@ describe("GET /{product}/traffic?group_by=domain", () => {
     const body = await traffic(account, "residential", `${query}&group_by=domain`);
     expect(body.rows).toHaveLength(101);
     expect(total(body.rows)).toEqual(all);
-    const byDomain = new Map(body.rows.map((row: Record<string, any>) => [row.domain, metrics(row)]));
+    const byDomain = new Map<string, Sums>(body.rows.map((row: Record<string, any>) => [row.domain, metrics(row)]));
     const kept = records.slice(30).map((r) => targetDomain(r.target_host as string));
     for (const domain of kept) expect(byDomain.has(domain), domain).toBe(true);
     expect(byDomain.get("site129.com")?.requests).toBe(2);

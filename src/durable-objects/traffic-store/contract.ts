@@ -354,12 +354,17 @@ export interface ReportScope {
   /** null = every product / sub-user. */
   products: string[] | null;
   subuserIds: string[] | null;
+  /** Traffic days: per sub-user (the default), or per target domain (then without a sub-user filter). */
+  groupBy?: "subuser" | "domain";
 }
 
 export interface TrafficDayRow {
   day: number;
   product: string;
+  /** Empty when grouped per domain. */
   subuserId: string;
+  /** Grouped per domain: the domain (as `GET /{product}/traffic?group_by=domain` names it). */
+  domain?: string;
   bytesIn: number;
   bytesOut: number;
   requests: number;
@@ -370,6 +375,7 @@ export interface TrafficDayCursor {
   day: number;
   product: string;
   subuserId: string;
+  domain?: string;
 }
 
 export interface IpHealth {

@@ -749,7 +749,7 @@ export interface paths {
     };
     /**
      * Traffic analytics
-     * @description Bytes in and out, requests and errors over `[from, to)`, in total or grouped, optionally filtered. Numbers are exact sums of the usage the gateway reported. The answer's `resolution` follows the age of `from` (1 minute under 24 h, 5 minutes to 14 days, 1 hour to 90 days, 1 day beyond) and the range is widened to whole units of it. Mobile rows grouped by `asn` carry `carrier_name`; ISP traffic can be grouped per `ip`.
+     * @description Bytes in and out, requests and errors over `[from, to)`, in total or grouped, optionally filtered. Numbers are exact sums of the usage the gateway reported. The answer's `resolution` follows the age of `from` (1 minute under 24 h, 5 minutes to 14 days, 1 hour to 90 days, 1 day beyond) and the range is widened to whole units of it. Mobile rows grouped by `asn` carry `carrier_name`; ISP traffic can be grouped per `ip`. Grouped by `domain` (the registrable domain of the target host, `a.b.example.co.uk` → `example.co.uk`; an IP address target is `(ip)`, a host without one `(none)`), each time bucket keeps its first 100 domains and adds later ones to `(other)`, and the answer lists the 100 heaviest domains of the range (bytes in + out) then `(other)` with the rest: the rows always sum exactly to the ungrouped total.
      *
      *     Key scope: `traffic:read`.
      */
@@ -2523,6 +2523,11 @@ export interface components {
         /** Format: date-time */
         hour?: string;
         ip?: string;
+        /**
+         * @description The registrable domain (eTLD+1) of the target host; `(ip)` for IP address targets, `(none)` for hosts without one, `(other)` for the domains past the bound.
+         * @example example.co.uk
+         */
+        domain?: string;
         /** Format: int64 */
         bytes_in: number;
         /** Format: int64 */
@@ -2577,6 +2582,11 @@ export interface components {
       products?: ("residential" | "mobile" | "isp")[];
       /** @description Only these sub-users (traffic, requests, subusers, isp_batches). */
       subusers?: string[];
+      /**
+       * @description `traffic` only: one row per day, product and `subuser_id` (the default), or per day, product and `domain` (the registrable domain of the target host, as `GET /{product}/traffic?group_by=domain` groups it; without a `subusers` filter). The rows sum to the same totals either way.
+       * @enum {string}
+       */
+      group_by?: "subuser" | "domain";
     };
     /** @description The destination as given, without its secret (`signing_secret` is write-only). */
     ReportDestination: {
@@ -9125,8 +9135,8 @@ export interface operations {
         from: string;
         /** @description End of the range, exclusive; at most 90 days after `from`. */
         to: string;
-        /** @description Without it, one total row. `ip` is for `isp` only. */
-        group_by?: "subuser" | "region" | "asn" | "tag" | "day" | "hour" | "ip";
+        /** @description Without it, one total row. `ip` is for `isp` only. `domain` groups by the registrable domain (eTLD+1) of the target host and combines with no filter. */
+        group_by?: "subuser" | "region" | "asn" | "tag" | "day" | "hour" | "ip" | "domain";
         subuser?: string;
         region?: string;
         /** @description The value of the tag request header. */
@@ -13981,4 +13991,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "4ed5d7ae433120f368282b5813e667a4a8d282e23f57e0e4b901ff76fd0a58e3";
+export const CONTRACT_SHA256 = "54069987ac73c7f7798409d979e999d6a4dd16c413442507d102a19c28fad902";

@@ -1,9 +1,10 @@
 import type { Product } from "../../db/schema";
 import { addSessionUsage } from "../../durable-objects/subuser-gate/contract";
+import { clientBlock } from "../../platform/ip";
 import { uniformHash } from "../../platform/sampling";
 import type { Share } from "./message-packing";
 import { targetDomain } from "./target-domain";
-import type { Cell, DomainCell, SampleCandidate, SessionUsage } from "./usage-messages";
+import type { Cell, ClientSource, DomainCell, SampleCandidate, SessionUsage } from "./usage-messages";
 import type { UsageRecord } from "./usage-records";
 
 /** Request-log candidates per account, minute and batch; the account's store thins them to a uniform sample. */
@@ -27,10 +28,13 @@ export function accountShare(accountId: string, entries: OwnedRecord[]): Share {
   const cells = new Map<string, Cell>();
   const domains = new Map<string, DomainCell>();
   const domainOf = memoized(targetDomain);
+  const sources = new Map<string, ClientSource>();
+  const blockOf = memoized((ip: string) => clientBlock(ip) ?? "");
   const gates = new Map<string, Map<string, SessionUsage>>();
   for (const { record, owner, ts } of entries) {
     addToCell(cells, record, owner, ts);
     addToDomain(domains, record, owner, ts, domainOf(record.target_host));
+    if (record.client_ip) addToSource(sources, record, owner.subuserId, ts, blockOf(record.client_ip));
     if (record.product !== "isp" && record.username.includes("-session-")) {
       const sessions = gates.get(owner.gateName) ?? new Map<string, SessionUsage>();
       addToSession(sessions, record, ts);
@@ -41,6 +45,7 @@ export function accountShare(accountId: string, entries: OwnedRecord[]): Share {
     accountId,
     cells: [...cells.values()],
     domains: [...domains.values()],
+    sources: [...sources.values()],
     sessions: [...gates].flatMap(([gateName, sessions]) =>
       [...sessions.values()].map((usage) => ({ gateName, usage })),
     ),
@@ -94,6 +99,24 @@ function addToDomain(
   };
   addRecord(cell, record);
   domains.set(key, cell);
+}
+
+/** A record's client block, per sub-user: when first and last seen in the batch, requests and bytes. */
+function addToSource(
+  sources: Map<string, ClientSource>,
+  record: UsageRecord,
+  subuserId: string,
+  ts: number,
+  block: string,
+): void {
+  if (block === "") return;
+  const key = `${subuserId}|${block}`;
+  const source = sources.get(key) ?? { subuserId, block, firstSeen: ts, lastSeen: ts, requests: 0, bytes: 0 };
+  source.firstSeen = Math.min(source.firstSeen, ts);
+  source.lastSeen = Math.max(source.lastSeen, ts);
+  source.requests += 1;
+  source.bytes += record.bytes_in + record.bytes_out;
+  sources.set(key, source);
 }
 
 /** A record's usage added to a cell's sums. */

@@ -1,6 +1,7 @@
 import type { DomainContext } from "../context";
 import {
   type Cell,
+  type ClientSource,
   cellRow,
   type DomainCell,
   domainRow,
@@ -9,6 +10,7 @@ import {
   type SentUsagePart,
   type SessionUsage,
   sampleRow,
+  sourceRow,
 } from "./usage-messages";
 
 /**
@@ -32,6 +34,7 @@ export interface Share {
   accountId: string;
   cells: Cell[];
   domains: DomainCell[];
+  sources: ClientSource[];
   sessions: Array<{ gateName: string; usage: SessionUsage }>;
   samples: SampleCandidate[];
 }
@@ -83,6 +86,7 @@ function packedParts(batchId: string, share: Share): PackedMessage[] {
   };
   for (const cell of share.cells) add("cells", cell, cellSize(cell));
   for (const cell of share.domains) add("domains", cell, domainSize(cell));
+  for (const source of share.sources) add("sources", source, sourceSize(source));
   for (const session of share.sessions) add("sessions", session, sessionSize(session));
   for (const sample of share.samples) add("samples", sample, sampleSize(sample));
   pieces.push(piece);
@@ -92,24 +96,19 @@ function packedParts(batchId: string, share: Share): PackedMessage[] {
   const emit = (fit: Items) => {
     const text = JSON.stringify(sentPart(`${batchId}:${share.accountId}:${texts.length}`, share.accountId, fit));
     const bytes = utf8Bytes(text);
-    const items = fit.cells.length + fit.domains.length + fit.sessions.length + fit.samples.length;
+    const items = fit.cells.length + fit.domains.length + fit.sources.length + fit.sessions.length + fit.samples.length;
     if (bytes <= PART_BYTES_MAX || items <= 1) {
       texts.push({ text, bytes });
       return;
     }
     const half = <T>(list: T[]) => [list.slice(0, Math.ceil(list.length / 2)), list.slice(Math.ceil(list.length / 2))];
-    const [cells, domains, sessions, samples] = [
-      half(fit.cells),
-      half(fit.domains),
-      half(fit.sessions),
-      half(fit.samples),
-    ];
     for (const i of [0, 1]) {
       emit({
-        cells: cells[i] ?? [],
-        domains: domains[i] ?? [],
-        sessions: sessions[i] ?? [],
-        samples: samples[i] ?? [],
+        cells: half(fit.cells)[i] ?? [],
+        domains: half(fit.domains)[i] ?? [],
+        sources: half(fit.sources)[i] ?? [],
+        sessions: half(fit.sessions)[i] ?? [],
+        samples: half(fit.samples)[i] ?? [],
       });
     }
   };
@@ -118,7 +117,7 @@ function packedParts(batchId: string, share: Share): PackedMessage[] {
 }
 
 function emptyItems(): Items {
-  return { cells: [], domains: [], sessions: [], samples: [] };
+  return { cells: [], domains: [], sources: [], sessions: [], samples: [] };
 }
 
 function sentPart(key: string, accountId: string, piece: Items): SentUsagePart {
@@ -133,6 +132,7 @@ function sentPart(key: string, accountId: string, piece: Items): SentUsagePart {
     accountId,
     cells: piece.cells.map(cellRow),
     domains: piece.domains.map(domainRow),
+    sources: piece.sources.map(sourceRow),
     gates: [...gates.values()],
     samples: piece.samples.map(sampleRow),
   };
@@ -145,6 +145,10 @@ function cellSize(cell: Cell): number {
 
 function domainSize(cell: DomainCell): number {
   return 50 + cell.subuserId.length + cell.domain.length;
+}
+
+function sourceSize(source: ClientSource): number {
+  return 60 + source.subuserId.length + source.block.length;
 }
 
 function sessionSize({ gateName, usage }: Items["sessions"][number]): number {

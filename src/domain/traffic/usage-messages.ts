@@ -1,6 +1,7 @@
 import {
   type Cell,
   type CellRow,
+  type ClientSource,
   cellOf,
   type DomainCell,
   type DomainRow,
@@ -11,14 +12,17 @@ import {
   type SampleRow,
   type SessionRequest,
   type SessionUsage,
+  type SourceRow,
   sampleOf,
+  sourceOf,
 } from "../../durable-objects/traffic-store/contract";
 
-export { cellRow, domainRow, sampleRow } from "../../durable-objects/traffic-store/contract";
+export { cellRow, domainRow, sampleRow, sourceRow } from "../../durable-objects/traffic-store/contract";
 
 export type {
   Cell,
   CellRow,
+  ClientSource,
   DomainCell,
   DomainRow,
   GateUsage,
@@ -41,6 +45,7 @@ export interface UsagePart {
   accountId: string;
   cells: Cell[];
   domains: DomainCell[];
+  sources: ClientSource[];
   gates: GateUsage[];
   samples: SampleCandidate[];
 }
@@ -52,6 +57,8 @@ export interface SentUsagePart {
   cells: CellRow[];
   /** Absent in parts sent before the domain dimension. */
   domains?: DomainRow[];
+  /** Absent in parts sent before client sources. */
+  sources?: SourceRow[];
   gates: GateUsage[];
   samples: SampleRow[];
 }
@@ -91,6 +98,7 @@ export function usagePartsOf(body: SentUsageMessage | SingleAccountMessage): Usa
       accountId: part.accountId,
       cells: part.cells.map(cellOf),
       domains: (part.domains ?? []).map(domainCellOf),
+      sources: (part.sources ?? []).map(sourceOf),
       gates: part.gates,
       samples: part.samples.map(sampleOf),
     }));
@@ -101,6 +109,7 @@ export function usagePartsOf(body: SentUsageMessage | SingleAccountMessage): Usa
       accountId: body.accountId,
       cells: body.cells.map((cell) => (Array.isArray(cell) ? cellOf(cell) : cell)),
       domains: [],
+      sources: [],
       gates: body.gates,
       samples: body.samples,
     },

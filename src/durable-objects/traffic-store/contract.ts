@@ -127,6 +127,74 @@ export const DOMAIN_ROWS = 100;
 /** The row of the domains past either bound. */
 export const OTHER_DOMAIN = "(other)";
 
+/**
+ * A sub-user's usage from one client block (IPv4 /24, IPv6 /64 of the record's `client_ip`) in a batch: when
+ * first and last seen, requests and bytes (in + out).
+ */
+export interface ClientSource {
+  subuserId: string;
+  block: string;
+  firstSeen: number;
+  lastSeen: number;
+  requests: number;
+  bytes: number;
+}
+
+/** A client source as usage messages carry it: the fields in `ClientSource`'s order. */
+export type SourceRow = [
+  subuserId: string,
+  block: string,
+  firstSeen: number,
+  lastSeen: number,
+  requests: number,
+  bytes: number,
+];
+
+export function sourceRow(s: ClientSource): SourceRow {
+  return [s.subuserId, s.block, s.firstSeen, s.lastSeen, s.requests, s.bytes];
+}
+
+export function sourceOf([subuserId, block, firstSeen, lastSeen, requests, bytes]: SourceRow): ClientSource {
+  return { subuserId, block, firstSeen, lastSeen, requests, bytes };
+}
+
+/** Client sources are kept this long after they were last seen (`GET /subusers/{id}/sources`). */
+export const SOURCES_KEPT_MS = 30 * DAY;
+/** Blocks kept per sub-user: past it, the least recently seen are forgotten. */
+export const SOURCES_PER_SUBUSER = 1000;
+/** At most one `subuser.new_source` alert per sub-user in this window; later new blocks wait and are counted. */
+export const NEW_SOURCE_ALERT_WINDOW_MS = 15 * MINUTE;
+/** Blocks an alert names (it counts them all). */
+export const NEW_SOURCE_ALERT_BLOCKS = 10;
+
+/**
+ * New client blocks of a sub-user to announce (`subuser.new_source`): `newBlocks` since its previous alert, the
+ * first of them by name. Handed out by every ingest until confirmed, so an alert lost in flight is sent again
+ * (its `at` makes it the same event).
+ */
+export interface SourceAlert {
+  subuserId: string;
+  at: number;
+  newBlocks: number;
+  blocks: string[];
+}
+
+/** What the caller did with an alert: recorded as an event, or dropped (its sub-user did not opt in). */
+export interface SourceAlertReceipt {
+  subuserId: string;
+  at: number;
+  recorded: boolean;
+}
+
+/** One client block of a sub-user, as `GET /subusers/{id}/sources` lists them. */
+export interface SourceEntry {
+  block: string;
+  firstSeen: number;
+  lastSeen: number;
+  requests: number;
+  bytes: number;
+}
+
 /** One entry of the sampled request log. */
 export interface RequestSample {
   requestId: string;
@@ -300,6 +368,8 @@ export interface StorePart {
   cells: Cell[];
   /** Absent in parts from before the domain dimension. */
   domains?: DomainCell[];
+  /** Absent in parts from before client sources. */
+  sources?: ClientSource[];
   samples: SampleCandidate[];
 }
 
@@ -316,7 +386,7 @@ export interface StoreIngest {
  */
 export type IngestOutcome =
   | { outcome: "unconfigured" }
-  | { outcome: "applied"; applied: number; settlement: Settlement | null };
+  | { outcome: "applied"; applied: number; settlement: Settlement | null; sourceAlerts: SourceAlert[] };
 
 /* Rollups: what a traffic query asks and answers. */
 export type Resolution = "1m" | "5m" | "1h" | "1d";

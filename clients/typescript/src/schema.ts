@@ -157,7 +157,7 @@ export interface paths {
     head?: never;
     /**
      * Update a sub-user
-     * @description Only `label`, `status`, `concurrent_max`, `rps_max` and `traffic_limit_gb`; `products` is fixed (delete and recreate). Takes effect on the gateway's next decision: disabled sub-users get 403 at once.
+     * @description Only `label`, `status`, `concurrent_max`, `rps_max`, `traffic_limit_gb` and `alert_on_new_source`; `products` is fixed (delete and recreate). Takes effect on the gateway's next decision: disabled sub-users get 403 at once.
      *
      *     Key scope: `subusers:write`.
      */
@@ -180,6 +180,28 @@ export interface paths {
      *     Key scope: `subusers:write`.
      */
     post: operations["rotateSubuserPassword"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/subusers/{id}/sources": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List a sub-user's client sources
+     * @description The client addresses the sub-user's traffic came from (the address that connected to the gateway), grouped into blocks — IPv4 /24, IPv6 /64 — seen in the last 30 days, newest first seen first, with when each was first and last seen and its requests and bytes (in + out). Up to 1,000 blocks per sub-user are kept (the least recently seen go first). Usage reported without `client_ip` is not listed here. Within seconds of the usage, like traffic.
+     *
+     *     Key scope: `subusers:read`.
+     */
+    get: operations["listSubuserSources"];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -1508,6 +1530,26 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  "subuser.new_source": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * subuser.new_source
+     * @description A sub-user with `alert_on_new_source` sent traffic from a client block (IPv4 /24, IPv6 /64) not seen in its last 30 days. At most one per sub-user every 15 minutes: `new_blocks` counts every new block since the previous event (blocks that arrive inside the window are counted in the next one).
+     */
+    post: operations["onSubuserNewSource"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface components {
   schemas: {
@@ -1544,7 +1586,8 @@ export interface components {
         | "traffic.threshold"
         | "report_run.completed"
         | "report_run.failed"
-        | "webhook.test";
+        | "webhook.test"
+        | "subuser.new_source";
       /** Format: date-time */
       created_at: string;
       /** @description `false` for an event of the sandbox (its `test_` keys' account: only its own endpoints receive it), `true` otherwise. Part of every delivered body, so the signature covers it. */
@@ -1635,6 +1678,28 @@ export interface components {
        */
       endpoint_id?: string;
       message: string;
+    };
+    SubuserNewSourceEvent: components["schemas"]["Event"] & {
+      /** @enum {string} */
+      type?: "subuser.new_source";
+      data?: components["schemas"]["SubuserNewSourceData"];
+    };
+    /** @description Traffic of a sub-user with `alert_on_new_source` came from client blocks it had not used in 30 days. */
+    SubuserNewSourceData: {
+      /** @example sub_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
+      subuser: string;
+      /**
+       * Format: int32
+       * @description Client blocks first seen since the sub-user's previous `subuser.new_source` event.
+       */
+      new_blocks: number;
+      /** @description Up to 10 of them (IPv4 /24, IPv6 /64), as `GET /subusers/{id}/sources` lists them. */
+      blocks: string[];
+      /**
+       * Format: int32
+       * @description At most one event per sub-user in this many minutes.
+       */
+      window_minutes: number;
     };
     Error: {
       /**
@@ -1880,6 +1945,8 @@ export interface components {
       traffic_limit_gb: number | null;
       /** @description Traffic of the current UTC month, in GB (10^9 bytes), as last settled: at most a minute behind the usage the gateway reported, and at once when the cap's 80% or 100% is passed. */
       traffic_used_gb: number;
+      /** @description Record a `subuser.new_source` event when the sub-user's traffic comes from a client block (IPv4 /24, IPv6 /64) not seen in its last 30 days: at most one event per 15 minutes, counting the new blocks since the previous one. Default false. */
+      alert_on_new_source: boolean;
       /** Format: date-time */
       created_at: string;
     };
@@ -1920,6 +1987,8 @@ export interface components {
       rps_max?: number;
       /** @description Monthly (UTC) traffic cap in GB (steps of 0.001); null for none. */
       traffic_limit_gb?: number | null;
+      /** @description Record a `subuser.new_source` event when the sub-user's traffic comes from a client block (IPv4 /24, IPv6 /64) not seen in its last 30 days: at most one event per 15 minutes, counting the new blocks since the previous one. Default false. */
+      alert_on_new_source?: boolean;
     };
     /**
      * @example {
@@ -1937,6 +2006,8 @@ export interface components {
       rps_max?: number;
       /** @description Monthly (UTC) traffic cap in GB (steps of 0.001); null for none. */
       traffic_limit_gb?: number | null;
+      /** @description Record a `subuser.new_source` event when the sub-user's traffic comes from a client block (IPv4 /24, IPv6 /64) not seen in its last 30 days: at most one event per 15 minutes, counting the new blocks since the previous one. Default false. */
+      alert_on_new_source?: boolean;
     };
     RotatedPassword: {
       /** @example sub_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
@@ -1960,6 +2031,24 @@ export interface components {
       id: string;
       /** @enum {boolean} */
       deleted: true;
+    };
+    ClientSource: {
+      /**
+       * @description The client block: an IPv4 /24 or an IPv6 /64.
+       * @example 198.51.100.0/24
+       */
+      block: string;
+      /** Format: date-time */
+      first_seen: string;
+      /** Format: date-time */
+      last_seen: string;
+      /** Format: int64 */
+      requests: number;
+      /**
+       * Format: int64
+       * @description Bytes in + out.
+       */
+      bytes: number;
     };
     WhitelistEntry: {
       /** @example wl_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
@@ -2942,6 +3031,7 @@ export interface components {
         | "report_run.completed"
         | "report_run.failed"
         | "webhook.test"
+        | "subuser.new_source"
       )[];
       /** @enum {string} */
       status: "enabled" | "disabled";
@@ -2998,6 +3088,7 @@ export interface components {
         | "report_run.completed"
         | "report_run.failed"
         | "webhook.test"
+        | "subuser.new_source"
       )[];
       description?: string | null;
     };
@@ -3028,6 +3119,7 @@ export interface components {
         | "report_run.completed"
         | "report_run.failed"
         | "webhook.test"
+        | "subuser.new_source"
       )[];
       description?: string | null;
       /** @enum {string} */
@@ -3050,7 +3142,8 @@ export interface components {
         | "traffic.threshold"
         | "report_run.completed"
         | "report_run.failed"
-        | "webhook.test";
+        | "webhook.test"
+        | "subuser.new_source";
       /**
        * @description `pending` (an automatic attempt is scheduled), `succeeded` (the newest attempt got a 2xx) or `failed`.
        * @enum {string}
@@ -4992,6 +5085,122 @@ export interface operations {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  listSubuserSources: {
+    parameters: {
+      query?: {
+        /** @description Opaque cursor from a previous page's `next_cursor`. */
+        cursor?: string;
+        /** @description Page size, 1-200; default 50. */
+        limit?: number;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of client blocks. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          Link: components["headers"]["Link"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["ClientSource"][];
+            /** @description Cursor of the next page; null on the last page. */
+            next_cursor: string | null;
+          } & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `subuser_not_found`: No sub-user with this id exists. */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `invalid_request`: The request is invalid. */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "Retry-After": components["headers"]["Retry-After"];
           [name: string]: unknown;
         };
@@ -11597,7 +11806,8 @@ export interface operations {
           | "traffic.threshold"
           | "report_run.completed"
           | "report_run.failed"
-          | "webhook.test";
+          | "webhook.test"
+          | "subuser.new_source";
       };
       header?: never;
       path?: never;
@@ -13988,7 +14198,43 @@ export interface operations {
       };
     };
   };
+  onSubuserNewSource: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry, the receiver's idempotency key. */
+        "webhook-id": string;
+        /** @description Unix seconds of this attempt; refuse deliveries far from your clock (e.g. 5 minutes). */
+        "webhook-timestamp": string;
+        /** @description `v1,<base64 HMAC-SHA256 of '{webhook-id}.{webhook-timestamp}.{body}' with the secret's bytes>`; two, space-separated, for 24 hours after a secret rotation. Any one that verifies is enough. */
+        "webhook-signature": string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["SubuserNewSourceEvent"];
+      };
+    };
+    responses: {
+      /** @description Any 2xx acknowledges the delivery. Other answers (3xx included) are retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and nothing more is sent to it. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "54069987ac73c7f7798409d979e999d6a4dd16c413442507d102a19c28fad902";
+export const CONTRACT_SHA256 = "a772d86cf14f958128aac2f3e4ce327aa8aaf366ee54d0e7aec5c40753cb44ef";

@@ -69,10 +69,7 @@ function addToCell(cells: Map<string, Cell>, record: UsageRecord, owner: OwnedRe
     tag,
     carrier,
     ip,
-    bytesIn: 0,
-    bytesOut: 0,
-    requests: 0,
-    errors: 0,
+    ...noUsage(),
   };
   addRecord(cell, record);
   cells.set(key, cell);
@@ -92,10 +89,7 @@ function addToDomain(
     product: record.product,
     subuserId: owner.subuserId,
     domain,
-    bytesIn: 0,
-    bytesOut: 0,
-    requests: 0,
-    errors: 0,
+    ...noUsage(),
   };
   addRecord(cell, record);
   domains.set(key, cell);
@@ -117,6 +111,10 @@ function addToSource(
   source.requests += 1;
   source.bytes += record.bytes_in + record.bytes_out;
   sources.set(key, source);
+}
+
+function noUsage() {
+  return { bytesIn: 0, bytesOut: 0, requests: 0, errors: 0 };
 }
 
 /** A record's usage added to a cell's sums. */

@@ -1,4 +1,4 @@
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { targetDomain } from "../../src/domain/traffic/target-domain";
 import { createAccount, type TestAccount } from "../helpers/accounts";
@@ -144,6 +144,18 @@ describe("GET /{product}/traffic?group_by=domain", () => {
     const folded = [...records.slice(0, 30), later[1] as RecordFields];
     expect(body.rows.at(-1).domain).toBe("(other)");
     expect(byDomain.get("(other)")).toEqual(sumsOf(folded, () => "(other)").get("(other)"));
+    // Every tier holds the bound per bucket, and the same sums.
+    await runInDurableObject(storeOf(account), (_store, state) => {
+      for (const tier of ["1m", "5m", "1h", "1d"]) {
+        const buckets = state.storage.sql
+          .exec<{ named: number; requests: number; bytes: number }>(
+            `SELECT sum(domain <> '(other)') AS named, sum(requests) AS requests, sum(bytes_in + bytes_out) AS bytes
+             FROM domain_${tier} GROUP BY product, bucket`,
+          )
+          .toArray();
+        expect(buckets, tier).toEqual([{ named: 100, requests: all.requests, bytes: all.bytes_in + all.bytes_out }]);
+      }
+    });
   });
 
   it("counts usage delivered twice once (the same batch posted again, and the queue's redelivery)", async () => {

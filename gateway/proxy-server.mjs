@@ -88,7 +88,7 @@ export function createProxyServer({ api, usage, echoHost = ECHO_HOST, allowTarge
     let state = connections.get(socket);
     if (!state) {
       const sourceIp = (socket.remoteAddress ?? "127.0.0.1").replace(/^::ffff:/, "");
-      state = { auth: new ConnectionAuth(api, sourceIp), seed: `${process.pid}:${++connectionCount}` };
+      state = { auth: new ConnectionAuth(api, sourceIp), sourceIp, seed: `${process.pid}:${++connectionCount}` };
       connections.set(socket, state);
       socket.once("close", () => state.auth.close());
     }
@@ -103,7 +103,8 @@ export function createProxyServer({ api, usage, echoHost = ECHO_HOST, allowTarge
     const decision = await state.auth.decide(credentials);
     if (!decision.allow) return { decision };
     const exit = chooseExit(decision, { connectionSeed: state.seed, repin });
-    return { decision, exit, requestId: newRequestId(), username, destIp: destIp ?? null, credentials };
+    const clientIp = state.sourceIp;
+    return { decision, exit, requestId: newRequestId(), username, destIp: destIp ?? null, credentials, clientIp };
   }
 
   /**
@@ -140,6 +141,7 @@ export function createProxyServer({ api, usage, echoHost = ECHO_HOST, allowTarge
       tag,
       error_code: errorCode,
       repinned: exit.repinned,
+      client_ip: admission.clientIp,
     });
   }
 

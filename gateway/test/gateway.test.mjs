@@ -201,6 +201,12 @@ describe("the local gateway in front of the API", () => {
     const traffic = await trafficOf(subuser);
     assert.equal(traffic.requests, 5);
     assert.equal(traffic.bytes_in + traffic.bytes_out, bytes);
+    // The records carry the client's address: the sub-user's sources list its block (the test connects locally).
+    const { body: sources } = await v1(stack.base, token, "GET", `/subusers/${subuser.id}/sources`);
+    assert.deepEqual(
+      sources.data.map((source) => [source.block, source.requests, source.bytes]),
+      [["127.0.0.0/24", 5, bytes]],
+    );
   });
 
   it("mobile adds carrier and repinned headers; a repin moves the sticky exit and the session says repinned", async () => {

@@ -225,6 +225,7 @@ const SCENARIO: Folder[] = [
         query: { from: "{{traffic_from}}", to: "{{traffic_to}}", subuser: "{{subuser_id}}" },
       },
       { operationId: "listRequests", path: { product: "residential" }, query: { subuser: "{{subuser_id}}" } },
+      { operationId: "listSubuserSources", expect: { "data.length": 0 } },
     ],
   },
   {

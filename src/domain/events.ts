@@ -13,6 +13,7 @@ export const eventTypes = {
   reportRunCompleted: "report_run.completed",
   reportRunFailed: "report_run.failed",
   webhookTest: "webhook.test",
+  subuserNewSource: "subuser.new_source",
 } as const;
 
 /**

@@ -77,3 +77,16 @@ export function formatBlock(block: IpBlock): string {
 export function blockContains(block: IpBlock, ip: IpAddress): boolean {
   return block.address.kind() === ip.kind() && ip.match(block.address, block.prefix);
 }
+
+/** The prefix a client address is grouped by: IPv4 /24, IPv6 /64 (a typical customer or host allocation). */
+export const CLIENT_BLOCK_PREFIX = { ipv4: 24, ipv6: 64 } as const;
+
+/** The block of a client address in canonical text (`203.0.113.0/24`, `2001:db8:1:2::/64`); null if malformed. */
+export function clientBlock(text: string): string | null {
+  const address = parseIp(text);
+  if (!address) return null;
+  return formatBlock({
+    address: networkAddress(address, CLIENT_BLOCK_PREFIX[address.kind()]),
+    prefix: CLIENT_BLOCK_PREFIX[address.kind()],
+  });
+}

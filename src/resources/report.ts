@@ -31,6 +31,15 @@ export const filtersSchema = z
       .min(1)
       .optional()
       .openapi({ description: "Only these sub-users (traffic, requests, subusers, isp_batches)." }),
+    group_by: z
+      .enum(["subuser", "domain"])
+      .optional()
+      .openapi({
+        description:
+          "`traffic` only: one row per day, product and `subuser_id` (the default), or per day, product and `domain` " +
+          "(the registrable domain of the target host, as `GET /{product}/traffic?group_by=domain` groups it; " +
+          "without a `subusers` filter). The rows sum to the same totals either way.",
+      }),
   })
   .openapi("ReportFilters", { example: { products: ["residential"] } });
 
@@ -150,7 +159,7 @@ export function toDestinationInput(body: DestinationBody): DestinationInput {
 }
 
 export function toFilters(filters: z.infer<typeof filtersSchema>) {
-  return { products: filters.products, subuserIds: filters.subusers };
+  return { products: filters.products, subuserIds: filters.subusers, groupBy: filters.group_by };
 }
 
 // ── Outputs ─────────────────────────────────────────────────────────────────────────────────────────
@@ -260,6 +269,7 @@ export function presentReport(report: ReportRow): z.infer<typeof reportSchema> {
     filters: {
       ...(report.filters.products ? { products: report.filters.products } : {}),
       ...(report.filters.subuserIds ? { subusers: report.filters.subuserIds } : {}),
+      ...(report.filters.groupBy ? { group_by: report.filters.groupBy } : {}),
     },
     schedule: report.schedule,
     next_run_at: report.nextRunAt === null ? null : toIso(report.nextRunAt),

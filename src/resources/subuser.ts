@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { products, type SubuserRow, subuserStatuses } from "../db/schema";
 import { gbToBytes } from "../domain/billing/pools";
 import { LIMIT_MAX, LIMIT_MIN } from "../domain/subusers/limits";
+import type { SourceEntry } from "../durable-objects/traffic-store/contract";
 import { toIso } from "../platform/clock";
 import { decimal, id, idParam, integer, list, timestamp, token } from "../platform/fields";
 
@@ -14,6 +15,13 @@ export const limitSchema = integer(LIMIT_MIN, LIMIT_MAX);
 export { productListSchema } from "./vocabulary";
 
 export const subuserIdParam = z.object({ id: idParam("subuser").openapi({ param: { name: "id", in: "path" } }) });
+
+export const alertOnNewSourceSchema = z.boolean().openapi({
+  description:
+    "Record a `subuser.new_source` event when the sub-user's traffic comes from a client block (IPv4 /24, IPv6 " +
+    "/64) not seen in its last 30 days: at most one event per 15 minutes, counting the new blocks since the " +
+    "previous one. Default false.",
+});
 
 export const subuserSchema = z
   .object({
@@ -36,6 +44,7 @@ export const subuserSchema = z
         "Traffic of the current UTC month, in GB (10^9 bytes), as last settled: at most a minute behind the usage " +
         "the gateway reported, and at once when the cap's 80% or 100% is passed.",
     }),
+    alert_on_new_source: alertOnNewSourceSchema,
     created_at: timestamp(),
   })
   .openapi("Subuser");
@@ -56,7 +65,31 @@ export function presentSubuser(subuser: SubuserRow, monthUsedBytes = 0): z.infer
     rps_max: subuser.rpsMax,
     traffic_limit_gb: subuser.trafficLimitBytes === null ? null : subuser.trafficLimitBytes / 1e9,
     traffic_used_gb: monthUsedBytes / 1e9,
+    alert_on_new_source: subuser.alertOnNewSource,
     created_at: toIso(subuser.createdAt),
+  };
+}
+
+export const clientSourceSchema = z
+  .object({
+    block: token(/^[0-9A-Fa-f:.]+\/\d{1,3}$/, 49).openapi({
+      description: "The client block: an IPv4 /24 or an IPv6 /64.",
+      example: "198.51.100.0/24",
+    }),
+    first_seen: timestamp(),
+    last_seen: timestamp(),
+    requests: integer(0, Number.MAX_SAFE_INTEGER).openapi({ format: "int64" }),
+    bytes: integer(0, Number.MAX_SAFE_INTEGER).openapi({ format: "int64", description: "Bytes in + out." }),
+  })
+  .openapi("ClientSource");
+
+export function presentClientSource(source: SourceEntry): z.infer<typeof clientSourceSchema> {
+  return {
+    block: source.block,
+    first_seen: toIso(source.firstSeen),
+    last_seen: toIso(source.lastSeen),
+    requests: source.requests,
+    bytes: source.bytes,
   };
 }
 

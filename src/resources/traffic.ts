@@ -25,6 +25,14 @@ export const trafficSchema = z
         day: token(/^\d{4}-\d{2}-\d{2}$/, 10).optional(),
         hour: timestamp().optional(),
         ip: token(/^[0-9A-Fa-f:.]+$/, 45).optional(),
+        domain: text(255, 1)
+          .optional()
+          .openapi({
+            description:
+              "The registrable domain (eTLD+1) of the target host; `(ip)` for IP address targets, `(none)` for hosts " +
+              "without one, `(other)` for the domains past the bound.",
+            example: "example.co.uk",
+          }),
         bytes_in: count(),
         bytes_out: count(),
         requests: count(),

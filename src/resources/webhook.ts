@@ -74,6 +74,21 @@ export const eventPayloads = {
       message: text(200),
     })
     .openapi("WebhookTestData"),
+  "subuser.new_source": z
+    .object({
+      subuser: id("subuser"),
+      new_blocks: integer(1, 1_000_000).openapi({
+        description: "Client blocks first seen since the sub-user's previous `subuser.new_source` event.",
+      }),
+      blocks: list(token(/^[0-9A-Fa-f:.]+\/\d{1,3}$/, 49), 10).openapi({
+        description: "Up to 10 of them (IPv4 /24, IPv6 /64), as `GET /subusers/{id}/sources` lists them.",
+      }),
+      window_minutes: integer(1, 1440).openapi({ description: "At most one event per sub-user in this many minutes." }),
+    })
+    .openapi("SubuserNewSourceData", {
+      description:
+        "Traffic of a sub-user with `alert_on_new_source` came from client blocks it had not used in 30 days.",
+    }),
 } satisfies Record<(typeof EVENT_TYPES)[number], z.ZodType>;
 
 export const eventSchema = z

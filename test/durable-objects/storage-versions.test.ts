@@ -100,6 +100,8 @@ describe("storage versions (migrate)", () => {
   it("a traffic store's restart reads one version per area and runs no DDL", async () => {
     await runInDurableObject(freshStore(), (_store: TrafficStore, state) => {
       expect(versionsOf(state.storage.sql)).toEqual({
+        client_sources: 1,
+        domain_rollups: 1,
         request_log: 1,
         rollups: 1,
         session_index: 1,
@@ -109,7 +111,7 @@ describe("storage versions (migrate)", () => {
       const restart = recording(state.storage);
       new AccountTraffic(restart.storage);
       expect(restart.statements.filter((query) => DDL.test(query))).toEqual([]);
-      expect(restart.statements.filter((query) => query.includes("_storage_versions"))).toHaveLength(5);
+      expect(restart.statements.filter((query) => query.includes("_storage_versions"))).toHaveLength(7);
     });
   });
 
@@ -120,7 +122,7 @@ describe("storage versions (migrate)", () => {
       sql.exec("DROP TABLE _storage_versions");
 
       new AccountTraffic(state.storage);
-      expect(Object.values(versionsOf(sql))).toEqual([1, 1, 1, 1, 1]);
+      expect(Object.values(versionsOf(sql))).toEqual([1, 1, 1, 1, 1, 1, 1]);
       expect(sql.exec("SELECT key FROM usage_applied").toArray()).toEqual([{ key: "batch:acc:0" }]);
 
       const restart = recording(state.storage);

@@ -22,6 +22,7 @@ export async function createSubuser(
     concurrent_max?: number;
     rps_max?: number;
     traffic_limit_gb?: number | null;
+    alert_on_new_source?: boolean;
   } = {},
 ): Promise<TestSubuser> {
   const response = await call("POST", "/v1/subusers", {

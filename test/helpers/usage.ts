@@ -31,6 +31,7 @@ export function usageRecord(username: string, fields: RecordFields = {}): Record
     tag: null,
     error_code: null,
     repinned: false,
+    client_ip: "198.51.100.23",
     ...fields,
   };
 }

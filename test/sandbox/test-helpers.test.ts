@@ -96,6 +96,12 @@ describe("POST /test-helpers/traffic", () => {
     expect(rows.us.bytes_in + rows.us.bytes_out).toBe(500_000);
     const byTag = await traffic(sandbox, "residential", `${window}&group_by=tag`);
     expect(byTag.rows.map((row: any) => row.tag)).toEqual(["checkout"]);
+    // Target hosts cycle over two registrable domains.
+    const byDomain = await traffic(sandbox, "residential", `${window}&group_by=domain`);
+    expect(byDomain.rows.map((row: any) => [row.domain, row.requests])).toEqual([
+      ["sandbox.example", 67],
+      ["sandbox-shop.example", 33],
+    ]);
     const log = await get(sandbox, `/residential/requests?subuser=${subuser.id}`);
     expect(log.data.length).toBeGreaterThan(0);
     expect(log.data[0]).toMatchObject({ subuser: subuser.id, target_host: "sandbox.example", tag: "checkout" });

@@ -100,6 +100,7 @@ describe("the OpenAPI document's webhooks section", () => {
       "traffic.threshold",
       "report_run.completed",
       "report_run.failed",
+      "subuser.new_source",
       "webhook.test",
     ];
     expect(Object.keys(document.webhooks).sort()).toEqual([...types].sort());

@@ -157,7 +157,7 @@ export interface paths {
     head?: never;
     /**
      * Update a sub-user
-     * @description Only `label`, `status`, `concurrent_max`, `rps_max` and `traffic_limit_gb`; `products` is fixed (delete and recreate). Takes effect on the gateway's next decision: disabled sub-users get 403 at once.
+     * @description Only `label`, `status`, `concurrent_max`, `rps_max`, `traffic_limit_gb` and `alert_on_new_source`; `products` is fixed (delete and recreate). Takes effect on the gateway's next decision: disabled sub-users get 403 at once.
      *
      *     Key scope: `subusers:write`.
      */
@@ -180,6 +180,28 @@ export interface paths {
      *     Key scope: `subusers:write`.
      */
     post: operations["rotateSubuserPassword"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/subusers/{id}/sources": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List a sub-user's client sources
+     * @description The client addresses the sub-user's traffic came from (the address that connected to the gateway), grouped into blocks — IPv4 /24, IPv6 /64 — seen in the last 30 days, newest first seen first, with when each was first and last seen and its requests and bytes (in + out). Up to 1,000 blocks per sub-user are kept (the least recently seen go first). Usage reported without `client_ip` is not listed here. Within seconds of the usage, like traffic.
+     *
+     *     Key scope: `subusers:read`.
+     */
+    get: operations["listSubuserSources"];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -749,7 +771,7 @@ export interface paths {
     };
     /**
      * Traffic analytics
-     * @description Bytes in and out, requests and errors over `[from, to)`, in total or grouped, optionally filtered. Numbers are exact sums of the usage the gateway reported. The answer's `resolution` follows the age of `from` (1 minute under 24 h, 5 minutes to 14 days, 1 hour to 90 days, 1 day beyond) and the range is widened to whole units of it. Mobile rows grouped by `asn` carry `carrier_name`; ISP traffic can be grouped per `ip`.
+     * @description Bytes in and out, requests and errors over `[from, to)`, in total or grouped, optionally filtered. Numbers are exact sums of the usage the gateway reported. The answer's `resolution` follows the age of `from` (1 minute under 24 h, 5 minutes to 14 days, 1 hour to 90 days, 1 day beyond) and the range is widened to whole units of it. Mobile rows grouped by `asn` carry `carrier_name`; ISP traffic can be grouped per `ip`. Grouped by `domain` (the registrable domain of the target host, `a.b.example.co.uk` → `example.co.uk`; an IP address target is `(ip)`, a host without one `(none)`), each time bucket keeps its first 100 domains and adds later ones to `(other)`, and the answer lists the 100 heaviest domains of the range (bytes in + out) then `(other)` with the rest: the rows always sum exactly to the ungrouped total.
      *
      *     Key scope: `traffic:read`.
      */
@@ -1530,6 +1552,26 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  "subuser.new_source": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * subuser.new_source
+     * @description A sub-user with `alert_on_new_source` sent traffic from a client block (IPv4 /24, IPv6 /64) not seen in its last 30 days. At most one per sub-user every 15 minutes: `new_blocks` counts every new block since the previous event (blocks that arrive inside the window are counted in the next one).
+     */
+    post: operations["onSubuserNewSource"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface components {
   schemas: {
@@ -1566,7 +1608,8 @@ export interface components {
         | "traffic.threshold"
         | "report_run.completed"
         | "report_run.failed"
-        | "webhook.test";
+        | "webhook.test"
+        | "subuser.new_source";
       /** Format: date-time */
       created_at: string;
       /** @description `false` for an event of the sandbox (its `test_` keys' account: only its own endpoints receive it), `true` otherwise. Part of every delivered body, so the signature covers it. */
@@ -1657,6 +1700,28 @@ export interface components {
        */
       endpoint_id?: string;
       message: string;
+    };
+    SubuserNewSourceEvent: components["schemas"]["Event"] & {
+      /** @enum {string} */
+      type?: "subuser.new_source";
+      data?: components["schemas"]["SubuserNewSourceData"];
+    };
+    /** @description Traffic of a sub-user with `alert_on_new_source` came from client blocks it had not used in 30 days. */
+    SubuserNewSourceData: {
+      /** @example sub_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
+      subuser: string;
+      /**
+       * Format: int32
+       * @description Client blocks first seen since the sub-user's previous `subuser.new_source` event.
+       */
+      new_blocks: number;
+      /** @description Up to 10 of them (IPv4 /24, IPv6 /64), as `GET /subusers/{id}/sources` lists them. */
+      blocks: string[];
+      /**
+       * Format: int32
+       * @description At most one event per sub-user in this many minutes.
+       */
+      window_minutes: number;
     };
     Error: {
       /**
@@ -1902,6 +1967,8 @@ export interface components {
       traffic_limit_gb: number | null;
       /** @description Traffic of the current UTC month, in GB (10^9 bytes), as last settled: at most a minute behind the usage the gateway reported, and at once when the cap's 80% or 100% is passed. */
       traffic_used_gb: number;
+      /** @description Record a `subuser.new_source` event when the sub-user's traffic comes from a client block (IPv4 /24, IPv6 /64) not seen in its last 30 days: at most one event per 15 minutes, counting the new blocks since the previous one. Default false. */
+      alert_on_new_source: boolean;
       /** Format: date-time */
       created_at: string;
     };
@@ -1942,6 +2009,8 @@ export interface components {
       rps_max?: number;
       /** @description Monthly (UTC) traffic cap in GB (steps of 0.001); null for none. */
       traffic_limit_gb?: number | null;
+      /** @description Record a `subuser.new_source` event when the sub-user's traffic comes from a client block (IPv4 /24, IPv6 /64) not seen in its last 30 days: at most one event per 15 minutes, counting the new blocks since the previous one. Default false. */
+      alert_on_new_source?: boolean;
     };
     /**
      * @example {
@@ -1959,6 +2028,8 @@ export interface components {
       rps_max?: number;
       /** @description Monthly (UTC) traffic cap in GB (steps of 0.001); null for none. */
       traffic_limit_gb?: number | null;
+      /** @description Record a `subuser.new_source` event when the sub-user's traffic comes from a client block (IPv4 /24, IPv6 /64) not seen in its last 30 days: at most one event per 15 minutes, counting the new blocks since the previous one. Default false. */
+      alert_on_new_source?: boolean;
     };
     RotatedPassword: {
       /** @example sub_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
@@ -1982,6 +2053,24 @@ export interface components {
       id: string;
       /** @enum {boolean} */
       deleted: true;
+    };
+    ClientSource: {
+      /**
+       * @description The client block: an IPv4 /24 or an IPv6 /64.
+       * @example 198.51.100.0/24
+       */
+      block: string;
+      /** Format: date-time */
+      first_seen: string;
+      /** Format: date-time */
+      last_seen: string;
+      /** Format: int64 */
+      requests: number;
+      /**
+       * Format: int64
+       * @description Bytes in + out.
+       */
+      bytes: number;
     };
     WhitelistEntry: {
       /** @example wl_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
@@ -2545,6 +2634,11 @@ export interface components {
         /** Format: date-time */
         hour?: string;
         ip?: string;
+        /**
+         * @description The registrable domain (eTLD+1) of the target host; `(ip)` for IP address targets, `(none)` for hosts without one, `(other)` for the domains past the bound.
+         * @example example.co.uk
+         */
+        domain?: string;
         /** Format: int64 */
         bytes_in: number;
         /** Format: int64 */
@@ -2599,6 +2693,11 @@ export interface components {
       products?: ("residential" | "mobile" | "isp")[];
       /** @description Only these sub-users (traffic, requests, subusers, isp_batches). */
       subusers?: string[];
+      /**
+       * @description `traffic` only: one row per day, product and `subuser_id` (the default), or per day, product and `domain` (the registrable domain of the target host, as `GET /{product}/traffic?group_by=domain` groups it; without a `subusers` filter). The rows sum to the same totals either way.
+       * @enum {string}
+       */
+      group_by?: "subuser" | "domain";
     };
     /** @description The destination as given, without its secret (`signing_secret` is write-only). */
     ReportDestination: {
@@ -2954,6 +3053,7 @@ export interface components {
         | "report_run.completed"
         | "report_run.failed"
         | "webhook.test"
+        | "subuser.new_source"
       )[];
       /** @enum {string} */
       status: "enabled" | "disabled";
@@ -3010,6 +3110,7 @@ export interface components {
         | "report_run.completed"
         | "report_run.failed"
         | "webhook.test"
+        | "subuser.new_source"
       )[];
       description?: string | null;
     };
@@ -3040,6 +3141,7 @@ export interface components {
         | "report_run.completed"
         | "report_run.failed"
         | "webhook.test"
+        | "subuser.new_source"
       )[];
       description?: string | null;
       /** @enum {string} */
@@ -3062,7 +3164,8 @@ export interface components {
         | "traffic.threshold"
         | "report_run.completed"
         | "report_run.failed"
-        | "webhook.test";
+        | "webhook.test"
+        | "subuser.new_source";
       /**
        * @description `pending` (an automatic attempt is scheduled), `succeeded` (the newest attempt got a 2xx) or `failed`.
        * @enum {string}
@@ -5092,6 +5195,122 @@ export interface operations {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  listSubuserSources: {
+    parameters: {
+      query?: {
+        /** @description Opaque cursor from a previous page's `next_cursor`. */
+        cursor?: string;
+        /** @description Page size, 1-200; default 50. */
+        limit?: number;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of client blocks. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          Link: components["headers"]["Link"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["ClientSource"][];
+            /** @description Cursor of the next page; null on the last page. */
+            next_cursor: string | null;
+          } & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `subuser_not_found`: No sub-user with this id exists. */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `invalid_request`: The request is invalid. */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "Retry-After": components["headers"]["Retry-After"];
           [name: string]: unknown;
         };
@@ -9235,8 +9454,8 @@ export interface operations {
         from: string;
         /** @description End of the range, exclusive; at most 90 days after `from`. */
         to: string;
-        /** @description Without it, one total row. `ip` is for `isp` only. */
-        group_by?: "subuser" | "region" | "asn" | "tag" | "day" | "hour" | "ip";
+        /** @description Without it, one total row. `ip` is for `isp` only. `domain` groups by the registrable domain (eTLD+1) of the target host and combines with no filter. */
+        group_by?: "subuser" | "region" | "asn" | "tag" | "day" | "hour" | "ip" | "domain";
         subuser?: string;
         region?: string;
         /** @description The value of the tag request header. */
@@ -11697,7 +11916,8 @@ export interface operations {
           | "traffic.threshold"
           | "report_run.completed"
           | "report_run.failed"
-          | "webhook.test";
+          | "webhook.test"
+          | "subuser.new_source";
       };
       header?: never;
       path?: never;
@@ -14249,7 +14469,43 @@ export interface operations {
       };
     };
   };
+  onSubuserNewSource: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry, the receiver's idempotency key. */
+        "webhook-id": string;
+        /** @description Unix seconds of this attempt; refuse deliveries far from your clock (e.g. 5 minutes). */
+        "webhook-timestamp": string;
+        /** @description `v1,<base64 HMAC-SHA256 of '{webhook-id}.{webhook-timestamp}.{body}' with the secret's bytes>`; two, space-separated, for 24 hours after a secret rotation. Any one that verifies is enough. */
+        "webhook-signature": string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["SubuserNewSourceEvent"];
+      };
+    };
+    responses: {
+      /** @description Any 2xx acknowledges the delivery. Other answers (3xx included) are retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and nothing more is sent to it. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "e636f082e9f0de83943d6f09d9dca0d8de8d6a7061b0c78741794068a3cee440";
+export const CONTRACT_SHA256 = "d5c0bacd4da5d5365a514e631bcad4309a11b2807f6c58bd499a51a0fffe7e37";

@@ -22,6 +22,8 @@ export type StoredDestination =
 export interface ReportFilters {
   products?: Product[];
   subuserIds?: string[];
+  /** `traffic` reports: rows per sub-user (absent, the default) or per target domain. */
+  groupBy?: "subuser" | "domain";
 }
 
 export const runStatuses = ["queued", "running", "completed", "failed"] as const;

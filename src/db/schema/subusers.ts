@@ -28,6 +28,8 @@ export const subusers = sqliteTable(
     previousPasswordUntil: integer("previous_password_until"),
     /** Optional monthly (UTC) traffic cap in bytes; over it, new proxy requests are refused. */
     trafficLimitBytes: integer("traffic_limit_bytes"),
+    /** Opt-in: a `subuser.new_source` event when its traffic comes from a client block never seen before. */
+    alertOnNewSource: integer("alert_on_new_source", { mode: "boolean" }).notNull().default(false),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
     deletedAt: integer("deleted_at"),

@@ -31,7 +31,7 @@ export type DestinationInput =
 export interface NewReport {
   name: string;
   type: ReportType;
-  filters: { products?: Product[]; subuserIds?: string[] };
+  filters: { products?: Product[]; subuserIds?: string[]; groupBy?: "subuser" | "domain" };
   schedule?: string | null;
   format: ReportFormat;
   destination: DestinationInput;
@@ -62,7 +62,22 @@ function storedFilters(filters: NewReport["filters"]): ReportFilters {
   return {
     ...(filters.products ? { products: filters.products } : {}),
     ...(filters.subuserIds ? { subuserIds: filters.subuserIds } : {}),
+    ...(filters.groupBy ? { groupBy: filters.groupBy } : {}),
   };
+}
+
+/** `group_by` groups `traffic` reports only, and `domain` takes no sub-user filter (the domain rollups hold none). */
+function assertGroupingFits(type: ReportType, filters: NewReport["filters"]): void {
+  const problem =
+    filters.groupBy !== undefined && type !== "traffic"
+      ? "group_by applies to traffic reports only"
+      : filters.groupBy === "domain" && filters.subuserIds !== undefined
+        ? "group_by domain does not combine with a subusers filter"
+        : null;
+  if (problem === null) return;
+  throw new ApiError("invalid_request", `filters.group_by: ${problem}.`, {
+    details: [{ field: "filters.group_by", message: problem }],
+  });
 }
 
 /**
@@ -91,6 +106,7 @@ async function prepareDestination(
 export async function createReport(ctx: DomainContext, principal: Principal, input: NewReport): Promise<ReportRow> {
   assertPlanHas(principal, "reports");
   assertFormatFits(input.format, input.destination);
+  assertGroupingFits(input.type, input.filters);
   const at = now();
   const schedule = scheduleFields(input.schedule ?? null, at);
   const destination = await prepareDestination(ctx, principal, input.destination, null);
@@ -179,6 +195,7 @@ export async function updateReport(
   const report = await findReport(ctx, principal, id);
   const format = patch.format ?? report.format;
   assertFormatFits(format, patch.destination ?? report.destination);
+  if (patch.filters !== undefined) assertGroupingFits(report.type, patch.filters);
   const at = now();
   const schedule = patch.schedule === undefined ? {} : scheduleFields(patch.schedule, at, report.periodStart);
   const destination = patch.destination ? await prepareDestination(ctx, principal, patch.destination, report) : {};

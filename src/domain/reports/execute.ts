@@ -10,7 +10,7 @@ import { signDownloadLink } from "./download-link";
 import { contentTypes, encodeRows } from "./formats";
 import { runEventId, runSummaryPayload } from "./run-payload";
 import { MultipartSink } from "./sink";
-import { reportKinds } from "./types";
+import { reportKindOf } from "./types";
 
 /** A queue consumer lives at most 15 minutes: a run `running` for longer was abandoned by a crash. */
 const RUN_STALE_MS = 15 * MINUTE;
@@ -86,7 +86,7 @@ export async function releaseRun(ctx: DomainContext, runId: string): Promise<voi
 /** Streams the report's rows into `<account>/<report>/<run>.<ext>` in R2. */
 async function produceFile(ctx: DomainContext, report: ReportRow, run: ReportRunRow) {
   const fileKey = `${run.accountId}/${report.id}/${run.id}.${EXTENSIONS[run.format]}`;
-  const kind = reportKinds[report.type];
+  const kind = reportKindOf(report.type, report.filters);
   const sink = new MultipartSink(ctx.env.REPORTS, fileKey, contentTypes[run.format]);
   try {
     const scope = {
@@ -95,6 +95,7 @@ async function produceFile(ctx: DomainContext, report: ReportRow, run: ReportRun
       to: run.periodTo,
       products: report.filters.products ?? null,
       subuserIds: report.filters.subuserIds ?? null,
+      groupBy: report.filters.groupBy,
     };
     const rows = await encodeRows(run.format, kind.columns, kind.pages(ctx, scope), sink);
     const bytes = await sink.close();

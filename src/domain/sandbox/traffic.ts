@@ -20,6 +20,8 @@ export const MAX_TEST_REQUESTS = 10_000;
 /** Bytes from the target per request (the rest are bytes sent to it). */
 const BYTES_IN_SHARE = 0.9;
 const DOCUMENTATION_ASN = 64_496;
+/** Target hosts, cycled: reserved names (RFC 2606) of two registrable domains, for `group_by=domain`. */
+const TARGET_HOSTS = ["sandbox.example", "www.sandbox.example", "api.sandbox-shop.example"] as const;
 
 export interface TrafficSpec {
   /** The full gateway usernames to report under (a session's username pins its session), cycled. */
@@ -71,7 +73,7 @@ export function syntheticRecords(spec: TrafficSpec): UsageRecord[] {
       username: pick(spec.usernames, i),
       dest_ip: destIp,
       method: "GET",
-      target_host: "sandbox.example",
+      target_host: pick(TARGET_HOSTS, i),
       status: failed ? 502 : 200,
       bytes_in: bytesIn,
       bytes_out: spec.bytesPerRequest - bytesIn,

@@ -39,6 +39,8 @@ export interface NewSubuser {
   rpsMax?: number;
   /** Monthly (UTC) traffic cap in bytes; null or omitted: none. */
   trafficLimitBytes?: number | null;
+  /** `subuser.new_source` events for this sub-user (default false). */
+  alertOnNewSource?: boolean;
 }
 
 export interface SubuserPatch {
@@ -47,6 +49,7 @@ export interface SubuserPatch {
   concurrentMax?: number;
   rpsMax?: number;
   trafficLimitBytes?: number | null;
+  alertOnNewSource?: boolean;
 }
 
 function assertWithinPlan(account: AccountRow, products: Product[], concurrentMax: number, rpsMax: number): void {
@@ -100,6 +103,7 @@ export async function createSubuser(
       concurrentMax,
       rpsMax,
       trafficLimitBytes: input.trafficLimitBytes ?? null,
+      alertOnNewSource: input.alertOnNewSource ?? false,
       passwordHash,
       createdAt: at,
       updatedAt: at,
@@ -191,6 +195,7 @@ export async function updateSubuser(
   if (patch.label !== undefined) changes.label = patch.label;
   if (patch.status !== undefined) changes.status = patch.status;
   if (patch.trafficLimitBytes !== undefined) changes.trafficLimitBytes = patch.trafficLimitBytes;
+  if (patch.alertOnNewSource !== undefined) changes.alertOnNewSource = patch.alertOnNewSource;
   let updated: SubuserRow;
   try {
     updated = await writeSubuser(ctx, subuser, "subuser.updated", changes);

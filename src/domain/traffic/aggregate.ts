@@ -1,8 +1,10 @@
 import type { Product } from "../../db/schema";
 import { addSessionUsage } from "../../durable-objects/subuser-gate/contract";
+import { clientBlock } from "../../platform/ip";
 import { uniformHash } from "../../platform/sampling";
 import type { Share } from "./message-packing";
-import type { Cell, SampleCandidate, SessionUsage } from "./usage-messages";
+import { targetDomain } from "./target-domain";
+import type { Cell, ClientSource, DomainCell, SampleCandidate, SessionUsage } from "./usage-messages";
 import type { UsageRecord } from "./usage-records";
 
 /** Request-log candidates per account, minute and batch; the account's store thins them to a uniform sample. */
@@ -18,14 +20,21 @@ export interface OwnedRecord {
 }
 
 /**
- * One account's share of a usage batch, aggregated: rollup cells (usage summed per minute and dimensions), sticky-
- * session usage per gate, request-log candidates. Pure and deterministic: the same records give the same share.
+ * One account's share of a usage batch, aggregated: rollup cells (usage summed per minute and dimensions), domain
+ * cells (per minute, sub-user and target domain), sticky-session usage per gate, request-log candidates. Pure and
+ * deterministic: the same records give the same share.
  */
 export function accountShare(accountId: string, entries: OwnedRecord[]): Share {
   const cells = new Map<string, Cell>();
+  const domains = new Map<string, DomainCell>();
+  const domainOf = memoized(targetDomain);
+  const sources = new Map<string, ClientSource>();
+  const blockOf = memoized((ip: string) => clientBlock(ip) ?? "");
   const gates = new Map<string, Map<string, SessionUsage>>();
   for (const { record, owner, ts } of entries) {
     addToCell(cells, record, owner, ts);
+    addToDomain(domains, record, owner, ts, domainOf(record.target_host));
+    if (record.client_ip) addToSource(sources, record, owner.subuserId, ts, blockOf(record.client_ip));
     if (record.product !== "isp" && record.username.includes("-session-")) {
       const sessions = gates.get(owner.gateName) ?? new Map<string, SessionUsage>();
       addToSession(sessions, record, ts);
@@ -35,6 +44,8 @@ export function accountShare(accountId: string, entries: OwnedRecord[]): Share {
   return {
     accountId,
     cells: [...cells.values()],
+    domains: [...domains.values()],
+    sources: [...sources.values()],
     sessions: [...gates].flatMap(([gateName, sessions]) =>
       [...sessions.values()].map((usage) => ({ gateName, usage })),
     ),
@@ -58,16 +69,73 @@ function addToCell(cells: Map<string, Cell>, record: UsageRecord, owner: OwnedRe
     tag,
     carrier,
     ip,
-    bytesIn: 0,
-    bytesOut: 0,
-    requests: 0,
-    errors: 0,
+    ...noUsage(),
   };
+  addRecord(cell, record);
+  cells.set(key, cell);
+}
+
+function addToDomain(
+  domains: Map<string, DomainCell>,
+  record: UsageRecord,
+  owner: OwnedRecord["owner"],
+  ts: number,
+  domain: string,
+): void {
+  const minute = ts - (ts % MINUTE_MS);
+  const key = `${minute}|${record.product}|${owner.subuserId}|${domain}`;
+  const cell = domains.get(key) ?? {
+    minute,
+    product: record.product,
+    subuserId: owner.subuserId,
+    domain,
+    ...noUsage(),
+  };
+  addRecord(cell, record);
+  domains.set(key, cell);
+}
+
+/** A record's client block, per sub-user: when first and last seen in the batch, requests and bytes. */
+function addToSource(
+  sources: Map<string, ClientSource>,
+  record: UsageRecord,
+  subuserId: string,
+  ts: number,
+  block: string,
+): void {
+  if (block === "") return;
+  const key = `${subuserId}|${block}`;
+  const source = sources.get(key) ?? { subuserId, block, firstSeen: ts, lastSeen: ts, requests: 0, bytes: 0 };
+  source.firstSeen = Math.min(source.firstSeen, ts);
+  source.lastSeen = Math.max(source.lastSeen, ts);
+  source.requests += 1;
+  source.bytes += record.bytes_in + record.bytes_out;
+  sources.set(key, source);
+}
+
+function noUsage() {
+  return { bytesIn: 0, bytesOut: 0, requests: 0, errors: 0 };
+}
+
+/** A record's usage added to a cell's sums. */
+function addRecord(cell: Cell | DomainCell, record: UsageRecord): void {
   cell.bytesIn += record.bytes_in;
   cell.bytesOut += record.bytes_out;
   cell.requests += 1;
   if (record.error_code !== null) cell.errors += 1;
-  cells.set(key, cell);
+}
+
+/** `f` computed once per argument (a batch repeats few target hosts). */
+function memoized(f: (value: string) => string): (value: string) => string {
+  const known = new Map<string, string>();
+  return (value) => {
+    let result = known.get(value);
+    if (result === undefined) {
+      result = f(value);
+      known.set(value, result);
+    }
+    return result;
+  };
 }
 
 function addToSession(sessions: Map<string, SessionUsage>, record: UsageRecord, ts: number): void {

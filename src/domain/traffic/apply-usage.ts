@@ -1,4 +1,5 @@
 import type { DomainContext } from "../context";
+import { announceNewSources } from "../subusers/client-sources";
 import { subuserGate } from "../subusers/gate-sync";
 import { settleUsage } from "./settlement";
 import { accountStore } from "./store";
@@ -16,12 +17,14 @@ export async function applyUsageParts(ctx: DomainContext, accountId: string, par
   const sessions = await Promise.all(
     [...sessionUsageByGate(parts)].map(([gateName, usages]) => subuserGate(ctx, gateName).applySessionUsage(usages)),
   );
-  const { settlement } = await accountStore(ctx, accountId).ingest({
+  const store = accountStore(ctx, accountId);
+  const { settlement, sourceAlerts } = await store.ingest({
     accountId,
-    parts: parts.map(({ key, cells, samples }) => ({ key, cells, samples })),
+    parts: parts.map(({ key, cells, domains, sources, samples }) => ({ key, cells, domains, sources, samples })),
     sessions: sessions.flat(),
   });
   await settleUsage(ctx, accountId, settlement);
+  await announceNewSources(ctx, accountId, sourceAlerts, store);
 }
 
 /** Settles what the account's store metered and has not settled (a `settle` message from its alarm). */

@@ -1,12 +1,16 @@
 import type { DomainContext } from "../context";
 import {
   type Cell,
+  type ClientSource,
   cellRow,
+  type DomainCell,
+  domainRow,
   type GateUsage,
   type SampleCandidate,
   type SentUsagePart,
   type SessionUsage,
   sampleRow,
+  sourceRow,
 } from "./usage-messages";
 
 /**
@@ -29,6 +33,8 @@ export interface PackedMessage {
 export interface Share {
   accountId: string;
   cells: Cell[];
+  domains: DomainCell[];
+  sources: ClientSource[];
   sessions: Array<{ gateName: string; usage: SessionUsage }>;
   samples: SampleCandidate[];
 }
@@ -67,18 +73,20 @@ export function packBatch(batchId: string, shares: Share[]): PackedMessage[] {
 /** An account's share as parts (JSON texts, each measured), in a deterministic order. */
 function packedParts(batchId: string, share: Share): PackedMessage[] {
   const pieces: Items[] = [];
-  let piece: Items = { cells: [], sessions: [], samples: [] };
+  let piece: Items = emptyItems();
   let size = 0;
   const add = <K extends keyof Items>(kind: K, item: Items[K][number], itemSize: number) => {
     if (size + itemSize > MESSAGE_BYTES && size > 0) {
       pieces.push(piece);
-      piece = { cells: [], sessions: [], samples: [] };
+      piece = emptyItems();
       size = 0;
     }
     (piece[kind] as Array<Items[K][number]>).push(item);
     size += itemSize;
   };
   for (const cell of share.cells) add("cells", cell, cellSize(cell));
+  for (const cell of share.domains) add("domains", cell, domainSize(cell));
+  for (const source of share.sources) add("sources", source, sourceSize(source));
   for (const session of share.sessions) add("sessions", session, sessionSize(session));
   for (const sample of share.samples) add("samples", sample, sampleSize(sample));
   pieces.push(piece);
@@ -88,17 +96,28 @@ function packedParts(batchId: string, share: Share): PackedMessage[] {
   const emit = (fit: Items) => {
     const text = JSON.stringify(sentPart(`${batchId}:${share.accountId}:${texts.length}`, share.accountId, fit));
     const bytes = utf8Bytes(text);
-    const items = fit.cells.length + fit.sessions.length + fit.samples.length;
+    const items = fit.cells.length + fit.domains.length + fit.sources.length + fit.sessions.length + fit.samples.length;
     if (bytes <= PART_BYTES_MAX || items <= 1) {
       texts.push({ text, bytes });
       return;
     }
     const half = <T>(list: T[]) => [list.slice(0, Math.ceil(list.length / 2)), list.slice(Math.ceil(list.length / 2))];
-    const [cells, sessions, samples] = [half(fit.cells), half(fit.sessions), half(fit.samples)];
-    for (const i of [0, 1]) emit({ cells: cells[i] ?? [], sessions: sessions[i] ?? [], samples: samples[i] ?? [] });
+    for (const i of [0, 1]) {
+      emit({
+        cells: half(fit.cells)[i] ?? [],
+        domains: half(fit.domains)[i] ?? [],
+        sources: half(fit.sources)[i] ?? [],
+        sessions: half(fit.sessions)[i] ?? [],
+        samples: half(fit.samples)[i] ?? [],
+      });
+    }
   };
   for (const full of pieces) emit(full);
   return texts;
+}
+
+function emptyItems(): Items {
+  return { cells: [], domains: [], sources: [], sessions: [], samples: [] };
 }
 
 function sentPart(key: string, accountId: string, piece: Items): SentUsagePart {
@@ -112,6 +131,8 @@ function sentPart(key: string, accountId: string, piece: Items): SentUsagePart {
     key,
     accountId,
     cells: piece.cells.map(cellRow),
+    domains: piece.domains.map(domainRow),
+    sources: piece.sources.map(sourceRow),
     gates: [...gates.values()],
     samples: piece.samples.map(sampleRow),
   };
@@ -120,6 +141,14 @@ function sentPart(key: string, accountId: string, piece: Items): SentUsagePart {
 /** Estimated JSON sizes: punctuation and numbers as a constant, plus the text fields. */
 function cellSize(cell: Cell): number {
   return 70 + cell.subuserId.length + cell.tag.length + cell.carrier.length + cell.ip.length;
+}
+
+function domainSize(cell: DomainCell): number {
+  return 50 + cell.subuserId.length + cell.domain.length;
+}
+
+function sourceSize(source: ClientSource): number {
+  return 60 + source.subuserId.length + source.block.length;
 }
 
 function sessionSize({ gateName, usage }: Items["sessions"][number]): number {

@@ -17,9 +17,9 @@ export interface TrafficRequest {
   tag?: string;
 }
 
-/** `ip` groups only ISP traffic (per static IP). */
+/** `ip` groups only ISP traffic (per static IP); `domain` groups by the registrable domain of the target host. */
 export function groupsFor(product: TrafficProduct): GroupBy[] {
-  const common: GroupBy[] = ["subuser", "region", "asn", "tag", "day", "hour"];
+  const common: GroupBy[] = ["subuser", "region", "asn", "tag", "day", "hour", "domain"];
   return product === "isp" ? [...common, "ip"] : common;
 }
 
@@ -44,6 +44,9 @@ export async function queryTraffic(ctx: DomainContext, principal: Principal, req
   }
   if (request.groupBy !== null && !groupsFor(request.product).includes(request.groupBy)) {
     throw new ApiError("invalid_group_by", `group_by must be one of ${groupsFor(request.product).join(", ")}.`);
+  }
+  if (request.groupBy === "domain" && [request.subuserId, request.region, request.tag].some((f) => f !== undefined)) {
+    throw new ApiError("invalid_group_by", "group_by=domain does not combine with the subuser, region or tag filters.");
   }
   if (request.subuserId !== undefined) await findAccountSubuser(ctx, principal, request.subuserId);
   const at = now();

@@ -1,19 +1,37 @@
 import {
   type Cell,
   type CellRow,
+  type ClientSource,
   cellOf,
+  type DomainCell,
+  type DomainRow,
+  domainCellOf,
   type GateUsage,
   type RequestSample,
   type SampleCandidate,
   type SampleRow,
   type SessionRequest,
   type SessionUsage,
+  type SourceRow,
   sampleOf,
+  sourceOf,
 } from "../../durable-objects/traffic-store/contract";
 
-export { cellRow, sampleRow } from "../../durable-objects/traffic-store/contract";
+export { cellRow, domainRow, sampleRow, sourceRow } from "../../durable-objects/traffic-store/contract";
 
-export type { Cell, CellRow, GateUsage, RequestSample, SampleCandidate, SampleRow, SessionRequest, SessionUsage };
+export type {
+  Cell,
+  CellRow,
+  ClientSource,
+  DomainCell,
+  DomainRow,
+  GateUsage,
+  RequestSample,
+  SampleCandidate,
+  SampleRow,
+  SessionRequest,
+  SessionUsage,
+};
 
 /**
  * What a usage batch becomes on the `usage` queue. Each account's share is aggregated — rollup cells (usage summed
@@ -26,6 +44,8 @@ export interface UsagePart {
   key: string;
   accountId: string;
   cells: Cell[];
+  domains: DomainCell[];
+  sources: ClientSource[];
   gates: GateUsage[];
   samples: SampleCandidate[];
 }
@@ -35,6 +55,10 @@ export interface SentUsagePart {
   key: string;
   accountId: string;
   cells: CellRow[];
+  /** Absent in parts sent before the domain dimension. */
+  domains?: DomainRow[];
+  /** Absent in parts sent before client sources. */
+  sources?: SourceRow[];
   gates: GateUsage[];
   samples: SampleRow[];
 }
@@ -73,6 +97,8 @@ export function usagePartsOf(body: SentUsageMessage | SingleAccountMessage): Usa
       key: part.key,
       accountId: part.accountId,
       cells: part.cells.map(cellOf),
+      domains: (part.domains ?? []).map(domainCellOf),
+      sources: (part.sources ?? []).map(sourceOf),
       gates: part.gates,
       samples: part.samples.map(sampleOf),
     }));
@@ -82,6 +108,8 @@ export function usagePartsOf(body: SentUsageMessage | SingleAccountMessage): Usa
       key: body.key,
       accountId: body.accountId,
       cells: body.cells.map((cell) => (Array.isArray(cell) ? cellOf(cell) : cell)),
+      domains: [],
+      sources: [],
       gates: body.gates,
       samples: body.samples,
     },

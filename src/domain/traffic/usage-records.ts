@@ -43,6 +43,14 @@ export const usageRecordSchema = z
       .nullable()
       .openapi({ description: "Set when the proxy request failed (e.g. `rps-limit`, `upstream-timeout`): an error." }),
     repinned: z.boolean().openapi({ description: "The upstream IP of a sticky session was reassigned." }),
+    client_ip: ipText()
+      .nullable()
+      .optional()
+      .openapi({
+        description:
+          "The address that connected to the gateway (the sub-user's client). Optional: records without it (older " +
+          "gateways) count everywhere but in the sub-user's client sources.",
+      }),
   })
   .openapi("UsageRecord");
 
@@ -57,6 +65,8 @@ export type UsageRecord = z.infer<typeof usageRecordSchema>;
 export type UsageBatch = z.infer<typeof usageBatchSchema>;
 
 const RECORD_FIELDS = Object.keys(usageRecordSchema.shape).length;
+/** The one optional field (absent in records of older gateways). */
+const OPTIONAL_FIELDS = 1;
 /** RFC 3339 in UTC as the schema takes it (offsets are left to the schema); the calendar date is checked apart. */
 const UTC_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?Z$/;
 
@@ -77,7 +87,7 @@ export function plainlyValidBatch(body: unknown): UsageBatch | null {
 function isPlainlyValidRecord(r: unknown): boolean {
   return (
     isPlainObject(r) &&
-    Object.keys(r).length === RECORD_FIELDS &&
+    Object.keys(r).length === RECORD_FIELDS - ("client_ip" in r ? 0 : OPTIONAL_FIELDS) &&
     isToken(r.request_id, REQUEST_ID, 64) &&
     isUtcTimestamp(r.ts) &&
     (r.product === "residential" || r.product === "mobile" || r.product === "isp") &&
@@ -94,7 +104,8 @@ function isPlainlyValidRecord(r: unknown): boolean {
     (r.carrier_name === null || isText(r.carrier_name, 0, 100)) &&
     (r.tag === null || isToken(r.tag, TAG, 64)) &&
     (r.error_code === null || isToken(r.error_code, ERROR_CODE, 64)) &&
-    typeof r.repinned === "boolean"
+    typeof r.repinned === "boolean" &&
+    (r.client_ip === undefined || r.client_ip === null || isToken(r.client_ip, IP_TEXT, 45))
   );
 }
 

@@ -1,5 +1,6 @@
 import { DAY, MINUTE, utcMonth } from "../../platform/clock";
 import { type AreaStorage, migrate, type StorageStep } from "../shared/storage-versions";
+import { ClientSources } from "./client-sources";
 import type {
   IngestOutcome,
   IpHealth,
@@ -9,6 +10,8 @@ import type {
   SessionFilters,
   SessionSnapshot,
   Settlement,
+  SourceAlertReceipt,
+  SourceEntry,
   StoreIngest,
   TrafficDayCursor,
   TrafficDayRow,
@@ -16,6 +19,7 @@ import type {
   TrafficQuery,
   TrafficRow,
 } from "./contract";
+import { DomainRollups } from "./domain-rollups";
 import { RequestLog } from "./request-log";
 import { SessionIndex } from "./session-index";
 import { TrafficReports } from "./traffic-reports";
@@ -48,6 +52,8 @@ const APPLIED_STORAGE: StorageStep[] = [
 export class AccountTraffic {
   readonly #sql: SqlStorage;
   readonly #rollups: Rollups;
+  readonly #domains: DomainRollups;
+  readonly #sources: ClientSources;
   readonly #log: RequestLog;
   readonly #sessions: SessionIndex;
   readonly #reports: TrafficReports;
@@ -64,6 +70,8 @@ export class AccountTraffic {
     this.#sql = sql;
     migrate(storage, "usage_applied", APPLIED_STORAGE);
     this.#rollups = new Rollups(storage);
+    this.#domains = new DomainRollups(storage);
+    this.#sources = new ClientSources(storage);
     this.#log = new RequestLog(storage);
     this.#sessions = new SessionIndex(storage);
     this.#reports = new TrafficReports(sql);
@@ -91,7 +99,11 @@ export class AccountTraffic {
         .map((row) => row.key),
     );
     const fresh = input.parts.filter((part) => !applied.has(part.key) && applied.add(part.key));
-    if (fresh.length === 0) return { outcome: "applied", applied: 0, settlement: this.#meter.settlement(at, false) };
+    if (fresh.length === 0) {
+      this.#sources.ingest([], at);
+      const settlement = this.#meter.settlement(at, false);
+      return { outcome: "applied", applied: 0, settlement, sourceAlerts: this.#sources.alerts() };
+    }
     this.#sql.exec(
       "INSERT OR IGNORE INTO usage_applied (key, at) SELECT value, ? FROM json_each(?)",
       at,
@@ -103,6 +115,11 @@ export class AccountTraffic {
       at,
     );
     this.#pendingRows += this.#rollups.ingest(cells);
+    this.#domains.ingest(this.#meter.admitted(fresh.flatMap((part) => part.domains ?? [])));
+    this.#sources.ingest(
+      fresh.flatMap((part) => part.sources ?? []),
+      at,
+    );
     this.#log.add(
       samples,
       [...new Set(cells.map((cell) => cell.minute))],
@@ -112,7 +129,7 @@ export class AccountTraffic {
     const settlement = this.#meter.settlement(at, this.#meter.meter(cells));
     const foldBy = this.#pendingRows > PENDING_FOLD_ROWS ? at : at + FOLD_INTERVAL_MS;
     this.#foldBy = Math.min(this.#foldBy ?? foldBy, foldBy);
-    return { outcome: "applied", applied: fresh.length, settlement };
+    return { outcome: "applied", applied: fresh.length, settlement, sourceAlerts: this.#sources.alerts() };
   }
 
   /** The settlement to hand to D1 now (a `settle` message asked): what is metered and not settled, if anything. */
@@ -179,7 +196,22 @@ export class AccountTraffic {
   }
 
   traffic(query: TrafficQuery, at: number): TrafficRow[] {
-    return this.#rollups.query(query, at);
+    return query.groupBy === "domain" ? this.#domains.query(query) : this.#rollups.query(query, at);
+  }
+
+  /** A sub-user's client blocks of the last 30 days (`SourceEntry`), newest first seen first. */
+  clientSources(
+    subuserId: string,
+    after: { firstSeen: number; block: string } | null,
+    limit: number,
+    at: number,
+  ): SourceEntry[] {
+    return this.#sources.list(subuserId, after, limit, at);
+  }
+
+  /** The caller recorded these `subuser.new_source` alerts. */
+  confirmSourceAlerts(alerts: SourceAlertReceipt[]): void {
+    this.#sources.confirm(alerts);
   }
 
   requests(query: { product: TrafficProduct; subuserId?: string; limit: number }, at: number): RequestSample[] {
@@ -219,6 +251,8 @@ export class AccountTraffic {
   maintain(at: number): string | null {
     this.#foldBy = null;
     this.#rollups.fold(at);
+    this.#domains.prune(at);
+    this.#sources.prune(at);
     this.#pendingRows = 0;
     this.#log.prune(at);
     this.#sessions.prune(at);

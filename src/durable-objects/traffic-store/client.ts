@@ -7,6 +7,8 @@ import type {
   SessionFilters,
   SessionSnapshot,
   Settlement,
+  SourceAlertReceipt,
+  SourceEntry,
   StoreIngest,
   TrafficDayCursor,
   TrafficDayRow,
@@ -66,6 +68,18 @@ export class TrafficStoreClient {
 
   traffic(query: TrafficQuery): Promise<TrafficRow[]> {
     return this.#stub.traffic(query);
+  }
+
+  clientSources(
+    subuserId: string,
+    after: { firstSeen: number; block: string } | null,
+    limit: number,
+  ): Promise<SourceEntry[]> {
+    return this.#stub.clientSources(subuserId, after, limit);
+  }
+
+  confirmSourceAlerts(alerts: SourceAlertReceipt[]): Promise<void> {
+    return this.#stub.confirmSourceAlerts(alerts);
   }
 
   requests(query: { product: TrafficProduct; subuserId?: string; limit: number }): Promise<RequestSample[]> {

@@ -81,6 +81,120 @@ export function cellOf([
   return { minute, product, subuserId, region, asn, tag, carrier, ip, bytesIn, bytesOut, requests, errors };
 }
 
+/**
+ * Usage summed per minute, sub-user and target domain (the registrable domain of `target_host`): the `domain`
+ * dimension, kept apart from cells so that it multiplies only its own rows. The sub-user is carried so that a
+ * deleted sub-user's usage is dropped from it exactly as from the cells; the store keeps no sub-user per domain.
+ */
+export interface DomainCell {
+  minute: number;
+  product: TrafficProduct;
+  subuserId: string;
+  domain: string;
+  bytesIn: number;
+  bytesOut: number;
+  requests: number;
+  errors: number;
+}
+
+/** A domain cell as usage messages carry it: the fields in `DomainCell`'s order. */
+export type DomainRow = [
+  minute: number,
+  product: TrafficProduct,
+  subuserId: string,
+  domain: string,
+  bytesIn: number,
+  bytesOut: number,
+  requests: number,
+  errors: number,
+];
+
+export function domainRow(c: DomainCell): DomainRow {
+  return [c.minute, c.product, c.subuserId, c.domain, c.bytesIn, c.bytesOut, c.requests, c.errors];
+}
+
+export function domainCellOf([minute, product, subuserId, domain, bytesIn, bytesOut, requests, errors]: DomainRow) {
+  return { minute, product, subuserId, domain, bytesIn, bytesOut, requests, errors } satisfies DomainCell;
+}
+
+/**
+ * Distinct domains the store keeps per product and bucket of each tier; any further domain of that bucket is
+ * added to the `(other)` row, so the rows of a bucket always sum to its total (docs/decisions.md).
+ */
+export const DOMAINS_PER_BUCKET = 100;
+/** Rows a `group_by=domain` answer lists at most: the heaviest domains of the range, the rest summed in `(other)`. */
+export const DOMAIN_ROWS = 100;
+/** The row of the domains past either bound. */
+export const OTHER_DOMAIN = "(other)";
+
+/**
+ * A sub-user's usage from one client block (IPv4 /24, IPv6 /64 of the record's `client_ip`) in a batch: when
+ * first and last seen, requests and bytes (in + out).
+ */
+export interface ClientSource {
+  subuserId: string;
+  block: string;
+  firstSeen: number;
+  lastSeen: number;
+  requests: number;
+  bytes: number;
+}
+
+/** A client source as usage messages carry it: the fields in `ClientSource`'s order. */
+export type SourceRow = [
+  subuserId: string,
+  block: string,
+  firstSeen: number,
+  lastSeen: number,
+  requests: number,
+  bytes: number,
+];
+
+export function sourceRow(s: ClientSource): SourceRow {
+  return [s.subuserId, s.block, s.firstSeen, s.lastSeen, s.requests, s.bytes];
+}
+
+export function sourceOf([subuserId, block, firstSeen, lastSeen, requests, bytes]: SourceRow): ClientSource {
+  return { subuserId, block, firstSeen, lastSeen, requests, bytes };
+}
+
+/** Client sources are kept this long after they were last seen (`GET /subusers/{id}/sources`). */
+export const SOURCES_KEPT_MS = 30 * DAY;
+/** Blocks kept per sub-user: past it, the least recently seen are forgotten. */
+export const SOURCES_PER_SUBUSER = 1000;
+/** At most one `subuser.new_source` alert per sub-user in this window; later new blocks wait and are counted. */
+export const NEW_SOURCE_ALERT_WINDOW_MS = 15 * MINUTE;
+/** Blocks an alert names (it counts them all). */
+export const NEW_SOURCE_ALERT_BLOCKS = 10;
+
+/**
+ * New client blocks of a sub-user to announce (`subuser.new_source`): `newBlocks` since its previous alert, the
+ * first of them by name. Handed out by every ingest until confirmed, so an alert lost in flight is sent again
+ * (its `at` makes it the same event).
+ */
+export interface SourceAlert {
+  subuserId: string;
+  at: number;
+  newBlocks: number;
+  blocks: string[];
+}
+
+/** What the caller did with an alert: recorded as an event, or dropped (its sub-user did not opt in). */
+export interface SourceAlertReceipt {
+  subuserId: string;
+  at: number;
+  recorded: boolean;
+}
+
+/** One client block of a sub-user, as `GET /subusers/{id}/sources` lists them. */
+export interface SourceEntry {
+  block: string;
+  firstSeen: number;
+  lastSeen: number;
+  requests: number;
+  bytes: number;
+}
+
 /** One entry of the sampled request log. */
 export interface RequestSample {
   requestId: string;
@@ -252,6 +366,10 @@ export interface Settlement {
 export interface StorePart {
   key: string;
   cells: Cell[];
+  /** Absent in parts from before the domain dimension. */
+  domains?: DomainCell[];
+  /** Absent in parts from before client sources. */
+  sources?: ClientSource[];
   samples: SampleCandidate[];
 }
 
@@ -268,13 +386,13 @@ export interface StoreIngest {
  */
 export type IngestOutcome =
   | { outcome: "unconfigured" }
-  | { outcome: "applied"; applied: number; settlement: Settlement | null };
+  | { outcome: "applied"; applied: number; settlement: Settlement | null; sourceAlerts: SourceAlert[] };
 
 /* Rollups: what a traffic query asks and answers. */
 export type Resolution = "1m" | "5m" | "1h" | "1d";
 export const RESOLUTION_MS: Record<Resolution, number> = { "1m": MINUTE, "5m": 5 * MINUTE, "1h": HOUR, "1d": DAY };
 export type Dimension = "subuser" | "region" | "asn" | "tag" | "ip";
-export type GroupBy = Dimension | "day" | "hour";
+export type GroupBy = Dimension | "day" | "hour" | "domain";
 
 export interface Metrics {
   bytesIn: number;
@@ -294,7 +412,7 @@ export interface TrafficQuery {
 }
 
 export interface TrafficRow extends Metrics {
-  /** The group's key: a sub-user id, region, ASN, tag or IP; the start (ms) of a day or hour; null for the total. */
+  /** The group's key: a sub-user id, region, ASN, tag, IP or domain; the start (ms) of a day or hour; null for the total. */
   key: string | number | null;
   carrierName?: string | null;
 }
@@ -306,12 +424,17 @@ export interface ReportScope {
   /** null = every product / sub-user. */
   products: string[] | null;
   subuserIds: string[] | null;
+  /** Traffic days: per sub-user (the default), or per target domain (then without a sub-user filter). */
+  groupBy?: "subuser" | "domain";
 }
 
 export interface TrafficDayRow {
   day: number;
   product: string;
+  /** Empty when grouped per domain. */
   subuserId: string;
+  /** Grouped per domain: the domain (as `GET /{product}/traffic?group_by=domain` names it). */
+  domain?: string;
   bytesIn: number;
   bytesOut: number;
   requests: number;
@@ -322,6 +445,7 @@ export interface TrafficDayCursor {
   day: number;
   product: string;
   subuserId: string;
+  domain?: string;
 }
 
 export interface IpHealth {

@@ -27,12 +27,13 @@ function inList(column: string, values: string[] | null, params: Array<string | 
 /** One SELECT per table over `[from, to)` with the scope's filters, joined by UNION ALL, and its parameters. */
 function unionOf(tables: string[], columns: string, from: number, to: number, scope: ReportScope) {
   const params: Array<string | number> = [];
+  // The domain tiers are keyed by product first: their reads use that key.
+  const byProduct = scope.subuserIds !== null || scope.groupBy === "domain";
   const sql = tables
     .map((table) => {
       params.push(from, to);
       const filters =
-        inList(productColumn(scope.subuserIds !== null), scope.products, params) +
-        inList("subuser", scope.subuserIds, params);
+        inList(productColumn(byProduct), scope.products, params) + inList("subuser", scope.subuserIds, params);
       return `SELECT ${columns} FROM ${table} WHERE bucket >= ? AND bucket < ?${filters}`;
     })
     .join(" UNION ALL ");
@@ -53,11 +54,17 @@ export class TrafficReports {
   }
 
   /**
-   * Usage per UTC day, product and sub-user, in key order, up to `limit` rows after `cursor`. Each call reads one
+   * Usage per UTC day, product and sub-user (or target domain), in key order, up to `limit` rows after `cursor`. Each call reads one
    * day at a time (skipping empty days), so a page costs a scan of a day, not of the whole range.
    */
   trafficDays(scope: ReportScope, cursor: TrafficDayCursor | null, limit: number, at: number): TrafficDayRow[] {
-    const range = sourcesFor(scope.from, scope.to, at);
+    const perDomain = scope.groupBy === "domain";
+    const column = perDomain ? "domain" : "subuser";
+    const sources = sourcesFor(scope.from, scope.to, at);
+    // Per domain: the domain tier of the same resolution (written at ingest: nothing pending).
+    const range = perDomain
+      ? { ...sources, tables: [(sources.tables[0] as string).replace("fact_", "domain_")] }
+      : sources;
     const rows: TrafficDayRow[] = [];
     let after = cursor;
     for (
@@ -67,22 +74,26 @@ export class TrafficReports {
     ) {
       const union = unionOf(
         range.tables,
-        "product, subuser, bytes_in, bytes_out, requests, errors",
+        `product, ${column} AS k, bytes_in, bytes_out, requests, errors`,
         Math.max(day, range.from),
         Math.min(day + DAY, range.to),
         scope,
       );
-      const params = [...union.params, ...(after ? [after.product, after.subuserId] : []), limit - rows.length];
+      const params = [
+        ...union.params,
+        ...(after ? [after.product, (perDomain ? after.domain : after.subuserId) ?? ""] : []),
+        limit - rows.length,
+      ];
       const page = this.#sql.exec<{
         product: string;
-        subuser: string;
+        k: string;
         bytes_in: number;
         bytes_out: number;
         requests: number;
         errors: number;
       }>(
-        `SELECT product, subuser, ${SUMS} FROM (${union.sql}) GROUP BY product, subuser
-         ${after ? "HAVING (product, subuser) > (?, ?)" : ""} ORDER BY product, subuser LIMIT ?`,
+        `SELECT product, k, ${SUMS} FROM (${union.sql}) GROUP BY product, k
+         ${after ? "HAVING (product, k) > (?, ?)" : ""} ORDER BY product, k LIMIT ?`,
         ...params,
       );
       after = null;
@@ -90,7 +101,7 @@ export class TrafficReports {
         rows.push({
           day,
           product: row.product,
-          subuserId: row.subuser,
+          ...(perDomain ? { subuserId: "", domain: row.k } : { subuserId: row.k }),
           bytesIn: row.bytes_in,
           bytesOut: row.bytes_out,
           requests: row.requests,

@@ -18,7 +18,7 @@ export const SUMS =
 const ADD_EXCLUDED = `bytes_in = bytes_in + excluded.bytes_in, bytes_out = bytes_out + excluded.bytes_out,
   requests = requests + excluded.requests, errors = errors + excluded.errors`;
 const FACT_KEY = "bucket, product, subuser, region, asn, tag, carrier, ip";
-const TIERS: Array<{ table: string; span: number; keptMs: number }> = [
+export const TIERS: Array<{ table: string; span: number; keptMs: number }> = [
   { table: "fact_5m", span: 5 * MINUTE, keptMs: 14 * DAY + HOUR },
   { table: "fact_1h", span: HOUR, keptMs: 90 * DAY + DAY },
   { table: "fact_1d", span: DAY, keptMs: 400 * DAY },

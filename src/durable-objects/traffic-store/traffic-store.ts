@@ -11,6 +11,8 @@ import type {
   SessionFilters,
   SessionSnapshot,
   Settlement,
+  SourceAlertReceipt,
+  SourceEntry,
   StoreIngest,
   TrafficDayCursor,
   TrafficDayRow,
@@ -71,6 +73,14 @@ export class TrafficStore extends DurableObject {
 
   traffic(query: TrafficQuery): TrafficRow[] {
     return this.#traffic.traffic(query, now());
+  }
+
+  clientSources(subuserId: string, after: { firstSeen: number; block: string } | null, limit: number): SourceEntry[] {
+    return this.#traffic.clientSources(subuserId, after, limit, now());
+  }
+
+  confirmSourceAlerts(alerts: SourceAlertReceipt[]): void {
+    this.#traffic.confirmSourceAlerts(alerts);
   }
 
   requests(query: { product: TrafficProduct; subuserId?: string; limit: number }): RequestSample[] {

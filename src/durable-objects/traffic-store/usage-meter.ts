@@ -213,10 +213,7 @@ export class UsageMeter {
    * the deletion. The rest is dropped and counted per day.
    */
   admit(cells: Cell[], samples: SampleCandidate[], at: number): { cells: Cell[]; samples: SampleCandidate[] } {
-    const drained = (subuserId: string, minute: number) => {
-      const deletedAt = this.#subusers.get(subuserId)?.deletedAt;
-      return deletedAt != null && minute > deletedAt + DRAIN_MS;
-    };
+    const drained = (subuserId: string, minute: number) => this.#drained(subuserId, minute);
     const kept = cells.filter((cell) => !drained(cell.subuserId, cell.minute));
     if (kept.length === cells.length) return { cells, samples };
     const dropped = cells.filter((cell) => drained(cell.subuserId, cell.minute));
@@ -232,6 +229,16 @@ export class UsageMeter {
       cells: kept,
       samples: samples.filter((sample) => !drained(sample.subuserId, sample.ts - (sample.ts % MINUTE))),
     };
+  }
+
+  /** Items of sub-users still counted at their minute (as `admit` keeps cells; the drop is counted by it). */
+  admitted<T extends { subuserId: string; minute: number }>(items: T[]): T[] {
+    return items.filter((item) => !this.#drained(item.subuserId, item.minute));
+  }
+
+  #drained(subuserId: string, minute: number): boolean {
+    const deletedAt = this.#subusers.get(subuserId)?.deletedAt;
+    return deletedAt != null && minute > deletedAt + DRAIN_MS;
   }
 
   /**

@@ -29,6 +29,10 @@ const DESCRIPTIONS: Record<keyof typeof eventPayloads, string> = {
   "webhook.test":
     "Sent on request by `POST /webhook-endpoints/{id}/test`, and to a report's `webhook` destination when it is " +
     "created or its URL changes (answer 2xx to accept it; that one has no `endpoint_id`).",
+  "subuser.new_source":
+    "A sub-user with `alert_on_new_source` sent traffic from a client block (IPv4 /24, IPv6 /64) not seen in its " +
+    "last 30 days. At most one per sub-user every 15 minutes: `new_blocks` counts every new block since the " +
+    "previous event (blocks that arrive inside the window are counted in the next one).",
 };
 
 /**

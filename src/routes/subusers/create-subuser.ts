@@ -3,6 +3,7 @@ import { createSubuser } from "../../domain/subusers/subusers";
 import type { AppEnv } from "../../env";
 import { apiRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
 import {
+  alertOnNewSourceSchema,
   labelSchema,
   limitSchema,
   presentSubuser,
@@ -19,6 +20,7 @@ const body = z
     concurrent_max: limitSchema.optional().openapi({ description: "Default: the plan's limit." }),
     rps_max: limitSchema.optional().openapi({ description: "Default: the plan's limit." }),
     traffic_limit_gb: trafficLimitSchema.optional(),
+    alert_on_new_source: alertOnNewSourceSchema.optional(),
   })
   .openapi("SubuserCreate", { example: { label: "scraper-eu-1", products: ["residential"], concurrent_max: 100 } });
 
@@ -45,6 +47,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     concurrentMax: input.concurrent_max,
     rpsMax: input.rps_max,
     trafficLimitBytes: toBytes(input.traffic_limit_gb),
+    alertOnNewSource: input.alert_on_new_source,
   });
   return c.json({ ...presentSubuser(subuser), password }, 201);
 };

@@ -3,6 +3,7 @@ import type { AppEnv } from "../../env";
 import * as createSubuser from "./create-subuser";
 import * as deleteSubuser from "./delete-subuser";
 import * as getSubuser from "./get-subuser";
+import * as listSubuserSources from "./list-subuser-sources";
 import * as listSubusers from "./list-subusers";
 import * as rotateSubuserPassword from "./rotate-subuser-password";
 import * as updateSubuser from "./update-subuser";
@@ -14,4 +15,5 @@ export function subuserRoutes(app: OpenAPIHono<AppEnv>): void {
   app.openapi(updateSubuser.route, updateSubuser.handler);
   app.openapi(rotateSubuserPassword.route, rotateSubuserPassword.handler);
   app.openapi(deleteSubuser.route, deleteSubuser.handler);
+  app.openapi(listSubuserSources.route, listSubuserSources.handler);
 }

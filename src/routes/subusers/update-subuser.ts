@@ -5,6 +5,7 @@ import { updateSubuser } from "../../domain/subusers/subusers";
 import type { AppEnv } from "../../env";
 import { apiRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
 import {
+  alertOnNewSourceSchema,
   labelSchema,
   limitSchema,
   presentSubuser,
@@ -21,6 +22,7 @@ const body = z
     concurrent_max: limitSchema.optional(),
     rps_max: limitSchema.optional(),
     traffic_limit_gb: trafficLimitSchema.optional(),
+    alert_on_new_source: alertOnNewSourceSchema.optional(),
   })
   .openapi("SubuserUpdate", { example: { concurrent_max: 50 } });
 
@@ -31,7 +33,7 @@ export const route = apiRoute({
   tags: ["Sub-users"],
   summary: "Update a sub-user",
   description:
-    "Only `label`, `status`, `concurrent_max`, `rps_max` and `traffic_limit_gb`; `products` is fixed (delete and " +
+    "Only `label`, `status`, `concurrent_max`, `rps_max`, `traffic_limit_gb` and `alert_on_new_source`; `products` is fixed (delete and " +
     "recreate). " +
     "Takes effect on the gateway's next decision: disabled sub-users get 403 at once.",
   request: { params: subuserIdParam, body: jsonBody(body) },
@@ -40,12 +42,13 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const { concurrent_max, rps_max, traffic_limit_gb, ...patch } = c.req.valid("json");
+  const { concurrent_max, rps_max, traffic_limit_gb, alert_on_new_source, ...patch } = c.req.valid("json");
   const subuser = await updateSubuser(c.get("ctx"), c.get("principal"), c.req.valid("param").id, {
     ...patch,
     concurrentMax: concurrent_max,
     rpsMax: rps_max,
     trafficLimitBytes: toBytes(traffic_limit_gb),
+    alertOnNewSource: alert_on_new_source,
   });
   const usage = await monthUsageOf(c.get("ctx"), subuser.accountId, [subuser.id]);
   return c.json(presentSubuser(subuser, usage.get(subuser.id)), 200);

@@ -7,7 +7,7 @@ import { apiRoute, jsonContent } from "../../platform/route-definitions";
 import { presentTraffic, trafficSchema } from "../../resources/traffic";
 import { productSchema } from "../../resources/vocabulary";
 
-const GROUPS = ["subuser", "region", "asn", "tag", "day", "hour", "ip"] as const;
+const GROUPS = ["subuser", "region", "asn", "tag", "day", "hour", "ip", "domain"] as const;
 
 const query = z.object({
   from: instant().openapi({ description: "Start of the range (RFC 3339 or a date), inclusive." }),
@@ -20,7 +20,12 @@ const query = z.object({
       params: { code: "invalid_group_by" },
     })
     .optional()
-    .openapi({ enum: [...GROUPS], description: "Without it, one total row. `ip` is for `isp` only." }),
+    .openapi({
+      enum: [...GROUPS],
+      description:
+        "Without it, one total row. `ip` is for `isp` only. `domain` groups by the registrable domain (eTLD+1) of " +
+        "the target host and combines with no filter.",
+    }),
   subuser: idParam("subuser").optional(),
   region: token(/^[A-Za-z]{2}$/, 2, "must be an ISO 3166-1 alpha-2 code")
     .transform((code) => code.toLowerCase())
@@ -40,7 +45,11 @@ export const route = apiRoute({
     "Bytes in and out, requests and errors over `[from, to)`, in total or grouped, optionally filtered. Numbers are " +
     "exact sums of the usage the gateway reported. The answer's `resolution` follows the age of `from` (1 minute " +
     "under 24 h, 5 minutes to 14 days, 1 hour to 90 days, 1 day beyond) and the range is widened to whole units of " +
-    "it. Mobile rows grouped by `asn` carry `carrier_name`; ISP traffic can be grouped per `ip`.",
+    "it. Mobile rows grouped by `asn` carry `carrier_name`; ISP traffic can be grouped per `ip`. " +
+    "Grouped by `domain` (the registrable domain of the target host, `a.b.example.co.uk` → `example.co.uk`; an IP " +
+    "address target is `(ip)`, a host without one `(none)`), each time bucket keeps its first 100 domains and adds " +
+    "later ones to `(other)`, and the answer lists the 100 heaviest domains of the range (bytes in + out) then " +
+    "`(other)` with the rest: the rows always sum exactly to the ungrouped total.",
   request: { params: z.object({ product: productSchema }), query },
   errors: ["invalid_request", "range_too_wide", "invalid_group_by", "subuser_not_found", "subuser_scope_mismatch"],
   responses: { 200: jsonContent(trafficSchema, "The traffic.") },

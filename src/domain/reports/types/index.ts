@@ -1,10 +1,10 @@
-import type { ReportType } from "../../../db/schema";
+import type { ReportFilters, ReportType } from "../../../db/schema";
 import { invoicesReport } from "./invoices";
 import { ispBatchesReport } from "./isp-batches";
 import { requestsReport } from "./requests";
 import type { ReportKind } from "./scope";
 import { subusersReport } from "./subusers";
-import { trafficReport } from "./traffic";
+import { trafficByDomainReport, trafficReport } from "./traffic";
 
 export type { ReportKind, RunScope } from "./scope";
 
@@ -16,3 +16,8 @@ export const reportKinds: Record<ReportType, ReportKind> = {
   subusers: subusersReport,
   isp_batches: ispBatchesReport,
 };
+
+/** The report type's rows, as the definition's filters group them (`traffic` per sub-user or per domain). */
+export function reportKindOf(type: ReportType, filters: ReportFilters): ReportKind {
+  return type === "traffic" && filters.groupBy === "domain" ? trafficByDomainReport : reportKinds[type];
+}

@@ -9,6 +9,8 @@ export interface RunScope {
   to: number;
   products: Product[] | null;
   subuserIds: string[] | null;
+  /** `traffic`: rows per sub-user (absent) or per target domain. */
+  groupBy?: "subuser" | "domain";
 }
 
 /** A report type: its columns, and its rows as pages (each read from its store in one query or RPC). */

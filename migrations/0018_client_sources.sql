@@ -1,0 +1,1 @@
+ALTER TABLE `subusers` ADD `alert_on_new_source` integer DEFAULT false NOT NULL;

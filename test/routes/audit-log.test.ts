@@ -216,18 +216,27 @@ describe("the audit log", () => {
   });
 
   it("is the account's own: another account's ids find nothing, and a product-scoped key sees account-wide entries and its products' only", async () => {
-    const account = await createAccount();
+    const account = await createAccount({ plan: "starter" });
     const stranger = await createAccount();
     const residential = await createSubuser(account, { products: ["residential"] });
     const mobile = await createSubuser(account, { products: ["mobile"] });
     expect(await auditLog(stranger, `?resource=${residential.id}`)).toEqual([]);
     expect(JSON.stringify(await auditLog(stranger, "?limit=200"))).not.toContain(residential.id);
 
+    const endpoint = await ok("POST", "/v1/webhook-endpoints", account.token, {
+      url: "https://hooks.example.com/audit",
+      events: ["order.completed"],
+    });
+
     const scoped = await issueKey(account.id, ["residential"]);
     const seen = (await auditLog(scoped, "?limit=200")).map((e) => e.resource_id);
     expect(seen).toContain(residential.id);
     expect(seen).not.toContain(mobile.id);
     expect(seen).toContain(account.id);
+    // Webhooks span every product, so a product-scoped key may not read them (403): nor their entries.
+    expect((await call("GET", `/v1/webhook-endpoints/${endpoint.id}`, { token: scoped.token })).status).toBe(403);
+    expect(seen).not.toContain(endpoint.id);
+    expect(await auditLog(scoped, "?resource=webhook_endpoint")).toEqual([]);
   });
 
   it("needs the account:read scope", async () => {

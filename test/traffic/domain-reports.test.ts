@@ -1,9 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { createAccount } from "../helpers/accounts";
-import { call, json } from "../helpers/http";
+import { call, env, json } from "../helpers/http";
 import { createSubuser, username } from "../helpers/subusers";
 import { eventually, reportUsage, traffic, usageRecord } from "../helpers/usage";
 import { createReport, day, downloadText, EMAIL_DESTINATION, runToEnd } from "../reports/helpers";
+
+const MINUTE = 60_000;
+const DAY = 86_400_000;
+const iso = (ms: number) => new Date(ms).toISOString();
 
 const rowsOfJson = (text: string) =>
   text
@@ -58,5 +62,38 @@ describe("traffic reports grouped by domain (filters.group_by)", () => {
       expect(response.status, JSON.stringify(body)).toBe(422);
       expect((await json(response)).code).toBe("invalid_request");
     }
+  });
+
+  it("holds a day to 100 domains per product plus (other), like the API's answer, with the day's exact sums", async () => {
+    const account = await createAccount({ bandwidthGb: 10 });
+    const subuser = await createSubuser(account);
+    const now = Date.now();
+    const minute = now - (now % MINUTE);
+    // Two minutes of one UTC day, 150 domains each: each minute's bucket names 100, the day sees 200.
+    const records = [minute - 3 * MINUTE, minute - 2 * MINUTE].flatMap((m, k) =>
+      Array.from({ length: 150 }, (_, i) =>
+        usageRecord(username(subuser.name), { ts: iso(m + i), target_host: `www.d${k}x${i}.com`, bytes_in: 1000 + i }),
+      ),
+    );
+    for (let i = 0; i < records.length; i += 100)
+      expect((await reportUsage(records.slice(i, i + 100))).status).toBe(202);
+    const range = `from=${iso(now - 3_600_000)}&to=${iso(now + MINUTE)}`;
+    await eventually(
+      () => traffic(account, "residential", range),
+      (body) => body.rows[0]?.requests === records.length,
+    );
+    const dayStart = minute - 3 * MINUTE - ((minute - 3 * MINUTE) % DAY);
+    const store = env.TRAFFIC_STORE.get(env.TRAFFIC_STORE.idFromName(account.id));
+    const rows = await store.reportTrafficDays(
+      { from: dayStart, to: dayStart + DAY, products: null, subuserIds: null, groupBy: "domain" },
+      null,
+      1000,
+    );
+    const named = rows.filter((row) => row.domain !== "(other)");
+    expect(named).toHaveLength(100);
+    expect(rows.filter((row) => row.domain === "(other)")).toHaveLength(1);
+    expect(rows.reduce((sum, row) => sum + row.requests, 0)).toBe(records.length);
+    // The 100 kept are the day's heaviest.
+    expect(Math.min(...named.map((row) => row.bytesIn))).toBeGreaterThanOrEqual(1050);
   });
 });

@@ -65,6 +65,10 @@ const HOSTS: Array<[string, string]> = [
   ["198.51.100.7", "(ip)"],
   ["[2001:db8::1]:443", "(ip)"],
   ["2001:db8::2", "(ip)"],
+  ["[::ffff:198.51.100.7]:443", "(ip)"],
+  ["::ffff:198.51.100.8", "(ip)"],
+  ["1.2.3", "(ip)"],
+  ["EXAMPLE.COM.", "example.com"],
   ["localhost", "(none)"],
   ["s3.amazonaws.com", "amazonaws.com"],
 ];

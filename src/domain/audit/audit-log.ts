@@ -1,4 +1,4 @@
-import { and, eq, gte, isNull, lt, type SQL, sql } from "drizzle-orm";
+import { and, eq, gte, isNull, lt, notInArray as notIn, type SQL, sql } from "drizzle-orm";
 import { auditEvents, type Product } from "../../db/schema";
 import { pruneMadeBefore } from "../../db/statements";
 import { DAY, now, toIso } from "../../platform/clock";
@@ -189,6 +189,7 @@ export async function listAuditEvents(ctx: DomainContext, principal: Principal, 
     filters.from === undefined ? undefined : gte(auditEvents.id, firstIdAt("auditEvent", filters.from)),
     filters.to === undefined ? undefined : lt(auditEvents.id, firstIdAt("auditEvent", filters.to)),
     productsInScope(principal, auditEvents.products),
+    principal.products === null ? undefined : notIn(auditEvents.resourceType, ACCOUNT_WIDE_KEYS_ONLY),
   ];
   return ctx.db
     .select()
@@ -197,6 +198,9 @@ export async function listAuditEvents(ctx: DomainContext, principal: Principal, 
     .orderBy(page.orderBy)
     .limit(page.limit);
 }
+
+/** Resources that only keys without a product scope may read (webhooks span every product): nor their entries. */
+const ACCOUNT_WIDE_KEYS_ONLY: AuditResourceType[] = ["webhook_endpoint", "webhook_delivery"];
 
 function resourceCondition(resource: string | undefined): SQL | undefined {
   if (resource === undefined) return undefined;

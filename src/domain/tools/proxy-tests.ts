@@ -104,6 +104,7 @@ export async function runProxyTest(
     action: "proxy_test.created",
     accountId: principal.accountId,
     resourceId: record.id,
+    products: parsed.ok ? [parsed.value.product] : null,
     after: { target: record.target, subuserId },
   });
   return record;

@@ -1,4 +1,7 @@
 import { getDomain, parse } from "tldts";
+import { parseIp } from "../../platform/ip";
+
+const NUMERIC_HOST = /^[0-9.]+$/;
 
 /** The `domain` group of records whose target is an IP address (they would otherwise fill the bound one each). */
 export const IP_DOMAIN = "(ip)";
@@ -16,7 +19,7 @@ export function targetDomain(host: string): string {
     : host.indexOf(":") === host.lastIndexOf(":")
       ? host.replace(/:\d{1,5}$/, "")
       : host;
-  const parsed = parse(bare);
-  if (parsed.isIp) return IP_DOMAIN;
+  // An IPv4-mapped IPv6 address, and the short numeric IPv4 forms (`1.2.3`), are addresses that tldts does not know.
+  if (parse(bare).isIp || parseIp(bare) || NUMERIC_HOST.test(bare)) return IP_DOMAIN;
   return getDomain(bare)?.toLowerCase() ?? NO_DOMAIN;
 }

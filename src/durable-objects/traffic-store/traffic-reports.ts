@@ -1,5 +1,12 @@
 import { DAY, HOUR, MINUTE } from "../../platform/clock";
-import type { IpHealth, ReportScope, TrafficDayCursor, TrafficDayRow } from "./contract";
+import {
+  DOMAIN_ROWS,
+  type IpHealth,
+  OTHER_DOMAIN,
+  type ReportScope,
+  type TrafficDayCursor,
+  type TrafficDayRow,
+} from "./contract";
 import { FACT_1M_KEPT_MS, productColumn, SUMS } from "./traffic-rollups";
 
 /** The finest tier that still holds the whole range (the traffic API's resolution by age, spec §8.5). */
@@ -38,6 +45,18 @@ function unionOf(tables: string[], columns: string, from: number, to: number, sc
     })
     .join(" UNION ALL ");
   return { sql, params };
+}
+
+/**
+ * A day's domain rows bounded like the traffic API's answer: per product the `DOMAIN_ROWS` heaviest domains of the
+ * day (bytes in + out, then requests), everything else as `(other)`; the sums are unchanged.
+ */
+function dayDomains(union: string): string {
+  return `SELECT product, CASE WHEN k = '${OTHER_DOMAIN}' OR rank > ${DOMAIN_ROWS} THEN '${OTHER_DOMAIN}' ELSE k END AS k,
+      bytes_in, bytes_out, requests, errors
+    FROM (SELECT product, k, ${SUMS}, ROW_NUMBER() OVER (PARTITION BY product, k = '${OTHER_DOMAIN}'
+        ORDER BY sum(bytes_in) + sum(bytes_out) DESC, sum(requests) DESC, k) AS rank
+      FROM (${union}) GROUP BY product, k)`;
 }
 
 /**
@@ -92,7 +111,7 @@ export class TrafficReports {
         requests: number;
         errors: number;
       }>(
-        `SELECT product, k, ${SUMS} FROM (${union.sql}) GROUP BY product, k
+        `SELECT product, k, ${SUMS} FROM (${perDomain ? dayDomains(union.sql) : union.sql}) GROUP BY product, k
          ${after ? "HAVING (product, k) > (?, ?)" : ""} ORDER BY product, k LIMIT ?`,
         ...params,
       );

@@ -11,6 +11,7 @@ import { claimDueReports, pruneExpiredRuns, requeueLostRuns } from "../domain/re
 import { renewDueSubscriptions } from "../domain/subscriptions/renewals";
 import { pruneProxyTests } from "../domain/tools/proxy-tests";
 import { pruneUsageDedupe } from "../domain/traffic/retention";
+import { finishTerminations } from "../domain/traffic/sessions";
 import { dispatchWebhooks } from "../domain/webhooks/dispatch";
 import { pruneDeliveries } from "../domain/webhooks/retention";
 import { now } from "../platform/clock";
@@ -30,6 +31,7 @@ export async function runScheduledJobs(env: Cloudflare.Env, scheduledTime: numbe
     ["warn_expiring_batches", () => warnExpiringBatches(ctx, scheduledTime)],
     ["retell_pool_gates", () => retellPoolGates(ctx)],
     ["prune_usage_dedupe", () => pruneUsageDedupe(ctx, scheduledTime)],
+    ["finish_session_terminations", () => finishTerminations(ctx, now())],
     ["prune_proxy_tests", () => pruneProxyTests(ctx, scheduledTime)],
     ["run_due_reports", () => claimDueReports(ctx, scheduledTime)],
     ["requeue_lost_report_runs", () => requeueLostRuns(ctx, scheduledTime)],

@@ -272,6 +272,49 @@ describe("the audit log", () => {
     expect(entries[0]).toMatchObject({ products: ["residential"], changes: { status: "terminated" } });
   });
 
+  it("a termination whose gate was never told (a crash after its entry) is finished by the cron; one of a session gone meanwhile is withdrawn", async () => {
+    const sandbox = await sandboxOf(await createAccount());
+    await ok("POST", "/v1/test-helpers/balance/top-up", sandbox.token, { amount_usd: 20 });
+    await ok("POST", "/v1/orders", sandbox.token, { product: "residential", gb: 1 });
+    const subuser = await createSubuser(sandbox);
+    const session = await ok("POST", "/v1/test-helpers/sessions", sandbox.token, {
+      subuser: subuser.id,
+      session_id: "crash1",
+      sesstime: 10,
+    });
+    const path = `/v1/residential/sessions/${session.id}`;
+    const indexed = await eventually(
+      () => call("GET", path, { token: sandbox.token }),
+      (response) => response.status === 200,
+    );
+    expect((await json(indexed)).status).toBe("active");
+    // What a worker that died right after its D1 batch leaves: the request and its entry, the gate untold.
+    const requestedAt = Date.now() - 120_000;
+    const gateName = subuser.name;
+    const crashed = [
+      [session.id, requestedAt],
+      ["ses_01JD2W6Q6J5E4V3N0Z9Y8X7W6V", requestedAt],
+    ] as const;
+    for (const [sessionId, at] of crashed) {
+      const entryId = `aud_${ulid(at).slice(0, 10)}${sessionId.slice(-16)}`;
+      await env.DB.batch([
+        env.DB.prepare(
+          "INSERT INTO session_terminations (session_id, account_id, gate_name, requested_at) VALUES (?, ?, ?, ?)",
+        ).bind(sessionId, sandbox.id, gateName, at),
+        env.DB.prepare(
+          `INSERT INTO audit_events (id, account_id, actor_key_id, source_ip, request_id, action, resource_type,
+             resource_id, products, changes, previous, created_at)
+           VALUES (?, ?, ?, NULL, 'req_crash', 'session.terminated', 'session', ?, '["residential"]', NULL, NULL, ?)`,
+        ).bind(entryId, sandbox.id, sandbox.keyId, sessionId, at),
+      ]);
+    }
+    await runCron(Date.now());
+    expect(await json(await call("GET", path, { token: sandbox.token }))).toMatchObject({ status: "terminated" });
+    expect((await auditLog(sandbox, `?resource=${session.id}`)).map((e) => e.action)).toEqual(["session.terminated"]);
+    // The other request named a session the gate does not have: it was not terminated, so no entry says it was.
+    expect(await auditLog(sandbox, `?resource=${crashed[1][0]}`)).toEqual([]);
+  });
+
   it("keeps entries a year: the cron prunes older ones", async () => {
     const account = await createAccount();
     const recent = await createSubuser(account);

@@ -26,3 +26,23 @@ export const usageSettlements = sqliteTable("usage_settlements", {
   seq: integer("seq").notNull(),
   settledAt: integer("settled_at").notNull(),
 });
+
+/**
+ * Sessions a key asked to end (`DELETE /{product}/sessions/{id}`), recorded with the audit entry in one D1 batch
+ * before the session's gate is told: a crash between the two is finished by the cron (`finishTerminations`). Kept
+ * a day, as long as a terminated session is shown, so a repeated DELETE records nothing twice.
+ */
+export const sessionTerminations = sqliteTable(
+  "session_terminations",
+  {
+    sessionId: text("session_id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    gateName: text("gate_name").notNull(),
+    requestedAt: integer("requested_at").notNull(),
+    /** Set once the gate has ended the session and the account's index has it. */
+    doneAt: integer("done_at"),
+  },
+  (t) => [index("session_terminations_pending").on(t.doneAt, t.requestedAt)],
+);
+
+export type SessionTerminationRow = typeof sessionTerminations.$inferSelect;

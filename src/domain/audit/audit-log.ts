@@ -70,10 +70,7 @@ export interface AuditEntry {
   before?: object;
   /** The fields written, or the resource created. */
   after?: object;
-  /**
-   * For a change made outside D1 (a session in its sub-user's gate): an id the change always yields, so that
-   * writing its entry again after a failure leaves one entry.
-   */
+  /** For a change made outside D1 (a session in its gate), recorded before it: an id by which to withdraw it. */
   id?: string;
 }
 
@@ -111,6 +108,11 @@ export function auditStatements(ctx: DomainContext, entry: AuditEntry & { ifChan
   // `changes()` is the row count of the batch's previous statement: the same connection runs the whole batch.
   const condition = entry.ifChanged ? sql`changes() > 0` : sql`1`;
   return [ctx.db.insert(auditEvents).select(sql`SELECT ${row} WHERE ${condition}`).onConflictDoNothing()];
+}
+
+/** Withdraws an entry whose change turned out not to happen (one made outside D1, recorded before it). */
+export function withdrawnEntry(ctx: DomainContext, id: string): Statement {
+  return ctx.db.delete(auditEvents).where(eq(auditEvents.id, id));
 }
 
 /** Bookkeeping that is not a change anyone made: never recorded. */

@@ -1,12 +1,14 @@
+import { and, eq, isNull, lt } from "drizzle-orm";
+import { type SessionTerminationRow, sessionTerminations } from "../../db/schema";
 import { TERMINATED_KEPT_MS } from "../../durable-objects/subuser-gate/contract";
 import { TrafficStoreClient } from "../../durable-objects/traffic-store";
 import type { SessionFilters, SessionRequest, SessionSnapshot } from "../../durable-objects/traffic-store/contract";
-import { now } from "../../platform/clock";
+import { MINUTE, now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { idAt } from "../../platform/ids";
 import { cursorAfter, type PageQuery } from "../../platform/pagination";
 import type { BandwidthProduct } from "../../vocabulary";
-import { auditStatements } from "../audit/audit-log";
+import { auditStatements, withdrawnEntry } from "../audit/audit-log";
 import type { DomainContext, Principal } from "../context";
 import { assertInScope } from "../scope";
 import { subuserGate } from "../subusers/gate-sync";
@@ -60,7 +62,9 @@ export async function findSession(
 
 /**
  * Ends a session early: it is `terminated` (and kept 24 hours), and the next request with its username starts a
- * new session with a new exit IP. Terminating a terminated session answers it as it is.
+ * new session with a new exit IP. Terminating a terminated session answers it as it is. The session lives in its
+ * gate, not D1: the request and its audit entry are recorded first, in one batch, and the cron finishes a request
+ * whose gate was never told (a crash); a session that had already expired leaves neither.
  */
 export async function terminateSession(
   ctx: DomainContext,
@@ -69,23 +73,66 @@ export async function terminateSession(
   id: string,
 ): Promise<SessionSnapshot> {
   const indexed = await visibleSession(ctx, principal, product, id);
-  const terminated = await subuserGate(ctx, indexed.gateName).terminateSession(id);
-  if (!terminated || !visible(terminated, now())) throw notFound();
-  await new TrafficStoreClient(ctx.env, principal.accountId).upsertSessions([terminated]);
-  // The session lives in its gate, not D1: its entry follows the termination, with an id the termination fixes
-  // (a retry after a failed write records it once).
-  await commit(
-    ctx,
-    auditStatements(ctx, {
+  const request = { sessionId: id, accountId: principal.accountId, gateName: indexed.gateName, requestedAt: now() };
+  await commit(ctx, [
+    ctx.db.insert(sessionTerminations).values(request).onConflictDoNothing(),
+    ...auditStatements(ctx, {
       action: "session.terminated",
       accountId: principal.accountId,
       resourceId: id,
       products: [product],
-      after: { status: terminated.status, terminatedAt: terminated.terminatedAt },
-      id: terminated.terminatedAt ? idAt("auditEvent", terminated.terminatedAt, id) : undefined,
+      after: { status: "terminated" },
+      id: terminationEntryId(request),
+      ifChanged: true,
     }),
-  );
+  ]);
+  const terminated = await endSession(ctx, request);
+  if (!terminated || !visible(terminated, now())) throw notFound();
   return terminated;
+}
+
+type TerminationRequest = Pick<SessionTerminationRow, "sessionId" | "accountId" | "gateName" | "requestedAt">;
+
+/** The request's audit entry: its id is fixed by the request, so that it can be withdrawn. */
+function terminationEntryId(request: TerminationRequest): string {
+  return idAt("auditEvent", request.requestedAt, request.sessionId);
+}
+
+/**
+ * Ends the session in its gate and the account's index, and marks the request done. A session its gate no longer
+ * has (it expired before the request reached it) was not terminated: the request and its entry are withdrawn.
+ */
+async function endSession(ctx: DomainContext, request: TerminationRequest): Promise<SessionSnapshot | null> {
+  const terminated = await subuserGate(ctx, request.gateName).terminateSession(request.sessionId);
+  const ofRequest = eq(sessionTerminations.sessionId, request.sessionId);
+  if (!terminated) {
+    await commit(ctx, [
+      withdrawnEntry(ctx, terminationEntryId(request)),
+      ctx.db.delete(sessionTerminations).where(ofRequest),
+    ]);
+    return null;
+  }
+  await new TrafficStoreClient(ctx.env, request.accountId).upsertSessions([terminated]);
+  await ctx.db.update(sessionTerminations).set({ doneAt: now() }).where(ofRequest);
+  return terminated;
+}
+
+/** How long a request may wait for its gate before the cron finishes it. */
+const TERMINATION_GRACE_MS = MINUTE;
+const TERMINATIONS_PER_RUN = 100;
+
+/** The cron's part: finishes termination requests a crash left half-done, and forgets done ones after a day. */
+export async function finishTerminations(ctx: DomainContext, at: number): Promise<number> {
+  const stalled = await ctx.db
+    .select()
+    .from(sessionTerminations)
+    .where(and(isNull(sessionTerminations.doneAt), lt(sessionTerminations.requestedAt, at - TERMINATION_GRACE_MS)))
+    .limit(TERMINATIONS_PER_RUN);
+  for (const request of stalled) await endSession(ctx, request);
+  await ctx.db
+    .delete(sessionTerminations)
+    .where(lt(sessionTerminations.doneAt, at - TERMINATED_KEPT_MS - TERMINATION_GRACE_MS));
+  return stalled.length;
 }
 
 async function visibleSession(ctx: DomainContext, principal: Principal, product: SessionProduct, id: string) {

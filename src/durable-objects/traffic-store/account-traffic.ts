@@ -115,9 +115,12 @@ export class AccountTraffic {
       at,
     );
     this.#pendingRows += this.#rollups.ingest(cells);
-    this.#domains.ingest(this.#meter.admitted(fresh.flatMap((part) => part.domains ?? [])));
+    // A deleted sub-user's usage past its drain counts nowhere: nor in domains, nor as a source.
+    const domains = fresh.flatMap((part) => part.domains ?? []);
+    this.#domains.ingest(this.#meter.admitted(domains, (cell) => cell.minute));
+    const sources = fresh.flatMap((part) => part.sources ?? []);
     this.#sources.ingest(
-      fresh.flatMap((part) => part.sources ?? []),
+      this.#meter.admitted(sources, (source) => source.firstSeen),
       at,
     );
     this.#log.add(

@@ -232,8 +232,8 @@ export class UsageMeter {
   }
 
   /** Items of sub-users still counted at their minute (as `admit` keeps cells; the drop is counted by it). */
-  admitted<T extends { subuserId: string; minute: number }>(items: T[]): T[] {
-    return items.filter((item) => !this.#drained(item.subuserId, item.minute));
+  admitted<T extends { subuserId: string }>(items: T[], timeOf: (item: T) => number): T[] {
+    return items.filter((item) => !this.#drained(item.subuserId, timeOf(item)));
   }
 
   #drained(subuserId: string, minute: number): boolean {

@@ -26,6 +26,25 @@ async function ok(method: string, path: string, token: string, body?: unknown): 
   return response.status === 204 ? {} : json(response);
 }
 
+/** A sandbox account's live sticky session, once the account's session index has it (through the usage pipeline). */
+async function sandboxSession(sessionId: string) {
+  const sandbox = await sandboxOf(await createAccount());
+  await ok("POST", "/v1/test-helpers/balance/top-up", sandbox.token, { amount_usd: 20 });
+  await ok("POST", "/v1/orders", sandbox.token, { product: "residential", gb: 1 });
+  const subuser = await createSubuser(sandbox);
+  const session = await ok("POST", "/v1/test-helpers/sessions", sandbox.token, {
+    subuser: subuser.id,
+    session_id: sessionId,
+    sesstime: 10,
+  });
+  const path = `/v1/residential/sessions/${session.id}`;
+  await eventually(
+    () => call("GET", path, { token: sandbox.token }),
+    (response) => response.status === 200,
+  );
+  return { sandbox, subuser, session, path };
+}
+
 describe("the audit log", () => {
   it("records a sub-user's life — created, updated, password rotated, deleted — with actor, source IP, request id and the changed fields, never a secret", async () => {
     const account = await createAccount();
@@ -250,21 +269,7 @@ describe("the audit log", () => {
   });
 
   it("records a session's termination once, however often it is asked (a session lives outside D1)", async () => {
-    const sandbox = await sandboxOf(await createAccount());
-    await ok("POST", "/v1/test-helpers/balance/top-up", sandbox.token, { amount_usd: 20 });
-    await ok("POST", "/v1/orders", sandbox.token, { product: "residential", gb: 1 });
-    const subuser = await createSubuser(sandbox);
-    const session = await ok("POST", "/v1/test-helpers/sessions", sandbox.token, {
-      subuser: subuser.id,
-      session_id: "audit1",
-      sesstime: 10,
-    });
-    const path = `/v1/residential/sessions/${session.id}`;
-    // The session reaches the account's session index through the usage pipeline.
-    await eventually(
-      () => call("GET", path, { token: sandbox.token }),
-      (response) => response.status === 200,
-    );
+    const { sandbox, session, path } = await sandboxSession("audit1");
     await ok("DELETE", path, sandbox.token);
     await ok("DELETE", path, sandbox.token);
     const entries = await auditLog(sandbox, `?resource=${session.id}`);
@@ -273,21 +278,8 @@ describe("the audit log", () => {
   });
 
   it("a termination whose gate was never told (a crash after its entry) is finished by the cron; one of a session gone meanwhile is withdrawn", async () => {
-    const sandbox = await sandboxOf(await createAccount());
-    await ok("POST", "/v1/test-helpers/balance/top-up", sandbox.token, { amount_usd: 20 });
-    await ok("POST", "/v1/orders", sandbox.token, { product: "residential", gb: 1 });
-    const subuser = await createSubuser(sandbox);
-    const session = await ok("POST", "/v1/test-helpers/sessions", sandbox.token, {
-      subuser: subuser.id,
-      session_id: "crash1",
-      sesstime: 10,
-    });
-    const path = `/v1/residential/sessions/${session.id}`;
-    const indexed = await eventually(
-      () => call("GET", path, { token: sandbox.token }),
-      (response) => response.status === 200,
-    );
-    expect((await json(indexed)).status).toBe("active");
+    const { sandbox, subuser, session, path } = await sandboxSession("crash1");
+    expect((await json(await call("GET", path, { token: sandbox.token }))).status).toBe("active");
     // What a worker that died right after its D1 batch leaves: the request and its entry, the gate untold.
     const requestedAt = Date.now() - 120_000;
     const gateName = subuser.name;

@@ -1,4 +1,4 @@
-import { type SQL, sql } from "drizzle-orm";
+import { getTableColumns, type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { firstIdAt, type IdKind } from "../platform/ids";
@@ -45,6 +45,19 @@ export function batchFailure(error: unknown): BatchFailure | null {
   }
   if (isUniqueViolation(error, "ledger_entries.unique_key")) return "already_charged";
   return null;
+}
+
+/**
+ * An INSERT of one whole row that happens only while `condition` holds, decided inside the statement, so no
+ * concurrent write can slip between a check and the insert (a count below a limit; the batch's previous statement
+ * having changed a row). The values are bound in the table's column order, each as its column stores it.
+ */
+export function insertWhere<T extends SQLiteTable>(db: Database, table: T, row: T["$inferSelect"], condition: SQL) {
+  const values = Object.entries(getTableColumns(table)).map(([field, column]) => {
+    const value = (row as Record<string, unknown>)[field];
+    return value === null || value === undefined ? sql`NULL` : sql`${column.mapToDriverValue(value)}`;
+  });
+  return db.insert(table).select(sql`SELECT ${sql.join(values, sql`, `)} WHERE ${condition}`);
 }
 
 /** Rows deleted per pruning statement, so one cron run never holds D1 for long; the next run takes the rest. */

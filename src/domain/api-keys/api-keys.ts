@@ -1,5 +1,6 @@
 import { and, eq, gt, inArray, isNull, or, sql } from "drizzle-orm";
 import { type ApiKeyRow, accounts, apiKeys, type Product } from "../../db/schema";
+import { insertWhere } from "../../db/statements";
 import { ApiKeyGuardClient } from "../../durable-objects/api-key-guard";
 import type { GuardConfig } from "../../durable-objects/api-key-guard/contract";
 import { now } from "../../platform/clock";
@@ -61,7 +62,6 @@ export async function issueApiKey(
   options: { activeLimit?: number } = {},
 ): Promise<{ key: ApiKeyRow; token: string }> {
   const { token, tokenHash, tokenHint } = await newToken(mode);
-  // In the table's column order: the INSERT … SELECT below lists the values as they come.
   const key: ApiKeyRow = {
     id: newId("apiKey"),
     accountId,
@@ -78,18 +78,10 @@ export async function issueApiKey(
     createdAt: now(),
     revokedAt: null,
   };
-  const values = sql.join(
-    [key.id, accountId, tokenHash, tokenHint, json(key.products), json(key.scopes), key.name, key.expiresAt]
-      .concat([null, null, null, null, key.createdAt, null])
-      .map((value) => sql`${value}`),
-    sql`, `,
-  );
   const active = sql`(SELECT COUNT(*) FROM ${apiKeys} WHERE ${apiKeys.accountId} = ${accountId} AND ${apiKeys.revokedAt} IS NULL)`;
   // One statement: a concurrent creation cannot slip past the limit between the count and the insert.
-  const insert = ctx.db
-    .insert(apiKeys)
-    .select(sql`SELECT ${values}${options.activeLimit ? sql` WHERE ${active} < ${options.activeLimit}` : sql``}`)
-    .returning({ id: apiKeys.id });
+  const withinLimit = options.activeLimit ? sql`${active} < ${options.activeLimit}` : sql`1`;
+  const insert = insertWhere(ctx.db, apiKeys, key, withinLimit).returning({ id: apiKeys.id });
   const inserted = await commitAudited(ctx, insert, {
     action: "api_key.created",
     accountId,
@@ -108,8 +100,6 @@ export async function issueApiKey(
   await syncGuard(ctx, key.id);
   return { key, token };
 }
-
-const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
 
 /** The keys of the given accounts (an account and its sandbox twin), newest first. */
 export function listApiKeys(ctx: DomainContext, accountIds: string[], query: PageQuery) {

@@ -69,11 +69,11 @@ export async function createKey(
   mfaCode: string | undefined,
 ): Promise<{ key: ApiKeyRow; token: string }> {
   await assertMfa(ctx, await currentAccount(ctx, principal), mfaCode);
-  const grant: KeyGrant = {
-    products: input.products === undefined ? principal.products : input.products,
-    scopes: input.scopes === undefined ? principal.scopes : input.scopes,
-    expiresAt: input.expiresAt === undefined ? principal.keyExpiresAt : input.expiresAt,
-  };
+  const grant = grantWith(input, {
+    products: principal.products,
+    scopes: principal.scopes,
+    expiresAt: principal.keyExpiresAt,
+  });
   assertWithinCaller(principal, grant);
   assertFutureExpiry(grant);
   return issueApiKey(
@@ -83,6 +83,15 @@ export async function createKey(
     principal.livemode ? "live" : "test",
     { activeLimit: MAX_ACTIVE_KEYS },
   );
+}
+
+/** A grant: the fields the changes give, the others as in `base` (the calling key's, or the key's own). */
+function grantWith(changes: KeyChanges, base: KeyGrant): KeyGrant {
+  return {
+    products: changes.products === undefined ? base.products : changes.products,
+    scopes: changes.scopes === undefined ? base.scopes : changes.scopes,
+    expiresAt: changes.expiresAt === undefined ? base.expiresAt : changes.expiresAt,
+  };
 }
 
 /** Renames, rescopes or changes the expiry of a key, within the calling key's own grant; in force at once. */
@@ -95,11 +104,7 @@ export async function updateKey(
 ): Promise<ApiKeyRow> {
   const key = await manageableKey(ctx, principal, id);
   await assertMfa(ctx, await currentAccount(ctx, principal), mfaCode);
-  const grant: KeyGrant = {
-    products: changes.products === undefined ? key.products : changes.products,
-    scopes: changes.scopes === undefined ? key.scopes : changes.scopes,
-    expiresAt: changes.expiresAt === undefined ? key.expiresAt : changes.expiresAt,
-  };
+  const grant = grantWith(changes, key);
   assertWithinCaller(principal, grant);
   if (changes.expiresAt !== undefined) assertFutureExpiry(grant);
   const written = { ...grant, ...(changes.name === undefined ? {} : { name: changes.name }) };

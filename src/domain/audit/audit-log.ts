@@ -1,6 +1,6 @@
 import { and, eq, gte, isNull, lt, notInArray as notIn, type SQL, sql } from "drizzle-orm";
 import { auditEvents, type Product } from "../../db/schema";
-import { pruneMadeBefore } from "../../db/statements";
+import { insertWhere, pruneMadeBefore } from "../../db/statements";
 import { DAY, now, toIso } from "../../platform/clock";
 import { firstIdAt, newId } from "../../platform/ids";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
@@ -85,29 +85,23 @@ export function auditStatements(ctx: DomainContext, entry: AuditEntry & { ifChan
   if (!actor) return [];
   const at = now();
   const { changes, previous } = changedFields(entry.before, entry.after);
-  const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
-  // Values in the table's column order (an INSERT … SELECT names every column).
-  const values = [
-    entry.id ?? newId("auditEvent", at),
-    entry.accountId,
-    actor.keyId,
-    actor.sourceIp,
-    actor.requestId,
-    entry.action,
-    entry.action.slice(0, entry.action.indexOf(".")),
-    entry.resourceId,
-    json(entry.products ? [...entry.products] : null),
-    json(changes),
-    json(previous),
-    at,
-  ];
-  const row = sql.join(
-    values.map((value) => sql`${value}`),
-    sql`, `,
-  );
+  const row = {
+    id: entry.id ?? newId("auditEvent", at),
+    accountId: entry.accountId,
+    actorKeyId: actor.keyId,
+    sourceIp: actor.sourceIp,
+    requestId: actor.requestId,
+    action: entry.action,
+    resourceType: entry.action.slice(0, entry.action.indexOf(".")),
+    resourceId: entry.resourceId,
+    products: entry.products ? [...entry.products] : null,
+    changes,
+    previous,
+    createdAt: at,
+  };
   // `changes()` is the row count of the batch's previous statement: the same connection runs the whole batch.
   const condition = entry.ifChanged ? sql`changes() > 0` : sql`1`;
-  return [ctx.db.insert(auditEvents).select(sql`SELECT ${row} WHERE ${condition}`).onConflictDoNothing()];
+  return [insertWhere(ctx.db, auditEvents, row, condition).onConflictDoNothing()];
 }
 
 /** Withdraws an entry whose change turned out not to happen (one made outside D1, recorded before it). */

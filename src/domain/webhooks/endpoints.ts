@@ -1,5 +1,6 @@
 import { and, eq, type SQL, sql } from "drizzle-orm";
 import { type WebhookEndpointRow, type WebhookEndpointStatus, webhookEndpoints } from "../../db/schema";
+import { insertWhere } from "../../db/statements";
 import { DAY, now } from "../../platform/clock";
 import { seal, unseal } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
@@ -64,26 +65,30 @@ export async function createEndpoint(
   const url = allowedUrl(ctx, input.url);
   const secret = newWebhookSecret();
   const at = now();
-  const row = {
+  const row: WebhookEndpointRow = {
     id: newId("webhookEndpoint", at),
     accountId: principal.accountId,
     url,
     description: input.description ?? null,
     events: input.events,
+    status: "enabled",
+    disabledReason: null,
     secretSealed: await seal(secret, ctx.env.SEALING_KEY),
+    previousSecretSealed: null,
+    previousSecretExpiresAt: null,
+    createdAt: at,
+    updatedAt: at,
   };
   // The bound is checked in the insert itself, so two concurrent creates cannot pass it together.
-  const insert = ctx.db
-    .insert(webhookEndpoints)
-    .select(
-      sql`SELECT ${row.id}, ${row.accountId}, ${row.url}, ${row.description}, ${JSON.stringify(row.events)},
-            'enabled', NULL, ${row.secretSealed}, NULL, NULL, ${at}, ${at}
-          WHERE (SELECT COUNT(*) FROM ${webhookEndpoints} WHERE account_id = ${row.accountId}) < ${MAX_ENDPOINTS_PER_ACCOUNT}`,
-    )
-    .returning();
+  const insert = insertWhere(
+    ctx.db,
+    webhookEndpoints,
+    row,
+    sql`(SELECT COUNT(*) FROM ${webhookEndpoints} WHERE account_id = ${row.accountId}) < ${MAX_ENDPOINTS_PER_ACCOUNT}`,
+  ).returning();
   const [endpoint] = await commitAudited(ctx, insert, {
     ...endpointAudit(row, "webhook_endpoint.created"),
-    after: { ...row, status: "enabled" },
+    after: row,
   });
   if (!endpoint) {
     const limit = MAX_ENDPOINTS_PER_ACCOUNT;

@@ -2,6 +2,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import { type Product, type WhitelistEntryRow, type WhitelistScope, whitelistEntries } from "../../db/schema";
+import { insertWhere } from "../../db/statements";
 import { now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { newId } from "../../platform/ids";
@@ -59,7 +60,6 @@ export async function addWhitelistEntry(
     .get();
   if (duplicate) throw new ApiError("already_whitelisted");
 
-  // In the table's column order: the INSERT … SELECT below lists the values as they come.
   const entry: WhitelistEntryRow = {
     id: newId("whitelist"),
     accountId: scope.accountId,
@@ -71,15 +71,12 @@ export async function addWhitelistEntry(
     createdAt: now(),
   };
   // One statement: the count and the insert cannot be split by a concurrent add, so 50 is exact.
-  const insert = ctx.db
-    .insert(whitelistEntries)
-    .select(
-      sql`SELECT ${sql.join(
-        Object.values(entry).map((value) => sql`${value}`),
-        sql`, `,
-      )} WHERE (SELECT COUNT(*) FROM ${whitelistEntries} WHERE ${inScope}) < ${WHITELIST_LIMIT}`,
-    )
-    .returning({ id: whitelistEntries.id });
+  const insert = insertWhere(
+    ctx.db,
+    whitelistEntries,
+    entry,
+    sql`(SELECT COUNT(*) FROM ${whitelistEntries} WHERE ${inScope}) < ${WHITELIST_LIMIT}`,
+  ).returning({ id: whitelistEntries.id });
   let inserted: Array<{ id: string }>;
   try {
     inserted = await commitAudited(ctx, insert, { ...entryAudit(entry, "whitelist_entry.created"), after: entry });

@@ -17,7 +17,8 @@ import { findSubuser } from "./subusers";
 /**
  * A page of the client blocks a sub-user of the caller's account sent traffic from in the last 30 days, newest
  * first seen first (`limit + 1` rows: `toPage` sees whether more follow). Another account's sub-user is 404 like a
- * missing one. Each row's `id` is its keyset position (first seen, block), which never changes.
+ * missing one. Each row's `id` is its keyset position (first seen, block); a late record from an earlier time can
+ * move a block's first seen back while pages are read, so such a block may show on two pages (never on none).
  */
 export async function listClientSources(
   ctx: DomainContext,

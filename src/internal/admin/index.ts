@@ -1,8 +1,8 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import { actAsOperator } from "../../middleware/client-address";
 import { internalAuth } from "../../middleware/internal-auth";
 import { jsonBody } from "../../middleware/json-body";
+import { actAsOperator } from "../../middleware/operator-actor";
 import { validationHook } from "../../platform/validation";
 import * as createAccount from "./create-account";
 import * as creditAccount from "./credit-account";

@@ -4,6 +4,8 @@
 interface __BaseEnv_Env {
 	DB: D1Database;
 	USAGE_QUEUE: Queue;
+	USAGE_ACCOUNTS_0: Queue;
+	USAGE_ACCOUNTS_1: Queue;
 	ASSETS: Fetcher;
 	API_VERSION: "v1";
 	GATEWAY_USER_PREFIX: "user";

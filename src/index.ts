@@ -1,12 +1,13 @@
 import { createApp } from "./app";
 import type { RunMessage } from "./domain/reports/runs";
+import { isShardQueue } from "./domain/traffic/usage-shards";
 import type { WebhookMessage } from "./domain/webhooks/dispatch";
 import { runScheduledJobs } from "./jobs";
 import { ApiError, errorBody } from "./platform/errors";
 import { newId } from "./platform/ids";
 import { logError } from "./platform/logger";
 import { consumeReportRuns } from "./queues/report-runs";
-import { consumeUsage } from "./queues/usage";
+import { consumeUsage, routeUsage } from "./queues/usage";
 import { consumeWebhooks } from "./queues/webhooks";
 
 export { ApiKeyGuard, SubuserGate, TrafficStore } from "./durable-objects";
@@ -33,7 +34,8 @@ export default {
   },
 
   async queue(batch, env) {
-    if (batch.queue === "usage") return consumeUsage(batch, env);
+    if (isShardQueue(batch.queue)) return consumeUsage(batch, env);
+    if (batch.queue === "usage") return routeUsage(batch, env);
     if (batch.queue === "webhooks") return consumeWebhooks(batch as MessageBatch<WebhookMessage>, env);
     if (batch.queue === "report-runs") return consumeReportRuns(batch as MessageBatch<RunMessage>, env);
     // A queue this worker does not know (a binding renamed in one place only): keep its messages for a fix.

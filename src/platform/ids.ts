@@ -1,4 +1,4 @@
-import { encodeTime, monotonicFactory } from "ulid";
+import { decodeTime, encodeTime, monotonicFactory } from "ulid";
 
 /** Resource id prefixes (spec §1), plus the platform's own (`key_`, `wl_`). */
 export const idPrefixes = {
@@ -63,6 +63,11 @@ export function isId(kind: IdKind, value: string): boolean {
  */
 export function idAt(kind: IdKind, time: number, sourceId: string): string {
   return `${idPrefixes[kind]}_${encodeTime(time, 10)}${sourceId.slice(-16)}`;
+}
+
+/** The time (ms) a ULID id was made at (`ses_01J…` → when its session started). */
+export function timeOfId(id: string): number {
+  return decodeTime(id.slice(id.indexOf("_") + 1));
 }
 
 /** The smallest id of `kind` a ULID of `time` can have: ids below it were made earlier (a keyset time boundary). */

@@ -1,7 +1,77 @@
 import { domainContext } from "../domain/context";
 import { applyUsageParts, settleAccountUsage } from "../domain/traffic/apply-usage";
-import { readUsageMessage, type UsagePart } from "../domain/traffic/usage-messages";
+import { enqueueMessages, type PackedMessage, packMessages } from "../domain/traffic/message-packing";
+import {
+  readUsageMessage,
+  type SentUsagePart,
+  sentPartsOf,
+  type UsageMessageBody,
+  type UsagePart,
+} from "../domain/traffic/usage-messages";
+import { shardOf, usageShards } from "../domain/traffic/usage-shards";
+import { gunzipText } from "../platform/gzip";
 import { logError } from "../platform/logger";
+
+/**
+ * The `usage` queue's consumer: the route's messages (parts of many accounts) are forwarded, part by part, to each
+ * account's shard queue, each part stamped with when the route enqueued it (its message's time: a copy of the part
+ * can only have been applied since). A part key seen twice in the batch is forwarded once. A message is
+ * acknowledged once everything it holds was forwarded; otherwise it is retried whole and its parts forwarded again
+ * (the stores apply each key once). `settle` messages (a store's alarm) are settled here. With no shard queue bound,
+ * the parts are applied here (`consumeUsage`).
+ */
+export async function routeUsage(batch: MessageBatch<unknown>, env: Cloudflare.Env): Promise<void> {
+  const shards = usageShards(env);
+  if (shards.length === 0) return consumeUsage(batch, env);
+  const ctx = domainContext(env);
+  const perShard = new Map<number, { parts: PackedMessage[]; messages: Set<Message<unknown>> }>();
+  const settles: Array<{ accountId: string; message: Message<unknown> }> = [];
+  const seen = new Set<string>();
+  const handled = new Set<Message<unknown>>();
+  for (const message of batch.messages) {
+    const body = await read(message);
+    if (body === null) continue;
+    handled.add(message);
+    if ("settle" in body) {
+      settles.push({ accountId: body.settle, message });
+      continue;
+    }
+    for (const part of sentPartsOf(body)) {
+      if (seen.has(part.key)) continue;
+      seen.add(part.key);
+      const stamped: SentUsagePart = { ...part, receivedAt: part.receivedAt ?? message.timestamp.getTime() };
+      const text = JSON.stringify(stamped);
+      const shard = shardOf(part.accountId, shards.length);
+      const entry = perShard.get(shard) ?? { parts: [], messages: new Set() };
+      entry.parts.push({ text, bytes: text.length });
+      entry.messages.add(message);
+      perShard.set(shard, entry);
+    }
+  }
+  const failed = new Set<Message<unknown>>();
+  await Promise.all([
+    ...[...perShard].map(async ([shard, { parts, messages }]) => {
+      try {
+        await enqueueMessages(shards[shard] as Queue, packMessages('{"parts":[', parts));
+      } catch (error) {
+        for (const message of messages) failed.add(message);
+        logError("usage_forward_failed", { shard, parts: parts.length }, error);
+      }
+    }),
+    ...settles.map(async ({ accountId, message }) => {
+      try {
+        await settleAccountUsage(ctx, accountId);
+      } catch (error) {
+        failed.add(message);
+        logError("usage_failed", { accountId, settle: true, attempts: message.attempts }, error);
+      }
+    }),
+  ]);
+  for (const message of handled) {
+    if (failed.has(message)) message.retry({ delaySeconds: Math.min(60, 2 ** message.attempts) });
+    else message.ack();
+  }
+}
 
 interface AccountWork {
   parts: UsagePart[];
@@ -11,13 +81,11 @@ interface AccountWork {
 }
 
 /**
- * The `usage` queue's consumer. A message carries usage parts of one or more accounts, or asks for an account's
- * metered usage to be settled. Each part is applied once however often it arrives: parts with a key already seen
- * in this batch (racing retries of one gateway batch, a redelivery next to its original) are set aside before
- * anything is applied, and every store remembers the keys it applied. Each account's parts are applied together
- * (one call per store), accounts in parallel. A message is acknowledged once every account it carries is done;
- * otherwise it is retried whole (the queue redelivers it, up to its retry limit, then to the dead-letter queue)
- * and only what was not applied yet happens.
+ * A shard queue's consumer: applies each account's parts with one call to its store (accounts in parallel). Each
+ * part is applied once however often it arrives: parts with a key already seen in this batch are set aside before
+ * anything is applied, and every store remembers the keys it applied. A message is acknowledged once every account
+ * it carries is done; otherwise it is retried whole (the queue redelivers it, up to its retry limit, then to the
+ * dead-letter queue) and only what was not applied yet happens.
  */
 export async function consumeUsage(batch: MessageBatch<unknown>, env: Cloudflare.Env): Promise<void> {
   const ctx = domainContext(env);
@@ -33,12 +101,14 @@ export async function consumeUsage(batch: MessageBatch<unknown>, env: Cloudflare
     return entry;
   };
   for (const message of batch.messages) {
-    const body = read(message);
+    const body = await read(message);
     if (body === null) continue;
-    if ("settle" in body) workOf(body.settle, message).settle = true;
+    const content = readUsageMessage(body);
+    if ("settle" in content) workOf(content.settle, message).settle = true;
     else {
-      for (const part of body.parts) {
+      for (const part of content.parts) {
         const entry = workOf(part.accountId, message);
+        part.receivedAt ??= message.timestamp.getTime();
         if (!seen.has(part.key)) entry.parts.push(part);
         seen.add(part.key);
       }
@@ -68,13 +138,19 @@ export async function consumeUsage(batch: MessageBatch<unknown>, env: Cloudflare
 }
 
 /**
- * A message's content: sent as JSON text (message-packing.ts measures each message on the text it sends); one
- * enqueued as a JSON value before that is read as is. A body that is neither is retried on its own, so it reaches
- * the dead-letter queue without holding back the rest of the batch.
+ * A message's content: gzipped JSON (message-packing.ts), or JSON text or a JSON value as sent before. A body that
+ * is none of these is retried on its own, so it reaches the dead-letter queue without holding back the rest.
  */
-function read(message: Message<unknown>): ReturnType<typeof readUsageMessage> | null {
+async function read(message: Message<unknown>): Promise<UsageMessageBody | null> {
   try {
-    return readUsageMessage(typeof message.body === "string" ? JSON.parse(message.body) : message.body);
+    const { body } = message;
+    let value: UsageMessageBody;
+    if (body instanceof ArrayBuffer || ArrayBuffer.isView(body)) {
+      const bytes = body instanceof ArrayBuffer ? body : new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
+      value = JSON.parse(await gunzipText(bytes)) as UsageMessageBody;
+    } else value = (typeof body === "string" ? JSON.parse(body) : body) as UsageMessageBody;
+    readUsageMessage(value);
+    return value;
   } catch (error) {
     logError("usage_message_unreadable", { id: message.id, attempts: message.attempts }, error);
     message.retry();

@@ -1,4 +1,4 @@
-import type { SessionSpec } from "../../durable-objects/subuser-gate/contract";
+import type { ExitPin, SessionSpec } from "../../durable-objects/subuser-gate/contract";
 import { sha256Hex } from "../../platform/crypto";
 import type { DomainContext } from "../context";
 import { subuserGate } from "../subusers/gate-sync";
@@ -71,8 +71,8 @@ export function sessionSpecOf(username: string, parsed: ParsedUsername): Session
 }
 
 /** Frees the concurrency slot of a lease. The lease names its gate, so no lookup is needed. */
-export async function releaseLease(ctx: DomainContext, lease: string): Promise<boolean> {
+export async function releaseLease(ctx: DomainContext, lease: string, pin?: ExitPin): Promise<boolean> {
   const name = lease.split(".")[0];
   if (!name || !/^[a-z0-9]{1,32}$/.test(name)) return false;
-  return subuserGate(ctx, name).release(lease);
+  return subuserGate(ctx, name).release(lease, pin);
 }

@@ -1,10 +1,12 @@
 import type { Product } from "../../db/schema";
 import { addSessionUsage } from "../../durable-objects/subuser-gate/contract";
+import { timeOfId } from "../../platform/ids";
 import { clientBlock } from "../../platform/ip";
 import { uniformHash } from "../../platform/sampling";
+import type { GatewayTarget } from "../gateway/username";
 import type { Share } from "./message-packing";
 import { targetDomain } from "./target-domain";
-import type { Cell, ClientSource, DomainCell, SampleCandidate, SessionUsage } from "./usage-messages";
+import type { Cell, ClientSource, DomainCell, SampleCandidate, SessionDelta, SessionUsage } from "./usage-messages";
 import type { UsageRecord } from "./usage-records";
 
 /** Request-log candidates per account, minute and batch; the account's store thins them to a uniform sample. */
@@ -12,17 +14,18 @@ const SAMPLE_CANDIDATES = 100;
 const MINUTE_MS = 60_000;
 const RANK_SEED = 0x9747b28c;
 
-/** A record, its sub-user (id and gateway name) and its time (ms). */
+/** A record, its sub-user (id and gateway name), its time (ms) and, for gateway products, its username's target. */
 export interface OwnedRecord {
   record: UsageRecord;
   owner: { subuserId: string; gateName: string };
   ts: number;
+  target?: GatewayTarget;
 }
 
 /**
  * One account's share of a usage batch, aggregated: rollup cells (usage summed per minute and dimensions), domain
- * cells (per minute, sub-user and target domain), sticky-session usage per gate, request-log candidates. Pure and
- * deterministic: the same records give the same share.
+ * cells (per minute, sub-user and target domain), sticky sessions' usage (per session the records name, or per gate
+ * for records that name none), request-log candidates. Pure and deterministic: the same records give the same share.
  */
 export function accountShare(accountId: string, entries: OwnedRecord[]): Share {
   const cells = new Map<string, Cell>();
@@ -31,15 +34,19 @@ export function accountShare(accountId: string, entries: OwnedRecord[]): Share {
   const sources = new Map<string, ClientSource>();
   const blockOf = memoized((ip: string) => clientBlock(ip) ?? "");
   const gates = new Map<string, Map<string, SessionUsage>>();
-  for (const { record, owner, ts } of entries) {
+  const named = new Map<string, SessionDelta>();
+  for (const { record, owner, ts, target } of entries) {
     addToCell(cells, record, owner, ts);
     addToDomain(domains, record, owner, ts, domainOf(record.target_host));
     if (record.client_ip) addToSource(sources, record, owner.subuserId, ts, blockOf(record.client_ip));
-    if (record.product !== "isp" && record.username.includes("-session-")) {
-      const sessions = gates.get(owner.gateName) ?? new Map<string, SessionUsage>();
-      addToSession(sessions, record, ts);
-      gates.set(owner.gateName, sessions);
+    if (record.product === "isp" || !record.username.includes("-session-")) continue;
+    if (record.session && target?.sessionId && target.sesstime !== null) {
+      addToNamedSession(named, record, record.session, owner, target, ts);
+      continue;
     }
+    const sessions = gates.get(owner.gateName) ?? new Map<string, SessionUsage>();
+    addToSession(sessions, record, ts);
+    gates.set(owner.gateName, sessions);
   }
   return {
     accountId,
@@ -49,6 +56,7 @@ export function accountShare(accountId: string, entries: OwnedRecord[]): Share {
     sessions: [...gates].flatMap(([gateName, sessions]) =>
       [...sessions.values()].map((usage) => ({ gateName, usage })),
     ),
+    sessionDeltas: [...named.values()],
     samples: sampleCandidates(entries),
   };
 }
@@ -138,9 +146,47 @@ function memoized(f: (value: string) => string): (value: string) => string {
   };
 }
 
+/** A record of a session it names: its usage added to the session's, with who the session is. */
+function addToNamedSession(
+  named: Map<string, SessionDelta>,
+  record: UsageRecord,
+  id: string,
+  owner: OwnedRecord["owner"],
+  target: GatewayTarget,
+  ts: number,
+): void {
+  const known = named.get(id);
+  if (known) {
+    addSessionUsage(known.usage, sessionUsageOf(record, ts));
+    return;
+  }
+  const startedAt = timeOfId(id);
+  named.set(id, {
+    id,
+    subuserId: owner.subuserId,
+    gateName: owner.gateName,
+    product: record.product,
+    sessionId: target.sessionId as string,
+    region: target.region,
+    state: target.state,
+    city: target.city,
+    asn: target.asn,
+    startedAt,
+    expiresAt: startedAt + (target.sesstime as number) * MINUTE_MS,
+    usage: sessionUsageOf(record, ts),
+  });
+}
+
 function addToSession(sessions: Map<string, SessionUsage>, record: UsageRecord, ts: number): void {
+  const session = sessions.get(record.username);
+  if (session) addSessionUsage(session, sessionUsageOf(record, ts));
+  else sessions.set(record.username, sessionUsageOf(record, ts));
+}
+
+/** One record's session usage. */
+function sessionUsageOf(record: UsageRecord, ts: number): SessionUsage {
   const bytes = record.bytes_in + record.bytes_out;
-  const usage: SessionUsage = {
+  return {
     username: record.username,
     product: record.product as Product,
     firstTs: ts,
@@ -161,9 +207,6 @@ function addToSession(sessions: Map<string, SessionUsage>, record: UsageRecord, 
       },
     ],
   };
-  const session = sessions.get(record.username);
-  if (session) addSessionUsage(session, usage);
-  else sessions.set(record.username, usage);
 }
 
 /**

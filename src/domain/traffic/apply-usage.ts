@@ -3,25 +3,30 @@ import { announceNewSources } from "../subusers/client-sources";
 import { subuserGate } from "../subusers/gate-sync";
 import { settleUsage } from "./settlement";
 import { accountStore } from "./store";
-import type { SessionUsage, UsagePart } from "./usage-messages";
+import type { SessionDelta, UsagePart } from "./usage-messages";
 
 /**
  * Applies one account's usage parts of a consumer batch (distinct keys), each exactly once whatever the
- * redeliveries: the sub-users' gates (sticky sessions) and the account's traffic store (rollups, request log,
- * session index, the usage meter) each remember the part keys in the same synchronous step as their effect, so
- * parts that failed half-way are retried and only their missing effects happen. The parts share each step's
- * call: one per gate and one to the store, however many there are. A settlement the store says is due goes to
- * D1 before this returns.
+ * redeliveries: the account's traffic store (usage, request log, sources, sessions, the meter) remembers the part
+ * keys in the same synchronous step as their effect, so parts that failed half-way are retried and only what was
+ * not applied happens. The parts share one store call however many there are. Sticky usage of records that did not
+ * name their session is first matched to its sessions by their gates (a call per gate: records that name their
+ * session need none). A settlement the store says is due goes to D1 before this returns.
  */
 export async function applyUsageParts(ctx: DomainContext, accountId: string, parts: UsagePart[]): Promise<void> {
-  const sessions = await Promise.all(
-    [...sessionUsageByGate(parts)].map(([gateName, usages]) => subuserGate(ctx, gateName).applySessionUsage(usages)),
-  );
+  const resolved = await resolveGateSessions(ctx, parts);
   const store = accountStore(ctx, accountId);
   const { settlement, sourceAlerts } = await store.ingest({
     accountId,
-    parts: parts.map(({ key, cells, domains, sources, samples }) => ({ key, cells, domains, sources, samples })),
-    sessions: sessions.flat(),
+    parts: parts.map(({ key, receivedAt, cells, domains, sources, samples, sessions }) => ({
+      key,
+      ...(receivedAt === undefined ? {} : { receivedAt }),
+      cells,
+      domains,
+      sources,
+      samples,
+      sessions: [...sessions, ...(resolved.get(key) ?? [])],
+    })),
   });
   await settleUsage(ctx, accountId, settlement);
   await announceNewSources(ctx, accountId, sourceAlerts, store);
@@ -32,12 +37,25 @@ export async function settleAccountUsage(ctx: DomainContext, accountId: string):
   await settleUsage(ctx, accountId, await accountStore(ctx, accountId).settlement());
 }
 
-function sessionUsageByGate(parts: UsagePart[]): Map<string, Array<{ key: string; usages: SessionUsage[] }>> {
-  const gates = parts.flatMap((part) => part.gates.map((gate) => ({ part, gate })));
-  return new Map(
-    [...Map.groupBy(gates, ({ gate }) => gate.gateName)].map(([gateName, entries]) => [
-      gateName,
-      entries.map(({ part, gate }) => ({ key: part.key, usages: gate.sessions })),
-    ]),
+/**
+ * Sticky usage that names no session, matched by each gate to its sessions (one call per gate for all parts):
+ * per part key, the sessions' usage with who they are. Usage no session matches counts in traffic only.
+ */
+async function resolveGateSessions(ctx: DomainContext, parts: UsagePart[]): Promise<Map<string, SessionDelta[]>> {
+  const byGate = Map.groupBy(
+    parts.flatMap((part) => part.gates.flatMap((gate) => gate.sessions.map((usage) => ({ part, gate, usage })))),
+    (entry) => entry.gate.gateName,
   );
+  const resolved = new Map<string, SessionDelta[]>();
+  await Promise.all(
+    [...byGate].map(async ([gateName, entries]) => {
+      const identities = await subuserGate(ctx, gateName).resolveSessions(entries.map((entry) => entry.usage));
+      entries.forEach(({ part, usage }, index) => {
+        const identity = identities[index];
+        if (!identity) return;
+        resolved.set(part.key, [...(resolved.get(part.key) ?? []), { ...identity, usage }]);
+      });
+    }),
+  );
+  return resolved;
 }

@@ -2,7 +2,7 @@ import { eq, sql } from "drizzle-orm";
 import { type Product, usageBatches } from "../../db/schema";
 import { now } from "../../platform/clock";
 import type { DomainContext } from "../context";
-import { parseUsername } from "../gateway/username";
+import { type GatewayTarget, parseUsername } from "../gateway/username";
 import { accountShare, type OwnedRecord } from "./aggregate";
 import { enqueueMessages, packBatch } from "./message-packing";
 import { subuserOwners } from "./owners";
@@ -23,7 +23,8 @@ export interface IngestResult {
  * account's store (they count during the drain).
  */
 export async function ingestUsageBatch(ctx: DomainContext, batch: UsageBatch): Promise<IngestResult> {
-  const ownerKeyOf = ownerKeys(ctx);
+  const ownerOf = ownerKeys(ctx);
+  const ownerKeyOf = (record: UsageRecord) => ownerOf(record).key;
   const names = subuserNames(batch.records.map(ownerKeyOf));
   // One round trip at most: whether the batch was recorded, and the owners of names never seen before.
   const { owners, alongside: recorded } = await subuserOwners(
@@ -45,10 +46,17 @@ export async function ingestUsageBatch(ctx: DomainContext, batch: UsageBatch): P
   const shares = [...Map.groupBy(owned, (entry) => entry.accountId)].map(([accountId, entries]) =>
     accountShare(
       accountId,
-      entries.map(({ record, owner }): OwnedRecord => ({ record, owner, ts: Date.parse(record.ts) })),
+      entries.map(
+        ({ record, owner }): OwnedRecord => ({
+          record,
+          owner,
+          ts: Date.parse(record.ts),
+          target: ownerOf(record).target,
+        }),
+      ),
     ),
   );
-  await enqueueMessages(ctx, packBatch(batch.batch_id, shares));
+  await enqueueMessages(ctx.env.USAGE_QUEUE, packBatch(batch.batch_id, shares));
   return recordBatch(ctx, batch.batch_id, batch.records.length - dropped, dropped);
 }
 
@@ -66,29 +74,40 @@ async function recordBatch(ctx: DomainContext, id: string, accepted: number, dro
   return { accepted: row.accepted, dropped: row.dropped, duplicate: row.copies > 1 };
 }
 
-/** The owner key of each record, worked out once per username of the batch (a batch repeats few of them). */
-function ownerKeys(ctx: DomainContext): (record: UsageRecord) => string {
-  const keys = new Map<string, string>();
+/**
+ * The owner key of each record and, for gateway products, its username's target, worked out once per username of
+ * the batch (a batch repeats few of them).
+ */
+function ownerKeys(ctx: DomainContext): (record: UsageRecord) => RecordOwner {
+  const owners = new Map<string, RecordOwner>();
   return (record) => {
     const username = `${record.product}|${record.username}`;
-    let key = keys.get(username);
-    if (key === undefined) {
-      key = recordOwnerKey(ctx, record);
-      keys.set(username, key);
+    let owner = owners.get(username);
+    if (owner === undefined) {
+      owner = recordOwner(ctx, record);
+      owners.set(username, owner);
     }
-    return key;
+    return owner;
   };
 }
 
-/** The gateway name of a record's sub-user and the product it must have. */
-function recordOwnerKey(ctx: DomainContext, record: UsageRecord): string {
+interface RecordOwner {
+  /** `product:name` of the sub-user the record belongs to ("" when none can own it). */
+  key: string;
+  target?: GatewayTarget;
+}
+
+/** The gateway name of a record's sub-user and the product it must have; for gateway products, the target. */
+function recordOwner(ctx: DomainContext, record: UsageRecord): RecordOwner {
   const prefix = ctx.env.GATEWAY_USER_PREFIX;
   if (record.product === "isp") {
     const name = record.username.startsWith(`${prefix}_`) ? record.username.slice(prefix.length + 1) : "";
-    return `isp:${name}`;
+    return { key: `isp:${name}` };
   }
   const parsed = parseUsername(record.username, prefix);
-  return parsed.ok && parsed.value.product === record.product ? `${record.product}:${parsed.value.name}` : "";
+  return parsed.ok && parsed.value.product === record.product
+    ? { key: `${record.product}:${parsed.value.name}`, target: parsed.value.target }
+    : { key: "" };
 }
 
 /** An owner key's product and gateway name (both empty for a record no sub-user can own). */

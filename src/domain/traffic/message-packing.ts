@@ -1,4 +1,4 @@
-import type { DomainContext } from "../context";
+import { gzipText } from "../../platform/gzip";
 import {
   type Cell,
   type ClientSource,
@@ -8,25 +8,31 @@ import {
   type GateUsage,
   type SampleCandidate,
   type SentUsagePart,
+  type SessionDelta,
   type SessionUsage,
   sampleRow,
   sourceRow,
 } from "./usage-messages";
 
 /**
- * Parts and messages are packed to about 100 KB by an estimate of their items' size, then measured: a part past
- * 120 KB (a text far from plain ASCII) is split in two, so every message stays below the queue's 128 KB. A
- * `sendBatch` stays below its 100 messages and 256 KB.
+ * Parts are packed to about 100 KB of JSON by an estimate of their items' size, then measured: a part past 120 KB
+ * (a text far from plain ASCII) is split in two. Messages hold parts up to 400 KB of JSON and travel gzipped (the
+ * queue bills per 64 KB, and usage JSON shrinks ~5×); a message whose gzip passes 120 KB is split between its parts,
+ * so every message stays below the queue's 128 KB. A `sendBatch` stays below its 100 messages and 256 KB.
  */
-const MESSAGE_BYTES = 100_000;
+const PART_BYTES = 100_000;
 const PART_BYTES_MAX = 120_000;
+const MESSAGE_BYTES = 400_000;
+const GZIPPED_BYTES_MAX = 120_000;
 const SEND_BATCH_BYTES = 240_000;
 const SEND_BATCH_MESSAGES = 100;
 
-/** A message as sent: its JSON text and that text's UTF-8 size. */
+/** A message's (or a part's) JSON text and that text's UTF-8 size; a message keeps its head and parts. */
 export interface PackedMessage {
   text: string;
   bytes: number;
+  head?: string;
+  parts?: PackedMessage[];
 }
 
 /** An account's share of a usage batch, aggregated. */
@@ -35,7 +41,10 @@ export interface Share {
   cells: Cell[];
   domains: DomainCell[];
   sources: ClientSource[];
+  /** Usage of sticky sessions the records did not name (their gates find them). */
   sessions: Array<{ gateName: string; usage: SessionUsage }>;
+  /** Usage of the sticky sessions the records named. */
+  sessionDeltas: SessionDelta[];
   samples: SampleCandidate[];
 }
 
@@ -52,21 +61,26 @@ export function packBatch(batchId: string, shares: Share[]): PackedMessage[] {
   const parts = [...shares]
     .sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0))
     .flatMap((share) => packedParts(batchId, share));
-  const head = `{"batchId":${JSON.stringify(batchId)},"parts":[`;
+  return packMessages(`{"batchId":${JSON.stringify(batchId)},"parts":[`, parts);
+}
+
+/** Part texts into messages (`head`, the parts, `]}`) of up to `maxBytes` of JSON each, in order. */
+export function packMessages(head: string, parts: PackedMessage[], maxBytes = MESSAGE_BYTES): PackedMessage[] {
   const messages: PackedMessage[] = [];
-  let texts: string[] = [];
+  let group: PackedMessage[] = [];
   let bytes = 0;
   const flush = () => {
-    messages.push({ text: `${head}${texts.join(",")}]}`, bytes: bytes + head.length + 2 });
-    texts = [];
+    const text = `${head}${group.map((part) => part.text).join(",")}]}`;
+    messages.push({ text, bytes: bytes + head.length + 2, head, parts: group });
+    group = [];
     bytes = 0;
   };
   for (const part of parts) {
-    if (texts.length > 0 && bytes + part.bytes + 1 > MESSAGE_BYTES) flush();
-    texts.push(part.text);
-    bytes += part.bytes + (texts.length > 1 ? 1 : 0);
+    if (group.length > 0 && bytes + part.bytes + 1 > maxBytes) flush();
+    group.push(part);
+    bytes += part.bytes + (group.length > 1 ? 1 : 0);
   }
-  if (texts.length > 0) flush();
+  if (group.length > 0) flush();
   return messages;
 }
 
@@ -76,7 +90,7 @@ function packedParts(batchId: string, share: Share): PackedMessage[] {
   let piece: Items = emptyItems();
   let size = 0;
   const add = <K extends keyof Items>(kind: K, item: Items[K][number], itemSize: number) => {
-    if (size + itemSize > MESSAGE_BYTES && size > 0) {
+    if (size + itemSize > PART_BYTES && size > 0) {
       pieces.push(piece);
       piece = emptyItems();
       size = 0;
@@ -88,6 +102,8 @@ function packedParts(batchId: string, share: Share): PackedMessage[] {
   for (const cell of share.domains) add("domains", cell, domainSize(cell));
   for (const source of share.sources) add("sources", source, sourceSize(source));
   for (const session of share.sessions) add("sessions", session, sessionSize(session));
+  // A named session's delta also carries who the session is.
+  for (const delta of share.sessionDeltas) add("sessionDeltas", delta, sessionSize(delta) + 160);
   for (const sample of share.samples) add("samples", sample, sampleSize(sample));
   pieces.push(piece);
   const texts: PackedMessage[] = [];
@@ -96,7 +112,13 @@ function packedParts(batchId: string, share: Share): PackedMessage[] {
   const emit = (fit: Items) => {
     const text = JSON.stringify(sentPart(`${batchId}:${share.accountId}:${texts.length}`, share.accountId, fit));
     const bytes = utf8Bytes(text);
-    const items = fit.cells.length + fit.domains.length + fit.sources.length + fit.sessions.length + fit.samples.length;
+    const items =
+      fit.cells.length +
+      fit.domains.length +
+      fit.sources.length +
+      fit.sessions.length +
+      fit.sessionDeltas.length +
+      fit.samples.length;
     if (bytes <= PART_BYTES_MAX || items <= 1) {
       texts.push({ text, bytes });
       return;
@@ -108,6 +130,7 @@ function packedParts(batchId: string, share: Share): PackedMessage[] {
         domains: half(fit.domains)[i] ?? [],
         sources: half(fit.sources)[i] ?? [],
         sessions: half(fit.sessions)[i] ?? [],
+        sessionDeltas: half(fit.sessionDeltas)[i] ?? [],
         samples: half(fit.samples)[i] ?? [],
       });
     }
@@ -117,7 +140,7 @@ function packedParts(batchId: string, share: Share): PackedMessage[] {
 }
 
 function emptyItems(): Items {
-  return { cells: [], domains: [], sources: [], sessions: [], samples: [] };
+  return { cells: [], domains: [], sources: [], sessions: [], sessionDeltas: [], samples: [] };
 }
 
 function sentPart(key: string, accountId: string, piece: Items): SentUsagePart {
@@ -133,6 +156,7 @@ function sentPart(key: string, accountId: string, piece: Items): SentUsagePart {
     cells: piece.cells.map(cellRow),
     domains: piece.domains.map(domainRow),
     sources: piece.sources.map(sourceRow),
+    ...(piece.sessionDeltas.length > 0 ? { sessions: piece.sessionDeltas } : {}),
     gates: [...gates.values()],
     samples: piece.samples.map(sampleRow),
   };
@@ -151,7 +175,7 @@ function sourceSize(source: ClientSource): number {
   return 60 + source.subuserId.length + source.block.length;
 }
 
-function sessionSize({ gateName, usage }: Items["sessions"][number]): number {
+function sessionSize({ gateName, usage }: { gateName: string; usage: SessionUsage }): number {
   const requests = usage.lastRequests.reduce((sum, r) => sum + 140 + r.targetHost.length + r.requestId.length, 0);
   return 260 + gateName.length + usage.username.length + requests;
 }
@@ -176,18 +200,35 @@ function utf8Bytes(text: string): number {
   return /^[\x00-\x7f]*$/.test(text) ? text.length : encoder.encode(text).length;
 }
 
-/** Sends the messages (JSON texts) in `sendBatch` calls within the queue's limits. */
-export async function enqueueMessages(ctx: DomainContext, messages: PackedMessage[]): Promise<void> {
-  let group: Array<{ body: string; contentType: "text" }> = [];
+/**
+ * Sends messages gzipped, in `sendBatch` calls within the queue's limits. A message whose gzip is too large for the
+ * queue is sent as two, its parts split between them.
+ */
+export async function enqueueMessages(queue: Queue, messages: PackedMessage[]): Promise<void> {
+  const bodies: Uint8Array[] = [];
+  const encode = async (message: PackedMessage): Promise<void> => {
+    const body = await gzipText(message.text);
+    const parts = message.parts ?? [];
+    if (body.byteLength <= GZIPPED_BYTES_MAX || parts.length < 2) {
+      bodies.push(body);
+      return;
+    }
+    const half = Math.ceil(parts.length / 2);
+    for (const group of [parts.slice(0, half), parts.slice(half)]) {
+      for (const smaller of packMessages(message.head ?? "", group)) await encode(smaller);
+    }
+  };
+  for (const message of messages) await encode(message);
+  let group: Array<{ body: Uint8Array; contentType: "bytes" }> = [];
   let size = 0;
-  for (const { text: body, bytes } of messages) {
-    if (group.length > 0 && (group.length >= SEND_BATCH_MESSAGES || size + bytes > SEND_BATCH_BYTES)) {
-      await ctx.env.USAGE_QUEUE.sendBatch(group);
+  for (const body of bodies) {
+    if (group.length > 0 && (group.length >= SEND_BATCH_MESSAGES || size + body.byteLength > SEND_BATCH_BYTES)) {
+      await queue.sendBatch(group);
       group = [];
       size = 0;
     }
-    group.push({ body, contentType: "text" });
-    size += bytes;
+    group.push({ body, contentType: "bytes" });
+    size += body.byteLength;
   }
-  if (group.length > 0) await ctx.env.USAGE_QUEUE.sendBatch(group);
+  if (group.length > 0) await queue.sendBatch(group);
 }

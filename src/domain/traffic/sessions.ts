@@ -47,17 +47,14 @@ export async function listSessions(
   return new TrafficStoreClient(ctx.env, principal.accountId).listSessions(filters);
 }
 
-/** One session with its last 10 requests, from its sub-user's gate. Expired or unknown: 404 `session_not_found`. */
+/** One session with its last 10 requests. Expired or unknown: 404 `session_not_found`. */
 export async function findSession(
   ctx: DomainContext,
   principal: Principal,
   product: SessionProduct,
   id: string,
 ): Promise<{ session: SessionSnapshot; lastRequests: SessionRequest[] }> {
-  const indexed = await visibleSession(ctx, principal, product, id);
-  const found = await subuserGate(ctx, indexed.gateName).session(id);
-  if (!found || !visible(found.session, now())) throw notFound();
-  return found;
+  return visibleSession(ctx, principal, product, id);
 }
 
 /**
@@ -73,7 +70,12 @@ export async function terminateSession(
   id: string,
 ): Promise<SessionSnapshot> {
   const indexed = await visibleSession(ctx, principal, product, id);
-  const request = { sessionId: id, accountId: principal.accountId, gateName: indexed.gateName, requestedAt: now() };
+  const request = {
+    sessionId: id,
+    accountId: principal.accountId,
+    gateName: indexed.session.gateName,
+    requestedAt: now(),
+  };
   await commit(ctx, [
     ctx.db.insert(sessionTerminations).values(request).onConflictDoNothing(),
     ...auditStatements(ctx, {
@@ -135,13 +137,14 @@ export async function finishTerminations(ctx: DomainContext, at: number): Promis
   return stalled.length;
 }
 
+/** A session of the caller's account and of this product, while it is visible. */
 async function visibleSession(ctx: DomainContext, principal: Principal, product: SessionProduct, id: string) {
   assertInScope(principal, [product]);
-  const session = /^ses_[0-9A-Z]{26}$/.test(id)
+  const found = /^ses_[0-9A-Z]{26}$/.test(id)
     ? await new TrafficStoreClient(ctx.env, principal.accountId).session(id)
     : null;
-  if (!session || session.product !== product || !visible(session, now())) throw notFound();
-  return session;
+  if (!found || found.session.product !== product || !visible(found.session, now())) throw notFound();
+  return found;
 }
 
 function visible(session: SessionSnapshot, at: number): boolean {

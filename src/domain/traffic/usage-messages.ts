@@ -3,6 +3,7 @@ import {
   type CellRow,
   type ClientSource,
   cellOf,
+  cellRow,
   type DomainCell,
   type DomainRow,
   domainCellOf,
@@ -10,10 +11,12 @@ import {
   type RequestSample,
   type SampleCandidate,
   type SampleRow,
+  type SessionDelta,
   type SessionRequest,
   type SessionUsage,
   type SourceRow,
   sampleOf,
+  sampleRow,
   sourceOf,
 } from "../../durable-objects/traffic-store/contract";
 
@@ -29,6 +32,7 @@ export type {
   RequestSample,
   SampleCandidate,
   SampleRow,
+  SessionDelta,
   SessionRequest,
   SessionUsage,
 };
@@ -43,9 +47,14 @@ export type {
 export interface UsagePart {
   key: string;
   accountId: string;
+  /** When the usage route enqueued the part (its first message's time; set by the consumer). */
+  receivedAt?: number;
   cells: Cell[];
   domains: DomainCell[];
   sources: ClientSource[];
+  /** Sticky sessions' usage of records that name their session. */
+  sessions: SessionDelta[];
+  /** Sticky sessions' usage of records that name none: their gates find the session. */
   gates: GateUsage[];
   samples: SampleCandidate[];
 }
@@ -59,8 +68,12 @@ export interface SentUsagePart {
   domains?: DomainRow[];
   /** Absent in parts sent before client sources. */
   sources?: SourceRow[];
+  /** Absent in parts sent before records named their session. */
+  sessions?: SessionDelta[];
   gates: GateUsage[];
   samples: SampleRow[];
+  /** Set by the first queue's consumer when it forwards the part to the account's shard. */
+  receivedAt?: number;
 }
 
 /** A message as sent: the parts of one or more accounts of one batch. */
@@ -90,28 +103,34 @@ export function readUsageMessage(
   return "settle" in body ? { settle: body.settle } : { parts: usagePartsOf(body) };
 }
 
+/** A message's content as sent: usage parts (unread), or a settle request. */
+export type UsageMessageBody = SentUsageMessage | SingleAccountMessage | SettleMessage;
+
 /** The parts of a message as the consumer reads it; a message from before parts were packed together is one part. */
 export function usagePartsOf(body: SentUsageMessage | SingleAccountMessage): UsagePart[] {
-  if ("parts" in body) {
-    return body.parts.map((part) => ({
-      key: part.key,
-      accountId: part.accountId,
-      cells: part.cells.map(cellOf),
-      domains: (part.domains ?? []).map(domainCellOf),
-      sources: (part.sources ?? []).map(sourceOf),
-      gates: part.gates,
-      samples: part.samples.map(sampleOf),
-    }));
-  }
+  return sentPartsOf(body).map((part) => ({
+    key: part.key,
+    accountId: part.accountId,
+    cells: part.cells.map(cellOf),
+    domains: (part.domains ?? []).map(domainCellOf),
+    sources: (part.sources ?? []).map(sourceOf),
+    sessions: part.sessions ?? [],
+    gates: part.gates,
+    samples: part.samples.map(sampleOf),
+    ...(part.receivedAt === undefined ? {} : { receivedAt: part.receivedAt }),
+  }));
+}
+
+/** The parts of a message as sent (what the first consumer forwards to the accounts' shards unread). */
+export function sentPartsOf(body: SentUsageMessage | SingleAccountMessage): SentUsagePart[] {
+  if ("parts" in body) return body.parts;
   return [
     {
       key: body.key,
       accountId: body.accountId,
-      cells: body.cells.map((cell) => (Array.isArray(cell) ? cellOf(cell) : cell)),
-      domains: [],
-      sources: [],
+      cells: body.cells.map((cell) => (Array.isArray(cell) ? cell : cellRow(cell))),
       gates: body.gates,
-      samples: body.samples,
+      samples: body.samples.map(sampleRow),
     },
   ];
 }

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { products } from "../../db/schema";
-import { IP_TEXT, integer, ipText, NO_CONTROL_CHARACTERS, text, token } from "../../platform/fields";
+import { IP_TEXT, id, integer, ipText, NO_CONTROL_CHARACTERS, text, token } from "../../platform/fields";
 
 /**
  * The gateway's usage report (docs/gateway.md): the exact field names the gateway is built against. Bytes are
@@ -14,6 +14,7 @@ const METHOD = /^[A-Z][A-Z_-]{0,15}$/;
 const EXIT_GEO = /^[a-z]{2}\/[a-z0-9]{0,3}\/[a-z0-9_-]{0,40}$/;
 const TAG = /^[a-z0-9_-]{1,64}$/;
 const ERROR_CODE = /^[a-z0-9_.-]{1,64}$/;
+const SESSION = /^ses_[0-9A-HJKMNP-TV-Z]{26}$/;
 
 export const usageRecordSchema = z
   .strictObject({
@@ -51,6 +52,15 @@ export const usageRecordSchema = z
           "The address that connected to the gateway (the sub-user's client). Optional: records without it (older " +
           "gateways) count everywhere but in the sub-user's client sources.",
       }),
+    session: id("session")
+      .nullable()
+      .optional()
+      .openapi({
+        description:
+          "A sticky session's request: the `session.id` the authorize decision gave it. Its usage is added to that " +
+          "session in the account's store with no call to the sub-user's gate. Optional: a sticky record without it " +
+          "(older gateways) is matched to its session by the gate, from the username and the time.",
+      }),
   })
   .openapi("UsageRecord");
 
@@ -65,8 +75,8 @@ export type UsageRecord = z.infer<typeof usageRecordSchema>;
 export type UsageBatch = z.infer<typeof usageBatchSchema>;
 
 const RECORD_FIELDS = Object.keys(usageRecordSchema.shape).length;
-/** The one optional field (absent in records of older gateways). */
-const OPTIONAL_FIELDS = 1;
+/** The optional fields (absent in records of older gateways). */
+const OPTIONAL_FIELDS = ["client_ip", "session"];
 /** RFC 3339 in UTC as the schema takes it (offsets are left to the schema); the calendar date is checked apart. */
 const UTC_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?Z$/;
 
@@ -87,7 +97,7 @@ export function plainlyValidBatch(body: unknown): UsageBatch | null {
 function isPlainlyValidRecord(r: unknown): boolean {
   return (
     isPlainObject(r) &&
-    Object.keys(r).length === RECORD_FIELDS - ("client_ip" in r ? 0 : OPTIONAL_FIELDS) &&
+    Object.keys(r).length === RECORD_FIELDS - OPTIONAL_FIELDS.filter((field) => !(field in r)).length &&
     isToken(r.request_id, REQUEST_ID, 64) &&
     isUtcTimestamp(r.ts) &&
     (r.product === "residential" || r.product === "mobile" || r.product === "isp") &&
@@ -105,7 +115,8 @@ function isPlainlyValidRecord(r: unknown): boolean {
     (r.tag === null || isToken(r.tag, TAG, 64)) &&
     (r.error_code === null || isToken(r.error_code, ERROR_CODE, 64)) &&
     typeof r.repinned === "boolean" &&
-    (r.client_ip === undefined || r.client_ip === null || isToken(r.client_ip, IP_TEXT, 45))
+    (r.client_ip === undefined || r.client_ip === null || isToken(r.client_ip, IP_TEXT, 45)) &&
+    (r.session === undefined || r.session === null || isToken(r.session, SESSION, 30))
   );
 }
 

@@ -1,5 +1,6 @@
-import type { SessionRequest, SessionSnapshot, SessionUsage } from "../traffic-store/contract";
-import type { DecideInput, Decision, GateConfig, PoolFigures } from "./contract";
+import type { SessionSnapshot, SessionUsage } from "../traffic-store/contract";
+import type { DecideInput, Decision, ExitPin, GateConfig, PoolFigures } from "./contract";
+import type { SessionIdentity } from "./session-book";
 import type { SubuserGate } from "./subuser-gate";
 
 /**
@@ -28,8 +29,8 @@ export class SubuserGateClient {
     await this.#stub.configure(config);
   }
 
-  release(lease: string): Promise<boolean> {
-    return this.#stub.release(lease);
+  release(lease: string, pin?: ExitPin): Promise<boolean> {
+    return this.#stub.release(lease, pin);
   }
 
   async updatePool(product: "residential" | "mobile", figures: PoolFigures): Promise<void> {
@@ -40,12 +41,8 @@ export class SubuserGateClient {
     await this.#stub.updateMonthUsage(month, usedBytes);
   }
 
-  applySessionUsage(parts: Array<{ key: string; usages: SessionUsage[] }>): Promise<SessionSnapshot[]> {
-    return this.#stub.applySessionUsage(parts);
-  }
-
-  session(id: string): Promise<{ session: SessionSnapshot; lastRequests: SessionRequest[] } | null> {
-    return this.#stub.session(id);
+  resolveSessions(usages: SessionUsage[]): Promise<Array<SessionIdentity | null>> {
+    return this.#stub.resolveSessions(usages);
   }
 
   terminateSession(id: string): Promise<SessionSnapshot | null> {

@@ -63,6 +63,12 @@ export interface SessionSpec {
   minutes: number;
 }
 
+/** The exit a released connection used: it pins its sticky session (or moves the pin on a repin). */
+export interface ExitPin {
+  exitIp: string;
+  repinned: boolean;
+}
+
 export interface SessionPin {
   id: string;
   exitIp: string | null;

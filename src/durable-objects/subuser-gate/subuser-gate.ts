@@ -5,10 +5,18 @@ import { blockContains, type IpBlock, parseBlock, parseIp } from "../../platform
 import { Alarm } from "../shared/alarm";
 import { SlidingLog } from "../shared/sliding-log";
 import { migrate, type StorageStep } from "../shared/storage-versions";
-import { TrafficStoreClient } from "../traffic-store";
-import type { SessionRequest, SessionSnapshot, SessionUsage } from "../traffic-store/contract";
-import type { BandwidthProduct, DecideInput, Decision, GateConfig, GatewayProduct, PoolFigures } from "./contract";
-import { SessionBook } from "./session-book";
+import type { SessionSnapshot, SessionUsage } from "../traffic-store/contract";
+import type {
+  BandwidthProduct,
+  DecideInput,
+  Decision,
+  ExitPin,
+  GateConfig,
+  GatewayProduct,
+  PoolFigures,
+} from "./contract";
+import { TERMINATED_KEPT_MS } from "./contract";
+import { SessionBook, type SessionIdentity } from "./session-book";
 
 /** The gate's storage steps (`migrate`; its `SessionBook` has its own): append, never edit. */
 const GATE_STORAGE: StorageStep[] = [
@@ -18,15 +26,14 @@ const GATE_STORAGE: StorageStep[] = [
       CREATE TABLE IF NOT EXISTS config (id INTEGER PRIMARY KEY CHECK (id = 1), value TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS leases (id TEXT PRIMARY KEY, expires_at INTEGER NOT NULL);
     `),
+  // 2: a lease remembers its sticky session, so that its release pins the exit it used.
+  (sql) => sql.exec("ALTER TABLE leases ADD COLUMN session TEXT"),
 ];
 
 /** A lease not released by the gateway is reclaimed after this long, so a crashed gateway cannot leak slots. */
 export const LEASE_TTL_MS = 10 * MINUTE;
 /** The gateway may reuse an allow this long (at most 60 s: whitelist removal and deletion take effect within 60 s). */
 export const MAX_CACHE_TTL_S = 30;
-
-/** Changed sessions are copied to the account's session index this soon. */
-const OUTBOX_FLUSH_MS = SECOND;
 
 /**
  * One per sub-user (addressed by its gateway name). Decides each proxy request: credentials or whitelist,
@@ -39,7 +46,8 @@ export class SubuserGate extends DurableObject {
   #config: GateConfig | null = null;
   #whitelist: Array<{ product: GatewayProduct; block: IpBlock }> = [];
   readonly #requests = new SlidingLog(SECOND);
-  readonly #leases = new Map<string, number>();
+  /** Open leases: when each is reclaimed, and the sticky session it was given. */
+  readonly #leases = new Map<string, { expiresAt: number; session: string | null }>();
   readonly #sessions: SessionBook;
   readonly #alarm: Alarm;
 
@@ -54,8 +62,10 @@ export class SubuserGate extends DurableObject {
     migrate(ctx.storage, "subuser_gate", GATE_STORAGE);
     const stored = this.#sql.exec<{ value: string }>("SELECT value FROM config WHERE id = 1").toArray()[0];
     if (stored) this.#apply(JSON.parse(stored.value) as GateConfig);
-    for (const lease of this.#sql.exec<{ id: string; expires_at: number }>("SELECT id, expires_at FROM leases")) {
-      this.#leases.set(lease.id, lease.expires_at);
+    for (const lease of this.#sql.exec<{ id: string; expires_at: number; session: string | null }>(
+      "SELECT id, expires_at, session FROM leases",
+    )) {
+      this.#leases.set(lease.id, { expiresAt: lease.expires_at, session: lease.session });
     }
   }
 
@@ -97,10 +107,15 @@ export class SubuserGate extends DurableObject {
 
     this.#requests.add(at);
     const lease = `${config.name}.${randomString(20)}`;
-    this.#leases.set(lease, at + LEASE_TTL_MS);
-    this.#sql.exec("INSERT INTO leases (id, expires_at) VALUES (?, ?)", lease, at + LEASE_TTL_MS);
     const session = input.session ? this.#sessions.pin(input.session, at) : null;
-    if (session) this.#alarm.wakeBy(at + OUTBOX_FLUSH_MS);
+    this.#leases.set(lease, { expiresAt: at + LEASE_TTL_MS, session: session?.id ?? null });
+    this.#sql.exec(
+      "INSERT INTO leases (id, expires_at, session) VALUES (?, ?, ?)",
+      lease,
+      at + LEASE_TTL_MS,
+      session?.id ?? null,
+    );
+    if (session) this.#alarm.wakeBy(session.expiresAt);
     return {
       outcome: "allow",
       subuserId: config.subuserId,
@@ -133,47 +148,39 @@ export class SubuserGate extends DurableObject {
   }
 
   /**
-   * Applies usage messages' sticky-session usage (once per message key) and returns the current state of the
-   * sessions they touched, which the caller copies to the account's session index.
+   * Matches sticky usage of records that named no session (older gateways) to its sessions, pinning exits as the
+   * usage shows them; returns who each usage's session is (null: none).
    */
-  applySessionUsage(parts: Array<{ key: string; usages: SessionUsage[] }>): SessionSnapshot[] {
-    const touched = this.#sessions.apply(parts, now());
-    this.#sessions.copied(touched);
-    return touched;
-  }
-
-  session(id: string): { session: SessionSnapshot; lastRequests: SessionRequest[] } | null {
-    return this.#sessions.find(id);
+  resolveSessions(usages: SessionUsage[]): Array<SessionIdentity | null> {
+    return this.#sessions.resolve(usages);
   }
 
   terminateSession(id: string): SessionSnapshot | null {
     const at = now();
     const snapshot = this.#sessions.terminate(id, at);
-    if (snapshot) this.#alarm.wakeBy(at + OUTBOX_FLUSH_MS);
+    if (snapshot) this.#alarm.wakeBy(at + TERMINATED_KEPT_MS);
     return snapshot;
   }
 
-  /** Copies changed sessions to the account's index and forgets expired ones; then sleeps until needed. */
+  /** Forgets expired sessions (and terminated ones after a day); then sleeps until the next is due. */
   override async alarm(): Promise<void> {
     this.#alarm.rang();
-    const config = this.#config;
-    const pending = this.#sessions.outbox();
-    if (config && pending.length > 0) {
-      await new TrafficStoreClient(this.env, config.accountId).upsertSessions(pending);
-      this.#sessions.copied(pending);
-    }
     const at = now();
-    const nextPurge = this.#sessions.purge(at);
-    const again = this.#sessions.outbox().length > 0 ? at + OUTBOX_FLUSH_MS : null;
-    const next = [nextPurge, again].filter((t): t is number => t !== null);
-    if (next.length > 0) this.#alarm.wakeBy(Math.max(at + 1, Math.min(...next)));
+    const next = this.#sessions.purge(at);
+    if (next !== null) this.#alarm.wakeBy(Math.max(at + 1, next));
   }
 
-  /** Frees a concurrency slot. Releasing an unknown or already released lease is harmless. */
-  release(lease: string): boolean {
-    const existed = this.#leases.delete(lease);
-    if (existed) this.#sql.exec("DELETE FROM leases WHERE id = ?", lease);
-    return existed;
+  /**
+   * Frees a concurrency slot; `pin` (the exit the connection used) pins its sticky session when it has none, or
+   * moves it on a repin. Releasing an unknown or already released lease is harmless.
+   */
+  release(lease: string, pin?: ExitPin): boolean {
+    const known = this.#leases.get(lease);
+    if (!known) return false;
+    if (pin && known.session) this.#sessions.pinExit(known.session, pin.exitIp, pin.repinned);
+    this.#leases.delete(lease);
+    this.#sql.exec("DELETE FROM leases WHERE id = ?", lease);
+    return true;
   }
 
   #apply(config: GateConfig): void {
@@ -202,7 +209,7 @@ export class SubuserGate extends DurableObject {
   /** Open leases; expired ones are swept only when they could make the difference. */
   #openLeases(at: number, limit: number): number {
     if (this.#leases.size < limit) return this.#leases.size;
-    for (const [lease, expiresAt] of this.#leases) {
+    for (const [lease, { expiresAt }] of this.#leases) {
       if (expiresAt <= at) {
         this.#leases.delete(lease);
         this.#sql.exec("DELETE FROM leases WHERE id = ?", lease);

@@ -1,66 +1,66 @@
-import { DAY, MINUTE, utcMonth } from "../../platform/clock";
-import { type AreaStorage, migrate, type StorageStep } from "../shared/storage-versions";
+import { HOUR, utcMonth } from "../../platform/clock";
+import { type AreaStorage, migrate } from "../shared/storage-versions";
+import { addSessionUsage, copySessionUsage } from "../subuser-gate/contract";
+import { ARRIVALS_KEPT_MS, type ArrivalRow, ArrivalRows } from "./arrival-rows";
 import { ClientSources } from "./client-sources";
-import type {
-  IngestOutcome,
-  IpHealth,
-  MeterFigures,
-  ReportScope,
-  RequestSample,
-  SessionFilters,
-  SessionSnapshot,
-  Settlement,
-  SourceAlertReceipt,
-  SourceEntry,
-  StoreIngest,
-  TrafficDayCursor,
-  TrafficDayRow,
-  TrafficProduct,
-  TrafficQuery,
-  TrafficRow,
+import {
+  type Cell,
+  cellRow,
+  type IngestOutcome,
+  type IpHealth,
+  type MeterFigures,
+  type ReportScope,
+  type RequestSample,
+  type SessionDelta,
+  type SessionFilters,
+  type SessionRequest,
+  type SessionSnapshot,
+  type Settlement,
+  type SourceAlertReceipt,
+  type SourceEntry,
+  type SourceRow,
+  type StoreIngest,
+  type StorePart,
+  sourceRow,
+  type TrafficDayCursor,
+  type TrafficDayRow,
+  type TrafficProduct,
+  type TrafficQuery,
+  type TrafficRow,
 } from "./contract";
-import { DomainRollups } from "./domain-rollups";
+import { FOLD_LATENESS_MS, FoldedTiers, floorTo, TIERS } from "./folded-tiers";
+import { TRAFFIC_LAYOUT } from "./layout";
 import { RequestLog } from "./request-log";
 import { SessionIndex } from "./session-index";
+import { boundDomains, type DomainSums, mergeTotals, minuteTotals, sumCells } from "./summary";
+import { TrafficQueries } from "./traffic-queries";
 import { TrafficReports } from "./traffic-reports";
-import { PENDING_FOLD_ROWS, Rollups } from "./traffic-rollups";
-import { SETTLE_INTERVAL_MS, UsageMeter } from "./usage-meter";
+import { addShare, SETTLE_INTERVAL_MS, UsageMeter } from "./usage-meter";
 
-/** Pending rollups are folded into the tiers this often (sooner past PENDING_FOLD_ROWS). */
-const FOLD_INTERVAL_MS = MINUTE;
 /** With no new usage, what is past its horizon is still forgotten this often. */
-const PRUNE_INTERVAL_MS = 60 * MINUTE;
-/**
- * Usage parts applied, kept a day: the usage route enqueues a batch once it is recorded (kept 7 days), so copies
- * reach a store only from posts racing the first one and from the queue's redeliveries, within minutes of it.
- */
-const APPLIED_KEPT_MS = DAY;
-
-/** The storage steps of the store's own table (`migrate`; each part has its own): append, never edit. */
-const APPLIED_STORAGE: StorageStep[] = [
-  // 1: the table.
-  (sql) => sql.exec("CREATE TABLE IF NOT EXISTS usage_applied (key TEXT PRIMARY KEY, at INTEGER NOT NULL)"),
-];
+const PRUNE_INTERVAL_MS = HOUR;
 
 /**
- * One account's traffic over one SQLite database, synchronous: its rollups, sampled request log, session index
- * and usage meter. The `TrafficStore` Durable Object serves it (and wakes when `nextWake` says); the scale
- * simulation runs the same code on `node:sqlite`. A usage part is applied once, in one synchronous step — rollups,
- * log and meter together — so a crash either applied all of it or none; its key is remembered for the queue's
- * redelivery horizon.
+ * One account's traffic over one SQLite database, synchronous: the arrival rows (everything an ingest brings, one
+ * row written per ingest), the folded tiers and their cumulative series, the sampled request log, client sources,
+ * the session index and the usage meter. The `TrafficStore` Durable Object serves it (and wakes when `nextWake`
+ * says); the scale simulation runs the same code on `node:sqlite`. A usage part is applied once, in one synchronous
+ * step that writes the row holding its key together with everything it brought, so a crash either applied all of
+ * it or none.
  */
 export class AccountTraffic {
   readonly #sql: SqlStorage;
-  readonly #rollups: Rollups;
-  readonly #domains: DomainRollups;
-  readonly #sources: ClientSources;
-  readonly #log: RequestLog;
-  readonly #sessions: SessionIndex;
+  readonly #arrivals: ArrivalRows;
+  readonly #tiers: FoldedTiers;
+  readonly #queries: TrafficQueries;
   readonly #reports: TrafficReports;
+  readonly #log: RequestLog;
+  readonly #sources: ClientSources;
+  readonly #sessions: SessionIndex;
   readonly #meter: UsageMeter;
-  /** Rows appended to `pending` since the last fold (this instance's count; a restart folds at the next wake). */
-  #pendingRows = 0;
-  #foldBy: number | null = null;
+  readonly #carriers = new Map<number, string>();
+  /** Grows with every change of the usage (queries cache by it). */
+  #version = 0;
   #pruneBy: number | null = null;
   /** When a `settle` message was last asked for (asked again a settlement interval later if still due). */
   #settleAskedAt: number | null = null;
@@ -68,71 +68,128 @@ export class AccountTraffic {
   constructor(storage: AreaStorage) {
     const sql = storage.sql;
     this.#sql = sql;
-    migrate(storage, "usage_applied", APPLIED_STORAGE);
-    this.#rollups = new Rollups(storage);
-    this.#domains = new DomainRollups(storage);
-    this.#sources = new ClientSources(storage);
-    this.#log = new RequestLog(storage);
-    this.#sessions = new SessionIndex(storage);
-    this.#reports = new TrafficReports(sql);
+    migrate(storage, "traffic_layout", TRAFFIC_LAYOUT);
     this.#meter = new UsageMeter(storage);
+    this.#arrivals = new ArrivalRows(sql);
+    this.#tiers = new FoldedTiers(sql);
+    this.#meter.restore(
+      sql
+        .exec<{ metered: string }>("SELECT metered FROM arrivals")
+        .toArray()
+        .map((r) => JSON.parse(r.metered)),
+    );
+    for (const row of sql.exec<{ asn: number; carrier: string }>("SELECT asn, carrier FROM asn_carriers")) {
+      this.#carriers.set(row.asn, row.carrier);
+    }
+    this.#queries = new TrafficQueries(this.#arrivals, this.#tiers, () => this.#carriers);
+    this.#reports = new TrafficReports(this.#queries);
+    this.#log = new RequestLog(this.#arrivals, this.#tiers, (minute) => this.#requestsIn(minute));
+    this.#sources = new ClientSources(sql, this.#arrivals);
+    this.#sessions = new SessionIndex(sql, this.#arrivals);
+    if (this.#arrivals.heads().length > 0) this.#pruneBy = 0;
   }
 
   /**
-   * Applies usage parts, each once (distinct keys not applied before; one set-based write for all of them), and
-   * meters them. The session copies always land (a newer copy wins). `figures` start the meter on first use.
+   * Applies usage parts, each once (keys not applied before, in this row or any since the part was received), and
+   * meters them: one row written for all of them. `figures` start the meter on first use.
    */
   ingest(input: StoreIngest, figures: MeterFigures | undefined, at: number): IngestOutcome {
     if (!this.#meter.configured) {
       if (!figures) return { outcome: "unconfigured" };
       this.#startMonths(this.#meter.configure(input.accountId, figures), at);
     }
-    this.#sessions.upsert(input.sessions);
-    const keys = [...new Set(input.parts.map((part) => part.key))];
-    const applied = new Set(
-      this.#sql
-        .exec<{ key: string }>(
-          "SELECT key FROM usage_applied WHERE key IN (SELECT value FROM json_each(?))",
-          JSON.stringify(keys),
-        )
-        .toArray()
-        .map((row) => row.key),
+    const distinct = new Set<string>();
+    const fresh = input.parts.filter(
+      (part) =>
+        !distinct.has(part.key) &&
+        distinct.add(part.key) &&
+        !this.#arrivals.applied(part.key, part.receivedAt ?? ArrivalRows.legacyReceivedAt(oldestUsage(part))),
     );
-    const fresh = input.parts.filter((part) => !applied.has(part.key) && applied.add(part.key));
     if (fresh.length === 0) {
-      this.#sources.ingest([], at);
-      const settlement = this.#meter.settlement(at, false);
-      return { outcome: "applied", applied: 0, settlement, sourceAlerts: this.#sources.alerts() };
+      this.#sources.ingest([], { minute: 0, tag: 0 }, at);
+      return {
+        outcome: "applied",
+        applied: 0,
+        settlement: this.#meter.settlement(at, false),
+        sourceAlerts: this.#sources.alerts(),
+      };
     }
-    this.#sql.exec(
-      "INSERT OR IGNORE INTO usage_applied (key, at) SELECT value, ? FROM json_each(?)",
-      at,
-      JSON.stringify(fresh.map((part) => part.key)),
-    );
-    const { cells, samples } = this.#meter.admit(
+    const { row, replaced } = this.#arrivals.current(at);
+    if (replaced) this.#retire(replaced, row, at);
+    const rises = this.#apply(row, fresh, at);
+    this.#arrivals.write(row);
+    this.#version++;
+    const settlement = this.#meter.settlement(at, rises);
+    return { outcome: "applied", applied: fresh.length, settlement, sourceAlerts: this.#sources.alerts() };
+  }
+
+  /** Adds fresh parts to the open row (and late usage to the folded tiers); whether a threshold was passed. */
+  #apply(row: ArrivalRow, fresh: StorePart[], at: number): boolean {
+    row.keys.push(...fresh.map((part) => part.key));
+    // A deleted sub-user's usage past its drain counts nowhere: nor in domains, sources or the log.
+    const admitted = this.#meter.admit(
       fresh.flatMap((part) => part.cells),
       fresh.flatMap((part) => part.samples),
       at,
     );
-    this.#pendingRows += this.#rollups.ingest(cells);
-    // A deleted sub-user's usage past its drain counts nowhere: nor in domains, nor as a source.
-    const domains = fresh.flatMap((part) => part.domains ?? []);
-    this.#domains.ingest(this.#meter.admitted(domains, (cell) => cell.minute));
-    const sources = fresh.flatMap((part) => part.sources ?? []);
-    this.#sources.ingest(
-      this.#meter.admitted(sources, (source) => source.firstSeen),
-      at,
-    );
-    this.#log.add(
-      samples,
-      [...new Set(cells.map((cell) => cell.minute))],
-      (minute) => this.#rollups.requestsInMinute(minute),
-      at,
-    );
-    const settlement = this.#meter.settlement(at, this.#meter.meter(cells));
-    const foldBy = this.#pendingRows > PENDING_FOLD_ROWS ? at : at + FOLD_INTERVAL_MS;
-    this.#foldBy = Math.min(this.#foldBy ?? foldBy, foldBy);
-    return { outcome: "applied", applied: fresh.length, settlement, sourceAlerts: this.#sources.alerts() };
+    const cells = admitted.cells.map(cellRow);
+    const domains: DomainSums[] = this.#meter
+      .admitted(
+        fresh.flatMap((part) => part.domains ?? []),
+        (cell) => cell.minute,
+      )
+      .map((d) => [d.minute, d.product, d.domain, d.bytesIn, d.bytesOut, d.requests, d.errors]);
+    const sources: SourceRow[] = this.#meter
+      .admitted(
+        fresh.flatMap((part) => part.sources ?? []),
+        (source) => source.firstSeen,
+      )
+      .map(sourceRow);
+    const sessions = fresh.flatMap((part) => part.sessions ?? []);
+
+    const ingested = new Map<number, number>();
+    for (const cell of cells) ingested.set(cell[0], (ingested.get(cell[0]) ?? 0) + cell[10]);
+    const requestsIn = (minute: number) => this.#requestsIn(minute) + (ingested.get(minute) ?? 0);
+    const samples = this.#log.keep(admitted.samples, at, requestsIn);
+
+    const late = {
+      cells: cells.filter((cell) => this.#tiers.isFolded(cell[0])),
+      domains: domains.filter((domain) => this.#tiers.isFolded(domain[0])),
+      samples: samples.filter((sample) => this.#tiers.isFolded(sample[1])),
+    };
+    if (late.cells.length + late.domains.length + late.samples.length > 0) this.#tiers.patch(late, at);
+
+    row.content.cells = sumCells([...row.content.cells, ...cells]);
+    row.content.domains = boundDomains([...row.content.domains, ...domains]);
+    mergeTotals(row.totals, minuteTotals(cells));
+    for (const cell of cells) {
+      row.firstMinute = Math.min(row.firstMinute, cell[0]);
+      row.lastMinute = Math.max(row.lastMinute, cell[0]);
+    }
+    row.samples.push(...samples);
+    if (sources.length > 0) row.sources.push([row.keys.length, sources]);
+    row.sessions = mergeSessions(row.sessions, sessions);
+    this.#learnCarriers(admitted.cells);
+
+    this.#sources.ingest(sources, { minute: row.minute, tag: row.keys.length }, at);
+    this.#sessions.apply(sessions);
+    this.#log.add(samples, at);
+    const { share, rises } = this.#meter.meter(admitted.cells);
+    const seq = String(this.#meter.openSeq);
+    if (share) row.metered[seq] = addShare(row.metered[seq] ?? { pools: {}, months: {} }, share);
+    return rises;
+  }
+
+  /**
+   * A row of 25 hours ago is about to be overwritten: everything in it is folded first, its sources snapshotted,
+   * and what it metered for the open settlement carried into the new row.
+   */
+  #retire(replaced: ArrivalRow, row: ArrivalRow, at: number): void {
+    if (replaced.lastMinute >= this.#tiers.watermark("5m")) this.maintain(at);
+    if (this.#sources.needsSnapshotBefore(replaced.minute, replaced.sources.length)) this.#sources.maintain(at, true);
+    const seq = String(this.#meter.openSeq);
+    const carried = replaced.metered[seq];
+    if (carried) row.metered[seq] = addShare(row.metered[seq] ?? { pools: {}, months: {} }, carried);
   }
 
   /** The settlement to hand to D1 now (a `settle` message asked): what is metered and not settled, if anything. */
@@ -160,20 +217,22 @@ export class AccountTraffic {
   }
 
   /**
-   * Each sub-user's usage (bytes in + out, all products) in the UTC month of `at`, from the rollups: exact for
-   * every sub-user, capped or not, and never behind the store's own counts.
+   * Each sub-user's usage (bytes in + out, all products) in the UTC month of `at`: exact for every sub-user, capped
+   * or not, and never behind the store's own counts.
    */
   monthUsage(subuserIds: string[], at: number): Record<string, number> {
     const now = new Date(at);
     const from = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
     const to = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
-    const wanted = new Set(subuserIds);
     const usage: Record<string, number> = Object.fromEntries(subuserIds.map((id) => [id, 0]));
     for (const product of ["residential", "mobile", "isp"] as const) {
-      const rows = this.#rollups.query({ product, from, to, resolution: "1h", groupBy: "subuser", filters: {} }, at);
-      for (const row of rows) {
-        const id = String(row.key);
-        if (wanted.has(id)) usage[id] = (usage[id] ?? 0) + row.bytesIn + row.bytesOut;
+      const after = this.#queries.cumulativeBefore(product, "subuser", to, this.#version);
+      const before = this.#queries.cumulativeBefore(product, "subuser", from, this.#version);
+      for (const id of subuserIds) {
+        const a = after.get(id);
+        if (!a) continue;
+        const b = before.get(id);
+        usage[id] = (usage[id] ?? 0) + (a[0] as number) + (a[1] as number) - ((b?.[0] ?? 0) + (b?.[1] ?? 0));
       }
     }
     return usage;
@@ -194,12 +253,13 @@ export class AccountTraffic {
     return this.#meter.dropped();
   }
 
+  /** Sessions the gates ended early (terminated): the index keeps them, with their usage, for 24 hours. */
   upsertSessions(snapshots: SessionSnapshot[]): void {
-    this.#sessions.upsert(snapshots);
+    for (const snapshot of snapshots) this.#sessions.terminate(snapshot);
   }
 
-  traffic(query: TrafficQuery, at: number): TrafficRow[] {
-    return query.groupBy === "domain" ? this.#domains.query(query) : this.#rollups.query(query, at);
+  traffic(query: TrafficQuery): TrafficRow[] {
+    return this.#queries.traffic(query, this.#version);
   }
 
   /** A sub-user's client blocks of the last 30 days (`SourceEntry`), newest first seen first. */
@@ -235,43 +295,67 @@ export class AccountTraffic {
   }
 
   reportIpHealth(ips: string[], from: number, to: number, at: number): IpHealth[] {
-    return this.#reports.ipHealth(ips, from, to, at);
+    return this.#reports.ipHealth(ips, from, to, at, this.#version);
   }
 
   listSessions(filters: SessionFilters, at: number): SessionSnapshot[] {
     return this.#sessions.list(filters, at);
   }
 
-  session(id: string): SessionSnapshot | null {
-    return this.#sessions.find(id);
+  session(id: string, at: number): { session: SessionSnapshot; lastRequests: SessionRequest[] } | null {
+    return this.#sessions.find(id, at);
   }
 
   /**
-   * The store's periodic work: folds pending rollups and forgets what is past its horizon (every minute while
-   * usage arrives, then hourly until nothing is left). Returns the account whose metered usage should be settled
-   * by a `settle` message now (usage stopped arriving with some of it not settled), if any.
+   * The store's periodic work: folds what is due and, hourly, forgets what is past its horizon and snapshots the
+   * sources. Returns the account whose metered usage should be settled by a `settle` message now (usage stopped
+   * arriving with some of it not settled), if any.
    */
   maintain(at: number): string | null {
-    this.#foldBy = null;
-    this.#rollups.fold(at);
-    this.#domains.prune(at);
-    this.#sources.prune(at);
-    this.#pendingRows = 0;
-    this.#log.prune(at);
-    this.#sessions.prune(at);
-    this.#meter.prune(at);
-    this.#sql.exec("DELETE FROM usage_applied WHERE at <= ?", at - APPLIED_KEPT_MS);
-    this.#pruneBy = this.#rollups.holdsData() ? at + PRUNE_INTERVAL_MS : null;
+    if (this.#tiers.fold(at, this.#arrivals, (sample, requests) => this.#log.keeps(sample, requests))) this.#version++;
+    if (this.#pruneBy !== null && this.#pruneBy <= at) this.#prune(at);
     const due = this.#meterDue();
     if (due === null || due > at) return null;
     this.#settleAskedAt = at;
     return this.#meter.accountId;
   }
 
+  #prune(at: number): void {
+    this.#tiers.prune(at);
+    this.#sources.maintain(at);
+    this.#sessions.prune(at);
+    this.#meter.prune(at);
+    const openSeq = String(this.#meter.openSeq);
+    // Rows a busy account would have overwritten: folded, holding nothing of the open settlement, sources snapshotted.
+    this.#arrivals.deleteWhere(
+      (head) =>
+        head.minute <= at - ARRIVALS_KEPT_MS &&
+        this.#tiers.isFolded(head.lastMinute) &&
+        !this.#arrivals.column(head.slot, "metered")[openSeq] &&
+        !this.#sources.needsSnapshotBefore(head.minute, this.#arrivals.column(head.slot, "sources").length),
+    );
+    const holdsData = this.#arrivals.heads().length > 0 || this.#tiers.buckets("1d").length > 1;
+    this.#pruneBy = holdsData ? at + PRUNE_INTERVAL_MS : null;
+  }
+
   /** When the store next needs `maintain` (a fold, a prune, a settlement due), or null. */
   nextWake(): number | null {
-    const times = [this.#foldBy, this.#pruneBy, this.#meterDue()].filter((t): t is number => t !== null);
+    const times = [this.#foldDue(), this.#pruneBy, this.#meterDue()].filter((t): t is number => t !== null);
     return times.length > 0 ? Math.min(...times) : null;
+  }
+
+  /** When the oldest usage not folded yet is due to fold. */
+  #foldDue(): number | null {
+    const watermark = this.#tiers.watermark("5m");
+    let oldest: number | null = null;
+    for (const head of this.#arrivals.heads()) {
+      if (head.lastMinute < watermark) continue;
+      const first = Math.max(head.firstMinute, watermark);
+      oldest = oldest === null ? first : Math.min(oldest, first);
+    }
+    if (oldest === null) return null;
+    const five = TIERS["5m"].span;
+    return floorTo(oldest, five) + five + FOLD_LATENESS_MS;
   }
 
   #meterDue(): number | null {
@@ -279,4 +363,41 @@ export class AccountTraffic {
     if (due === null || this.#settleAskedAt === null) return due;
     return Math.max(due, this.#settleAskedAt + SETTLE_INTERVAL_MS);
   }
+
+  /** The account's requests in a minute (all products): the folded count, or the arrival rows'. */
+  #requestsIn(minute: number): number {
+    return this.#tiers.requestsIn(minute) ?? this.#arrivals.requestsIn(minute);
+  }
+
+  /** A mobile ASN's carrier, written only when new or changed. */
+  #learnCarriers(cells: Cell[]): void {
+    for (const cell of cells) {
+      if (cell.carrier === "" || this.#carriers.get(cell.asn) === cell.carrier) continue;
+      this.#carriers.set(cell.asn, cell.carrier);
+      this.#sql.exec(
+        "INSERT INTO asn_carriers (asn, carrier) VALUES (?, ?) ON CONFLICT DO UPDATE SET carrier = excluded.carrier",
+        cell.asn,
+        cell.carrier,
+      );
+    }
+  }
+}
+
+/** A part's oldest usage (where a part from before `receivedAt` is looked for). */
+function oldestUsage(part: StorePart): number {
+  let oldest = Number.POSITIVE_INFINITY;
+  for (const cell of part.cells) oldest = Math.min(oldest, cell.minute);
+  return Number.isFinite(oldest) ? oldest : 0;
+}
+
+/** A row's sessions with an ingest's added: one entry per session, its usage summed. */
+function mergeSessions(known: SessionDelta[], more: SessionDelta[]): SessionDelta[] {
+  if (more.length === 0) return known;
+  const byId = new Map(known.map((delta) => [delta.id, delta]));
+  for (const delta of more) {
+    const entry = byId.get(delta.id);
+    if (entry) addSessionUsage(entry.usage, delta.usage);
+    else byId.set(delta.id, { ...delta, usage: copySessionUsage(delta.usage) });
+  }
+  return [...byId.values()];
 }

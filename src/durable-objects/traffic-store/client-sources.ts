@@ -1,6 +1,8 @@
-import { type AreaStorage, migrate } from "../shared/storage-versions";
+import { HOUR } from "../../platform/clock";
+import { uniformHash } from "../../platform/sampling";
+import type { ArrivalRows } from "./arrival-rows";
+import { packJson, unpackJson } from "./blob-codec";
 import {
-  type ClientSource,
   NEW_SOURCE_ALERT_BLOCKS,
   NEW_SOURCE_ALERT_WINDOW_MS,
   SOURCES_KEPT_MS,
@@ -8,141 +10,123 @@ import {
   type SourceAlert,
   type SourceAlertReceipt,
   type SourceEntry,
+  type SourceRow,
 } from "./contract";
+
+/** Sub-users' blocks are snapshotted in this many rows (by hash of the sub-user): a snapshot rewrites the changed. */
+const SHARDS = 16;
+/** Sources are snapshotted this often; between snapshots they are read back from the arrival rows (25 hours). */
+export const SOURCES_SNAPSHOT_MS = 6 * HOUR;
+
+export const SOURCE_TABLES = `
+  CREATE TABLE IF NOT EXISTS source_shards (shard INTEGER PRIMARY KEY, at INTEGER NOT NULL, minute INTEGER NOT NULL,
+    tag INTEGER NOT NULL, body BLOB NOT NULL);
+  CREATE TABLE IF NOT EXISTS source_alert_state (id INTEGER PRIMARY KEY CHECK (id = 1), body TEXT NOT NULL);`;
+
+/** A sub-user's alert state: its window, the new blocks not announced yet, and the alert waiting for the caller. */
+interface AlertState {
+  lastAt: number | null;
+  unreported: number;
+  unreportedBlocks: string[];
+  outbox: { at: number; newBlocks: number; blocks: string[] } | null;
+}
 
 /**
  * The client blocks (IPv4 /24, IPv6 /64) each sub-user's traffic came from, kept 30 days after they were last seen
  * and at most 1,000 per sub-user (the least recently seen go first), and the `subuser.new_source` alerts they
  * raise: a block a sub-user never had (or had forgotten) counts as new; a sub-user's new blocks form one alert at
- * most every 15 minutes, counting every new block since the previous one (blocks that arrive inside the window wait
- * for the sub-user's account's next usage after it). An alert stays in its sub-user's outbox until the caller
- * confirms it recorded it, and is handed out by every ingest until then (always the same alert: its `at`).
+ * most every 15 minutes, counting every new block since the previous one. An alert stays in its sub-user's outbox
+ * until the caller confirms it recorded it, and is handed out by every ingest until then (always the same: its `at`).
+ *
+ * Each ingest's sources are stored in its arrival row (tagged with the row's key count after it); the blocks as a
+ * whole are snapshotted every 6 hours in 16 rows (only the changed ones are written), each saying up to which row
+ * and tag it holds, and read back into memory, with the arrival rows' later chunks, when first needed. The alert state is one row, written only when it changes (new blocks are rare once a sub-user is known).
  */
 export class ClientSources {
   readonly #sql: SqlStorage;
+  readonly #arrivals: ArrivalRows;
+  readonly #alerts = new Map<string, AlertState>();
+  /** Per sub-user, per block (null until first needed). */
+  #blocks: Map<string, Map<string, SourceRow>> | null = null;
+  /** When the blocks were last snapshotted, and the arrival row and tag the snapshot holds up to. */
+  #snapshot = { at: 0, minute: -1, tag: 0 };
+  /** The latest chunk the blocks in memory hold. */
+  #latest = { minute: -1, tag: 0 };
+  readonly #dirty = new Set<number>();
 
-  constructor(storage: AreaStorage) {
-    this.#sql = storage.sql;
-    migrate(storage, "client_sources", [
-      // 1: the sources and the alerts.
-      (sql) =>
-        sql.exec(`
-          CREATE TABLE IF NOT EXISTS client_sources (subuser TEXT NOT NULL, block TEXT NOT NULL,
-            first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL, requests INTEGER NOT NULL, bytes INTEGER NOT NULL,
-            PRIMARY KEY (subuser, block)) WITHOUT ROWID;
-          CREATE INDEX IF NOT EXISTS client_sources_first ON client_sources (subuser, first_seen, block);
-          CREATE INDEX IF NOT EXISTS client_sources_last ON client_sources (last_seen);
-          CREATE TABLE IF NOT EXISTS source_alerts (subuser TEXT PRIMARY KEY, last_at INTEGER,
-            unreported INTEGER NOT NULL DEFAULT 0, unreported_blocks TEXT NOT NULL DEFAULT '[]', outbox TEXT)
-            WITHOUT ROWID;
-          CREATE INDEX IF NOT EXISTS source_alerts_due ON source_alerts (last_at) WHERE unreported > 0;
-          CREATE INDEX IF NOT EXISTS source_alerts_outbox ON source_alerts (subuser) WHERE outbox IS NOT NULL;`),
-    ]);
+  constructor(sql: SqlStorage, arrivals: ArrivalRows) {
+    this.#sql = sql;
+    this.#arrivals = arrivals;
+    for (const shard of sql.exec<{ at: number; minute: number; tag: number }>(
+      "SELECT at, minute, tag FROM source_shards",
+    )) {
+      if (isLater(shard, this.#snapshot)) this.#snapshot = { at: shard.at, minute: shard.minute, tag: shard.tag };
+    }
+    const stored = sql.exec<{ body: string }>("SELECT body FROM source_alert_state WHERE id = 1").toArray()[0];
+    for (const [subuserId, state] of Object.entries(JSON.parse(stored?.body ?? "{}") as Record<string, AlertState>)) {
+      this.#alerts.set(subuserId, state);
+    }
   }
 
   /**
-   * Adds usage parts' sources (each part once: the caller's exactly-once step), counts the new blocks and forms
-   * the alerts now due (also those that waited for their window, with or without new sources).
+   * Adds an ingest's sources (each part once: the caller's exactly-once step), counts the new blocks and forms the
+   * alerts now due (also those that waited for their window, with or without new sources).
    */
-  ingest(sources: ClientSource[], at: number): void {
-    if (sources.length > 0) this.#add(sources);
-    this.#formAlerts(at);
-  }
-
-  #add(sources: ClientSource[]): void {
-    const merged = new Map<string, ClientSource>();
-    for (const s of sources) {
-      const key = `${s.subuserId}|${s.block}`;
-      const m = merged.get(key);
-      if (!m) merged.set(key, { ...s });
-      else {
-        m.firstSeen = Math.min(m.firstSeen, s.firstSeen);
-        m.lastSeen = Math.max(m.lastSeen, s.lastSeen);
-        m.requests += s.requests;
-        m.bytes += s.bytes;
+  ingest(sources: SourceRow[], chunk: { minute: number; tag: number }, at: number): void {
+    let changed = false;
+    if (sources.length > 0) {
+      const blocks = this.#load();
+      this.#latest = chunk;
+      const fresh = new Map<string, string[]>();
+      for (const source of sources) {
+        const known = this.#add(blocks, source);
+        if (!known) fresh.set(source[0], [...(fresh.get(source[0]) ?? []), source[1]]);
+      }
+      for (const [subuserId, newBlocks] of fresh) {
+        const state = this.#alerts.get(subuserId) ?? {
+          lastAt: null,
+          unreported: 0,
+          unreportedBlocks: [],
+          outbox: null,
+        };
+        state.unreported += newBlocks.length;
+        state.unreportedBlocks = [...state.unreportedBlocks, ...newBlocks.sort()].slice(0, NEW_SOURCE_ALERT_BLOCKS);
+        this.#alerts.set(subuserId, state);
+        this.#cap(blocks, subuserId);
+        changed = true;
       }
     }
-    const rows = JSON.stringify(
-      [...merged.values()].map((s) => [s.subuserId, s.block, s.firstSeen, s.lastSeen, s.requests, s.bytes]),
-    );
-    const known = new Set(
-      this.#sql
-        .exec<{ k: string }>(
-          `SELECT c.subuser || '|' || c.block AS k FROM json_each(?) j CROSS JOIN client_sources c
-           WHERE c.subuser = j.value->>0 AND c.block = j.value->>1`,
-          rows,
-        )
-        .toArray()
-        .map((row) => row.k),
-    );
-    this.#sql.exec(
-      `INSERT INTO client_sources (subuser, block, first_seen, last_seen, requests, bytes)
-       SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5 FROM json_each(?) WHERE true
-       ON CONFLICT DO UPDATE SET first_seen = min(first_seen, excluded.first_seen),
-         last_seen = max(last_seen, excluded.last_seen), requests = requests + excluded.requests,
-         bytes = bytes + excluded.bytes`,
-      rows,
-    );
-    const fresh = Map.groupBy(
-      [...merged.values()].filter((s) => !known.has(`${s.subuserId}|${s.block}`)),
-      (s) => s.subuserId,
-    );
-    for (const [subuserId, blocks] of fresh) {
-      this.#sql.exec(
-        `INSERT INTO source_alerts (subuser, unreported, unreported_blocks) VALUES (?, ?, ?)
-         ON CONFLICT DO UPDATE SET unreported = unreported + excluded.unreported,
-           unreported_blocks = (SELECT json_group_array(value) FROM (SELECT value FROM json_each(unreported_blocks)
-             UNION ALL SELECT value FROM json_each(excluded.unreported_blocks) LIMIT ?))`,
-        subuserId,
-        blocks.length,
-        JSON.stringify(
-          blocks
-            .map((s) => s.block)
-            .sort()
-            .slice(0, NEW_SOURCE_ALERT_BLOCKS),
-        ),
-        NEW_SOURCE_ALERT_BLOCKS,
-      );
-      this.#sql.exec(
-        `DELETE FROM client_sources WHERE subuser = ? AND block IN (SELECT block FROM client_sources WHERE subuser = ?
-           ORDER BY last_seen DESC, block LIMIT -1 OFFSET ?)`,
-        subuserId,
-        subuserId,
-        SOURCES_PER_SUBUSER,
-      );
+    for (const state of this.#alerts.values()) {
+      if (state.unreported === 0 || state.outbox !== null) continue;
+      if (state.lastAt !== null && state.lastAt > at - NEW_SOURCE_ALERT_WINDOW_MS) continue;
+      state.outbox = { at, newBlocks: state.unreported, blocks: state.unreportedBlocks };
+      state.lastAt = at;
+      state.unreported = 0;
+      state.unreportedBlocks = [];
+      changed = true;
     }
-  }
-
-  /** Moves each sub-user's unreported blocks into an alert when its window allows and its outbox is empty. */
-  #formAlerts(at: number): void {
-    this.#sql.exec(
-      `UPDATE source_alerts SET outbox = json_object('at', ?, 'newBlocks', unreported, 'blocks', json(unreported_blocks)),
-         last_at = ?, unreported = 0, unreported_blocks = '[]'
-       WHERE unreported > 0 AND outbox IS NULL AND (last_at IS NULL OR last_at <= ?)`,
-      at,
-      at,
-      at - NEW_SOURCE_ALERT_WINDOW_MS,
-    );
+    if (changed) this.#saveAlerts();
   }
 
   /** The alerts not confirmed yet. */
   alerts(): SourceAlert[] {
-    return this.#sql
-      .exec<{ subuser: string; outbox: string }>("SELECT subuser, outbox FROM source_alerts WHERE outbox IS NOT NULL")
-      .toArray()
-      .map((row) => ({ subuserId: row.subuser, ...(JSON.parse(row.outbox) as Omit<SourceAlert, "subuserId">) }));
+    return [...this.#alerts].flatMap(([subuserId, state]) => (state.outbox ? [{ subuserId, ...state.outbox }] : []));
   }
 
   /**
    * The caller handled these alerts: they leave the outboxes (a newer alert in an outbox stays). One it did not
    * record (its sub-user did not opt in) does not start a window: an opt-in later is not held back by it.
    */
-  confirm(alerts: SourceAlertReceipt[]): void {
-    this.#sql.exec(
-      `UPDATE source_alerts SET outbox = NULL, last_at = CASE WHEN j.value->>2 THEN last_at ELSE NULL END
-       FROM json_each(?) j WHERE source_alerts.subuser = j.value->>0 AND source_alerts.outbox->>'at' = j.value->>1`,
-      JSON.stringify(alerts.map((a) => [a.subuserId, a.at, a.recorded])),
-    );
+  confirm(receipts: SourceAlertReceipt[]): void {
+    let changed = false;
+    for (const receipt of receipts) {
+      const state = this.#alerts.get(receipt.subuserId);
+      if (state?.outbox?.at !== receipt.at) continue;
+      state.outbox = null;
+      if (!receipt.recorded) state.lastAt = null;
+      changed = true;
+    }
+    if (changed) this.#saveAlerts();
   }
 
   /** A sub-user's blocks seen in the last 30 days, newest first seen first; keyset after `(firstSeen, block)`. */
@@ -152,32 +136,129 @@ export class ClientSources {
     limit: number,
     at: number,
   ): SourceEntry[] {
-    return this.#sql
-      .exec<{ block: string; first_seen: number; last_seen: number; requests: number; bytes: number }>(
-        `SELECT block, first_seen, last_seen, requests, bytes FROM client_sources
-         WHERE subuser = ? AND last_seen >= ? ${after ? "AND (first_seen, block) < (?, ?)" : ""}
-         ORDER BY first_seen DESC, block DESC LIMIT ?`,
-        subuserId,
-        at - SOURCES_KEPT_MS,
-        ...(after ? [after.firstSeen, after.block] : []),
-        limit,
-      )
-      .toArray()
-      .map((row) => ({
-        block: row.block,
-        firstSeen: row.first_seen,
-        lastSeen: row.last_seen,
-        requests: row.requests,
-        bytes: row.bytes,
-      }));
+    return [...(this.#load().get(subuserId)?.values() ?? [])]
+      .filter(([, block, firstSeen, lastSeen]) => {
+        if (lastSeen < at - SOURCES_KEPT_MS) return false;
+        return !after || firstSeen < after.firstSeen || (firstSeen === after.firstSeen && block < after.block);
+      })
+      .sort((a, b) => b[2] - a[2] || (a[1] < b[1] ? 1 : a[1] > b[1] ? -1 : 0))
+      .slice(0, limit)
+      .map(([, block, firstSeen, lastSeen, requests, bytes]) => ({ block, firstSeen, lastSeen, requests, bytes }));
   }
 
-  /** Forgets blocks not seen for 30 days, and the alert state of sub-users with nothing left to report. */
-  prune(at: number): void {
-    this.#sql.exec("DELETE FROM client_sources WHERE last_seen < ?", at - SOURCES_KEPT_MS);
+  /** Whether an arrival row about to be overwritten holds sources no snapshot has yet. */
+  needsSnapshotBefore(rowMinute: number, rowSources: number): boolean {
+    return rowSources > 0 && rowMinute >= this.#snapshot.minute;
+  }
+
+  /**
+   * Every 6 hours (or before an arrival row with sources not snapshotted is overwritten): writes the changed shards
+   * and forgets blocks not seen for 30 days and alert states with nothing left to report.
+   */
+  maintain(at: number, force = false): void {
+    if (!force && at - this.#snapshot.at < SOURCES_SNAPSHOT_MS) return;
+    const blocks = this.#load();
+    for (const [subuserId, own] of blocks) {
+      for (const [block, row] of own) {
+        if (row[3] >= at - SOURCES_KEPT_MS) continue;
+        own.delete(block);
+        this.#dirty.add(shardOf(subuserId));
+      }
+      if (own.size === 0) blocks.delete(subuserId);
+    }
+    for (const shard of this.#dirty) {
+      const rows = [...blocks]
+        .filter(([subuserId]) => shardOf(subuserId) === shard)
+        .flatMap(([, own]) => [...own.values()]);
+      this.#sql.exec(
+        `INSERT INTO source_shards (shard, at, minute, tag, body) VALUES (?, ?, ?, ?, ?) ON CONFLICT (shard)
+         DO UPDATE SET at = excluded.at, minute = excluded.minute, tag = excluded.tag, body = excluded.body`,
+        shard,
+        at,
+        this.#latest.minute,
+        this.#latest.tag,
+        packJson(rows),
+      );
+    }
+    this.#dirty.clear();
+    this.#snapshot = { at, ...this.#latest };
+    let pruned = false;
+    for (const [subuserId, state] of this.#alerts) {
+      if (state.unreported > 0 || state.outbox !== null || (state.lastAt ?? 0) >= at - SOURCES_KEPT_MS) continue;
+      this.#alerts.delete(subuserId);
+      pruned = true;
+    }
+    if (pruned) this.#saveAlerts();
+  }
+
+  /** Adds a source to the blocks; whether its block was known. */
+  #add(blocks: Map<string, Map<string, SourceRow>>, source: SourceRow): boolean {
+    let own = blocks.get(source[0]);
+    if (!own) {
+      own = new Map();
+      blocks.set(source[0], own);
+    }
+    const known = own.get(source[1]);
+    this.#dirty.add(shardOf(source[0]));
+    if (!known) {
+      own.set(source[1], [...source] as SourceRow);
+      return false;
+    }
+    known[2] = Math.min(known[2], source[2]);
+    known[3] = Math.max(known[3], source[3]);
+    known[4] += source[4];
+    known[5] += source[5];
+    return true;
+  }
+
+  /** At most 1,000 blocks per sub-user: the least recently seen go. */
+  #cap(blocks: Map<string, Map<string, SourceRow>>, subuserId: string): void {
+    const own = blocks.get(subuserId);
+    if (!own || own.size <= SOURCES_PER_SUBUSER) return;
+    const newest = [...own.values()].sort((a, b) => b[3] - a[3] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
+    for (const row of newest.slice(SOURCES_PER_SUBUSER)) own.delete(row[1]);
+  }
+
+  /** The blocks: the snapshot, and every arrival row's sources since it. */
+  #load(): Map<string, Map<string, SourceRow>> {
+    if (this.#blocks) return this.#blocks;
+    const blocks = new Map<string, Map<string, SourceRow>>();
+    this.#blocks = blocks;
+    for (const shard of this.#sql.exec<{ body: ArrayBuffer }>("SELECT body FROM source_shards")) {
+      for (const row of unpackJson<SourceRow[]>(shard.body, [])) {
+        let own = blocks.get(row[0]);
+        if (!own) {
+          own = new Map();
+          blocks.set(row[0], own);
+        }
+        own.set(row[1], row);
+      }
+    }
+    this.#latest = { minute: this.#snapshot.minute, tag: this.#snapshot.tag };
+    for (const head of this.#arrivals.heads().sort((a, b) => a.minute - b.minute)) {
+      if (head.minute < this.#snapshot.minute) continue;
+      for (const [tag, sources] of this.#arrivals.column(head.slot, "sources")) {
+        const chunk = { minute: head.minute, tag };
+        if (!isLater(chunk, this.#snapshot)) continue;
+        for (const source of sources) this.#add(blocks, source);
+        if (isLater(chunk, this.#latest)) this.#latest = chunk;
+      }
+    }
+    return blocks;
+  }
+
+  #saveAlerts(): void {
     this.#sql.exec(
-      "DELETE FROM source_alerts WHERE last_at < ? AND unreported = 0 AND outbox IS NULL",
-      at - SOURCES_KEPT_MS,
+      "INSERT INTO source_alert_state (id, body) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET body = excluded.body",
+      JSON.stringify(Object.fromEntries(this.#alerts)),
     );
   }
+}
+
+function isLater(a: { minute: number; tag: number }, b: { minute: number; tag: number }): boolean {
+  return a.minute > b.minute || (a.minute === b.minute && a.tag > b.tag);
+}
+
+function shardOf(subuserId: string): number {
+  return Math.floor(uniformHash(subuserId) * SHARDS);
 }

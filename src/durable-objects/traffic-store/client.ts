@@ -5,6 +5,7 @@ import type {
   ReportScope,
   RequestSample,
   SessionFilters,
+  SessionRequest,
   SessionSnapshot,
   Settlement,
   SourceAlertReceipt,
@@ -106,7 +107,7 @@ export class TrafficStoreClient {
     return this.#stub.listSessions(filters);
   }
 
-  session(id: string): Promise<SessionSnapshot | null> {
+  session(id: string): Promise<{ session: SessionSnapshot; lastRequests: SessionRequest[] } | null> {
     return this.#stub.session(id);
   }
 }

@@ -332,10 +332,30 @@ export interface SessionSnapshot {
   version: number;
 }
 
-/** A sub-user gate's share of a usage message: its sessions' usage. */
+/** A sub-user gate's share of a usage message: its sessions' usage, from records that did not name their session. */
 export interface GateUsage {
   gateName: string;
   sessions: SessionUsage[];
+}
+
+/**
+ * A sticky session's usage in a part, for the session the gateway names (`session` on its records: the id the
+ * gate's decision gave it) or the gate resolved: who it is (the username's segments, its times from the gate's pin)
+ * and what it carried. The account's store sums these into the session's record.
+ */
+export interface SessionDelta {
+  id: string;
+  subuserId: string;
+  gateName: string;
+  product: TrafficProduct;
+  sessionId: string;
+  region: string;
+  state: string | null;
+  city: string | null;
+  asn: number | null;
+  startedAt: number;
+  expiresAt: number;
+  usage: SessionUsage;
 }
 
 /**
@@ -365,19 +385,25 @@ export interface Settlement {
 /** What one usage part brings to its account's store. */
 export interface StorePart {
   key: string;
+  /**
+   * When the usage route enqueued the part (the first queue's message time): a copy of the part can only have been
+   * applied after it, so the store looks for the key from there on. Absent in parts from before it was carried.
+   */
+  receivedAt?: number;
   cells: Cell[];
   /** Absent in parts from before the domain dimension. */
   domains?: DomainCell[];
   /** Absent in parts from before client sources. */
   sources?: ClientSource[];
   samples: SampleCandidate[];
+  /** Sticky sessions' usage (absent in parts from before the store summed sessions). */
+  sessions?: SessionDelta[];
 }
 
-/** What a consumer batch brings to one account's store: its usage parts, and the sessions they touched. */
+/** What a consumer batch brings to one account's store: its usage parts. */
 export interface StoreIngest {
   accountId: string;
   parts: StorePart[];
-  sessions: SessionSnapshot[];
 }
 
 /**

@@ -1,120 +1,87 @@
-import { HOUR, MINUTE } from "../../platform/clock";
-import { type AreaStorage, migrate, type StorageStep } from "../shared/storage-versions";
-import { keptBelowRate, type RequestSample, type SampleCandidate, samplingRate, type TrafficProduct } from "./contract";
+import { MINUTE } from "../../platform/clock";
+import { type ArrivalRows, type LoggedSample, RECEIVED_SKEW_MS } from "./arrival-rows";
+import { keptBelowRate, type RequestSample, type SampleCandidate, type TrafficProduct } from "./contract";
+import { type FoldedTiers, floorTo, REQUEST_LOG_KEPT_MS, TIERS } from "./folded-tiers";
 
 /** The sampled request log keeps, per product, the newest 1,000 requests of the last 48 hours (spec §8.5). */
 export const REQUEST_LOG_SIZE = 1000;
-export const REQUEST_LOG_KEPT_MS = 48 * HOUR;
-
-/** The request log's storage steps (`migrate`): append, never edit. */
-const REQUEST_LOG_STORAGE: StorageStep[] = [
-  // 1: the table. A log created before `kept_below` gains it: its entries (null) were sampled at their minute's rate
-  // once, and stay.
-  (sql) => {
-    sql.exec(`
-      CREATE TABLE IF NOT EXISTS request_log (
-        product TEXT NOT NULL, ts INTEGER NOT NULL, request_id TEXT NOT NULL, subuser TEXT NOT NULL,
-        method TEXT NOT NULL, target_host TEXT NOT NULL, status INTEGER NOT NULL, bytes INTEGER NOT NULL,
-        exit_ip TEXT NOT NULL, exit_geo TEXT NOT NULL, exit_asn INTEGER NOT NULL, tag TEXT, kept_below REAL,
-        PRIMARY KEY (product, ts, request_id)) WITHOUT ROWID;
-      CREATE INDEX IF NOT EXISTS request_log_subuser ON request_log (product, subuser, ts);
-    `);
-    const columns = sql.exec<{ name: string }>("PRAGMA table_info(request_log)").toArray();
-    if (!columns.some((column) => column.name === "kept_below")) {
-      sql.exec("ALTER TABLE request_log ADD COLUMN kept_below REAL");
-    }
-  },
-];
+/** A minute's count can still grow this long after it (its usage is still arriving): its entries are kept. */
+const UNSETTLED_MS = 10 * MINUTE;
 
 /**
  * The sampled request log of one account (not for billing). Each candidate the producer sent stands for `weight`
  * of the account's requests in its minute of the batch; it is kept with probability min(1, 100 / requests-per-minute
- * × weight), decided by a hash of its request id, so a redelivered message decides the same way. A minute's count
- * grows as its batches arrive: the entries already kept for it are thinned to the new count each time, so at any
- * moment a minute holds a uniform sample at its own rate (every request below 100 a minute), never one skewed to
- * the minute's first batches.
+ * × weight), decided by a hash of its request id (`keptBelow`: the rate under which it stays), so a redelivered
+ * part decides the same way and a minute whose count grows later drops what it would no longer keep. Candidates
+ * are stored with the rows they arrived in (and with their folded 5-minute bucket for the 48 hours); the log itself
+ * — the newest 1,000 per product that their minutes' counts keep — is read from them into memory when first asked.
  */
 export class RequestLog {
-  readonly #sql: SqlStorage;
+  readonly #arrivals: ArrivalRows;
+  readonly #tiers: FoldedTiers;
+  readonly #requestsIn: (minute: number) => number;
+  /** Per product, the entries that can still be among the newest 1,000 (null until first read). */
+  #entries: Map<TrafficProduct, Map<string, LoggedSample>> | null = null;
 
-  constructor(storage: AreaStorage) {
-    this.#sql = storage.sql;
-    migrate(storage, "request_log", REQUEST_LOG_STORAGE);
+  constructor(arrivals: ArrivalRows, tiers: FoldedTiers, requestsIn: (minute: number) => number) {
+    this.#arrivals = arrivals;
+    this.#tiers = tiers;
+    this.#requestsIn = requestsIn;
   }
 
   /**
-   * Keeps the candidates `keepsSample` chooses at the account's rate (`requestsInMinute`: all products, this
-   * message's requests included), and thins the entries of every minute `countedMinutes` (the minutes whose count
-   * just grew) to that minute's new count; minutes past the log's 48 hours have no entries to thin.
+   * The candidates of an ingest that its minutes' counts keep (as stored: with the rate they stay below);
+   * `requestsIn` counts the ingest's own requests too.
    */
-  add(
-    candidates: SampleCandidate[],
-    countedMinutes: number[],
-    requestsInMinute: (minute: number) => number,
-    at: number,
-  ): void {
-    const counts = new Map<number, number>();
-    const countOf = (minute: number) => {
-      let count = counts.get(minute);
-      if (count === undefined) {
-        count = requestsInMinute(minute);
-        counts.set(minute, count);
-      }
-      return count;
-    };
-    this.#thin(
-      countedMinutes.filter((minute) => minute + MINUTE > at - REQUEST_LOG_KEPT_MS),
-      countOf,
-    );
-    const kept = candidates
-      .map((sample) => ({ sample, keptBelow: keptBelowRate(sample) }))
-      .filter(({ sample, keptBelow }) => Math.max(1, samplingRate(sample.ts, countOf)) < keptBelow);
-    if (kept.length === 0) return;
-    this.#sql.exec(
-      `INSERT OR IGNORE INTO request_log (product, ts, request_id, subuser, method, target_host, status, bytes,
-         exit_ip, exit_geo, exit_asn, tag, kept_below)
-       SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8,
-         value->>9, value->>10, value->>11, value->>12 FROM json_each(?) WHERE true`,
-      JSON.stringify(
-        kept.map(({ sample, keptBelow }) => [
-          sample.product,
-          sample.ts,
-          sample.requestId,
-          sample.subuserId,
-          sample.method,
-          sample.targetHost,
-          sample.status,
-          sample.bytes,
-          sample.exitIp,
-          sample.exitGeo,
-          sample.exitAsn,
-          sample.tag,
-          // JSON has no Infinity: null, never thinned (a hash of exactly 0).
-          Number.isFinite(keptBelow) ? keptBelow : null,
-        ]),
-      ),
-    );
-    for (const product of new Set(kept.map(({ sample }) => sample.product))) this.#trim(product);
+  keep(candidates: SampleCandidate[], at: number, requestsIn: (minute: number) => number): LoggedSample[] {
+    const kept: LoggedSample[] = [];
+    for (const sample of candidates) {
+      if (sample.ts <= at - REQUEST_LOG_KEPT_MS) continue;
+      const keptBelow = keptBelowRate(sample);
+      if (!(Math.max(1, requestsIn(floorTo(sample.ts, MINUTE))) < keptBelow)) continue;
+      kept.push([
+        sample.requestId,
+        sample.ts,
+        sample.product,
+        sample.subuserId,
+        sample.method,
+        sample.targetHost,
+        sample.status,
+        sample.bytes,
+        sample.exitIp,
+        sample.exitGeo,
+        sample.exitAsn,
+        sample.tag,
+        // JSON has no Infinity: null, never thinned (a hash of exactly 0).
+        Number.isFinite(keptBelow) ? keptBelow : null,
+      ]);
+    }
+    return kept;
+  }
+
+  /** Entries an ingest kept join the log (when it has been read into memory). */
+  add(samples: LoggedSample[], at: number): void {
+    if (!this.#entries) return;
+    for (const sample of samples) this.#productEntries(sample[2]).set(sample[0], sample);
+    this.#trim(at);
+  }
+
+  /** Whether a minute's count keeps an entry. */
+  keeps(sample: LoggedSample, requests = this.#requestsIn(floorTo(sample[1], MINUTE))): boolean {
+    return sample[12] === null || Math.max(1, requests) < sample[12];
   }
 
   /** Newest first. */
   list(query: { product: TrafficProduct; subuserId?: string; limit: number }, at: number): RequestSample[] {
-    const rows = this.#sql
-      .exec<LogRow>(
-        `SELECT * FROM request_log WHERE product = ? AND ts > ? ${query.subuserId ? "AND subuser = ?" : ""}
-         ORDER BY ts DESC, request_id DESC LIMIT ?`,
-        query.product,
-        at - REQUEST_LOG_KEPT_MS,
-        ...(query.subuserId ? [query.subuserId] : []),
-        query.limit,
-      )
-      .toArray();
-    return rows.map(toSample);
+    return this.#visible(query.product, at)
+      .filter((sample) => query.subuserId === undefined || sample[3] === query.subuserId)
+      .slice(0, query.limit)
+      .map(toSample);
   }
 
   /**
-   * The log in `[from, to)` (within its 48 hours), oldest first, up to `limit` entries after `cursor`; `products`
-   * and `subuserIds` narrow it (null: all). Report files read it a page at a time.
+   * The log in `[from, to)`, oldest first, up to `limit` entries after `cursor`; `products` and `subuserIds` narrow
+   * it (null: all). Report files read it a page at a time.
    */
   range(
     scope: { from: number; to: number; products: string[] | null; subuserIds: string[] | null },
@@ -122,81 +89,117 @@ export class RequestLog {
     limit: number,
     at: number,
   ): RequestSample[] {
-    const anyOf = (values: string[] | null) => (values === null ? null : JSON.stringify(values));
-    return this.#sql
-      .exec<LogRow>(
-        `SELECT * FROM request_log WHERE ts >= ? AND ts < ?
-           AND (?3 IS NULL OR product IN (SELECT value FROM json_each(?3)))
-           AND (?4 IS NULL OR subuser IN (SELECT value FROM json_each(?4)))
-           AND (?5 IS NULL OR (ts, request_id) > (?5, ?6))
-         ORDER BY ts, request_id LIMIT ?7`,
-        Math.max(scope.from, at - REQUEST_LOG_KEPT_MS),
-        scope.to,
-        anyOf(scope.products),
-        anyOf(scope.subuserIds),
-        cursor?.ts ?? null,
-        cursor?.requestId ?? null,
-        limit,
+    const products = (["residential", "mobile", "isp"] as const).filter(
+      (product) => scope.products === null || scope.products.includes(product),
+    );
+    const subusers = scope.subuserIds === null ? null : new Set(scope.subuserIds);
+    return products
+      .flatMap((product) => this.#visible(product, at))
+      .filter(
+        (s) =>
+          s[1] >= scope.from &&
+          s[1] < scope.to &&
+          (subusers === null || subusers.has(s[3])) &&
+          (cursor === null || s[1] > cursor.ts || (s[1] === cursor.ts && s[0] > cursor.requestId)),
       )
-      .toArray()
+      .sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+      .slice(0, limit)
       .map(toSample);
   }
 
-  /** Drops the entries of each minute that its count (`countOf`) no longer keeps. */
-  #thin(minutes: number[], countOf: (minute: number) => number): void {
-    for (const minute of minutes) {
-      this.#sql.exec(
-        "DELETE FROM request_log WHERE product IN ('residential', 'mobile', 'isp') AND ts >= ? AND ts < ? AND kept_below <= ?",
-        minute,
-        minute + MINUTE,
-        Math.max(1, countOf(minute)),
-      );
+  /** A product's log as it stands: the newest 1,000 kept entries of the last 48 hours, newest first. */
+  #visible(product: TrafficProduct, at: number): LoggedSample[] {
+    this.#load(at);
+    return [...this.#productEntries(product).values()]
+      .filter((sample) => sample[1] > at - REQUEST_LOG_KEPT_MS && this.keeps(sample))
+      .sort(newestFirst)
+      .slice(0, REQUEST_LOG_SIZE);
+  }
+
+  /**
+   * Reads the log from the rows, newest first, until each product has 1,000 entries newer than anything the rows
+   * left could hold (a row holds nothing newer than its arrival, a folded bucket nothing past its end).
+   */
+  #load(at: number): void {
+    if (this.#entries) return;
+    this.#entries = new Map();
+    const open = new Set<TrafficProduct>(["residential", "mobile", "isp"]);
+    const settle = (newestPossible: number) => {
+      for (const product of [...open]) {
+        const entries = [...this.#productEntries(product).values()].filter((s) => this.keeps(s)).sort(newestFirst);
+        const last = entries[REQUEST_LOG_SIZE - 1];
+        if (last && last[1] > newestPossible) open.delete(product);
+      }
+    };
+    const arrivals = this.#arrivals.heads().sort((a, b) => b.minute - a.minute);
+    let oldestArrival = Number.POSITIVE_INFINITY;
+    for (const head of arrivals) {
+      if (open.size === 0) break;
+      settle(head.minute + MINUTE + RECEIVED_SKEW_MS);
+      for (const sample of this.#arrivals.column(head.slot, "samples")) {
+        if (open.has(sample[2])) this.#productEntries(sample[2]).set(sample[0], sample);
+      }
+      oldestArrival = Math.min(oldestArrival, head.minute);
+    }
+    // Beyond the arrival rows' 25 hours: the candidates folded with their 5-minute buckets.
+    const five = TIERS["5m"].span;
+    const buckets = this.#tiers
+      .buckets("5m")
+      .filter((bucket) => bucket + five > at - REQUEST_LOG_KEPT_MS && bucket < oldestArrival)
+      .reverse();
+    for (const bucket of buckets) {
+      if (open.size === 0) break;
+      settle(bucket + five);
+      for (const sample of this.#tiers.samples(bucket)) {
+        if (open.has(sample[2])) this.#productEntries(sample[2]).set(sample[0], sample);
+      }
+    }
+    this.#trim(at);
+  }
+
+  /** Forgets entries that can no longer be among the newest 1,000: past 48 hours, or behind 1,000 settled ones. */
+  #trim(at: number): void {
+    for (const entries of this.#entries?.values() ?? []) {
+      const kept = [...entries.values()].filter((s) => s[1] > at - REQUEST_LOG_KEPT_MS).sort(newestFirst);
+      let settled = 0;
+      entries.clear();
+      for (const sample of kept) {
+        if (settled >= REQUEST_LOG_SIZE) break;
+        entries.set(sample[0], sample);
+        if (sample[1] < at - UNSETTLED_MS && this.keeps(sample)) settled++;
+      }
     }
   }
 
-  prune(at: number): void {
-    this.#sql.exec("DELETE FROM request_log WHERE ts <= ?", at - REQUEST_LOG_KEPT_MS);
-  }
-
-  #trim(product: string): void {
-    this.#sql.exec(
-      `DELETE FROM request_log WHERE product = ? AND (ts, request_id) < (
-         SELECT ts, request_id FROM request_log WHERE product = ? ORDER BY ts DESC, request_id DESC LIMIT 1 OFFSET ?)`,
-      product,
-      product,
-      REQUEST_LOG_SIZE - 1,
-    );
+  #productEntries(product: TrafficProduct): Map<string, LoggedSample> {
+    const entries = this.#entries as Map<TrafficProduct, Map<string, LoggedSample>>;
+    let map = entries.get(product);
+    if (!map) {
+      map = new Map();
+      entries.set(product, map);
+    }
+    return map;
   }
 }
 
-type LogRow = {
-  product: TrafficProduct;
-  ts: number;
-  request_id: string;
-  subuser: string;
-  method: string;
-  target_host: string;
-  status: number;
-  bytes: number;
-  exit_ip: string;
-  exit_geo: string;
-  exit_asn: number;
-  tag: string | null;
-};
+/** Newest first: by time, then request id (descending, in code units). */
+function newestFirst(a: LoggedSample, b: LoggedSample): number {
+  return b[1] - a[1] || (a[0] < b[0] ? 1 : a[0] > b[0] ? -1 : 0);
+}
 
-function toSample(row: LogRow): RequestSample {
+function toSample(s: LoggedSample): RequestSample {
   return {
-    requestId: row.request_id,
-    ts: row.ts,
-    product: row.product,
-    subuserId: row.subuser,
-    method: row.method,
-    targetHost: row.target_host,
-    status: row.status,
-    bytes: row.bytes,
-    exitIp: row.exit_ip,
-    exitGeo: row.exit_geo,
-    exitAsn: row.exit_asn,
-    tag: row.tag,
+    requestId: s[0],
+    ts: s[1],
+    product: s[2],
+    subuserId: s[3],
+    method: s[4],
+    targetHost: s[5],
+    status: s[6],
+    bytes: s[7],
+    exitIp: s[8],
+    exitGeo: s[9],
+    exitAsn: s[10],
+    tag: s[11],
   };
 }

@@ -7,165 +7,133 @@ import {
   type TrafficDayCursor,
   type TrafficDayRow,
 } from "./contract";
-import { FACT_1M_KEPT_MS, productColumn, SUMS } from "./traffic-rollups";
+import { floorTo, TIERS } from "./folded-tiers";
+import { addSums, type DomainSums, heavierDomain, metricsOf, type Sums, zeroSums } from "./summary";
+import type { TrafficQueries } from "./traffic-queries";
 
-/** The finest tier that still holds the whole range (the traffic API's resolution by age, spec §8.5). */
-function tierFor(from: number, at: number): { table: string; span: number } {
-  if (from >= at - FACT_1M_KEPT_MS + HOUR) return { table: "fact_1m", span: MINUTE };
-  if (from >= at - 14 * DAY) return { table: "fact_5m", span: 5 * MINUTE };
-  if (from >= at - 90 * DAY) return { table: "fact_1h", span: HOUR };
-  return { table: "fact_1d", span: DAY };
+/** The finest resolution that still holds all of a range starting at `from` (the traffic API's, spec §8.5). */
+function spanFor(from: number, at: number): number {
+  if (from >= at - 24 * HOUR) return MINUTE;
+  if (from >= at - 14 * DAY) return TIERS["5m"].span;
+  if (from >= at - 90 * DAY) return HOUR;
+  return DAY;
 }
 
-/** The tables to read for `[from, to)` and the range aligned down to their resolution. */
-function sourcesFor(from: number, to: number, at: number) {
-  const tier = tierFor(from, at);
-  const tables = [tier.table, "pending"];
-  return { tables, from: from - (from % tier.span), to: to - (to % tier.span) };
-}
-
-/** ` AND column IN (…)` for a list filter (null: no filter), its parameter pushed to `params`. */
-function inList(column: string, values: string[] | null, params: Array<string | number>): string {
-  if (values === null) return "";
-  params.push(JSON.stringify(values));
-  return ` AND ${column} IN (SELECT value FROM json_each(?))`;
-}
-
-/** One SELECT per table over `[from, to)` with the scope's filters, joined by UNION ALL, and its parameters. */
-function unionOf(tables: string[], columns: string, from: number, to: number, scope: ReportScope) {
-  const params: Array<string | number> = [];
-  // The domain tiers are keyed by product first: their reads use that key.
-  const byProduct = scope.subuserIds !== null || scope.groupBy === "domain";
-  const sql = tables
-    .map((table) => {
-      params.push(from, to);
-      const filters =
-        inList(productColumn(byProduct), scope.products, params) + inList("subuser", scope.subuserIds, params);
-      return `SELECT ${columns} FROM ${table} WHERE bucket >= ? AND bucket < ?${filters}`;
-    })
-    .join(" UNION ALL ");
-  return { sql, params };
-}
-
-/**
- * A day's domain rows bounded like the traffic API's answer: per product the `DOMAIN_ROWS` heaviest domains of the
- * day (bytes in + out, then requests), everything else as `(other)`; the sums are unchanged.
- */
-function dayDomains(union: string): string {
-  return `SELECT product, CASE WHEN k = '${OTHER_DOMAIN}' OR rank > ${DOMAIN_ROWS} THEN '${OTHER_DOMAIN}' ELSE k END AS k,
-      bytes_in, bytes_out, requests, errors
-    FROM (SELECT product, k, ${SUMS}, ROW_NUMBER() OVER (PARTITION BY product, k = '${OTHER_DOMAIN}'
-        ORDER BY sum(bytes_in) + sum(bytes_out) DESC, sum(requests) DESC, k) AS rank
-      FROM (${union}) GROUP BY product, k)`;
-}
+type DayRow = { product: string; key: string; sums: Sums };
 
 /**
  * Read-only queries for report files (src/domain/reports): paged, so a report of any size crosses the RPC boundary
- * a page at a time. They read the rollup tables of `traffic-rollups.ts` (never write them): the finest tier that
- * still covers the range's start, plus what is still `pending` (a delta is always in exactly one of `pending` or
- * the folded tiers).
+ * a page at a time, and a page costs one day of the account's rows (the last day read is kept for the next page).
  */
 export class TrafficReports {
-  readonly #sql: SqlStorage;
+  readonly #queries: TrafficQueries;
+  #day: { key: string; rows: DayRow[] } | null = null;
 
-  constructor(sql: SqlStorage) {
-    this.#sql = sql;
+  constructor(queries: TrafficQueries) {
+    this.#queries = queries;
   }
 
-  /**
-   * Usage per UTC day, product and sub-user (or target domain), in key order, up to `limit` rows after `cursor`. Each call reads one
-   * day at a time (skipping empty days), so a page costs a scan of a day, not of the whole range.
-   */
+  /** Usage per UTC day, product and sub-user (or target domain), in key order, up to `limit` rows after `cursor`. */
   trafficDays(scope: ReportScope, cursor: TrafficDayCursor | null, limit: number, at: number): TrafficDayRow[] {
     const perDomain = scope.groupBy === "domain";
-    const column = perDomain ? "domain" : "subuser";
-    const sources = sourcesFor(scope.from, scope.to, at);
-    // Per domain: the domain tier of the same resolution (written at ingest: nothing pending).
-    const range = perDomain
-      ? { ...sources, tables: [(sources.tables[0] as string).replace("fact_", "domain_")] }
-      : sources;
+    const span = spanFor(scope.from, at);
+    const from = floorTo(scope.from, span);
+    const to = floorTo(scope.to, span);
     const rows: TrafficDayRow[] = [];
     let after = cursor;
-    for (
-      let day = cursor ? cursor.day : range.from - (range.from % DAY);
-      day < range.to && rows.length < limit;
-      day += DAY
-    ) {
-      const union = unionOf(
-        range.tables,
-        `product, ${column} AS k, bytes_in, bytes_out, requests, errors`,
-        Math.max(day, range.from),
-        Math.min(day + DAY, range.to),
-        scope,
-      );
-      const params = [
-        ...union.params,
-        ...(after ? [after.product, (perDomain ? after.domain : after.subuserId) ?? ""] : []),
-        limit - rows.length,
-      ];
-      const page = this.#sql.exec<{
-        product: string;
-        k: string;
-        bytes_in: number;
-        bytes_out: number;
-        requests: number;
-        errors: number;
-      }>(
-        `SELECT product, k, ${SUMS} FROM (${perDomain ? dayDomains(union.sql) : union.sql}) GROUP BY product, k
-         ${after ? "HAVING (product, k) > (?, ?)" : ""} ORDER BY product, k LIMIT ?`,
-        ...params,
-      );
-      after = null;
-      for (const row of page) {
+    for (let day = cursor ? cursor.day : floorTo(from, DAY); day < to && rows.length < limit; day += DAY) {
+      const dayRows = this.#dayRows(scope, Math.max(day, from), Math.min(day + DAY, to), perDomain);
+      const afterKey = after ? ((perDomain ? after.domain : after.subuserId) ?? "") : null;
+      for (const row of dayRows) {
+        if (rows.length >= limit) break;
+        if (
+          after &&
+          (row.product < after.product || (row.product === after.product && row.key <= (afterKey as string)))
+        ) {
+          continue;
+        }
         rows.push({
           day,
           product: row.product,
-          ...(perDomain ? { subuserId: "", domain: row.k } : { subuserId: row.k }),
-          bytesIn: row.bytes_in,
-          bytesOut: row.bytes_out,
-          requests: row.requests,
-          errors: row.errors,
+          ...(perDomain ? { subuserId: "", domain: row.key } : { subuserId: row.key }),
+          ...metricsOf(row.sums),
         });
       }
+      after = null;
     }
     return rows;
   }
 
-  /** Per ISP IP: requests and errors in `[from, to)`, and the start of the latest bucket with any traffic. */
-  ipHealth(ips: string[], from: number, to: number, at: number): IpHealth[] {
+  /** Per ISP IP: requests and errors in `[from, to)`, and the start of the latest minute with any traffic. */
+  ipHealth(ips: string[], from: number, to: number, at: number, version: number): IpHealth[] {
     if (ips.length === 0) return [];
-    const range = sourcesFor(from, to, at);
-    const list = JSON.stringify(ips);
-    const union = unionOf(range.tables, "ip, requests, errors", range.from, range.to, {
-      from,
-      to,
-      products: ["isp"],
-      subuserIds: null,
+    const span = spanFor(from, at);
+    const wanted = new Set(ips);
+    const totals = new Map<string, Sums>();
+    this.#queries.eachCell(this.#queries.pieces(floorTo(from, span), floorTo(to, span)), (cell) => {
+      if (cell[1] !== "isp" || !wanted.has(cell[7])) return;
+      const sums = totals.get(cell[7]) ?? zeroSums();
+      addSums(sums, cell, 8);
+      totals.set(cell[7], sums);
     });
-    const totals = this.#sql
-      .exec<{ ip: string; requests: number; errors: number }>(
-        `SELECT ip, sum(requests) AS requests, sum(errors) AS errors FROM (${union.sql})
-         WHERE ip IN (SELECT value FROM json_each(?)) GROUP BY ip`,
-        ...union.params,
-        list,
-      )
-      .toArray();
-    const everyTier = ["fact_1m", "fact_5m", "fact_1h", "fact_1d", "pending"]
-      .map((table) => `SELECT ip, bucket FROM ${table} WHERE product = 'isp'`)
-      .join(" UNION ALL ");
-    const lastSeen = this.#sql
-      .exec<{ ip: string; last: number }>(
-        `SELECT ip, max(bucket) AS last FROM (${everyTier}) WHERE ip IN (SELECT value FROM json_each(?)) GROUP BY ip`,
-        list,
-      )
-      .toArray();
-    const totalsByIp = new Map(totals.map((row) => [row.ip, row]));
-    const lastByIp = new Map(lastSeen.map((row) => [row.ip, row.last]));
+    const ever = this.#queries.cumulativeBefore("isp", "ip", Number.POSITIVE_INFINITY, version);
     return ips.map((ip) => ({
       ip,
-      requests: totalsByIp.get(ip)?.requests ?? 0,
-      errors: totalsByIp.get(ip)?.errors ?? 0,
-      lastSeenAt: lastByIp.get(ip) ?? null,
+      requests: totals.get(ip)?.[2] ?? 0,
+      errors: totals.get(ip)?.[3] ?? 0,
+      lastSeenAt: ever.has(ip) ? (ever.get(ip)?.[4] ?? null) : null,
     }));
   }
+
+  /** One day's rows in (product, key) order; per domain bounded like the API's answer, per product. */
+  #dayRows(scope: ReportScope, from: number, to: number, perDomain: boolean): DayRow[] {
+    const key = JSON.stringify([from, to, perDomain, scope.products, scope.subuserIds]);
+    if (this.#day?.key === key) return this.#day.rows;
+    const products = scope.products === null ? null : new Set(scope.products);
+    const subusers = scope.subuserIds === null ? null : new Set(scope.subuserIds);
+    const pieces = this.#queries.pieces(from, to);
+    let rows: DayRow[];
+    if (perDomain) {
+      const byProduct = new Map<string, Map<string, DomainSums>>();
+      this.#queries.eachDomain(pieces, (row) => {
+        if (products !== null && !products.has(row[1])) return;
+        const own = byProduct.get(row[1]) ?? new Map<string, DomainSums>();
+        byProduct.set(row[1], own);
+        const known = own.get(row[2]);
+        if (known) addSums(known, row, 3, 3);
+        else own.set(row[2], [0, row[1], row[2], row[3], row[4], row[5], row[6]]);
+      });
+      rows = [...byProduct].flatMap(([product, own]) => boundedDay(product, own));
+    } else {
+      const sums = new Map<string, DayRow>();
+      this.#queries.eachCell(pieces, (cell) => {
+        if ((products !== null && !products.has(cell[1])) || (subusers !== null && !subusers.has(cell[2]))) return;
+        const k = `${cell[1]}\u0001${cell[2]}`;
+        const row = sums.get(k) ?? { product: cell[1], key: cell[2], sums: zeroSums() };
+        addSums(row.sums, cell, 8);
+        sums.set(k, row);
+      });
+      rows = [...sums.values()];
+    }
+    rows.sort((a, b) =>
+      a.product < b.product ? -1 : a.product > b.product ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0,
+    );
+    this.#day = { key, rows };
+    return rows;
+  }
+}
+
+/** A day's domains of one product: the `DOMAIN_ROWS` heaviest, the rest (and every `(other)`) as `(other)`. */
+function boundedDay(product: string, own: Map<string, DomainSums>): DayRow[] {
+  const named = [...own.values()].filter((row) => row[2] !== OTHER_DOMAIN).sort(heavierDomain);
+  const other = zeroSums();
+  for (const row of [
+    ...named.slice(DOMAIN_ROWS),
+    ...(own.has(OTHER_DOMAIN) ? [own.get(OTHER_DOMAIN) as DomainSums] : []),
+  ]) {
+    addSums(other, row, 3);
+  }
+  const rows = named.slice(0, DOMAIN_ROWS).map((row) => ({ product, key: row[2], sums: row.slice(3) as Sums }));
+  if (other[2] > 0 || other[0] > 0 || other[1] > 0) rows.push({ product, key: OTHER_DOMAIN, sums: other });
+  return rows;
 }

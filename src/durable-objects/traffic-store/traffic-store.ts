@@ -9,6 +9,7 @@ import type {
   ReportScope,
   RequestSample,
   SessionFilters,
+  SessionRequest,
   SessionSnapshot,
   Settlement,
   SourceAlertReceipt,
@@ -22,8 +23,8 @@ import type {
 } from "./contract";
 
 /**
- * One per account (`idFromName(accountId)`): the account's traffic (`AccountTraffic`: rollups, sampled request
- * log, session index, usage meter) in its SQLite storage. The meter's settlements go to D1 through the caller
+ * One per account (`idFromName(accountId)`): the account's traffic (`AccountTraffic`: arrival rows, folded tiers,
+ * sampled request log, client sources, session index, usage meter) in its SQLite storage. The meter's settlements go to D1 through the caller
  * (the usage consumer), or, when usage stops arriving, through a `settle` message the alarm sends on the usage
  * queue: the store never writes D1 itself. Internals are `#private`; callers use `TrafficStoreClient`.
  */
@@ -72,7 +73,7 @@ export class TrafficStore extends DurableObject {
   }
 
   traffic(query: TrafficQuery): TrafficRow[] {
-    return this.#traffic.traffic(query, now());
+    return this.#traffic.traffic(query);
   }
 
   clientSources(subuserId: string, after: { firstSeen: number; block: string } | null, limit: number): SourceEntry[] {
@@ -110,8 +111,8 @@ export class TrafficStore extends DurableObject {
     return this.#traffic.listSessions(filters, now());
   }
 
-  session(id: string): SessionSnapshot | null {
-    return this.#traffic.session(id);
+  session(id: string): { session: SessionSnapshot; lastRequests: SessionRequest[] } | null {
+    return this.#traffic.session(id, now());
   }
 
   /**

@@ -1,9 +1,13 @@
 import { DAY, MINUTE, utcMonth } from "../../platform/clock";
 import { type AreaStorage, migrate, type StorageStep } from "../shared/storage-versions";
+import type { RowMeter } from "./arrival-rows";
 import type { Cell, MeterFigures, SampleCandidate, Settlement } from "./contract";
 
-/** Metered usage is settled to D1 at most this long after it was counted (sooner when a threshold is passed). */
-export const SETTLE_INTERVAL_MS = MINUTE;
+/**
+ * Metered usage is settled to D1 at most this long after it was counted (at once when a threshold is passed):
+ * D1's pools and months are this far behind the store at most; caps and exhaustion never wait for it.
+ */
+export const SETTLE_INTERVAL_MS = 5 * MINUTE;
 /** A deleted sub-user's requests still count for this long after the deletion (spec §8.5: in flight, drained). */
 export const DRAIN_MS = MINUTE;
 /** A settlement handed out and not confirmed is asked for again after this long, if no usage brings it back. */
@@ -17,12 +21,10 @@ type BandwidthProduct = "residential" | "mobile";
 
 /**
  * What is metered and not yet settled: bytes per pool, and the month's figure (bytes so far, absolute) of capped
- * sub-users per UTC month (`sub_…|2026-11`).
+ * sub-users per UTC month (`sub_…|2026-11`). An ingest's share of it (`RowMeter`) has the same shape: its bytes,
+ * and the figures as they stood after it.
  */
-interface Deltas {
-  pools: Partial<Record<BandwidthProduct, number>>;
-  months: Record<string, number>;
-}
+type Deltas = RowMeter;
 
 type MeterRow = {
   account_id: string;
@@ -30,6 +32,8 @@ type MeterRow = {
   settled: number;
   prepared_at: number | null;
   settled_at: number | null;
+  frozen: string | null;
+  carried: string | null;
 };
 
 /** The meter's storage steps (`migrate`): append, never edit. */
@@ -49,6 +53,26 @@ const METER_STORAGE: StorageStep[] = [
       CREATE TABLE IF NOT EXISTS usage_dropped (day INTEGER PRIMARY KEY, records INTEGER NOT NULL,
         bytes INTEGER NOT NULL);
     `),
+  // 2: the open settlement moves to the arrival rows (each ingest's share in the row it writes anyway); the meter
+  // row keeps the frozen one and what no row holds (`carried`). Stores from before carry their open deltas over.
+  (sql) => {
+    sql.exec("ALTER TABLE meter ADD COLUMN frozen TEXT; ALTER TABLE meter ADD COLUMN carried TEXT;");
+    const meter = sql.exec<{ prepared: number; settled: number }>("SELECT prepared, settled FROM meter").toArray()[0];
+    if (meter) {
+      const deltas = (seq: number) =>
+        sql
+          .exec<{ pools: string; months: string }>("SELECT pools, months FROM meter_deltas WHERE seq = ?", seq)
+          .toArray()[0];
+      const asJson = (row: { pools: string; months: string } | undefined) =>
+        row ? JSON.stringify({ pools: JSON.parse(row.pools), months: JSON.parse(row.months) }) : null;
+      sql.exec(
+        "UPDATE meter SET frozen = ?, carried = ?",
+        meter.prepared > meter.settled ? asJson(deltas(meter.prepared)) : null,
+        asJson(deltas(meter.prepared + 1)),
+      );
+    }
+    sql.exec("DROP TABLE meter_deltas");
+  },
 ];
 
 /**
@@ -56,9 +80,10 @@ const METER_STORAGE: StorageStep[] = [
  * monthly usage, counted in the same step as the rollups, so a usage part that is applied once is metered once.
  *
  * - D1 stays the record of what was bought and of caps. The meter knows the D1 figures as of its last settlement
- *   (`meter_pools`, `meter_months`, `meter_subusers`) and what it metered since (`meter_deltas`): bytes per pool,
- *   and the month's figure of each capped sub-user (the only ones whose months D1 keeps: caps are enforced and
- *   reported from there; every sub-user's month is read from the store's rollups).
+ *   (`meter_pools`, `meter_months`, `meter_subusers`) and what it metered since: bytes per pool, and the month's
+ *   figure of each capped sub-user (the only ones whose months D1 keeps: caps are enforced and reported from there;
+ *   every sub-user's month is read from the store's rollups). What it metered since is not written by the meter:
+ *   each ingest's share goes into the arrival row the ingest writes anyway, and `restore` sums them on a restart.
  * - A **settlement** hands the metered bytes to D1, numbered (`seq`): D1 applies each number once, so a settlement
  *   applied twice changes nothing. Until D1 confirms it, the settlement is frozen and handed out unchanged; new
  *   usage goes to the next one.
@@ -83,8 +108,9 @@ export class UsageMeter {
     this.#sql = sql;
     migrate(storage, "usage_meter", METER_STORAGE);
     this.#row = sql.exec<MeterRow>("SELECT * FROM meter").toArray()[0] ?? null;
-    this.#open = this.#deltas((this.#row?.prepared ?? 0) + 1) ?? emptyDeltas();
-    this.#frozenDeltas = this.#row && this.#row.prepared > this.#row.settled ? this.#deltas(this.#row.prepared) : null;
+    this.#open = this.#row?.carried ? (JSON.parse(this.#row.carried) as Deltas) : emptyDeltas();
+    this.#frozenDeltas =
+      this.#row?.frozen && this.#row.prepared > this.#row.settled ? (JSON.parse(this.#row.frozen) as Deltas) : null;
     for (const r of sql.exec<{
       product: BandwidthProduct;
       purchased_bytes: number;
@@ -107,6 +133,23 @@ export class UsageMeter {
     }
   }
 
+  /** The number of the settlement that usage metered now goes to. */
+  get openSeq(): number {
+    return (this.#row?.prepared ?? 0) + 1;
+  }
+
+  /**
+   * The open settlement as the arrival rows hold it (each row's share per settlement number): bytes add up, a
+   * month's figure is the highest any row saw. Called once, after the rows are read.
+   */
+  restore(rows: Iterable<Record<string, RowMeter>>): void {
+    const seq = String(this.openSeq);
+    for (const metered of rows) {
+      const share = metered[seq];
+      if (share) addShare(this.#open, share);
+    }
+  }
+
   /** Whether the meter was given the account's figures (it meters nothing before). */
   get configured(): boolean {
     return this.#row !== null;
@@ -123,7 +166,15 @@ export class UsageMeter {
    */
   configure(accountId: string, figures: MeterFigures): string[] {
     if (this.#row) return [];
-    this.#row = { account_id: accountId, prepared: 0, settled: 0, prepared_at: null, settled_at: null };
+    this.#row = {
+      account_id: accountId,
+      prepared: 0,
+      settled: 0,
+      prepared_at: null,
+      settled_at: null,
+      frozen: null,
+      carried: null,
+    };
     this.#sql.exec("INSERT INTO meter (id, account_id, prepared, settled) VALUES (1, ?, 0, 0)", accountId);
     return this.learn(figures);
   }
@@ -205,7 +256,9 @@ export class UsageMeter {
     const key = `${subuserId}|${month}`;
     if (usedBytes <= this.#monthFigure(key)) return false;
     this.#open.months[key] = usedBytes;
-    this.#saveOpen();
+    const carried = this.#row?.carried ? (JSON.parse(this.#row.carried) as Deltas) : emptyDeltas();
+    carried.months[key] = usedBytes;
+    this.#saveRow({ carried: JSON.stringify(carried) });
     return this.#rises([], [key]);
   }
   /**
@@ -243,26 +296,27 @@ export class UsageMeter {
 
   /**
    * Meters cells: bytes in + out consume the pool of their product (ISP has none) and a capped sub-user's month.
-   * Returns whether a pool or a capped sub-user passed a threshold by the meter's figures (settle at once).
+   * Returns the ingest's share (for the row it writes: the meter writes nothing itself) and whether a pool or a capped
+   * sub-user passed a threshold by the meter's figures (settle at once).
    */
-  meter(cells: Cell[]): boolean {
-    const touchedPools = new Set<BandwidthProduct>();
-    const touchedMonths = new Set<string>();
+  meter(cells: Cell[]): { share: RowMeter | null; rises: boolean } {
+    const share: RowMeter = { pools: {}, months: {} };
     for (const cell of cells) {
       const bytes = cell.bytesIn + cell.bytesOut;
       if (bytes === 0) continue;
       if (cell.product !== "isp") {
         this.#open.pools[cell.product] = (this.#open.pools[cell.product] ?? 0) + bytes;
-        touchedPools.add(cell.product);
+        share.pools[cell.product] = (share.pools[cell.product] ?? 0) + bytes;
       }
       if (this.#subusers.get(cell.subuserId)?.capBytes == null) continue;
       const month = `${cell.subuserId}|${utcMonth(cell.minute)}`;
       this.#open.months[month] = this.#monthFigure(month) + bytes;
-      touchedMonths.add(month);
+      share.months[month] = this.#open.months[month];
     }
-    if (touchedPools.size + touchedMonths.size === 0) return false;
-    this.#saveOpen();
-    return this.#rises(touchedPools, touchedMonths);
+    const pools = Object.keys(share.pools) as BandwidthProduct[];
+    const months = Object.keys(share.months);
+    if (pools.length + months.length === 0) return { share: null, rises: false };
+    return { share, rises: this.#rises(pools, months) };
   }
 
   /** A capped sub-user's month figure as metered: the open one, else the one handed out, else D1's. */
@@ -297,11 +351,14 @@ export class UsageMeter {
     if (isEmpty(this.#open)) return null;
     const due = now || row.settled_at === null || row.settled_at + SETTLE_INTERVAL_MS <= at;
     if (!due) return null;
-    row.prepared += 1;
-    row.prepared_at = at;
-    this.#sql.exec("UPDATE meter SET prepared = ?, prepared_at = ?", row.prepared, at);
     this.#frozenDeltas = this.#open;
     this.#open = emptyDeltas();
+    this.#saveRow({
+      prepared: row.prepared + 1,
+      prepared_at: at,
+      frozen: JSON.stringify(this.#frozenDeltas),
+      carried: null,
+    });
     return this.#settlementOf(row.prepared);
   }
 
@@ -312,11 +369,8 @@ export class UsageMeter {
   confirm(seq: number, figures: MeterFigures, at: number): boolean {
     const row = this.#row;
     if (!row || seq !== row.prepared || seq <= row.settled) return false;
-    row.settled = seq;
-    row.settled_at = at;
     this.#frozenDeltas = null;
-    this.#sql.exec("UPDATE meter SET settled = ?, settled_at = ?", seq, at);
-    this.#sql.exec("DELETE FROM meter_deltas WHERE seq <= ?", seq);
+    this.#saveRow({ settled: seq, settled_at: at, frozen: null });
     this.learn(figures);
     return this.#rises(Object.keys(this.#open.pools) as BandwidthProduct[], Object.keys(this.#open.months));
   }
@@ -342,7 +396,7 @@ export class UsageMeter {
   }
 
   #settlementOf(seq: number): Settlement {
-    const deltas = this.#deltas(seq) ?? emptyDeltas();
+    const deltas = seq === this.#row?.prepared ? (this.#frozenDeltas ?? emptyDeltas()) : emptyDeltas();
     return {
       seq,
       pools: Object.entries(deltas.pools).map(([product, bytes]) => ({ product: product as BandwidthProduct, bytes })),
@@ -353,22 +407,29 @@ export class UsageMeter {
     };
   }
 
-  #deltas(seq: number): Deltas | null {
-    const row = this.#sql
-      .exec<{ pools: string; months: string }>("SELECT pools, months FROM meter_deltas WHERE seq = ?", seq)
-      .toArray()[0];
-    return row ? { pools: JSON.parse(row.pools), months: JSON.parse(row.months) } : null;
-  }
-
-  /** The open deltas in one row: one write per ingest, however many sub-users it touched. */
-  #saveOpen(): void {
+  /** The meter row's changed columns: one row written per settlement step. */
+  #saveRow(changes: Partial<MeterRow>): void {
+    const row = Object.assign(this.#row as MeterRow, changes);
     this.#sql.exec(
-      "INSERT OR REPLACE INTO meter_deltas (seq, pools, months) VALUES (?, ?, ?)",
-      (this.#row?.prepared ?? 0) + 1,
-      JSON.stringify(this.#open.pools),
-      JSON.stringify(this.#open.months),
+      "UPDATE meter SET prepared = ?, settled = ?, prepared_at = ?, settled_at = ?, frozen = ?, carried = ?",
+      row.prepared,
+      row.settled,
+      row.prepared_at,
+      row.settled_at,
+      row.frozen,
+      row.carried,
     );
   }
+}
+
+/** Adds an ingest's share to deltas: bytes add up, a month's figure is the highest. */
+export function addShare(deltas: Deltas, share: RowMeter): Deltas {
+  for (const [product, bytes] of Object.entries(share.pools) as Array<[BandwidthProduct, number]>) {
+    deltas.pools[product] = (deltas.pools[product] ?? 0) + bytes;
+  }
+  for (const [key, figure] of Object.entries(share.months))
+    deltas.months[key] = Math.max(deltas.months[key] ?? 0, figure);
+  return deltas;
 }
 
 function emptyDeltas(): Deltas {

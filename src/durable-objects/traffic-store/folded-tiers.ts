@@ -1,0 +1,507 @@
+import { DAY, HOUR, MINUTE } from "../../platform/clock";
+import type { ArrivalRows, LoggedSample } from "./arrival-rows";
+import { packJson, unpackJson } from "./blob-codec";
+import type { CellRow, TrafficProduct } from "./contract";
+import {
+  addCellsToMarginals,
+  addSums,
+  boundDomains,
+  type DomainSums,
+  type Marginals,
+  type MinuteTotal,
+  mergeTotals,
+  minuteTotals,
+  type Sums,
+  sumCells,
+} from "./summary";
+
+export type TierName = "5m" | "1h" | "1d";
+
+/** Each folded tier: its bucket, and how many buckets its ring of slots keeps (14 days + 1 hour, 92 days, 401 days). */
+export const TIERS: Record<TierName, { span: number; slots: number }> = {
+  "5m": { span: 5 * MINUTE, slots: (14 * DAY + HOUR) / (5 * MINUTE) },
+  "1h": { span: HOUR, slots: 92 * 24 },
+  "1d": { span: DAY, slots: 401 },
+};
+/** A 5-minute bucket is folded this long after it ends: usage arriving later is added to the folded rows. */
+export const FOLD_LATENESS_MS = 2 * MINUTE;
+/** The request log keeps 48 hours (spec §8.5); samples older than that are never kept. */
+export const REQUEST_LOG_KEPT_MS = 48 * HOUR;
+
+export type CumulativeTotals = Partial<Record<TrafficProduct, Sums>>;
+
+export interface BucketHead {
+  slot: number;
+  bucket: number;
+  /** 5 m: per minute and product (the request log's sampling rate); 1 h and 1 d: per product. */
+  totals: MinuteTotal[];
+  /** 1 h and 1 d: per product, everything before the bucket's end. */
+  cumTotals: CumulativeTotals | null;
+}
+
+export interface BucketContent {
+  cells: CellRow[];
+  domains: DomainSums[];
+}
+
+/** What arrived for buckets already folded: added to their rows (and the cumulative series after them). */
+export interface LateUsage {
+  cells: CellRow[];
+  domains: DomainSums[];
+  samples: LoggedSample[];
+}
+
+export const BUCKET_TABLES = `
+  CREATE TABLE IF NOT EXISTS bucket_5m (slot INTEGER PRIMARY KEY, bucket INTEGER NOT NULL, totals TEXT NOT NULL,
+    samples BLOB, body BLOB NOT NULL);
+  CREATE TABLE IF NOT EXISTS bucket_1h (slot INTEGER PRIMARY KEY, bucket INTEGER NOT NULL, totals TEXT NOT NULL,
+    cum_totals TEXT NOT NULL, body BLOB NOT NULL, cum BLOB NOT NULL);
+  CREATE TABLE IF NOT EXISTS bucket_1d (slot INTEGER PRIMARY KEY, bucket INTEGER NOT NULL, totals TEXT NOT NULL,
+    cum_totals TEXT NOT NULL, body BLOB NOT NULL, cum BLOB NOT NULL);`;
+
+const CACHED_CONTENTS = 64;
+
+/**
+ * The folded tiers of one account: a row per 5-minute bucket, hour and day, each written once when its bucket
+ * closes (and again only for usage that arrives after that). Hours and days also carry the cumulative series: per
+ * product, dimension and value, everything before the bucket's end, so a total over any long range is a difference
+ * of two rows. Rows sit in rings of slots and age out by being overwritten; heads live in memory.
+ */
+export class FoldedTiers {
+  readonly #sql: SqlStorage;
+  readonly #heads: Record<TierName, Map<number, BucketHead>> = { "5m": new Map(), "1h": new Map(), "1d": new Map() };
+  readonly #sorted: Partial<Record<TierName, number[]>> = {};
+  /** Every bucket before the watermark is folded: its row, or none when it had no usage. */
+  readonly #watermark: Record<TierName, number> = { "5m": 0, "1h": 0, "1d": 0 };
+  readonly #contents = new Map<string, BucketContent>();
+  readonly #cums = new Map<string, Marginals>();
+
+  constructor(sql: SqlStorage) {
+    this.#sql = sql;
+    for (const tier of Object.keys(TIERS) as TierName[]) {
+      const cum = tier === "5m" ? "NULL" : "cum_totals";
+      for (const row of sql.exec<{ slot: number; bucket: number; totals: string; cum_totals: string | null }>(
+        `SELECT slot, bucket, totals, ${cum} AS cum_totals FROM bucket_${tier}`,
+      )) {
+        this.#remember(tier, {
+          slot: row.slot,
+          bucket: row.bucket,
+          totals: JSON.parse(row.totals) as MinuteTotal[],
+          cumTotals: row.cum_totals === null ? null : (JSON.parse(row.cum_totals) as CumulativeTotals),
+        });
+        this.#watermark[tier] = Math.max(this.#watermark[tier], row.bucket + TIERS[tier].span);
+      }
+    }
+  }
+
+  watermark(tier: TierName): number {
+    return this.#watermark[tier];
+  }
+
+  head(tier: TierName, bucket: number): BucketHead | undefined {
+    return this.#heads[tier].get(bucket);
+  }
+
+  /** The buckets of a tier that have rows, oldest first. */
+  buckets(tier: TierName): number[] {
+    let sorted = this.#sorted[tier];
+    if (!sorted) {
+      sorted = [...this.#heads[tier].keys()].sort((a, b) => a - b);
+      this.#sorted[tier] = sorted;
+    }
+    return sorted;
+  }
+
+  content(tier: TierName, bucket: number): BucketContent {
+    const key = `${tier}:${bucket}`;
+    let content = this.#contents.get(key);
+    if (!content) {
+      const head = this.#heads[tier].get(bucket);
+      const body = head
+        ? this.#sql.exec<{ body: ArrayBuffer }>(`SELECT body FROM bucket_${tier} WHERE slot = ?`, head.slot).one().body
+        : null;
+      content = unpackJson<BucketContent>(body, { cells: [], domains: [] });
+      if (this.#contents.size >= CACHED_CONTENTS) this.#contents.delete(this.#contents.keys().next().value as string);
+      this.#contents.set(key, content);
+    }
+    return content;
+  }
+
+  /** The cumulative series at the end of an hour or day row. */
+  cumulative(tier: "1h" | "1d", bucket: number): Marginals {
+    const key = `${tier}:${bucket}`;
+    let cum = this.#cums.get(key);
+    if (!cum) {
+      const head = this.#heads[tier].get(bucket);
+      const blob = head
+        ? this.#sql.exec<{ cum: ArrayBuffer }>(`SELECT cum FROM bucket_${tier} WHERE slot = ?`, head.slot).one().cum
+        : null;
+      cum = unpackJson<Marginals>(blob, {});
+      if (this.#cums.size >= 4) this.#cums.delete(this.#cums.keys().next().value as string);
+      this.#cums.set(key, cum);
+    }
+    return cum;
+  }
+
+  /** The request-log candidates kept with a folded 5-minute bucket (they outlive the arrival rows: 48 hours). */
+  samples(bucket: number): LoggedSample[] {
+    const head = this.#heads["5m"].get(bucket);
+    if (!head) return [];
+    const blob = this.#sql
+      .exec<{ samples: ArrayBuffer | null }>("SELECT samples FROM bucket_5m WHERE slot = ?", head.slot)
+      .one().samples;
+    return unpackJson<LoggedSample[]>(blob, []);
+  }
+
+  /** The account's requests in a minute, once its 5-minute bucket is folded (null before). */
+  requestsIn(minute: number): number | null {
+    const bucket = minute - (minute % TIERS["5m"].span);
+    if (bucket >= this.#watermark["5m"]) return null;
+    let requests = 0;
+    for (const [m, , , , r] of this.#heads["5m"].get(bucket)?.totals ?? []) if (m === minute) requests += r;
+    return requests;
+  }
+
+  /**
+   * The latest hour or day row whose end is at or before `t`: where the cumulative series is read for a boundary at
+   * `t` (a row exists only once its bucket is folded). Null when there is none.
+   */
+  cumulativeBase(t: number): { tier: "1h" | "1d"; bucket: number; end: number } | null {
+    const hour = latestEndingBy(this.buckets("1h"), HOUR, t);
+    const day = latestEndingBy(this.buckets("1d"), DAY, t);
+    if (hour === null && day === null) return null;
+    const hourEnd = hour === null ? -1 : hour + HOUR;
+    const dayEnd = day === null ? -1 : day + DAY;
+    return hourEnd >= dayEnd
+      ? { tier: "1h", bucket: hour as number, end: hourEnd }
+      : { tier: "1d", bucket: day as number, end: dayEnd };
+  }
+
+  /**
+   * Folds every bucket that is due at `at`: 5-minute buckets `FOLD_LATENESS_MS` after they end (from the arrival
+   * rows), hours once their 5-minute buckets are folded, days once their hours are. `keepSample` thins a folded
+   * bucket's request-log candidates by its minutes' final counts.
+   */
+  fold(at: number, arrivals: ArrivalRows, keepSample: (sample: LoggedSample, requests: number) => boolean): boolean {
+    const due = floorTo(at - FOLD_LATENESS_MS, TIERS["5m"].span);
+    let folded = false;
+    if (due > this.#watermark["5m"]) {
+      folded = this.#foldFiveMinutes(due, arrivals, keepSample, at) || folded;
+      this.#watermark["5m"] = due;
+    }
+    const hours = floorTo(this.#watermark["5m"], HOUR);
+    if (hours > this.#watermark["1h"]) {
+      for (const hour of this.#dueBuckets("5m", HOUR, this.#watermark["1h"], hours)) this.#foldHour(hour);
+      this.#watermark["1h"] = hours;
+      folded = true;
+    }
+    const days = floorTo(this.#watermark["1h"], DAY);
+    if (days > this.#watermark["1d"]) {
+      for (const day of this.#dueBuckets("1h", DAY, this.#watermark["1d"], days)) this.#foldDay(day);
+      this.#watermark["1d"] = days;
+      folded = true;
+    }
+    return folded;
+  }
+
+  /** Whether usage with record time `minute` belongs to a bucket already folded (it is late). */
+  isFolded(minute: number): boolean {
+    return minute < this.#watermark["5m"];
+  }
+
+  /**
+   * Adds usage that arrived after its buckets were folded: to the 5-minute rows, and, where they are folded too, to
+   * the hour and day rows and to the cumulative series of every hour and day row from the late usage on.
+   */
+  patch(late: LateUsage, at: number): void {
+    const five = TIERS["5m"].span;
+    const byBucket = Map.groupBy(late.cells, (cell) => floorTo(cell[0], five));
+    const domainsByBucket = Map.groupBy(late.domains, (row) => floorTo(row[0], five));
+    const samplesByBucket = Map.groupBy(
+      late.samples.filter((sample) => sample[1] > at - REQUEST_LOG_KEPT_MS),
+      (sample) => floorTo(sample[1], five),
+    );
+    const buckets = new Set([...byBucket.keys(), ...domainsByBucket.keys(), ...samplesByBucket.keys()]);
+    for (const bucket of buckets) {
+      const content = this.content("5m", bucket);
+      const cells = byBucket.get(bucket) ?? [];
+      const head = this.#heads["5m"].get(bucket);
+      this.#write5m(
+        bucket,
+        {
+          cells: sumCells([...content.cells, ...cells], () => bucket),
+          domains: boundDomains([...content.domains, ...(domainsByBucket.get(bucket) ?? [])], () => bucket),
+        },
+        mergeTotals(
+          (head?.totals ?? []).map((t) => [...t] as MinuteTotal),
+          minuteTotals(cells),
+        ),
+        [...this.samples(bucket), ...(samplesByBucket.get(bucket) ?? [])],
+      );
+    }
+    this.#patchCoarse("1h", late);
+    this.#patchCoarse("1d", late);
+  }
+
+  /**
+   * Writes a bucket's row as given (the layout step converting a store of the earlier layout, oldest first: days,
+   * then hours, then 5-minute buckets), continuing the cumulative series from the latest row before it.
+   */
+  load(tier: TierName, bucket: number, content: BucketContent, samples: LoggedSample[] = []): void {
+    if (tier === "5m") this.#write5m(bucket, content, minuteTotals(content.cells), samples);
+    else this.#writeCoarse(tier, bucket, content, this.#extend(this.cumulativeBase(bucket), content.cells));
+    this.#watermark[tier] = Math.max(this.#watermark[tier], bucket + TIERS[tier].span);
+  }
+
+  /** Forgets rows past their tier's horizon that no later bucket overwrote (the newest hour and day stay). */
+  prune(at: number): void {
+    for (const tier of Object.keys(TIERS) as TierName[]) {
+      const { span, slots } = TIERS[tier];
+      const buckets = this.buckets(tier);
+      const newest = buckets[buckets.length - 1];
+      for (const bucket of buckets) {
+        if (bucket + slots * span > at || (tier !== "5m" && bucket === newest)) continue;
+        const head = this.#heads[tier].get(bucket) as BucketHead;
+        this.#sql.exec(`DELETE FROM bucket_${tier} WHERE slot = ?`, head.slot);
+        this.#forget(tier, bucket);
+      }
+    }
+  }
+
+  #foldFiveMinutes(
+    due: number,
+    arrivals: ArrivalRows,
+    keepSample: (sample: LoggedSample, requests: number) => boolean,
+    at: number,
+  ): boolean {
+    const five = TIERS["5m"].span;
+    const from = this.#watermark["5m"];
+    const pending = new Set<number>();
+    for (const head of arrivals.heads()) {
+      for (const [minute] of head.totals) if (minute >= from && minute < due) pending.add(floorTo(minute, five));
+    }
+    if (pending.size === 0) return false;
+    const rows = new Map<number, ReturnType<ArrivalRows["read"]>>();
+    for (const bucket of [...pending].sort((a, b) => a - b)) {
+      const cells: CellRow[] = [];
+      const domains: DomainSums[] = [];
+      const samples: LoggedSample[] = [];
+      for (const head of arrivals.overlapping(bucket, bucket + five)) {
+        let row = rows.get(head.slot);
+        if (!row) {
+          row = arrivals.read(head.slot);
+          rows.set(head.slot, row);
+        }
+        const inBucket = (t: number) => t >= bucket && t < bucket + five;
+        for (const cell of row.content.cells) if (inBucket(cell[0])) cells.push(cell);
+        for (const domain of row.content.domains) if (inBucket(domain[0])) domains.push(domain);
+        for (const sample of row.samples)
+          if (inBucket(sample[1]) && sample[1] > at - REQUEST_LOG_KEPT_MS) samples.push(sample);
+      }
+      const totals = minuteTotals(cells);
+      const perMinute = new Map<number, number>();
+      for (const [minute, , , , requests] of totals) perMinute.set(minute, (perMinute.get(minute) ?? 0) + requests);
+      this.#write5m(
+        bucket,
+        { cells: sumCells(cells, () => bucket), domains: boundDomains(domains, () => bucket) },
+        totals,
+        samples.filter((sample) => keepSample(sample, perMinute.get(floorTo(sample[1], MINUTE)) ?? 0)),
+      );
+    }
+    return true;
+  }
+
+  #foldHour(hour: number): void {
+    const children = this.#children("5m", hour, hour + HOUR);
+    const cells = sumCells(
+      children.flatMap((bucket) => this.content("5m", bucket).cells),
+      () => hour,
+    );
+    const domains = boundDomains(
+      children.flatMap((bucket) => this.content("5m", bucket).domains),
+      () => hour,
+    );
+    const base = this.cumulativeBase(hour);
+    this.#writeCoarse("1h", hour, { cells, domains }, this.#extend(base, cells));
+  }
+
+  #foldDay(day: number): void {
+    const children = this.#children("1h", day, day + DAY);
+    const cells = sumCells(
+      children.flatMap((bucket) => this.content("1h", bucket).cells),
+      () => day,
+    );
+    const domains = boundDomains(
+      children.flatMap((bucket) => this.content("1h", bucket).domains),
+      () => day,
+    );
+    // The day ends where its last hour with usage ends: the series there is the hour's.
+    const last = children[children.length - 1] as number;
+    const cum = {
+      marginals: structuredClone(this.cumulative("1h", last)),
+      totals: { ...(this.#heads["1h"].get(last)?.cumTotals ?? {}) },
+    };
+    this.#writeCoarse("1d", day, { cells, domains }, cum);
+  }
+
+  /** The cumulative series after `cells`: the base's, plus them. */
+  #extend(
+    base: { tier: "1h" | "1d"; bucket: number } | null,
+    cells: CellRow[],
+  ): { marginals: Marginals; totals: CumulativeTotals } {
+    const marginals = base ? structuredClone(this.cumulative(base.tier, base.bucket)) : {};
+    const totals: CumulativeTotals = {};
+    for (const [product, sums] of Object.entries(
+      base ? (this.#heads[base.tier].get(base.bucket)?.cumTotals ?? {}) : {},
+    )) {
+      totals[product as TrafficProduct] = [...(sums as Sums)] as Sums;
+    }
+    addCellsToMarginals(marginals, cells);
+    addToTotals(totals, cells);
+    return { marginals, totals };
+  }
+
+  /** Late usage into hour or day rows already folded, and into the series of every such row from it on. */
+  #patchCoarse(tier: "1h" | "1d", late: LateUsage): void {
+    const { span } = TIERS[tier];
+    const folded = late.cells.filter((cell) => cell[0] < this.#watermark[tier]);
+    const foldedDomains = late.domains.filter((row) => row[0] < this.#watermark[tier]);
+    if (folded.length === 0 && foldedDomains.length === 0) return;
+    const first = Math.min(
+      ...folded.map((cell) => floorTo(cell[0], span)),
+      ...foldedDomains.map((r) => floorTo(r[0], span)),
+    );
+    const byBucket = Map.groupBy(folded, (cell) => floorTo(cell[0], span));
+    const domainsByBucket = Map.groupBy(foldedDomains, (row) => floorTo(row[0], span));
+    const touched = new Set([
+      ...byBucket.keys(),
+      ...domainsByBucket.keys(),
+      ...this.buckets(tier).filter((b) => b >= first),
+    ]);
+    for (const bucket of [...touched].sort((a, b) => a - b)) {
+      const content = this.content(tier, bucket);
+      const cells = byBucket.get(bucket) ?? [];
+      const before = folded.filter((cell) => floorTo(cell[0], span) <= bucket);
+      const head = this.#heads[tier].get(bucket);
+      let cum: { marginals: Marginals; totals: CumulativeTotals };
+      if (head) {
+        cum = {
+          marginals: addCellsToMarginals(structuredClone(this.cumulative(tier, bucket)), before),
+          totals: addToTotals(structuredClone(head.cumTotals ?? {}), before),
+        };
+      } else {
+        // A bucket with no row until now: its series continues the row before it (already patched in this loop).
+        cum = this.#extend(this.cumulativeBase(bucket), cells);
+      }
+      this.#writeCoarse(
+        tier,
+        bucket,
+        {
+          cells: sumCells([...content.cells, ...cells], () => bucket),
+          domains: boundDomains([...content.domains, ...(domainsByBucket.get(bucket) ?? [])], () => bucket),
+        },
+        cum,
+      );
+    }
+  }
+
+  #children(tier: TierName, from: number, to: number): number[] {
+    return this.buckets(tier).filter((bucket) => bucket >= from && bucket < to);
+  }
+
+  /** Buckets of `span` in `[from, to)` that the finer tier has rows in. */
+  #dueBuckets(finer: TierName, span: number, from: number, to: number): number[] {
+    const due = new Set<number>();
+    for (const bucket of this.buckets(finer)) if (bucket >= from && bucket < to) due.add(floorTo(bucket, span));
+    return [...due].sort((a, b) => a - b);
+  }
+
+  #write5m(bucket: number, content: BucketContent, totals: MinuteTotal[], samples: LoggedSample[]): void {
+    const slot = slotOf("5m", bucket);
+    this.#sql.exec(
+      `INSERT INTO bucket_5m (slot, bucket, totals, samples, body) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (slot) DO UPDATE SET bucket = excluded.bucket, totals = excluded.totals,
+         samples = excluded.samples, body = excluded.body`,
+      slot,
+      bucket,
+      JSON.stringify(totals),
+      samples.length > 0 ? packJson(samples) : null,
+      packJson(content),
+    );
+    this.#replaceSlot("5m", slot, { slot, bucket, totals, cumTotals: null }, content);
+  }
+
+  #writeCoarse(
+    tier: "1h" | "1d",
+    bucket: number,
+    content: BucketContent,
+    cum: { marginals: Marginals; totals: CumulativeTotals },
+  ): void {
+    const slot = slotOf(tier, bucket);
+    const totals = minuteTotals(content.cells, () => bucket);
+    this.#sql.exec(
+      `INSERT INTO bucket_${tier} (slot, bucket, totals, cum_totals, body, cum) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (slot) DO UPDATE SET bucket = excluded.bucket, totals = excluded.totals,
+         cum_totals = excluded.cum_totals, body = excluded.body, cum = excluded.cum`,
+      slot,
+      bucket,
+      JSON.stringify(totals),
+      JSON.stringify(cum.totals),
+      packJson(content),
+      packJson(cum.marginals),
+    );
+    this.#replaceSlot(tier, slot, { slot, bucket, totals, cumTotals: cum.totals }, content);
+    this.#cums.set(`${tier}:${bucket}`, cum.marginals);
+  }
+
+  /** The slot now holds `head`: whatever bucket it held before is gone from memory. */
+  #replaceSlot(tier: TierName, slot: number, head: BucketHead, content: BucketContent): void {
+    for (const [bucket, known] of this.#heads[tier]) if (known.slot === slot) this.#forget(tier, bucket);
+    this.#remember(tier, head);
+    this.#contents.set(`${tier}:${head.bucket}`, content);
+  }
+
+  #remember(tier: TierName, head: BucketHead): void {
+    this.#heads[tier].set(head.bucket, head);
+    delete this.#sorted[tier];
+  }
+
+  #forget(tier: TierName, bucket: number): void {
+    this.#heads[tier].delete(bucket);
+    this.#contents.delete(`${tier}:${bucket}`);
+    this.#cums.delete(`${tier}:${bucket}`);
+    delete this.#sorted[tier];
+  }
+}
+
+export function floorTo(t: number, span: number): number {
+  return t - (((t % span) + span) % span);
+}
+
+function slotOf(tier: TierName, bucket: number): number {
+  return Math.floor(bucket / TIERS[tier].span) % TIERS[tier].slots;
+}
+
+/** The latest bucket (sorted ascending) whose end is at or before `limit`. */
+function latestEndingBy(buckets: number[], span: number, limit: number): number | null {
+  let lo = 0;
+  let hi = buckets.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((buckets[mid] as number) + span <= limit) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo > 0 ? (buckets[lo - 1] as number) : null;
+}
+
+function addToTotals(totals: CumulativeTotals, cells: Iterable<CellRow>): CumulativeTotals {
+  for (const cell of cells) {
+    let sums = totals[cell[1]];
+    if (!sums) {
+      sums = [0, 0, 0, 0];
+      totals[cell[1]] = sums;
+    }
+    addSums(sums, cell, 8);
+  }
+  return totals;
+}

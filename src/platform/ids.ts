@@ -65,6 +65,18 @@ export function idAt(kind: IdKind, time: number, sourceId: string): string {
   return `${idPrefixes[kind]}_${encodeTime(time, 10)}${sourceId.slice(-16)}`;
 }
 
+const ULID_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+/**
+ * An id whose ULID time is exactly `time` (a monotonic id may run ahead of the clock when ids are made faster than
+ * milliseconds pass, or the clock steps back): for ids whose time others read back, such as a session's start.
+ */
+export function newIdAt(kind: IdKind, time: number): string {
+  let random = "";
+  for (let i = 0; i < 16; i++) random += ULID_ALPHABET[Math.floor(randomFraction() * 32)];
+  return `${idPrefixes[kind]}_${encodeTime(time, 10)}${random}`;
+}
+
 /** The time (ms) a ULID id was made at (`ses_01J…` → when its session started). */
 export function timeOfId(id: string): number {
   return decodeTime(id.slice(id.indexOf("_") + 1));

@@ -2,14 +2,15 @@ import { env, runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { TrafficStore } from "../../src/durable-objects/traffic-store";
+import { AccountTraffic } from "../../src/durable-objects/traffic-store/account-traffic";
 import {
+  type Cell,
   FULL_LOG_RATE,
   keepsSample,
   keptBelowRate,
   type SampleCandidate,
   samplingRate,
 } from "../../src/durable-objects/traffic-store/contract";
-import { RequestLog } from "../../src/durable-objects/traffic-store/request-log";
 
 const MINUTE = 60_000;
 
@@ -74,8 +75,7 @@ describe("request-log sampling (pure rules)", () => {
   });
 });
 
-describe("RequestLog (in a Durable Object's SQLite)", () => {
-  const freshStore = () => env.TRAFFIC_STORE.get(env.TRAFFIC_STORE.idFromName(`log-${crypto.randomUUID()}`));
+describe("the request log (in an account's traffic store)", () => {
   const candidate = (requestId: string, ts: number, weight = 1): SampleCandidate => ({
     requestId,
     ts,
@@ -91,54 +91,50 @@ describe("RequestLog (in a Durable Object's SQLite)", () => {
     tag: null,
     weight,
   });
-  const at = Date.now() - (Date.now() % MINUTE) - 10 * MINUTE;
-  const ids = (log: RequestLog) =>
-    log
-      .list({ product: "residential", limit: 1000 }, Date.now())
-      .map((entry) => entry.requestId)
-      .sort();
-
-  it("thins a minute's entries to its new count as the count grows, leaving other minutes alone", async () => {
-    await runInDurableObject(freshStore(), (_store: TrafficStore, state) => {
-      const log = new RequestLog(state.storage);
-      const counts = new Map<number, number>();
-      const early = Array.from({ length: 99 }, (_, i) => candidate(`req_early${i}`, at + i * 100));
-      const quiet = Array.from({ length: 60 }, (_, i) => candidate(`req_quiet${i}`, at + MINUTE + i * 100));
-      counts.set(at, 99);
-      counts.set(at + MINUTE, 60);
-      log.add([...early, ...quiet], [at, at + MINUTE], (minute) => counts.get(minute) ?? 0, Date.now());
-      expect(ids(log)).toHaveLength(159);
-
-      // 901 more requests in the first minute, none of them a candidate that is kept: its first 99 are thinned.
-      counts.set(at, 1000);
-      log.add([], [at], (minute) => counts.get(minute) ?? 0, Date.now());
-      const expected = [...early.filter((sample) => keepsSample(sample, 1000)), ...quiet].map((s) => s.requestId);
-      expect(ids(log)).toEqual(expected.sort());
-      expect(expected.length).toBeLessThan(80);
-    });
+  const cell = (minute: number, requests: number): Cell => ({
+    minute,
+    product: "residential",
+    subuserId: "sub_a",
+    region: "us",
+    asn: 7922,
+    tag: "",
+    carrier: "",
+    ip: "",
+    bytesIn: 100 * requests,
+    bytesOut: 0,
+    requests,
+    errors: 0,
   });
+  const FIGURES = { pools: [], subusers: [], months: [] };
 
-  it("adds kept_below to a log created before it, keeping the entries it had (never thinned)", async () => {
-    await runInDurableObject(freshStore(), (_store: TrafficStore, state) => {
-      const sql = state.storage.sql;
-      // A log from before `kept_below` (and before storage versions).
-      sql.exec("DELETE FROM _storage_versions WHERE area = 'request_log'");
-      sql.exec("DROP TABLE request_log");
-      sql.exec(`CREATE TABLE request_log (
-        product TEXT NOT NULL, ts INTEGER NOT NULL, request_id TEXT NOT NULL, subuser TEXT NOT NULL,
-        method TEXT NOT NULL, target_host TEXT NOT NULL, status INTEGER NOT NULL, bytes INTEGER NOT NULL,
-        exit_ip TEXT NOT NULL, exit_geo TEXT NOT NULL, exit_asn INTEGER NOT NULL, tag TEXT,
-        PRIMARY KEY (product, ts, request_id)) WITHOUT ROWID`);
-      sql.exec(
-        `INSERT INTO request_log VALUES ('residential', ?, 'req_old', 'sub_a', 'GET', 'example.com', 200, 1,
-          '203.0.113.1', 'us/ca/la', 7922, NULL)`,
-        at,
-      );
-      const log = new RequestLog(state.storage);
-      log.add([candidate("req_new", at + 1)], [at], () => 1_000_000, Date.now());
-      expect(ids(log)).toEqual(["req_old"]);
-      log.add([candidate("req_new", at + 1)], [at], () => 1, Date.now());
-      expect(ids(log)).toEqual(["req_new", "req_old"]);
+  it("thins a minute's entries to its new count as the count grows, leaves other minutes alone, and reads the same back after a restart", async () => {
+    const store = env.TRAFFIC_STORE.get(env.TRAFFIC_STORE.idFromName(`log-${crypto.randomUUID()}`));
+    const at = Date.now() - (Date.now() % MINUTE);
+    const busy = at - 10 * MINUTE;
+    const quiet = busy + MINUTE;
+    const first = Array.from({ length: 90 }, (_, i) => candidate(`req_b${i}`, busy + i));
+    const others = Array.from({ length: 10 }, (_, i) => candidate(`req_q${i}`, quiet + i));
+    const listed = (traffic: AccountTraffic) =>
+      traffic
+        .requests({ product: "residential", limit: 1000 }, at)
+        .map((entry) => entry.requestId)
+        .sort();
+    let kept: string[] = [];
+    await runInDurableObject(store, (_store: TrafficStore, state) => {
+      const traffic = new AccountTraffic(state.storage);
+      const part = (key: string, cells: Cell[], samples: SampleCandidate[]) =>
+        traffic.ingest({ accountId: "usr_log", parts: [{ key, receivedAt: at, cells, samples }] }, FIGURES, at);
+      part("p1", [cell(busy, 90), cell(quiet, 10)], [...first, ...others]);
+      expect(listed(traffic)).toEqual([...first, ...others].map((c) => c.requestId).sort());
+      // 910 more requests in the busy minute, none of them offered: its entries are thinned to the 1,000's rate.
+      part("p2", [cell(busy, 910)], []);
+      kept = listed(traffic);
+      const stillKept = first.filter((c) => keepsSample(c, 1000)).map((c) => c.requestId);
+      expect(kept).toEqual([...stillKept, ...others.map((c) => c.requestId)].sort());
+      expect(stillKept.length).toBeLessThan(first.length);
+    });
+    await runInDurableObject(store, (_store: TrafficStore, state) => {
+      expect(listed(new AccountTraffic(state.storage))).toEqual(kept);
     });
   });
 });

@@ -1,6 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { TrafficStore } from "../../src/durable-objects/traffic-store";
+import { AccountTraffic } from "../../src/durable-objects/traffic-store/account-traffic";
 import type { Cell, MeterFigures } from "../../src/durable-objects/traffic-store/contract";
 import { DRAIN_MS, SETTLE_INTERVAL_MS, UsageMeter } from "../../src/durable-objects/traffic-store/usage-meter";
 
@@ -45,7 +46,8 @@ const pool = (purchasedGb: number, usedGb = 0) => ({
 });
 
 describe("the usage meter (inside the account's traffic store)", () => {
-  it("settles the first usage at once, then at most every 60 s, each settlement numbered and frozen until confirmed", async () => {
+  it("settles the first usage at once, then at most every 5 minutes, each settlement numbered and frozen until confirmed", async () => {
+    expect(SETTLE_INTERVAL_MS).toBe(5 * MINUTE);
     await withMeter({ pools: [pool(100)] }, (meter) => {
       meter.meter([cell(1000)]);
       const first = meter.settlement(T0, false);
@@ -77,36 +79,36 @@ describe("the usage meter (inside the account's traffic store)", () => {
         months: [{ subuserId: "sub_capped", month: "2026-11", usedBytes: 0 }],
       },
       (meter) => {
-        expect(meter.meter([cell(0.29 * GB)])).toBe(false); // 79%
-        expect(meter.meter([cell(0.01 * GB)])).toBe(true); // 80%
+        expect(meter.meter([cell(0.29 * GB)]).rises).toBe(false); // 79%
+        expect(meter.meter([cell(0.01 * GB)]).rises).toBe(true); // 80%
         meter.settlement(T0, true);
         expect(meter.confirm(1, { pools: [pool(1, 0.8)], subusers: [], months: [] }, T0)).toBe(false);
-        expect(meter.meter([cell(0.1 * GB)])).toBe(false); // 90%: no new level
-        expect(meter.meter([cell(0.1 * GB)])).toBe(true); // 100%: runs out
+        expect(meter.meter([cell(0.1 * GB)]).rises).toBe(false); // 90%: no new level
+        expect(meter.meter([cell(0.1 * GB)]).rises).toBe(true); // 100%: runs out
         // The capped sub-user's month, and ISP usage (no pool) counting only there: its absolute figure is settled.
         const capped = (bytes: number) => cell(bytes, { subuserId: "sub_capped", product: "isp" });
-        expect(meter.meter([capped(1.5 * GB)])).toBe(false);
-        expect(meter.meter([capped(0.1 * GB)])).toBe(true);
+        expect(meter.meter([capped(1.5 * GB)]).rises).toBe(false);
+        expect(meter.meter([capped(0.1 * GB)]).rises).toBe(true);
         expect(meter.settlement(T0, true)?.months).toEqual([
           { subuserId: "sub_capped", month: "2026-11", usedBytes: 1.6 * GB },
         ]);
         // An uncapped sub-user never asks.
-        expect(meter.meter([cell(5 * GB, { product: "isp", subuserId: "sub_free" })])).toBe(false);
+        expect(meter.meter([cell(5 * GB, { product: "isp", subuserId: "sub_free" })]).rises).toBe(false);
       },
     );
   });
 
   it("a top-up it was not told of only makes it settle early: the answer's figures correct it", async () => {
     await withMeter({ pools: [pool(1, 0.95)] }, (meter) => {
-      expect(meter.meter([cell(0.1 * GB)])).toBe(true); // 105% of the 1 GB it knows
+      expect(meter.meter([cell(0.1 * GB)]).rises).toBe(true); // 105% of the 1 GB it knows
       const settlement = meter.settlement(T0, true);
       // D1 had 10 GB bought meanwhile: 10.5% used.
       expect(meter.confirm(settlement?.seq ?? 0, { pools: [pool(11, 1.05)], subusers: [], months: [] }, T0)).toBe(
         false,
       );
-      expect(meter.meter([cell(0.1 * GB)])).toBe(false);
+      expect(meter.meter([cell(0.1 * GB)]).rises).toBe(false);
       meter.learn({ pools: [pool(10, 0.9)] }); // a late, smaller figure never undoes a newer one
-      expect(meter.meter([cell(7.7 * GB)])).toBe(true); // 80% of 11 GB
+      expect(meter.meter([cell(7.7 * GB)]).rises).toBe(true); // 80% of 11 GB
     });
   });
 
@@ -140,24 +142,32 @@ describe("the usage meter (inside the account's traffic store)", () => {
     });
   });
 
-  it("keeps its state across restarts: the open and the frozen settlement, and the figures", async () => {
+  it("keeps its state across restarts: the frozen settlement in its row, the open one in the arrival rows (one row written per ingest, the meter's share in it)", async () => {
     const store = freshStore();
+    const ingest = (traffic: AccountTraffic, key: string, bytes: number, at: number) =>
+      traffic.ingest(
+        {
+          accountId: "usr_test",
+          parts: [{ key, receivedAt: at, cells: [cell(bytes, { minute: at - (at % MINUTE) })], samples: [] }],
+        },
+        { pools: [pool(1)], subusers: [], months: [] },
+        at,
+      );
     await runInDurableObject(store, (_store: TrafficStore, state) => {
-      const meter = new UsageMeter(state.storage);
-      expect(meter.configured).toBe(false);
-      expect(meter.settlement(T0, true)).toBeNull();
-      meter.configure("usr_test", { pools: [pool(1)], subusers: [], months: [] });
-      meter.meter([cell(100)]);
-      meter.settlement(T0, true);
-      meter.meter([cell(40)]);
+      const traffic = new AccountTraffic(state.storage);
+      const first = ingest(traffic, "k1", 100, T0);
+      expect(first.outcome === "applied" && first.settlement?.pools).toEqual([{ product: "residential", bytes: 100 }]);
+      ingest(traffic, "k2", 40, T0 + 1000);
     });
     await runInDurableObject(store, (_store: TrafficStore, state) => {
-      const meter = new UsageMeter(state.storage);
-      expect(meter.accountId).toBe("usr_test");
-      expect(meter.settlement(T0, false)?.pools).toEqual([{ product: "residential", bytes: 100 }]);
-      meter.confirm(1, { pools: [pool(1, 0)], subusers: [], months: [] }, T0);
-      expect(meter.settlement(T0, true)?.pools).toEqual([{ product: "residential", bytes: 40 }]);
-      expect(meter.meter([cell(0.8 * GB)])).toBe(true);
+      const traffic = new AccountTraffic(state.storage);
+      // The settlement handed out and not confirmed is handed out again, unchanged.
+      expect(traffic.settlement(T0 + 2000)?.pools).toEqual([{ product: "residential", bytes: 100 }]);
+      expect(traffic.confirmSettlement(1, { pools: [pool(1, 0)], subusers: [], months: [] }, T0 + 2000)).toBeNull();
+      // What was metered after it, in the same minute, before the restart.
+      expect(traffic.settlement(T0 + 3000)?.pools).toEqual([{ product: "residential", bytes: 40 }]);
+      const outcome = ingest(traffic, "k3", 0.8 * GB, T0 + 4000);
+      expect(outcome.outcome === "applied" && outcome.settlement !== null).toBe(true);
     });
   });
 });

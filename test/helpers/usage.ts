@@ -2,7 +2,9 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import { vi } from "vitest";
 import { domainContext } from "../../src/domain/context";
 import { settleAccountUsage } from "../../src/domain/traffic/apply-usage";
+import { usageShards } from "../../src/domain/traffic/usage-shards";
 import worker from "../../src/index";
+import { gunzipText } from "../../src/platform/gzip";
 import type { TestAccount } from "./accounts";
 import { call, env, gateway, json } from "./http";
 
@@ -62,25 +64,58 @@ export async function traffic(account: TestAccount, product: string, query: stri
 }
 
 /**
- * Holds the usage queue's messages instead of letting the broker deliver them (as if the consumer were behind),
- * so a test can deliver them by hand, as often as it likes, and read what the consumer acked or retried.
+ * Holds the usage queues' messages instead of letting the broker deliver them (as if the consumers were behind),
+ * so a test can deliver them by hand, as often as it likes, and read what the consumers acked or retried. `sent` is
+ * what the usage route enqueued; each `deliver()` hands all of it to the `usage` queue's consumer (a redelivery of
+ * everything), whose forwards to the accounts' shard queues are held too and then delivered to their consumers.
+ * The answer: what the consumers acked (the `usage` queue's messages) and retried (both queues').
  */
 export function holdUsageMessages() {
-  const sent: Array<{ body: unknown }> = [];
-  vi.spyOn(env.USAGE_QUEUE, "sendBatch").mockImplementation(async (messages) => {
-    sent.push(...(messages as Array<{ body: unknown }>));
-    return { metadata: { metrics: { backlogCount: 0, backlogBytes: 0 } } } as QueueSendBatchResponse;
-  });
-  const deliver = async () => {
+  const sent: Array<{ body: unknown; timestamp?: Date }> = [];
+  const forwarded = new Map<string, Array<{ body: unknown }>>();
+  const hold = (queue: Queue, into: (messages: Array<{ body: unknown }>) => void) =>
+    vi.spyOn(queue, "sendBatch").mockImplementation(async (messages) => {
+      into(messages as Array<{ body: unknown }>);
+      return { metadata: { metrics: { backlogCount: 0, backlogBytes: 0 } } } as QueueSendBatchResponse;
+    });
+  hold(env.USAGE_QUEUE, (messages) => sent.push(...messages.map((m) => ({ body: m.body, timestamp: new Date() }))));
+  usageShards(env).forEach((queue, index) =>
+    hold(queue, (messages) => {
+      const name = `usage-accounts-${index}`;
+      forwarded.set(name, [...(forwarded.get(name) ?? []), ...messages]);
+    }),
+  );
+  const deliverTo = async (queue: string, messages: Array<{ body: unknown; timestamp?: Date }>) => {
     const batch = createMessageBatch(
-      "usage",
-      sent.map((message, index) => ({ id: `m${index}`, timestamp: new Date(), attempts: 1, body: message.body })),
+      queue,
+      messages.map((message, index) => ({
+        id: `m${index}`,
+        timestamp: message.timestamp ?? new Date(),
+        attempts: 1,
+        body: message.body,
+      })),
     );
     const ctx = createExecutionContext();
     await worker.queue(batch, env);
     return getQueueResult(batch, ctx);
   };
+  const deliver = async () => {
+    for (const message of sent) message.timestamp ??= new Date();
+    const routed = await deliverTo("usage", sent);
+    const shards = [...forwarded];
+    forwarded.clear();
+    const applied = await Promise.all(shards.map(([queue, messages]) => deliverTo(queue, messages)));
+    return {
+      ...routed,
+      retryMessages: [...routed.retryMessages, ...applied.flatMap((result) => result.retryMessages)],
+    };
+  };
   return { sent, deliver };
+}
+
+/** A usage message's content as sent (gzipped JSON). */
+export async function usageMessageBody(body: unknown): Promise<any> {
+  return JSON.parse(await gunzipText(body as Uint8Array));
 }
 
 /**

@@ -6,7 +6,15 @@ import { createAccount, issueKey, type TestAccount } from "../helpers/accounts";
 import { call, env, json } from "../helpers/http";
 import { orderBatch } from "../helpers/isp";
 import { createSubuser, username } from "../helpers/subusers";
-import { eventually, holdUsageMessages, type RecordFields, reportUsage, traffic, usageRecord } from "../helpers/usage";
+import {
+  eventually,
+  holdUsageMessages,
+  type RecordFields,
+  reportUsage,
+  traffic,
+  usageMessageBody,
+  usageRecord,
+} from "../helpers/usage";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -390,7 +398,8 @@ describe("GET /{product}/requests: the sampled request log", () => {
     await env.DB.prepare("DELETE FROM usage_batches WHERE id = ?").bind(batchId).run();
     expect((await reportUsage(more, batchId)).status).toBe(202);
     expect(sent.slice(firstCopy.length).map((message) => message.body)).toEqual(firstCopy);
-    const samples = firstCopy.flatMap((body) => usagePartsOf(JSON.parse(body as string)).flatMap((p) => p.samples));
+    const bodies = await Promise.all(firstCopy.map(usageMessageBody));
+    const samples = bodies.flatMap((body) => usagePartsOf(body).flatMap((p) => p.samples));
     expect(samples).toHaveLength(100);
     expect(samples.every((sample) => sample.weight === 2)).toBe(true);
     expect((await deliver()).retryMessages).toHaveLength(0);

@@ -1,8 +1,9 @@
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { SubuserGateClient } from "../../src/durable-objects/subuser-gate/client";
 import { TrafficStoreClient } from "../../src/durable-objects/traffic-store";
 import { createAccount, issueKey, type TestAccount } from "../helpers/accounts";
-import { call, env, json } from "../helpers/http";
+import { call, env, gateway, json } from "../helpers/http";
 import { authorize, createSubuser, type TestSubuser, username } from "../helpers/subusers";
 import { eventually, holdUsageMessages, type RecordFields, reportUsage, usageRecord } from "../helpers/usage";
 
@@ -19,7 +20,8 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 /**
  * A moment well ahead of the real clock: workerd schedules alarms on the real clock, so with the fake clock there
- * the gates' alarms (outbox flush, expiry sweep) never run by themselves; tests run them with `flush`.
+ * the gates' alarms (telling the index of started sessions, the expiry sweep) never run by themselves; tests run
+ * them with `flush`.
  */
 function aheadOfRealTime(): number {
   const t = Date.now() + 2 * DAY;
@@ -55,7 +57,7 @@ function gateOf(subuser: TestSubuser) {
   return env.SUBUSER_GATE.get(env.SUBUSER_GATE.idFromName(subuser.name));
 }
 
-/** Runs the gate's alarm now: it copies changed sessions to the account's index. */
+/** Runs the gate's alarm now: it tells the account's index of the sessions it started. */
 async function flush(subuser: TestSubuser): Promise<void> {
   expect(await runDurableObjectAlarm(gateOf(subuser))).toBe(true);
 }
@@ -78,7 +80,7 @@ async function listSessions(account: TestAccount, product: string, query = "", t
 
 const ids = (page: Record<string, any>): string[] => page.data.map((session: { id: string }) => session.id);
 
-/** Waits until the account's index lists `count` sessions of the product (the gate copies them within ~1 s). */
+/** Waits until the account's index lists `count` sessions of the product (the gate tells it within ~1 s). */
 function listed(account: TestAccount, product: string, count: number, query = "") {
   return eventually(
     () => listSessions(account, product, query),
@@ -185,7 +187,7 @@ describe("POST /internal/gateway/authorize: the sub-user's gate pins sticky sess
   });
 });
 
-describe("session usage (POST /internal/gateway/usage → the session's gate)", () => {
+describe("session usage (POST /internal/gateway/usage → the account's store)", () => {
   it("pins exit_ip from the session's first usage record; later authorize decisions return it and later records without repinned do not move it", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);
@@ -316,6 +318,93 @@ describe("session usage (POST /internal/gateway/usage → the session's gate)", 
     expect(await listSessions(account, "residential")).toMatchObject({
       data: [{ id: session.id, requests: 2, bytes_used: 1100 }],
     });
+  });
+});
+
+describe("records that name their session (`session` on usage records) and exits pinned on release", () => {
+  it("sums the usage of records naming their session in the account's store, with no call to the sub-user's gate", async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const subuser = await createSubuser(account);
+    const user = resUser(subuser, "named1", 10, "region-us-state-ca-city-la");
+    const session = await pin(subuser, user);
+    const resolve = vi.spyOn(SubuserGateClient.prototype, "resolveSessions");
+    const t = Date.now();
+    const records = [1, 2, 3].map((i) =>
+      usageRecord(user, {
+        ts: iso(t + i),
+        session: session.id,
+        bytes_in: 100 * i,
+        bytes_out: 1,
+        exit_ip: "203.0.113.51",
+      }),
+    );
+    expect((await reportUsage(records)).status).toBe(202);
+    const read = await sessionWhen(account, session.id, (s) => s.requests === 3);
+    expect(read).toMatchObject({
+      id: session.id,
+      subuser: subuser.id,
+      session_id: "named1",
+      region: "us",
+      state: "ca",
+      city: "la",
+      exit_ip: "203.0.113.51",
+      started_at: session.started_at,
+      expires_at: session.expires_at,
+      bytes_used: 603,
+      repinned: false,
+      status: "active",
+    });
+    expect(read.last_requests.map((r: { request_id: string }) => r.request_id)).toEqual(
+      records.map((r) => r.request_id).reverse(),
+    );
+    expect(resolve).not.toHaveBeenCalled();
+  });
+
+  it("counts a named session's usage once when the queue redelivers its message", async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const subuser = await createSubuser(account);
+    const user = resUser(subuser, "named2");
+    const session = await pin(subuser, user);
+    const { deliver } = holdUsageMessages();
+    const t = Date.now();
+    const records = [1, 2].map((i) => usageRecord(user, { ts: iso(t + i), session: session.id, bytes_in: 500 }));
+    expect((await reportUsage(records)).status).toBe(202);
+    vi.spyOn(TrafficStoreClient.prototype, "ingest").mockRejectedValueOnce(new Error("crash before the store"));
+    expect((await deliver()).retryMessages).toHaveLength(1);
+    expect((await deliver()).retryMessages).toHaveLength(0);
+    expect((await deliver()).retryMessages).toHaveLength(0);
+    expect(await readSession(account, session.id)).toMatchObject({ requests: 2, bytes_used: 1200 });
+  });
+
+  it("pins a session's exit when the gateway releases its first connection with exit_ip, and moves it on repinned", async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const subuser = await createSubuser(account);
+    const user = resUser(subuser, "rel1");
+    const release = async (lease: string, body: Record<string, unknown>) => {
+      const response = await gateway("/release", { lease, ...body });
+      expect(response.status).toBe(200);
+      return json(response);
+    };
+    const first = await authorize({ username: user, password: subuser.password, product: "residential" });
+    expect(first.session.exit_ip).toBeNull();
+    expect(await release(first.lease, { exit_ip: "203.0.113.61" })).toEqual({ released: true });
+    const second = await authorize({ username: user, password: subuser.password, product: "residential" });
+    expect(second.session).toMatchObject({ id: first.session.id, exit_ip: "203.0.113.61" });
+    // Another connection's exit does not move a pin; a repin does.
+    await release(second.lease, { exit_ip: "203.0.113.62" });
+    const third = await authorize({ username: user, password: subuser.password, product: "residential" });
+    expect(third.session.exit_ip).toBe("203.0.113.61");
+    await release(third.lease, { exit_ip: "203.0.113.63", repinned: true });
+    expect((await pin(subuser, user)).exit_ip).toBe("203.0.113.63");
+    // A release without exit_ip, or of a lease without a session, pins nothing and still frees the slot.
+    const plain = await authorize({
+      username: username(subuser.name),
+      password: subuser.password,
+      product: "residential",
+    });
+    expect(await release(plain.lease, { exit_ip: "203.0.113.64" })).toEqual({ released: true });
+    const bad = await gateway("/release", { lease: plain.lease, exit_ip: "not an ip" });
+    expect(bad.status).toBe(422);
   });
 });
 
@@ -516,7 +605,11 @@ describe("GET and DELETE /v1/{product}/sessions/{id}", () => {
     expect((await getSession(account, session.id)).status).toBe(200);
     vi.setSystemTime(t0 + MINUTE);
     // The gate still holds the record (its alarm, which sweeps, has not run), yet the API no longer shows it.
-    expect(await gateOf(subuser).session(session.id)).not.toBeNull();
+    const held = await runInDurableObject(
+      gateOf(subuser),
+      (_gate, state) => state.storage.sql.exec("SELECT count(*) AS n FROM sessions WHERE id = ?", session.id).one().n,
+    );
+    expect(held).toBe(1);
     const expired = await getSession(account, session.id);
     expect(expired.status).toBe(404);
     expect((await json(expired)).code).toBe("session_not_found");

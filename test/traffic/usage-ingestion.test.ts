@@ -10,7 +10,15 @@ import { buyBandwidth, createAccount } from "../helpers/accounts";
 import { runCron } from "../helpers/cron";
 import { BASE, call, env, GATEWAY_TOKEN, json } from "../helpers/http";
 import { createSubuser, username } from "../helpers/subusers";
-import { eventually, holdUsageMessages, reportUsage, settleUsage, traffic, usageRecord } from "../helpers/usage";
+import {
+  eventually,
+  holdUsageMessages,
+  reportUsage,
+  settleUsage,
+  traffic,
+  usageMessageBody,
+  usageRecord,
+} from "../helpers/usage";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -283,19 +291,20 @@ describe("POST /internal/gateway/usage (usage reports)", () => {
     expect((await reportUsage(batchOf(2))).status).toBe(202);
     expect((await reportUsage(batchOf(3))).status).toBe(202);
     expect((await reportUsage(batchOf(4))).status).toBe(202);
-    expect(sent.map((message) => typeof message.body)).toEqual(["string", "string", "string"]);
-    const packed = JSON.parse(sent[0]?.body as string);
+    // Messages travel gzipped.
+    expect(sent.every((message) => message.body instanceof Uint8Array)).toBe(true);
+    const packed = await usageMessageBody(sent[0]?.body);
     expect(packed.parts).toHaveLength(1);
     expect(packed.parts[0].cells.every((cell: unknown) => Array.isArray(cell) && cell.length === 12)).toBe(true);
     // One account's part alone, as the queue carried them before: a JSON value with cell rows, and named cells.
-    const single = (body: unknown) => {
-      const [part] = JSON.parse(body as string).parts;
+    const single = async (body: unknown) => {
+      const [part] = (await usageMessageBody(body)).parts;
       return { ...part, samples: part.samples.map(sampleOf) };
     };
     const asValue = sent[1] as { body: unknown };
-    asValue.body = single(asValue.body);
+    asValue.body = await single(asValue.body);
     const namedCells = sent[2] as { body: unknown };
-    const named = single(namedCells.body);
+    const named = await single(namedCells.body);
     named.cells = named.cells.map((row: CellRow) => cellOf(row));
     namedCells.body = JSON.stringify(named);
     sent.push({ body: "{not json" }, { body: "{}" });

@@ -1,4 +1,4 @@
-import { newId } from "../../platform/ids";
+import { newIdAt } from "../../platform/ids";
 import { type AreaStorage, migrate, type StorageStep } from "../shared/storage-versions";
 import type { SessionDelta, SessionSnapshot, SessionUsage, TrafficProduct } from "../traffic-store/contract";
 import { type SessionPin, type SessionSpec, TERMINATED_KEPT_MS } from "./contract";
@@ -55,13 +55,16 @@ type Row = {
  * The sticky sessions of one sub-user, inside its gate (SQLite storage, synchronous: pinning never awaits): the
  * pins. The whole username is the session key; one live session per key. A session's exit IP is pinned by the
  * gateway's release of its first connection (or, for records that do not name their session, by the first usage the
- * gate matches to it); its usage is summed by the account's traffic store.
+ * gate matches to it); its usage is summed by the account's traffic store, whose index the gate tells of sessions
+ * it starts.
  */
 export class SessionBook {
   readonly #sql: SqlStorage;
   readonly #owner: { subuserId: () => string; gateName: () => string };
   /** Live sessions by key, so an authorize reuses one without a query. */
   readonly #live = new Map<string, Row>();
+  /** Sessions started since the account's index was last told (memory only: usage names them anyway). */
+  readonly #started = new Map<string, Row>();
 
   constructor(storage: AreaStorage, identity: { subuserId: () => string; gateName: () => string }) {
     const sql = storage.sql;
@@ -76,7 +79,7 @@ export class SessionBook {
     const live = this.#live.get(spec.key);
     if (live && live.expires_at > at) return toPin(live);
     const row: Row = {
-      id: newId("session", at),
+      id: newIdAt("session", at),
       key: spec.key,
       product: spec.product,
       session_id: spec.sessionId,
@@ -109,6 +112,7 @@ export class SessionBook {
       row.expires_at,
     );
     this.#live.set(spec.key, row);
+    this.#started.set(row.id, row);
     return toPin(row);
   }
 
@@ -161,6 +165,16 @@ export class SessionBook {
     this.#live.delete(row.key);
     const ended = this.#row(id);
     return ended ? this.#snapshot(ended) : null;
+  }
+
+  /**
+   * The sessions started since the last call, for the account's index: it lists a session before its first usage
+   * arrives. Kept in memory only: a session lost here by a restart is listed once its usage names it.
+   */
+  takeStarted(): SessionSnapshot[] {
+    const started = [...this.#started.values()].map((row) => this.#snapshot(row));
+    this.#started.clear();
+    return started;
   }
 
   /** Forgets expired sessions and terminated ones after 24 hours. Returns when to purge next. */

@@ -5,6 +5,7 @@ import { blockContains, type IpBlock, parseBlock, parseIp } from "../../platform
 import { Alarm } from "../shared/alarm";
 import { SlidingLog } from "../shared/sliding-log";
 import { migrate, type StorageStep } from "../shared/storage-versions";
+import { TrafficStoreClient } from "../traffic-store/client";
 import type { SessionSnapshot, SessionUsage } from "../traffic-store/contract";
 import type {
   BandwidthProduct,
@@ -32,6 +33,9 @@ const GATE_STORAGE: StorageStep[] = [
 
 /** A lease not released by the gateway is reclaimed after this long, so a crashed gateway cannot leak slots. */
 export const LEASE_TTL_MS = 10 * MINUTE;
+/** Sessions a gate starts are told to the account's session index this soon (one call for all started meanwhile). */
+const INDEX_DELAY_MS = SECOND;
+
 /** The gateway may reuse an allow this long (at most 60 s: whitelist removal and deletion take effect within 60 s). */
 export const MAX_CACHE_TTL_S = 30;
 
@@ -115,7 +119,7 @@ export class SubuserGate extends DurableObject {
       at + LEASE_TTL_MS,
       session?.id ?? null,
     );
-    if (session) this.#alarm.wakeBy(session.expiresAt);
+    if (session) this.#alarm.wakeBy(at + INDEX_DELAY_MS);
     return {
       outcome: "allow",
       subuserId: config.subuserId,
@@ -162,9 +166,15 @@ export class SubuserGate extends DurableObject {
     return snapshot;
   }
 
-  /** Forgets expired sessions (and terminated ones after a day); then sleeps until the next is due. */
+  /**
+   * Tells the account's session index of the sessions started (one call for all of them), forgets expired sessions
+   * (and terminated ones after a day); then sleeps until the next is due.
+   */
   override async alarm(): Promise<void> {
     this.#alarm.rang();
+    const config = this.#config;
+    const started = this.#sessions.takeStarted();
+    if (config && started.length > 0) await new TrafficStoreClient(this.env, config.accountId).upsertSessions(started);
     const at = now();
     const next = this.#sessions.purge(at);
     if (next !== null) this.#alarm.wakeBy(Math.max(at + 1, next));

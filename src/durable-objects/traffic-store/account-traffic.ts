@@ -253,9 +253,15 @@ export class AccountTraffic {
     return this.#meter.dropped();
   }
 
-  /** Sessions the gates ended early (terminated): the index keeps them, with their usage, for 24 hours. */
+  /**
+   * Sessions as their gates see them: started ones are listed until their usage arrives (memory only); ended ones
+   * (terminated) are kept, with their usage, for 24 hours.
+   */
   upsertSessions(snapshots: SessionSnapshot[]): void {
-    for (const snapshot of snapshots) this.#sessions.terminate(snapshot);
+    for (const snapshot of snapshots) {
+      if (snapshot.status === "terminated") this.#sessions.terminate(snapshot);
+      else this.#sessions.announce(snapshot);
+    }
   }
 
   traffic(query: TrafficQuery): TrafficRow[] {

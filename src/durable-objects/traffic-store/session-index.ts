@@ -33,6 +33,11 @@ export class SessionIndex {
   readonly #ended = new Map<string, SessionRecord>();
   /** Live sessions by id (null until first needed). */
   #live: Map<string, SessionRecord> | null = null;
+  /**
+   * Sessions their gates started and no usage has named yet (memory only: the usage that names a session brings
+   * who it is, so one lost here by a restart is listed again once it carries traffic).
+   */
+  readonly #announced = new Map<string, SessionRecord>();
 
   constructor(sql: SqlStorage, arrivals: ArrivalRows) {
     this.#sql = sql;
@@ -56,6 +61,17 @@ export class SessionIndex {
     for (const record of endedChanged) this.#save(record);
   }
 
+  /** Sessions their gates started: listed (with no usage) until their usage arrives. */
+  announce(snapshot: SessionSnapshot): void {
+    if (snapshot.status !== "active" || this.#ended.has(snapshot.id) || this.#live?.has(snapshot.id)) return;
+    this.#announced.set(snapshot.id, {
+      identity: identityOf(snapshot),
+      usage: null,
+      status: "active",
+      terminatedAt: null,
+    });
+  }
+
   /**
    * A session ended early (the gate's snapshot of it): its record, with its usage so far, is written to
    * `session_records`; a later copy changes nothing.
@@ -66,19 +82,7 @@ export class SessionIndex {
     if (kept?.status === "terminated") return;
     const live = this.#load().get(snapshot.id);
     const record: SessionRecord = kept ?? {
-      identity: {
-        id: snapshot.id,
-        subuserId: snapshot.subuserId,
-        gateName: snapshot.gateName,
-        product: snapshot.product,
-        sessionId: snapshot.sessionId,
-        region: snapshot.region,
-        state: snapshot.state,
-        city: snapshot.city,
-        asn: snapshot.asn,
-        startedAt: snapshot.startedAt,
-        expiresAt: snapshot.expiresAt,
-      },
+      identity: identityOf(snapshot),
       usage: live?.usage ? copySessionUsage(live.usage) : null,
       status: "terminated",
       terminatedAt: snapshot.terminatedAt,
@@ -86,12 +90,13 @@ export class SessionIndex {
     record.status = "terminated";
     record.terminatedAt = snapshot.terminatedAt;
     this.#live?.delete(snapshot.id);
+    this.#announced.delete(snapshot.id);
     this.#ended.set(snapshot.id, record);
     this.#save(record);
   }
 
   list(filters: SessionFilters, at: number): SessionSnapshot[] {
-    return [...this.#load().values(), ...this.#ended.values()]
+    return this.#records()
       .filter((record) => visible(record, at) && matches(record, filters))
       .sort((a, b) => (a.identity.id < b.identity.id ? 1 : a.identity.id > b.identity.id ? -1 : 0))
       .slice(0, filters.limit)
@@ -100,13 +105,24 @@ export class SessionIndex {
 
   /** A session with its last 10 requests, while it is visible. */
   find(id: string, at: number): { session: SessionSnapshot; lastRequests: SessionRequest[] } | null {
-    const record = this.#ended.get(id) ?? this.#load().get(id);
+    const record = this.#ended.get(id) ?? this.#load().get(id) ?? this.#announced.get(id);
     if (!record || !visible(record, at)) return null;
     return { session: snapshotOf(record), lastRequests: record.usage?.lastRequests ?? [] };
   }
 
+  /** Every session the index knows: live (usage), ended or carried (records), started (announced). */
+  #records(): SessionRecord[] {
+    const live = this.#load();
+    const announced = [...this.#announced.values()].filter(
+      (record) => !live.has(record.identity.id) && !this.#ended.has(record.identity.id),
+    );
+    return [...live.values(), ...this.#ended.values(), ...announced];
+  }
+
   /** Forgets ended sessions 24 hours after their end, and expired ones. */
   prune(at: number): void {
+    for (const [id, record] of this.#announced)
+      if (!visible(record, at) || this.#live?.has(id)) this.#announced.delete(id);
     for (const [id, record] of this.#ended) {
       if (visible(record, at)) continue;
       this.#sql.exec("DELETE FROM session_records WHERE product = ? AND id = ?", record.identity.product, id);
@@ -144,6 +160,22 @@ export class SessionIndex {
   #save(record: SessionRecord): void {
     SessionIndex.save(this.#sql, record);
   }
+}
+
+function identityOf(snapshot: SessionSnapshot): SessionRecord["identity"] {
+  return {
+    id: snapshot.id,
+    subuserId: snapshot.subuserId,
+    gateName: snapshot.gateName,
+    product: snapshot.product,
+    sessionId: snapshot.sessionId,
+    region: snapshot.region,
+    state: snapshot.state,
+    city: snapshot.city,
+    asn: snapshot.asn,
+    startedAt: snapshot.startedAt,
+    expiresAt: snapshot.expiresAt,
+  };
 }
 
 function addDelta(live: Map<string, SessionRecord>, delta: SessionDelta): void {

@@ -7,12 +7,9 @@ import { bearerToken } from "../middleware/bearer";
 import { readAtMost } from "../middleware/content-encoding";
 import { keyGuard } from "../middleware/key-guard";
 import { handleError } from "../platform/error-handler";
-import { isPlainObject } from "../platform/json";
-import { callTool } from "./call";
 import { errorResponse, type JsonRpcMessage, parseMessage, RPC, RpcError, resultResponse } from "./json-rpc";
-import { cacheable, type Era, eraOf, finished, type ServerInfo, SUPPORTED_VERSIONS } from "./protocol";
-import { documentResources } from "./resources";
-import { isVisibleTo, toolsOf } from "./tools";
+import { type Dispatch, mcpMethods } from "./methods";
+import { eraOf, finished, type ServerInfo } from "./protocol";
 
 /**
  * The MCP server at `/mcp` (Streamable HTTP): the public API's operations as tools, for AI assistants. Stateless:
@@ -25,26 +22,16 @@ import { isVisibleTo, toolsOf } from "./tools";
 type McpEnv = { Bindings: AppEnv["Bindings"]; Variables: AppEnv["Variables"] & { message: JsonRpcMessage } };
 type McpContext = Context<McpEnv>;
 
-/** Runs a request through the whole API (`app.fetch`), as if it had come from outside. */
-export type Dispatch = (request: Request, c: McpContext) => Promise<Response>;
+/** The API's middleware and error handler take the app's context; this router's only adds `message`. */
+const appContext = (c: McpContext) => c as unknown as Context<AppEnv>;
 
 const SERVER_NAME = "proxy-account-api";
 /** A message is small: the largest tool call carries one request body. */
 const MAX_MESSAGE_BYTES = 1_000_000;
-const TOOLS_TTL_MS = 60_000;
-const DOCS_TTL_MS = 3_600_000;
-
-const INSTRUCTIONS =
-  "Each tool is one operation of the Proxy Account API, named by its operationId, acting on the account of the " +
-  "API key this server was given (its sandbox, with simulated money, for a test_ key). Only the tools the key's " +
-  "scopes allow are listed. Writes take `idempotency_key`; each result names the key it used: call again with it " +
-  "to retry without acting twice. A refused call returns isError with the API error's code, message, doc_url (its " +
-  "cause and fix) and request_id. Lists are cursor-paginated: pass a page's `next_cursor` as `cursor`. Actions " +
-  "gated by MFA take `mfa_code`. Resources: the error codes and the OpenAPI document.";
 
 export function mcpRouter(version: BuiltVersion, dispatch: Dispatch): Hono<McpEnv> {
   const mcp = new Hono<McpEnv>();
-  const resources = documentResources(version);
+  const methods = mcpMethods(version, dispatch);
 
   mcp.use("*", async (c, next) => {
     await next();
@@ -56,100 +43,27 @@ export function mcpRouter(version: BuiltVersion, dispatch: Dispatch): Hono<McpEn
     // Notifications (`notifications/initialized`, cancellations) need nothing from this stateless server.
     if (message.id === undefined) return c.body(null, 202);
     const era = eraOf(message, c.req.raw.headers);
-    const document = version.document(new URL(c.req.url).origin);
+    const origin = new URL(c.req.url).origin;
+    const document = version.document(origin);
     const server: ServerInfo = { name: SERVER_NAME, title: document.info.title, version: document.info.version };
-    const result = await perform(c, message, era, server);
+    const method = Object.hasOwn(methods, message.method) ? methods[message.method] : undefined;
+    // 2026-07-28 answers an unknown method 404, so that it is told apart from a server without this endpoint.
+    if (!method || (method.legacyOnly && era.modern)) {
+      throw new RpcError(RPC.methodNotFound, `Method not found: ${message.method}`, era.modern ? 404 : 200);
+    }
+    const result = await method.run({ c: appContext(c), params: message.params, era, server, origin, document });
     return c.json(resultResponse(message.id, finished(result, era, server)));
   });
 
   mcp.onError(async (error, c) => {
     if (error instanceof RpcError)
       return c.json(errorResponse(c.get("message")?.id ?? null, error), error.status as 400);
-    const response = await handleError(error, c as unknown as Context<AppEnv>);
+    const response = await handleError(error, appContext(c));
     if (response.status === 401) response.headers.set("WWW-Authenticate", challenge(c));
     return response;
   });
 
-  async function perform(c: McpContext, message: JsonRpcMessage, era: Era, server: ServerInfo) {
-    const { params } = message;
-    const origin = new URL(c.req.url).origin;
-    switch (message.method) {
-      case "initialize":
-        return {
-          protocolVersion: era.version,
-          capabilities: CAPABILITIES,
-          serverInfo: server,
-          instructions: INSTRUCTIONS,
-        };
-      case "server/discover":
-        return {
-          supportedVersions: SUPPORTED_VERSIONS,
-          capabilities: CAPABILITIES,
-          instructions: INSTRUCTIONS,
-          ...cacheable(DOCS_TTL_MS, "public", era),
-        };
-      case "ping":
-        if (era.modern) break;
-        return {};
-      case "tools/list": {
-        assertFirstPage(params);
-        const principal = c.get("principal");
-        const tools = toolsOf(version.document(origin))
-          .filter((tool) => isVisibleTo(tool, principal))
-          .map((tool) => tool.definition);
-        // The list depends on the key's scopes: private to it.
-        return { tools, ...cacheable(TOOLS_TTL_MS, "private", era) };
-      }
-      case "tools/call":
-        return callNamedTool(c, params, origin);
-      case "resources/list":
-        assertFirstPage(params);
-        return {
-          resources: resources.map(({ read: _, ...resource }) => resource),
-          ...cacheable(DOCS_TTL_MS, "public", era),
-        };
-      case "resources/templates/list":
-        assertFirstPage(params);
-        return { resourceTemplates: [], ...cacheable(DOCS_TTL_MS, "public", era) };
-      case "resources/read": {
-        const resource = resources.find((candidate) => candidate.uri === params.uri);
-        if (!resource) {
-          // 2026-07-28 answers an unknown resource with Invalid params; earlier revisions had a code of their own.
-          const code = era.modern ? RPC.invalidParams : RPC.resourceNotFound;
-          throw new RpcError(code, `Resource not found: ${String(params.uri)}`, 200, { uri: params.uri });
-        }
-        const contents = [{ uri: resource.uri, mimeType: resource.mimeType, text: resource.read(origin) }];
-        return { contents, ...cacheable(DOCS_TTL_MS, "public", era) };
-      }
-    }
-    // 2026-07-28 answers an unknown method 404, so that it is told apart from a server without this endpoint.
-    throw new RpcError(RPC.methodNotFound, `Method not found: ${message.method}`, era.modern ? 404 : 200);
-  }
-
-  async function callNamedTool(c: McpContext, params: Record<string, unknown>, origin: string) {
-    const document = version.document(origin);
-    const tool = toolsOf(document).find((candidate) => candidate.definition.name === params.name);
-    if (!tool) throw new RpcError(RPC.invalidParams, `Unknown tool: ${String(params.name)}`);
-    const args = params.arguments ?? {};
-    if (!isPlainObject(args)) throw new RpcError(RPC.invalidParams, "`arguments` must be an object.");
-    const { result, headers } = await callTool(tool, args, {
-      serverUrl: document.servers?.[0]?.url as string,
-      forwarded: c.req.raw.headers,
-      requestId: c.get("requestId"),
-      dispatch: (request) => dispatch(request, c),
-    });
-    for (const [name, value] of headers) c.header(name, value);
-    return result;
-  }
-
   return mcp;
-}
-
-const CAPABILITIES = { tools: {}, resources: {} };
-
-/** This server hands out no cursors: every list is one page. */
-function assertFirstPage(params: Record<string, unknown>): void {
-  if (params.cursor !== undefined) throw new RpcError(RPC.invalidParams, "Invalid cursor: every list is one page.");
 }
 
 /**
@@ -190,7 +104,7 @@ const readMessage = createMiddleware<McpEnv>(async (c, next) => {
  */
 const admitUnlessToolCall = createMiddleware<McpEnv>(async (c, next) => {
   if (c.get("message").method === "tools/call") return next();
-  return keyGuard(c as unknown as Context<AppEnv>, next);
+  return keyGuard(appContext(c), next);
 });
 
 /** RFC 6750's challenge: `invalid_token` when a token was sent, the bare scheme when none was. */

@@ -54,7 +54,7 @@ export function eraOf(message: JsonRpcMessage, headers: Headers): Era {
     throw new RpcError(RPC.invalidParams, `_meta["${META.clientCapabilities}"] is required on every request.`, 400);
   }
   assertMirrored(headers, "Mcp-Method", message.method);
-  const named = NAMED_METHODS[message.method];
+  const named = Object.hasOwn(NAMED_METHODS, message.method) ? NAMED_METHODS[message.method] : undefined;
   if (named) assertMirrored(headers, "Mcp-Name", String(message.params[named] ?? ""));
   return { version: declared, modern: true };
 }

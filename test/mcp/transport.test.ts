@@ -101,6 +101,14 @@ describe("MCP over Streamable HTTP: the transport", () => {
     }
   });
 
+  it("a message over 1 MB is refused 413 before it is parsed", async () => {
+    const account = await createAccount();
+    const label = "x".repeat(1_100_000);
+    const response = await post(account.token, { ...getAccount, params: { name: "getAccount", arguments: { label } } });
+    expect(response.status).toBe(413);
+    expect((await json(response)).code).toBe("payload_too_large");
+  });
+
   it("a browser page of another origin is refused 403 (DNS rebinding); the API's own origin may call", async () => {
     const account = await createAccount();
     const foreign = await post(account.token, toolsList, { Origin: "https://evil.example" });
@@ -114,6 +122,10 @@ describe("MCP over Streamable HTTP: the transport", () => {
     const method = await post(account.token, { jsonrpc: "2.0", id: 7, method: "prompts/list" });
     expect(method.status).toBe(200);
     expect(await json(method)).toMatchObject({ id: 7, error: { code: -32601 } });
+    for (const inherited of ["constructor", "__proto__", "toString"]) {
+      const response = await post(account.token, { jsonrpc: "2.0", id: 8, method: inherited });
+      expect((await json(response)).error.code, inherited).toBe(-32601);
+    }
     const tool = await post(account.token, { ...getAccount, params: { name: "dropDatabase", arguments: {} } });
     expect(await json(tool)).toMatchObject({ id: 3, error: { code: -32602, message: "Unknown tool: dropDatabase" } });
     const args = await post(account.token, { ...getAccount, params: { name: "getAccount", arguments: [1] } });

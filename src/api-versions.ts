@@ -54,6 +54,13 @@ export function buildVersion(version: ApiVersion): BuiltVersion {
   return { ...version, ...built, document };
 }
 
+/** The version new integrations should use (the MCP server's tools): the newest one not deprecated, else the newest. */
+export function currentVersion(versions: readonly BuiltVersion[]): BuiltVersion {
+  const current = versions.findLast((version) => !version.deprecation) ?? versions.at(-1);
+  if (!current) throw new Error("no API version");
+  return current;
+}
+
 /** An IMF-fixdate (RFC 9110), as `Date.toUTCString()` writes it. */
 export const HTTP_DATE_PATTERN =
   "^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \\d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \\d{4} \\d{2}:\\d{2}:\\d{2} GMT$";

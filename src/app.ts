@@ -5,11 +5,13 @@ import {
   type ApiVersion,
   buildVersion,
   closeAtSunset,
+  currentVersion,
   deprecationNotices,
   serveDescriptions,
 } from "./api-versions";
 import type { AppEnv } from "./env";
 import { internalRouter } from "./internal";
+import { mcpRouter } from "./mcp";
 import { withDomainContext } from "./middleware/domain-context";
 import { internalAuth } from "./middleware/internal-auth";
 import { requestId } from "./middleware/request-id";
@@ -21,7 +23,7 @@ import { reportLinkRoutes } from "./routes/reports";
 /**
  * The request path: request id → domain context → (public docs | a sunset version's 410 | internal auth | API-key
  * auth → per-key guard → JSON body) → route validation → domain verb. Errors thrown anywhere are rendered by
- * `handleError`.
+ * `handleError`. `/mcp` (the MCP server) turns each tool call into such a request and runs it through this app.
  */
 export function createApp(versions: readonly ApiVersion[] = API_VERSIONS): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
@@ -45,6 +47,11 @@ export function createApp(versions: readonly ApiVersion[] = API_VERSIONS): OpenA
 
   for (const version of publicVersions) app.route(`/${version.name}`, version.router);
   app.route("/internal", internal.router);
+  // The MCP server's tools are the current version's operations, each call dispatched through this app.
+  app.route(
+    "/mcp",
+    mcpRouter(currentVersion(publicVersions), async (request, c) => app.fetch(request, c.env, c.executionCtx)),
+  );
 
   app.notFound(notFoundHandler(() => app.routes));
   app.onError(handleError);

@@ -54,7 +54,7 @@ const GZIP_HEADER_AND_TRAILER_BYTES = 18;
 const notGzip = () => new ApiError("invalid_json", "The body is not valid gzip.");
 
 /** A request body's bytes, refused with 413 past `limit`. */
-async function readAtMost(body: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> {
+export async function readAtMost(body: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> {
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;

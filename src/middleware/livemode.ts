@@ -1,5 +1,6 @@
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
+import { isPlainObject } from "../platform/json";
 
 /**
  * Stripe's `livemode`: every JSON object a `/v1` operation answers with (2xx) carries `livemode` — false in the
@@ -21,8 +22,4 @@ export const livemodeField = createMiddleware<AppEnv>(async (c, next) => {
 function isSuccess(init: number | ResponseInit | undefined): boolean {
   const status = typeof init === "number" ? init : (init?.status ?? 200);
   return status < 300;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -3,7 +3,7 @@ import type { MiddlewareHandler } from "hono";
 import type { KeyAccess, KeyArea } from "../vocabulary";
 import { type ErrorCode, errorCatalogue } from "./errors";
 import { text } from "./fields";
-import { MFA_HEADER, noStore, requireScope } from "./route-middleware";
+import { MFA_HEADER, noStore, requireSandboxKey, requireScope } from "./route-middleware";
 
 /**
  * How every operation is declared: one `createRoute` config per operation file, through `apiRoute` (the public
@@ -217,7 +217,17 @@ type ApiOperationConfig = OperationConfig & {
   secret?: boolean;
   /** A cursor-paginated list: `Link` on its success response. */
   paginated?: boolean;
+  /** A test helper: sandbox (`test_`) keys only, a live key refused first with 403 `sandbox_key_required`. */
+  sandboxOnly?: boolean;
 };
+
+/**
+ * What an operation needs of a key, machine-readable beside the prose of its description (tools built from the
+ * document, e.g. the MCP server's, read them): `x-key-scope` is `area:access`; `x-sandbox-only` marks the test
+ * helpers.
+ */
+export const KEY_SCOPE_EXTENSION = "x-key-scope";
+export const SANDBOX_ONLY_EXTENSION = "x-sandbox-only";
 
 const PUBLIC_ERRORS: ErrorCode[] = ["unauthorized", "insufficient_scope", "rate_limited", "internal_error"];
 const WRITE_ERRORS: ErrorCode[] = [
@@ -273,7 +283,15 @@ type Built<R> = R & { getRoutingPath(): string; middleware?: MiddlewareHandler[]
  * `Retry-After` on 429; `Idempotency-Key` and `Idempotent-Replayed` on writes; `Link` on lists.
  */
 export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R> {
-  const { errors = [], mfa = false, secret = false, paginated = false, scope = {}, ...route } = config;
+  const {
+    errors = [],
+    mfa = false,
+    secret = false,
+    paginated = false,
+    sandboxOnly = false,
+    scope = {},
+    ...route
+  } = config;
   const isWrite = route.method !== "get";
   const area = scope.area ?? TAG_AREAS[route.tags?.[0] ?? ""];
   if (!area) throw new Error(`${route.operationId}: no key scope area for tag ${route.tags?.[0]}`);
@@ -282,6 +300,7 @@ export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R
     ...PUBLIC_ERRORS,
     ...(isWrite ? WRITE_ERRORS : []),
     ...(mfa ? ["mfa_required" as const] : []),
+    ...(sandboxOnly ? ["sandbox_key_required" as const] : []),
     ...errors,
   ];
   const everyResponse: HeaderName[] = [
@@ -299,6 +318,8 @@ export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R
     // The scope is stated in the description: OpenAPI lists scopes in security requirements for OAuth only.
     description: `${route.description ?? ""}\n\nKey scope: \`${area}:${access}\`.`.trimStart(),
     security: [{ ApiKey: [] }],
+    [KEY_SCOPE_EXTENSION]: `${area}:${access}`,
+    ...(sandboxOnly ? { [SANDBOX_ONLY_EXTENSION]: true } : {}),
     request: withHeaders(route, { ...(isWrite ? idempotencyKeyHeader : {}), ...(mfa ? mfaCodeHeader : {}) }),
     responses: {
       ...successResponses({ ...route, responses: withLivemode(route.responses) }, success),
@@ -307,7 +328,8 @@ export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R
         return status === 429 ? [...everyResponse, "Retry-After"] : everyResponse;
       }),
     },
-    middleware: [requireScope(area, access), ...(secret ? [noStore] : [])],
+    // A sandbox-only operation refuses a live key before anything else, its request not even validated.
+    middleware: [...(sandboxOnly ? [requireSandboxKey] : []), requireScope(area, access), ...(secret ? [noStore] : [])],
   }) as unknown as Built<R>;
 }
 

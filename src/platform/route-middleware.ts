@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import type { KeyAccess, KeyArea } from "../vocabulary";
+import { ApiError } from "./errors";
 import { assertScope } from "./scopes";
 
 /** The request header that carries a second factor for gated actions (declared and validated by them). */
@@ -28,3 +29,12 @@ export function requireScope(area: KeyArea, access: KeyAccess) {
     await next();
   });
 }
+
+/**
+ * The test helpers' door: a live key gets 403 `sandbox_key_required` (the helpers do not exist for it), before its
+ * scopes are looked at or its request validated. The sandbox's domain verbs check again.
+ */
+export const requireSandboxKey = createMiddleware<AppEnv>(async (c, next) => {
+  if (c.get("principal").livemode) throw new ApiError("sandbox_key_required");
+  await next();
+});

@@ -123,6 +123,21 @@ describe("the OpenAPI documents tell the whole truth", () => {
     }
   });
 
+  it("states each key operation's scope machine-readably (x-key-scope, as its description says) and marks the test helpers sandbox-only", async () => {
+    const { public: pub } = await documents();
+    for (const { id, path, operation } of operations(pub)) {
+      if (!operation.security.some((scheme: Json) => "ApiKey" in scheme)) {
+        expect(operation, id).not.toHaveProperty("x-key-scope");
+        continue;
+      }
+      expect(operation["x-key-scope"], id).toMatch(/^[a-z_]+:(read|write)$/);
+      expect(operation.description, id).toContain(`Key scope: \`${operation["x-key-scope"]}\`.`);
+      expect(operation["x-sandbox-only"] === true, id).toBe(path.startsWith("/test-helpers/"));
+      if (operation["x-sandbox-only"])
+        expect(operation.responses["403"].description, id).toContain("sandbox_key_required");
+    }
+  });
+
   it("bounds every string, array and integer (OWASP API4): maxLength, maxItems, minimum/maximum and format", async () => {
     const problems: string[] = [];
     for (const document of Object.values(await documents())) {

@@ -14508,4 +14508,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "d5c0bacd4da5d5365a514e631bcad4309a11b2807f6c58bd499a51a0fffe7e37";
+export const CONTRACT_SHA256 = "1d827cf2153697674a19c1616d3b3dca5112063fd5fbba83f80b671ddd4ad719";

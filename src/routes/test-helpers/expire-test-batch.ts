@@ -3,13 +3,14 @@ import { expireBatchNow } from "../../domain/sandbox/lifecycle";
 import type { AppEnv } from "../../env";
 import { apiRoute, jsonContent } from "../../platform/route-definitions";
 import { batchIdParam, batchSchema, presentBatch } from "../../resources/isp-batch";
-import { helperErrors, tags } from "./shared";
+import { tags } from "./shared";
 
 export const route = apiRoute({
   operationId: "expireTestIspBatch",
   method: "post",
   path: "/test-helpers/isp/batches/{id}/expire",
   tags,
+  sandboxOnly: true,
   scope: { area: "isp" },
   summary: "Expire an ISP batch now (sandbox)",
   description:
@@ -17,7 +18,7 @@ export const route = apiRoute({
     "auto-renewing batch is renewed and charged (or enters the 7-day grace when the balance cannot pay), others " +
     "enter grace. A batch already in grace is released now. Sandbox keys only.",
   request: { params: batchIdParam },
-  errors: [...helperErrors, "not_found", "batch_not_active", "subuser_scope_mismatch"],
+  errors: ["not_found", "batch_not_active", "subuser_scope_mismatch"],
   responses: { 200: jsonContent(batchSchema, "The batch after the expiry.") },
 });
 

@@ -5,7 +5,7 @@ import type { AppEnv } from "../../env";
 import { toIso } from "../../platform/clock";
 import { countryCode, decimal, id, idParam, instant, integer, list, timestamp, token } from "../../platform/fields";
 import { apiRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
-import { helperErrors, tags } from "./shared";
+import { tags } from "./shared";
 
 const body = z
   .strictObject({
@@ -58,6 +58,7 @@ export const route = apiRoute({
   method: "post",
   path: "/test-helpers/traffic",
   tags,
+  sandboxOnly: true,
   scope: { area: "traffic" },
   summary: "Generate traffic for a sub-user (sandbox)",
   description:
@@ -66,7 +67,7 @@ export const route = apiRoute({
     "Deterministic: timestamps spread evenly over `from`..`to`, exits from 203.0.113.0/24, ASNs 64496+, errors " +
     "spread evenly at `error_rate` within each region. ISP traffic addresses the sub-user's active batch IPs. Sandbox keys only.",
   request: { body: jsonBody(body) },
-  errors: [...helperErrors, "subuser_not_found", "subuser_scope_mismatch", "gateway_refused"],
+  errors: ["subuser_not_found", "subuser_scope_mismatch", "gateway_refused"],
   responses: { 202: jsonContent(result, "Accepted: the requests are being ingested.") },
 });
 

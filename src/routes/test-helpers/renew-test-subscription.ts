@@ -3,13 +3,14 @@ import { renewSubscriptionNow } from "../../domain/sandbox/lifecycle";
 import type { AppEnv } from "../../env";
 import { apiRoute, jsonContent } from "../../platform/route-definitions";
 import { presentSubscription, subscriptionIdParam, subscriptionSchema } from "../../resources/subscription";
-import { helperErrors, tags } from "./shared";
+import { tags } from "./shared";
 
 export const route = apiRoute({
   operationId: "renewTestSubscription",
   method: "post",
   path: "/test-helpers/subscriptions/{id}/renew",
   tags,
+  sandboxOnly: true,
   scope: { area: "billing" },
   summary: "Renew a subscription now (sandbox)",
   description:
@@ -17,7 +18,7 @@ export const route = apiRoute({
     "(charged, its GB added to the pool; `past_due` when the balance cannot pay), a cancelling one is archived, " +
     "an ISP one renews with its batch. Sandbox keys only.",
   request: { params: subscriptionIdParam },
-  errors: [...helperErrors, "not_found", "subscription_not_active", "subuser_scope_mismatch"],
+  errors: ["not_found", "subscription_not_active", "subuser_scope_mismatch"],
   responses: { 200: jsonContent(subscriptionSchema, "The subscription after the renewal.") },
 });
 

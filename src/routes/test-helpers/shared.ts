@@ -1,6 +1,2 @@
-import type { ErrorCode } from "../../platform/errors";
-
+/** The tag of every test helper; each is declared `sandboxOnly` (a live key gets 403 `sandbox_key_required`). */
 export const tags = ["Test helpers"];
-
-/** What every test helper can answer beyond the platform's errors: a live key is refused. */
-export const helperErrors: ErrorCode[] = ["sandbox_key_required"];

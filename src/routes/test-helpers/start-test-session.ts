@@ -6,7 +6,7 @@ import { toIso } from "../../platform/clock";
 import { countryCode, id, idParam, integer, text, timestamp, token } from "../../platform/fields";
 import { apiRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
 import { bandwidthProductSchema } from "../../resources/vocabulary";
-import { helperErrors, tags } from "./shared";
+import { tags } from "./shared";
 
 const body = z
   .strictObject({
@@ -47,6 +47,7 @@ export const route = apiRoute({
   method: "post",
   path: "/test-helpers/sessions",
   tags,
+  sandboxOnly: true,
   scope: { area: "traffic" },
   summary: "Start a sticky session (sandbox)",
   description:
@@ -56,7 +57,7 @@ export const route = apiRoute({
     "decision the gateway would refuse (e.g. 402 `bandwidth-exhausted`: buy bandwidth first) is 409 " +
     "`gateway_refused`. Sandbox keys only.",
   request: { body: jsonBody(body) },
-  errors: [...helperErrors, "subuser_not_found", "subuser_scope_mismatch", "gateway_refused"],
+  errors: ["subuser_not_found", "subuser_scope_mismatch", "gateway_refused"],
   responses: { 201: jsonContent(result, "The session.") },
 });
 

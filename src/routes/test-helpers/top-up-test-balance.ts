@@ -5,7 +5,7 @@ import { usd } from "../../platform/fields";
 import { toMinor } from "../../platform/money";
 import { apiRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
 import { accountSchema, presentAccount } from "../../resources/account";
-import { helperErrors, tags } from "./shared";
+import { tags } from "./shared";
 
 /** One top-up at most; the balance itself is bounded only by what the ledger can hold. */
 const MAX_TOP_UP_USD = 100_000;
@@ -15,6 +15,7 @@ export const route = apiRoute({
   method: "post",
   path: "/test-helpers/balance/top-up",
   tags,
+  sandboxOnly: true,
   scope: { area: "billing" },
   summary: "Top up the balance (sandbox)",
   description:
@@ -25,7 +26,6 @@ export const route = apiRoute({
       z.strictObject({ amount_usd: usd(MAX_TOP_UP_USD) }).openapi("TestBalanceTopUp", { example: { amount_usd: 500 } }),
     ),
   },
-  errors: helperErrors,
   responses: { 200: jsonContent(accountSchema, "The account with its new balance.") },
 });
 

@@ -18,7 +18,9 @@ export function apiClient({ origin, token }) {
   return {
     /** @returns the decision: `{allow: true, lease, cache_ttl_s, target, session, …}` or `{allow: false, status, error_code, …}` */
     authorize: (request) => call("/authorize", JSON.stringify(request)),
-    release: (lease) => call("/release", JSON.stringify({ lease })),
+    /** `exit` (a sticky session's connection): the exit it used, which pins the session (or moves it on a repin). */
+    release: (lease, exit) =>
+      call("/release", JSON.stringify(exit ? { lease, exit_ip: exit.ip, repinned: exit.repinned } : { lease })),
     /** `gzipped`: the batch, gzip-compressed JSON. */
     reportUsage: (gzipped) => call("/usage", gzipped, { "Content-Encoding": "gzip" }),
   };
@@ -30,12 +32,14 @@ export const AUTH_UNAVAILABLE = { allow: false, status: 503, error_code: "auth-u
 /**
  * The authorization of one client connection. New connections always ask; a connection may serve further requests
  * with the same credentials for `cache_ttl_s` without asking again. Each allow holds a lease (one open connection),
- * released when the decision is replaced and when the connection closes.
+ * released when the decision is replaced and when the connection closes; a sticky session's release names the exit
+ * the connection used, which pins the session for later decisions.
  */
 export class ConnectionAuth {
   #api;
   #sourceIp;
   #cached = null;
+  #exit = null;
 
   constructor(api, sourceIp) {
     this.#api = api;
@@ -66,10 +70,20 @@ export class ConnectionAuth {
     return decision;
   }
 
+  /** The exit the current decision's requests leave from (a sticky session's is named when its lease is released). */
+  useExit(exit) {
+    this.#exit = exit;
+  }
+
   /** Frees the lease of the current decision (harmless when there is none). */
   close() {
-    const lease = this.#cached?.decision.lease;
+    const decision = this.#cached?.decision;
+    const exit = decision?.session ? this.#exit : null;
     this.#cached = null;
-    if (lease) this.#api.release(lease).catch((error) => console.error(`[gateway] release failed: ${error.message}`));
+    this.#exit = null;
+    if (!decision?.lease) return;
+    this.#api
+      .release(decision.lease, exit)
+      .catch((error) => console.error(`[gateway] release failed: ${error.message}`));
   }
 }

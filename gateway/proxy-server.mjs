@@ -103,6 +103,7 @@ export function createProxyServer({ api, usage, echoHost = ECHO_HOST, allowTarge
     const decision = await state.auth.decide(credentials);
     if (!decision.allow) return { decision };
     const exit = chooseExit(decision, { connectionSeed: state.seed, repin });
+    state.auth.useExit(exit);
     const clientIp = state.sourceIp;
     return { decision, exit, requestId: newRequestId(), username, destIp: destIp ?? null, credentials, clientIp };
   }
@@ -142,6 +143,8 @@ export function createProxyServer({ api, usage, echoHost = ECHO_HOST, allowTarge
       error_code: errorCode,
       repinned: exit.repinned,
       client_ip: admission.clientIp,
+      // A sticky session's records name it: its usage is added to it with no call to its sub-user's gate.
+      session: decision.session?.id ?? null,
     });
   }
 

@@ -20,7 +20,7 @@ await build({
   target: "node22",
   outfile: out,
   logLevel: "error",
-  banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
+  banner: { js: "import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);" },
   // The store code runs here without a Durable Object runtime; only the classes' base is needed to load.
   alias: { "cloudflare:workers": path.join(root, "bench/scale/workers-stub.ts") },
 });
@@ -75,6 +75,13 @@ function printScenario(result) {
   const total = result.cost.reduce((sum, line) => sum + line.usdPerBillion, 0);
   console.log(`  cost per billion requests: $${total.toFixed(2)}`);
   for (const line of result.cost) console.log(`    ${line.line.padEnd(20)} $${line.usdPerBillion.toFixed(2)}`);
+  console.log(`  ${refusalLine(result)}`);
+}
+
+/** The largest overrun of an exhausted pool or cap: seconds of traffic before the gates refuse, and bytes past. */
+function refusalLine(result) {
+  const { seconds, bytesPast, kind, rank } = result.refusal;
+  return `pool or cap run out: refused ${seconds.toFixed(1)} s after it (at most, ${kind} of rank ${rank}), ${human(bytesPast, "B")} past the limit at most (goal ≤ 60 s)`;
 }
 
 function markdown(all) {
@@ -104,15 +111,17 @@ function markdown(all) {
       result.batchShards > 0
         ? `Batch records: ${result.batchShards} D1 databases by hash of the batch id.`
         : "Batch records: in the main D1 database.",
+      `Usage waits at most ${result.queues.worstDelaySeconds.toFixed(1)} s from its request to its store (gateway flush, the usage queue, a shard's window).`,
+      `The ${refusalLine(result)}.`,
       "",
-      "Store rows written per gateway request, by table:",
+      "Store rows written per active account-minute, by table:",
       "",
-      "| account rank | req/min | rows/request | largest tables |",
-      "|---:|---:|---:|---|",
+      "| account rank | req/min | ingests/min | rows/minute | largest tables |",
+      "|---:|---:|---:|---:|---|",
       ...result.samples.map(
         (sample) =>
-          `| ${format(sample.rank)} | ${format(Math.round(sample.ratePerMinute))} | ${sample.rowsPerRecord.toFixed(2)} | ${Object.entries(
-            sample.rowsPerRecordByTable,
+          `| ${format(sample.rank)} | ${format(Math.round(sample.ratePerMinute))} | ${sample.ingestsPerMinute.toFixed(2)} | ${sample.rowsPerActiveMinute.toFixed(2)} | ${Object.entries(
+            sample.rowsByTablePerMinute,
           )
             .sort((a, b) => b[1] - a[1])
             .slice(0, 6)

@@ -1,12 +1,13 @@
+import { encodeTime } from "ulid";
 import type { OwnedRecord } from "../../src/domain/traffic/aggregate";
 import type { UsageRecord } from "../../src/domain/traffic/usage-records";
-import type { SessionSnapshot } from "../../src/durable-objects/traffic-store/contract";
 
 /**
  * The simulated fleet: 10,000 accounts × 1,000 sub-users; each account's share of gateway traffic follows a mix
  * (Zipf over the accounts' ranks, or uniform), spread evenly over its sub-users. A sub-user exits in one region and
- * ASN (the "narrow" case of the scale plan), a fifth of its requests use one of its two sticky sessions, and one
- * sub-user in 20 has a monthly cap.
+ * ASN (the "narrow" case of the scale plan) and connects from one client block, a fifth of its requests use one of
+ * its two sticky sessions (each lives 30 minutes; the gateway's records name it), and one sub-user in 20 has a
+ * monthly cap.
  */
 export const ACCOUNTS = 10_000;
 export const SUBUSERS = 1_000;
@@ -90,19 +91,34 @@ function gaussian(rng: () => number): number {
 }
 
 let requestCounter = 0;
+const SESSION_MINUTES = 30;
+const BASE32 = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+/** The id of a sub-user's sticky session `c` live at `ts` (sessions restart every 30 minutes). */
+function sessionIdOf(a: number, u: number, c: number, ts: number): { id: string; startedAt: number } {
+  const startedAt = ts - (ts % (SESSION_MINUTES * 60_000));
+  let hash = (a * 7919 + u * 104_729 + c * 1_299_709 + startedAt / 60_000) >>> 0;
+  let random = "";
+  for (let i = 0; i < 16; i++) {
+    hash = Math.imul(hash ^ (hash >>> 13), 0x5bd1e995) >>> 0;
+    random += BASE32[hash % 32];
+  }
+  return { id: `ses_${encodeTime(startedAt, 10)}${random}`, startedAt };
+}
 
 /** The sub-user `u` of account `a` (rank a + 1) and one usage record of it at `ts`. */
 export function ownedRecord(a: number, u: number, ts: number, rng: () => number): OwnedRecord {
   const gateName = `s${a.toString(36)}x${u.toString(36)}`;
   const region = REGIONS[(a * 7 + u) % REGIONS.length] as string;
-  const session = rng() < SESSION_SHARE ? `-session-c${Math.floor(rng() * 2)}-sesstime-30` : "";
+  const sticky = rng() < SESSION_SHARE ? Math.floor(rng() * 2) : null;
+  const session = sticky === null ? null : sessionIdOf(a, u, sticky, ts);
   const failed = rng() < ERROR_SHARE;
   const bytesIn = 2_000 + Math.floor(rng() * 200_000);
   const record: UsageRecord = {
     request_id: `req_sim${(requestCounter++).toString(36)}`,
     ts: new Date(ts).toISOString(),
     product: "residential",
-    username: `user_${gateName}-type-res-region-${region}${session}`,
+    username: `user_${gateName}-type-res-region-${region}${sticky === null ? "" : `-session-c${sticky}-sesstime-${SESSION_MINUTES}`}`,
     dest_ip: null,
     method: "GET",
     target_host: HOSTS[Math.floor(rng() * HOSTS.length)] as string,
@@ -116,32 +132,23 @@ export function ownedRecord(a: number, u: number, ts: number, rng: () => number)
     tag: null,
     error_code: failed ? "upstream-refused" : null,
     repinned: false,
+    client_ip: `100.${64 + (a % 64)}.${u % 256}.${1 + Math.floor(rng() * 200)}`,
+    session: session?.id ?? null,
   };
-  return { record, owner: { subuserId: `sub_${a.toString(36)}x${u.toString(36)}`, gateName }, ts };
+  return {
+    record,
+    owner: { subuserId: `sub_${a.toString(36)}x${u.toString(36)}`, gateName },
+    ts,
+    target: {
+      type: "res",
+      region,
+      state: null,
+      city: null,
+      asn: null,
+      sessionId: sticky === null ? null : `c${sticky}`,
+      sesstime: sticky === null ? null : SESSION_MINUTES,
+    },
+  };
 }
 
 export const accountIdOf = (a: number) => `usr_${a.toString(36)}`;
-
-/** What the sub-user's gate hands the store for a session its usage touched (its current state). */
-export function sessionSnapshot(gateName: string, subuserId: string, username: string, at: number): SessionSnapshot {
-  return {
-    id: `ses_${username.slice(5, 40)}`,
-    subuserId,
-    gateName,
-    product: "residential",
-    sessionId: username.slice(-20),
-    region: "us",
-    state: null,
-    city: null,
-    asn: null,
-    exitIp: "198.51.100.7",
-    startedAt: at - 60_000,
-    expiresAt: at + 30 * 60_000,
-    status: "active",
-    terminatedAt: null,
-    bytesUsed: 1,
-    requests: 1,
-    repinned: false,
-    version: at,
-  };
-}

@@ -1,16 +1,15 @@
 import { performance } from "node:perf_hooks";
+import { gunzipSync, gzipSync } from "node:zlib";
 import { accountShare, type OwnedRecord } from "../../src/domain/traffic/aggregate";
-import { packBatch } from "../../src/domain/traffic/message-packing";
-import { readUsageMessage } from "../../src/domain/traffic/usage-messages";
+import { type PackedMessage, packBatch, packMessages } from "../../src/domain/traffic/message-packing";
+import { readUsageMessage, type SentUsagePart, sentPartsOf } from "../../src/domain/traffic/usage-messages";
 import { plainlyValidBatch } from "../../src/domain/traffic/usage-records";
+import { shardOf } from "../../src/domain/traffic/usage-shards";
 import type { AreaStorage } from "../../src/durable-objects/shared/storage-versions";
 import { AccountTraffic } from "../../src/durable-objects/traffic-store/account-traffic";
-import type {
-  MeterFigures,
-  SessionSnapshot,
-  Settlement,
-  StorePart,
-} from "../../src/durable-objects/traffic-store/contract";
+import { unpackJson } from "../../src/durable-objects/traffic-store/blob-codec";
+import type { MeterFigures, Settlement, StorePart } from "../../src/durable-objects/traffic-store/contract";
+import type { Marginals } from "../../src/durable-objects/traffic-store/summary";
 import { type D1Costs, measureD1 } from "./d1";
 import {
   ACCOUNTS,
@@ -24,15 +23,14 @@ import {
   RECORDS_PER_POST,
   random,
   SUBUSERS,
-  sessionSnapshot,
 } from "./fleet";
 import { NodeSqlStorage } from "./node-sql";
 
 /**
  * The fleet simulation behind `npm run bench:scale` (docs/scale.md). It runs the real code — the usage route's
- * check, aggregation and packing, the consumer's reading of messages, and each account's store (`AccountTraffic`:
- * rollups, request log, usage meter) on `node:sqlite` — over simulated time, and turns what it measures into the
- * load on each part of the platform and the cost per billion gateway requests.
+ * check, aggregation and packing, the first queue's forwarding to the accounts' shards, the shard consumer's reading
+ * of messages, and each account's store (`AccountTraffic`) on `node:sqlite` — over simulated time, and turns what it
+ * measures into the load on each part of the platform and the cost per billion gateway requests.
  */
 
 /** Published limits (docs/scale.md §0 names the sources). */
@@ -63,9 +61,15 @@ export const PRICES = {
   d1StorageGbMonth: 0.75,
 };
 
+/**
+ * The queues as configured in production (wrangler.toml, docs/deploy.md): the `usage` queue's batches (100
+ * messages or 5 s), the accounts' shard queues and their batch window.
+ */
+export const QUEUES = { shards: 64, routeWindowSeconds: 5, shardWindowSeconds: 55, batchMessages: 100 };
+/** The gateway reports a request within about a second; a settlement past a threshold reaches the gates this soon. */
+const GATEWAY_FLUSH_SECONDS = 1;
+const REFUSAL_LATENCY_SECONDS = 0.2;
 const SECONDS_PER_MONTH = 30 * 86_400;
-/** A consumer batch: at most 100 messages, or what arrived within its 1-second wait. */
-const CONSUMER_BATCH_MESSAGES = 100;
 
 export interface Scenario {
   mix: Mix;
@@ -73,12 +77,12 @@ export interface Scenario {
 }
 
 export interface Options {
-  /** POSTs simulated through the route and the queue. */
+  /** POSTs simulated through the route and the first queue. */
   posts: number;
-  /** Simulated minutes per account store (the busiest accounts: `hotMinutes`). */
+  /** Simulated minutes per account store; `hotMinutes` for the busiest store's CPU at its full rate. */
   minutes: number;
   hotMinutes: number;
-  /** Account ranks whose stores are simulated (the others are interpolated between them). */
+  /** Account ranks whose stores are simulated (the others are represented by the nearest, scaled). */
   sampleRanks: number[];
   /** A store sharded past this share of its CPU (the plan: sub-user-hash shards). */
   shardAbove: number;
@@ -86,52 +90,42 @@ export interface Options {
   shardBytes: number;
   /** Settlements timed on the D1 model per shape. */
   d1Samples: number;
+  /** Records an ingest brings at most in the row-counting runs (a busier one brings this many, weighted). */
+  recordsPerIngest: number;
 }
 
 export const FULL: Options = {
-  posts: 120,
-  minutes: 60,
-  hotMinutes: 6,
+  posts: 160,
+  minutes: 75,
+  hotMinutes: 2,
   sampleRanks: [1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000],
   shardAbove: 0.5,
   shardBytes: 5e9,
   d1Samples: 400,
+  recordsPerIngest: 20_000,
 };
 
 export const SHORT: Options = {
-  posts: 12,
-  minutes: 2,
+  posts: 24,
+  minutes: 75,
   hotMinutes: 0.5,
-  sampleRanks: [1, 100, 10_000],
+  sampleRanks: [1, 10, 100, 1_000, 10_000],
   shardAbove: 0.5,
   shardBytes: 5e9,
   d1Samples: 50,
+  recordsPerIngest: 2_000,
 };
 
-/** What one POST costs the route and what it becomes on the queue. */
-interface PostCost {
-  routeCpuMs: number;
-  messages: string[];
-  parts: number;
-  accounts: number;
-}
-
-/** The route and the queue: POSTs of 1,000 records drawn from the mix, checked, aggregated and packed. */
-function simulateRoute(scenario: Scenario, options: Options) {
+/** The route and the two queues: POSTs of 1,000 records drawn from the mix, packed, forwarded to the shards. */
+function simulateQueues(scenario: Scenario, options: Options) {
   const shares = accountShares(scenario.mix);
   const rng = random(0x5eed);
   const pick = accountPicker(shares, rng);
   const postsPerSecond = scenario.requestsPerMinute / 60 / RECORDS_PER_POST;
   const t0 = Date.UTC(2026, 10, 24, 12, 0, 0);
-  const posts: PostCost[] = [];
-  // At least the options' POSTs, and enough for two full consumer batches.
-  const enough = () => {
-    if (posts.length < options.posts) return false;
-    const perPost = mean(posts.map((post) => post.messages.length));
-    const batch = Math.max(1, Math.min(CONSUMER_BATCH_MESSAGES, Math.round(perPost * postsPerSecond)));
-    return posts.length * perPost >= 2 * batch;
-  };
-  for (let p = 0; !enough(); p++) {
+  const routeMessages: Array<{ gzipped: Buffer; at: number }> = [];
+  const routeCpu: number[] = [];
+  for (let p = 0; p < options.posts; p++) {
     const start = t0 + (p / postsPerSecond) * 1000;
     const records = Array.from({ length: RECORDS_PER_POST }, () =>
       ownedRecord(pick(), Math.floor(rng() * SUBUSERS), Math.floor(start - rng() * 2_000), rng),
@@ -143,107 +137,156 @@ function simulateRoute(scenario: Scenario, options: Options) {
     const byAccount = Map.groupBy(records, (entry) =>
       entry.owner.subuserId.slice(4, entry.owner.subuserId.indexOf("x")),
     );
-    const shares = [...byAccount].map(([account, entries]) => accountShare(`usr_${account}`, entries));
-    const messages = packBatch(`post-${p}`, shares).map((message) => message.text);
-    posts.push({
-      routeCpuMs: performance.now() - begin,
-      messages,
-      parts: shares.length,
-      accounts: byAccount.size,
-    });
+    const accountShares = [...byAccount].map(([account, entries]) => accountShare(`usr_${account}`, entries));
+    for (const message of packBatch(`post-${p}`, accountShares)) {
+      routeMessages.push({ gzipped: gzipSync(message.text), at: start });
+    }
+    routeCpu.push(performance.now() - begin);
   }
-  const messagesPerPost = mean(posts.map((post) => post.messages.length));
-  const messagesPerSecond = messagesPerPost * postsPerSecond;
-  const batchSize = Math.max(1, Math.min(CONSUMER_BATCH_MESSAGES, Math.round(messagesPerSecond)));
-  const all = posts.flatMap((post) => post.messages);
-  const consumerBatches: Array<{ cpuMs: number; stores: number; gates: number }> = [];
-  for (let i = 0; i + batchSize <= all.length; i += batchSize) {
+  const routeMessagesPerPost = routeMessages.length / options.posts;
+  const routeMessagesPerSecond = routeMessagesPerPost * postsPerSecond;
+  // The `usage` queue's consumer: batches of 100 messages, or what arrived within its window.
+  const routeBatch = Math.max(
+    1,
+    Math.min(QUEUES.batchMessages, Math.round(routeMessagesPerSecond * QUEUES.routeWindowSeconds)),
+  );
+  const forwardCpu: number[] = [];
+  const shardMessages: Buffer[] = [];
+  for (let i = 0; i + routeBatch <= routeMessages.length; i += routeBatch) {
     const begin = performance.now();
-    const stores = new Set<string>();
-    const gates = new Set<string>();
-    for (const text of all.slice(i, i + batchSize)) {
-      const content = readUsageMessage(JSON.parse(text));
-      if (!("parts" in content)) continue;
-      for (const part of content.parts) {
-        stores.add(part.accountId);
-        for (const gate of part.gates) gates.add(gate.gateName);
+    const perShard = new Map<number, PackedMessage[]>();
+    const seen = new Set<string>();
+    for (const { gzipped, at } of routeMessages.slice(i, i + routeBatch)) {
+      const body = JSON.parse(gunzipSync(gzipped).toString());
+      for (const part of sentPartsOf(body)) {
+        if (seen.has(part.key)) continue;
+        seen.add(part.key);
+        const text = JSON.stringify({ ...part, receivedAt: at } satisfies SentUsagePart);
+        const shard = shardOf(part.accountId, QUEUES.shards);
+        perShard.set(shard, [...(perShard.get(shard) ?? []), { text, bytes: text.length }]);
       }
     }
-    consumerBatches.push({ cpuMs: performance.now() - begin, stores: stores.size, gates: gates.size });
+    for (const parts of perShard.values()) {
+      for (const message of packMessages('{"parts":[', parts)) shardMessages.push(gzipSync(message.text));
+    }
+    forwardCpu.push(performance.now() - begin);
   }
-  const bytes = posts.flatMap((post) => post.messages.map((text) => Buffer.byteLength(text)));
-  const queueOps = bytes.reduce((sum, b) => sum + 3 * Math.ceil(b / PRICES.queueOperationBytes), 0) / posts.length;
+  const routeBatchesPerSecond = routeMessagesPerSecond / routeBatch;
+  const forwardBatches = Math.max(1, forwardCpu.length);
+  const shardMessagesPerSecond = (shardMessages.length / forwardBatches) * routeBatchesPerSecond;
+  // The shard consumers: reading a message (gunzip, parse) timed on the messages made.
+  const readBegin = performance.now();
+  for (const message of shardMessages) readUsageMessage(JSON.parse(gunzipSync(message).toString()));
+  const readMsPerMessage = (performance.now() - readBegin) / Math.max(1, shardMessages.length);
+  const perShard = shardMessagesPerSecond / QUEUES.shards;
+  const shardBatch = Math.max(1, Math.min(QUEUES.batchMessages, perShard * QUEUES.shardWindowSeconds));
+  const shardBatchesPerSecond = perShard / shardBatch;
+  const ops = (bytes: number) => 3 * Math.ceil(bytes / PRICES.queueOperationBytes);
+  const routeBytes = routeMessages.map((m) => m.gzipped.byteLength);
+  const shardBytes = shardMessages.map((m) => m.byteLength);
   return {
     postsPerSecond,
-    messagesPerSecond,
-    messageBytesPerSecond: (sum(bytes) / posts.length) * postsPerSecond,
-    queueOpsPerSecond: queueOps * postsPerSecond,
-    partsPerPost: mean(posts.map((post) => post.parts)),
-    accountsPerPost: mean(posts.map((post) => post.accounts)),
-    routeCpuMsPerPost: median(posts.map((post) => post.routeCpuMs)),
-    consumerBatchSize: batchSize,
-    consumerBatchesPerSecond: messagesPerSecond / batchSize,
-    consumerCpuMsPerBatch: median(consumerBatches.map((b) => b.cpuMs)),
-    storeCallsPerBatch: mean(consumerBatches.map((b) => b.stores)),
-    gateCallsPerBatch: mean(consumerBatches.map((b) => b.gates)),
+    routeMessagesPerSecond,
+    routeBytesPerSecond: (sum(routeBytes) / options.posts) * postsPerSecond,
+    shardMessagesPerSecond,
+    shardBytesPerSecond: mean(shardBytes) * shardMessagesPerSecond,
+    queueOpsPerSecond:
+      mean(routeBytes.map(ops)) * routeMessagesPerSecond + mean(shardBytes.map(ops)) * shardMessagesPerSecond,
+    routeCpuMsPerPost: median(routeCpu),
+    routeBatchesPerSecond,
+    forwardCpuMsPerBatch: median(forwardCpu),
+    /** Messages of one shard queue per second (the hash spreads accounts evenly), and its batches. */
+    shardMessagesPerShardPerSecond: perShard,
+    shardBatchesPerShardPerSecond: shardBatchesPerSecond,
+    shardBatchesPerSecond: shardBatchesPerSecond * QUEUES.shards,
+    shardReadMsPerBatch: readMsPerMessage * shardBatch,
+    /** How long a record waits from its request to its store, at most (flush, the first queue, a shard's window). */
+    worstDelaySeconds:
+      GATEWAY_FLUSH_SECONDS +
+      Math.min(QUEUES.routeWindowSeconds, routeBatch / routeMessagesPerSecond) +
+      Math.min(QUEUES.shardWindowSeconds, shardBatch / Math.max(perShard, 1e-9)),
+    meanRecordJsonBytes: (mean(shardBytes) * shardMessages.length) / Math.max(1, options.posts * RECORDS_PER_POST),
   };
 }
 
-type RouteResult = ReturnType<typeof simulateRoute>;
+type QueueResult = ReturnType<typeof simulateQueues>;
 
-/** One account store's (or shard's) measured life at `ratePerMinute` over `minutes` simulated minutes. */
+/**
+ * How often an account's store is called: a shard consumer's batch calls it when the batch holds one of its parts.
+ * Its parts come with the POSTs holding one of its records; its shard's batches are the shard's common ones, or
+ * more when its own messages fill them sooner.
+ */
+function ingestsPerSecond(rate: number, queues: QueueResult): number {
+  const records = rate / 60;
+  const partsPerSecond = queues.postsPerSecond * (1 - Math.exp(-records / queues.postsPerSecond));
+  const ownMessages = (records * queues.meanRecordJsonBytes) / 128_000;
+  const shardMessages = queues.shardMessagesPerShardPerSecond + ownMessages;
+  const batches = Math.max(shardMessages / QUEUES.batchMessages, 1 / QUEUES.shardWindowSeconds);
+  return batches * (1 - Math.exp(-partsPerSecond / batches));
+}
+
+/** One account's store (or shard) simulated at `ratePerMinute` over `minutes` simulated minutes. */
 interface StoreRun {
   ratePerMinute: number;
   records: number;
-  seconds: number;
-  ingestCalls: number;
+  minutes: number;
+  /** Minutes in which the store took usage (rows are billed per active account-minute). */
+  activeMinutes: number;
+  ingests: number;
   alarms: number;
   settlements: number;
-  /** D1 rows the settlements wrote and their SQLite time (the D1 model's figures for their shape). */
   d1Rows: number;
   d1Ms: number;
   rowsWritten: number;
   rowsByTable: Record<string, number>;
   cpuSeconds: number;
-  bytes: number;
-  rows: Record<string, number>;
+  /** Bytes per row kind, as stored (for the retention model). */
+  rowBytes: Record<string, number>;
+  rowCounts: Record<string, number>;
+  /** The cap and the pool set to run out mid-run: seconds of traffic before the gates refuse, and bytes past. */
+  refusals: Array<{ kind: "cap" | "pool"; seconds: number; bytesPast: number }>;
 }
 
 /**
- * Runs one account's store: each simulated second, each consumer batch brings the account's records of its POSTs
- * (aggregated per POST, as the route does) in one ingest; the store's alarm folds and settles as in production.
+ * Runs one account's store: records arrive per simulated second; each ingest (at the account's cadence) brings the
+ * records delivered since, one part per POST they came in (aggregated as the route does); the store's alarm folds
+ * and settles as in production, settlements go to the D1 model. A capped sub-user and the pool are sized to run
+ * out half-way, and the moment the gates would refuse is recorded.
  */
 function simulateStore(
   rank: number,
   ratePerMinute: number,
   subusers: number,
-  route: RouteResult,
+  queues: QueueResult,
   minutes: number,
-  countRows: boolean,
+  options: { countRows: boolean; recordsPerIngest: number },
   d1: D1Costs,
 ): StoreRun {
   const sql = new NodeSqlStorage();
   const traffic = new AccountTraffic(sql as unknown as AreaStorage);
-  if (countRows) sql.countWrites();
   const rng = random(rank * 7919 + subusers);
   const accountId = accountIdOf(rank - 1);
+  const seconds = Math.round(minutes * 60);
+  const meanBytes = 103_000;
+  const capped = ownedRecord(rank - 1, 0, 0, rng).owner.subuserId;
+  const cappedBytes = Math.max(1, ((ratePerMinute * minutes) / subusers) * meanBytes * 0.5);
+  const poolBytes = Math.max(1, ratePerMinute * minutes * meanBytes * 0.5);
   const figures: MeterFigures = {
-    pools: [{ product: "residential", purchasedBytes: 1e18, usedBytes: 0, topUpCount: 1 }],
+    pools: [{ product: "residential", purchasedBytes: poolBytes, usedBytes: 0, topUpCount: 1 }],
     subusers: Array.from({ length: Math.ceil(subusers / CAPPED_EVERY) }, (_, i) => ({
       subuserId: ownedRecord(rank - 1, i * CAPPED_EVERY, 0, rng).owner.subuserId,
-      capBytes: 1e15,
+      capBytes: i === 0 ? cappedBytes : 1e15,
       deletedAt: null,
     })),
     months: [],
   };
-  const batchesPerSecond = Math.max(1, route.consumerBatchesPerSecond);
-  const postsPerBatch = Math.max(1, route.postsPerSecond / batchesPerSecond);
   const t0 = Date.UTC(2026, 10, 24, 12, 0, 0);
   const run: StoreRun = {
     ratePerMinute,
     records: 0,
-    seconds: minutes * 60,
-    ingestCalls: 0,
+    minutes,
+    activeMinutes: 0,
+    ingests: 0,
     alarms: 0,
     settlements: 0,
     d1Rows: 0,
@@ -251,8 +294,9 @@ function simulateStore(
     rowsWritten: 0,
     rowsByTable: {},
     cpuSeconds: 0,
-    bytes: 0,
-    rows: {},
+    rowBytes: {},
+    rowCounts: {},
+    refusals: [],
   };
   let cpuMs = 0;
   const timed = <T>(work: () => T): T => {
@@ -261,44 +305,96 @@ function simulateStore(
     cpuMs += performance.now() - begin;
     return result;
   };
+  // When the cap and the pool run out (the record that passes them), and when their refusal reaches the gates.
+  const crossing = { cap: { used: 0, at: null as number | null }, pool: { used: 0, at: null as number | null } };
+  const refusedAt: { cap: number | null; pool: number | null } = { cap: null, pool: null };
+  const pastUntilRefused = { cap: 0, pool: 0 };
+  const d1Pool = figures.pools[0] as MeterFigures["pools"][number];
+  const d1Months = new Map<string, number>();
   const settle = (first: Settlement | null, at: number) => {
     for (let settlement = first; settlement; ) {
       run.settlements++;
       run.d1Rows += d1.settlementRows(settlement.months.length);
       run.d1Ms += d1.settlementMs(settlement.months.length);
-      const pool = figures.pools[0] as MeterFigures["pools"][number];
-      pool.usedBytes += settlement.pools.reduce((s, p) => s + p.bytes, 0);
+      d1Pool.usedBytes += settlement.pools.reduce((s, p) => s + p.bytes, 0);
+      for (const month of settlement.months) d1Months.set(month.subuserId, month.usedBytes);
+      if (refusedAt.pool === null && d1Pool.usedBytes >= poolBytes)
+        refusedAt.pool = at / 1000 + REFUSAL_LATENCY_SECONDS;
+      if (refusedAt.cap === null && (d1Months.get(capped) ?? 0) >= cappedBytes) {
+        refusedAt.cap = at / 1000 + REFUSAL_LATENCY_SECONDS;
+      }
       const seq = settlement.seq;
-      settlement = timed(() => traffic.confirmSettlement(seq, figures, at));
+      const answer: MeterFigures = {
+        pools: [d1Pool],
+        subusers: [],
+        months: [...d1Months].map(([subuserId, usedBytes]) => ({ subuserId, month: "2026-11", usedBytes })),
+      };
+      settlement = timed(() => traffic.confirmSettlement(seq, answer, at));
     }
   };
-  let post = 0;
-  for (let second = 0; second < run.seconds; second++) {
+  // Steady state: the meter started and every sub-user's client block known hours before (a first sight is rare).
+  const warmAt = t0 - 3 * 3_600_000;
+  const warm = Array.from({ length: subusers }, (_, u) => {
+    const entry = ownedRecord(rank - 1, u, warmAt, rng);
+    return { ...entry, record: { ...entry.record, bytes_in: 0, bytes_out: 0 } };
+  });
+  const warmShare = accountShare(accountId, warm);
+  traffic.ingest(
+    { accountId, parts: [{ key: `warm:${accountId}`, receivedAt: warmAt, ...warmShare, sessions: [] }] },
+    figures,
+    warmAt,
+  );
+  traffic.maintain(t0 - 60_000);
+  if (options.countRows) sql.countWrites();
+  const ingestEvery = 1 / Math.max(1e-9, ingestsPerSecond(ratePerMinute, queues));
+  const delay =
+    GATEWAY_FLUSH_SECONDS + Math.min(QUEUES.routeWindowSeconds, 1 / Math.max(queues.routeBatchesPerSecond, 1e-9));
+  let nextIngest = rng() * ingestEvery;
+  const waiting: OwnedRecord[] = [];
+  const activeMinutes = new Set<number>();
+  for (let second = 0; second < seconds; second++) {
     const at = t0 + second * 1000;
-    for (let b = 0; b < batchesPerSecond; b++) {
-      const n = poisson(ratePerMinute / 60 / batchesPerSecond, rng);
-      if (n === 0) continue;
-      const byPost = new Map<number, OwnedRecord[]>();
-      for (let i = 0; i < n; i++) {
-        const p = post + Math.floor(rng() * postsPerBatch);
-        const list = byPost.get(p) ?? [];
-        list.push(ownedRecord(rank - 1, Math.floor(rng() * subusers), at - Math.floor(rng() * 2_000), rng));
-        byPost.set(p, list);
+    const n = poisson(ratePerMinute / 60, rng);
+    for (let i = 0; i < n; i++) {
+      const record = ownedRecord(rank - 1, Math.floor(rng() * subusers), at + Math.floor(rng() * 1000), rng);
+      waiting.push(record);
+      const bytes = record.record.bytes_in + record.record.bytes_out;
+      for (const kind of ["cap", "pool"] as const) {
+        if (kind === "cap" && record.owner.subuserId !== capped) continue;
+        const state = crossing[kind];
+        const limit = kind === "cap" ? cappedBytes : poolBytes;
+        if (state.at === null) {
+          state.used += bytes;
+          if (state.used >= limit) state.at = record.ts / 1000;
+        } else if (refusedAt[kind] === null) pastUntilRefused[kind] += bytes;
       }
-      post += Math.ceil(postsPerBatch);
-      run.records += n;
-      const parts: StorePart[] = [];
-      const sessions: SessionSnapshot[] = [];
-      for (const [p, entries] of byPost) {
-        const share = accountShare(accountId, entries);
-        parts.push({ key: `post-${p}:${accountId}:0`, cells: share.cells, samples: share.samples });
-        for (const { gateName, usage } of share.sessions) {
-          sessions.push(sessionSnapshot(gateName, entries[0]?.owner.subuserId ?? "", usage.username, at));
-        }
+    }
+    run.records += n;
+    if (second + 1 >= nextIngest) {
+      nextIngest += ingestEvery;
+      const cutoff = at - delay * 1000;
+      const due = waiting.filter((entry) => entry.ts <= cutoff);
+      if (due.length > 0) {
+        waiting.splice(0, waiting.length, ...waiting.filter((entry) => entry.ts > cutoff));
+        const delivered = thin(due, options.recordsPerIngest, rng);
+        const byPost = Map.groupBy(delivered, (entry) => Math.floor((entry.ts / 1000) * queues.postsPerSecond));
+        const parts: StorePart[] = [...byPost].map(([post, entries]) => {
+          const share = accountShare(accountId, entries);
+          return {
+            key: `post-${post}:${accountId}:0`,
+            receivedAt: (post / queues.postsPerSecond) * 1000,
+            cells: share.cells,
+            domains: share.domains,
+            sources: share.sources,
+            samples: share.samples,
+            sessions: share.sessionDeltas,
+          };
+        });
+        run.ingests++;
+        activeMinutes.add(Math.floor(second / 60));
+        const outcome = timed(() => traffic.ingest({ accountId, parts }, figures, at));
+        if (outcome.outcome === "applied") settle(outcome.settlement, at);
       }
-      run.ingestCalls++;
-      const outcome = timed(() => traffic.ingest({ accountId, parts, sessions }, figures, at));
-      if (outcome.outcome === "applied") settle(outcome.settlement, at);
     }
     const wake = traffic.nextWake();
     if (wake !== null && wake <= at) {
@@ -311,16 +407,74 @@ function simulateStore(
         );
     }
   }
+  run.activeMinutes = activeMinutes.size;
   run.cpuSeconds = cpuMs / 1000;
-  if (countRows) {
+  for (const kind of ["cap", "pool"] as const) {
+    const from = crossing[kind].at;
+    const until = refusedAt[kind];
+    if (from !== null && until !== null) {
+      run.refusals.push({ kind, seconds: Math.max(0, until - from), bytesPast: pastUntilRefused[kind] });
+    }
+  }
+  if (options.countRows) {
     const written = sql.rowsWritten();
     run.rowsWritten = written.total;
     run.rowsByTable = written.byTable;
   }
-  run.bytes = sql.bytes();
-  run.rows = sql.rowCounts();
+  run.rowCounts = sql.rowCounts();
+  run.rowBytes = measureRows(sql);
   sql.db.close();
   return run;
+}
+
+/**
+ * Bytes as the store keeps them: per cell of a folded bucket (its compressed body over its cells), an arrival row's
+ * bytes besides its cells, and per value of the cumulative series.
+ */
+function measureRows(sql: NodeSqlStorage): Record<string, number> {
+  const bodies = sql.db.prepare("SELECT body FROM bucket_5m").all() as Array<{ body: Uint8Array }>;
+  const cells = bodies.reduce(
+    (n, row) => n + unpackJson<{ cells: unknown[] }>(row.body, { cells: [] }).cells.length,
+    0,
+  );
+  const cell = cells > 0 ? bodies.reduce((n, row) => n + row.body.byteLength, 0) / cells : 60;
+  const arrivals = sql.db
+    .prepare(
+      `SELECT avg(length(totals) + length(metered) + length(keys) + coalesce(length(sessions), 0) +
+         coalesce(length(samples), 0) + coalesce(length(sources), 0)) AS extra, count(*) AS n FROM arrivals`,
+    )
+    .get() as { extra: number | null; n: number };
+  const cums = sql.db.prepare("SELECT cum FROM bucket_1h").all() as Array<{ cum: Uint8Array }>;
+  let values = 0;
+  for (const row of cums) {
+    for (const dimensions of Object.values(unpackJson<Marginals>(row.cum, {}))) {
+      for (const byValue of Object.values(dimensions ?? {})) values += Object.keys(byValue ?? {}).length;
+    }
+  }
+  const seriesValue = values > 0 ? cums.reduce((n, row) => n + row.cum.byteLength, 0) / values : 14;
+  return { cell, arrivalOverhead: (arrivals.extra ?? 400) + 100, seriesValue };
+}
+
+/**
+ * At most `max` of an ingest's records, each standing for its share of the rest (bytes scaled, requests kept):
+ * enough for every sub-user's cells, so the rows written and their sizes are those of the full ingest.
+ */
+function thin(records: OwnedRecord[], max: number, rng: () => number): OwnedRecord[] {
+  if (records.length <= max) return records;
+  const factor = records.length / max;
+  const kept: OwnedRecord[] = [];
+  for (const entry of records) {
+    if (rng() * factor >= 1) continue;
+    kept.push({
+      ...entry,
+      record: {
+        ...entry.record,
+        bytes_in: Math.round(entry.record.bytes_in * factor),
+        bytes_out: Math.round(entry.record.bytes_out * factor),
+      },
+    });
+  }
+  return kept;
 }
 
 /** An account's store load per second at `rate`, from the run of a sampled account at its own rate. */
@@ -334,113 +488,117 @@ interface StoreLoad {
   retainedBytes: number;
 }
 
-function loadOf(run: StoreRun, rate: number, subusers: number, route: RouteResult): StoreLoad {
-  const perRecord = (value: number) => (run.records > 0 ? (value / run.records) * (rate / 60) : 0);
-  const batchesPerSecond = Math.max(1, route.consumerBatchesPerSecond);
-  // A consumer batch reaches the store when it holds at least one of its records (Poisson).
-  const ingests = batchesPerSecond * (1 - Math.exp(-rate / 60 / batchesPerSecond));
-  const settlementsPerSecond = Math.min(run.settlements / run.seconds, rate / 60);
-  const alarmsPerSecond = Math.min(run.alarms / run.seconds, rate / 60);
+/**
+ * Rows follow ingests and active minutes, not records: the sample's rows per ingest (the arrival row) and per active
+ * minute (folds, the meter, sources) are scaled to the account's own ingests and active minutes; CPU follows records.
+ */
+function loadOf(run: StoreRun, rate: number, subusers: number, queues: QueueResult): StoreLoad {
+  const ingests = ingestsPerSecond(rate, queues);
+  const activeMinutesPerSecond = (1 - Math.exp(-rate)) / 60;
+  const arrivalRows = run.rowsByTable.arrivals ?? 0;
+  const otherRows = run.rowsWritten - arrivalRows;
+  const perIngest = run.ingests > 0 ? arrivalRows / run.ingests : 1;
+  const perActiveMinute = run.activeMinutes > 0 ? otherRows / run.activeMinutes : 0;
+  const perRunSecond = (value: number) => value / (run.minutes * 60);
+  const sampleActiveMinutesPerSecond = perRunSecond(run.activeMinutes);
+  const scaleMinutes = sampleActiveMinutesPerSecond > 0 ? activeMinutesPerSecond / sampleActiveMinutesPerSecond : 0;
+  const settlementsPerSecond = perRunSecond(run.settlements) * scaleMinutes;
   return {
-    requestsPerSecond: ingests + alarmsPerSecond + settlementsPerSecond,
-    cpuSecondsPerSecond: perRecord(run.cpuSeconds),
-    rowsWrittenPerSecond: perRecord(run.rowsWritten),
+    requestsPerSecond: ingests + perRunSecond(run.alarms) * scaleMinutes + settlementsPerSecond,
+    cpuSecondsPerSecond: run.records > 0 ? (run.cpuSeconds / run.records) * (rate / 60) : 0,
+    rowsWrittenPerSecond: perIngest * ingests + perActiveMinute * activeMinutesPerSecond,
     d1BatchesPerSecond: settlementsPerSecond,
     d1RowsPerSecond: run.settlements > 0 ? settlementsPerSecond * (run.d1Rows / run.settlements) : 0,
     d1WriterSecondsPerSecond: run.settlements > 0 ? (settlementsPerSecond * (run.d1Ms / run.settlements)) / 1000 : 0,
-    retainedBytes: retainedBytes(run, rate, subusers),
+    retainedBytes: retainedBytes(run, rate, subusers, ingests),
   };
 }
 
 /**
- * Storage a store holds in steady state: each tier's rows per bucket as the run measured them (scaled to the
- * account's rate, at most one row per sub-user and bucket: one series each in this fleet) times the buckets the
- * tier keeps (1 min 25 h, 5 min 14 d, 1 h 91 d, 1 day 400 d; cumulative series hourly for 91 days, then daily),
- * the part keys of a day and the request log, at the run's bytes per row.
+ * Storage a store holds in steady state, at the bytes per row and per cell the run measured: arrival rows for 25
+ * hours (one per minute with an ingest), 5-minute rows for 14 days, hours for 92 and days for 401 (one per bucket
+ * with usage), each holding the cells of its bucket — one per active sub-user (one region and ASN each here) — and
+ * hours and days their cumulative series (a value per sub-user, region, ASN, tag and IP ever seen).
  */
-function retainedBytes(run: StoreRun, rate: number, subusers: number): number {
-  const minutes = run.seconds / 60;
-  const scale = run.ratePerMinute > 0 ? rate / run.ratePerMinute : 0;
-  const rowsOf = (table: string) => run.rows[table] ?? 0;
-  const perBucket = (table: string, bucketMinutes: number) =>
-    Math.min(subusers, (rowsOf(table) / Math.max(1, minutes / bucketMinutes)) * scale);
-  const totalRows = Object.values(run.rows).reduce((s, n) => s + n, 0);
-  const bytesPerRow = totalRows > 0 ? run.bytes / totalRows : 100;
-  const cumPerHour = Math.min(subusers + 50, (rowsOf("cum") / Math.max(1, minutes / 60)) * scale);
-  const keysPerMinute = (rowsOf("usage_applied") / minutes) * Math.min(1, scale);
-  const rows =
-    perBucket("fact_1m", 1) * 1_500 +
-    perBucket("fact_5m", 5) * 4_044 +
-    perBucket("fact_1h", 60) * 2_184 +
-    Math.min(subusers, rate * 1_440) * 400 +
-    cumPerHour * (2_184 + 309) +
-    keysPerMinute * 1_440 +
-    Math.min(1_000, rowsOf("request_log"));
-  return rows * bytesPerRow;
+function retainedBytes(run: StoreRun, rate: number, subusers: number, ingests: number): number {
+  const cellBytes = run.rowBytes.cell ?? 60;
+  const cellsIn = (minutes: number) => Math.min(subusers, rate * minutes);
+  const activeBuckets = (minutes: number) => 1 - Math.exp(-rate * minutes);
+  const arrivals =
+    Math.min(1_500, ingests * 1_500 * 60) * (run.rowBytes.arrivalOverhead ?? 500) +
+    Math.min(1_500, ingests * 1_500 * 60) * cellsIn(1 / Math.max(ingests * 60, 1e-9)) * cellBytes;
+  const tier = (slots: number, minutes: number) =>
+    slots * activeBuckets(minutes) * (200 + cellsIn(minutes) * cellBytes);
+  const seriesBytes = (subusers + 30) * (run.rowBytes.seriesValue ?? 14);
+  return arrivals + tier(4_044, 5) + tier(2_208, 60) + tier(401, 1_440) + (2_208 + 401) * seriesBytes;
 }
 
 export interface ScenarioResult {
   scenario: string;
   requestsPerMinute: number;
-  route: RouteResult;
+  queues: QueueResult;
   hottest: { rank: number; shards: number; ratePerMinute: number; load: StoreLoad; run: StoreRun };
-  /** D1 databases holding batch records by hash of the batch id (0: they stay in the main database). */
   batchShards: number;
-  fleet: {
-    objectRequestsPerSecond: number;
-    objectCpuSecondsPerSecond: number;
-    objectRowsWrittenPerSecond: number;
-    objectBytes: number;
-    gateRequestsPerSecond: number;
-    d1BatchesPerSecond: number;
-    d1RowsPerSecond: number;
-    d1WriterSecondsPerSecond: number;
-    d1Bytes: number;
-    workerRequestsPerSecond: number;
-    workerCpuMsPerSecond: number;
-  };
+  fleet: Record<string, number>;
   parts: Array<{ part: string; load: number; limit: number; unit: string }>;
   cost: Array<{ line: string; usdPerBillion: number }>;
-  samples: Array<{ rank: number; ratePerMinute: number; rowsPerRecord: number; cpuUsPerRecord: number }>;
+  refusal: { seconds: number; bytesPast: number; rank: number; kind: string };
+  samples: Array<{
+    rank: number;
+    ratePerMinute: number;
+    ingestsPerMinute: number;
+    rowsPerActiveMinute: number;
+    rowsByTablePerMinute: Record<string, number>;
+    cpuUsPerRecord: number;
+  }>;
 }
 
-/** Runs one scenario: the route and queue, the sampled stores, the fleet's sums, the limits and the cost. */
+/** Runs one scenario: the route and queues, the sampled stores, the fleet's sums, the limits and the cost. */
 export function simulateScenario(
   scenario: Scenario,
   options: Options,
   d1: D1Costs,
   log: (line: string) => void,
 ): ScenarioResult {
-  const route = simulateRoute(scenario, options);
+  const queues = simulateQueues(scenario, options);
   const shares = accountShares(scenario.mix);
   const rateOf = (rank: number) => (shares[rank - 1] as number) * scenario.requestsPerMinute;
   const ranks = scenario.mix.zipf === null ? [1] : options.sampleRanks;
   const runs = new Map<number, { run: StoreRun; shards: number }>();
   for (const rank of ranks) {
     const rate = rateOf(rank);
-    // The plan's sharding: a store past `shardAbove` of one CPU is split by sub-user hash into 2^k stores.
-    // The plan's sharding: a store past `shardAbove` of one CPU, or past `shardBytes`, is split by sub-user hash
-    // into 2^k stores.
-    const probe = simulateStore(rank, rate, SUBUSERS, route, Math.min(1, options.hotMinutes), false, d1);
-    const cpu = probe.cpuSeconds / probe.seconds;
-    const bytes = retainedBytes(probe, rate, SUBUSERS);
+    // The plan's sharding: a store past `shardAbove` of one CPU, or past `shardBytes`, splits by sub-user hash.
+    const probe = simulateStore(
+      rank,
+      rate,
+      SUBUSERS,
+      queues,
+      Math.min(options.hotMinutes, options.minutes),
+      { countRows: false, recordsPerIngest: Number.POSITIVE_INFINITY },
+      d1,
+    );
+    const cpu = probe.records > 0 ? (probe.cpuSeconds / probe.records) * (rate / 60) : 0;
+    const bytes = retainedBytes(probe, rate, SUBUSERS, ingestsPerSecond(rate, queues));
     const need = Math.max(1, cpu / options.shardAbove, bytes / options.shardBytes);
-    let shards = need > 1 ? 2 ** Math.ceil(Math.log2(need)) : 1;
-    let run: StoreRun;
-    for (;;) {
-      const minutes = rate / shards > 20_000 ? options.hotMinutes : options.minutes;
-      run = simulateStore(rank, rate / shards, SUBUSERS / shards, route, minutes, true, d1);
-      if (retainedBytes(run, rate / shards, SUBUSERS / shards) <= options.shardBytes || shards >= 64) break;
-      shards *= 2;
-    }
+    const shards = need > 1 ? 2 ** Math.ceil(Math.log2(need)) : 1;
+    const run = simulateStore(
+      rank,
+      rate / shards,
+      SUBUSERS / shards,
+      queues,
+      options.minutes,
+      { countRows: true, recordsPerIngest: options.recordsPerIngest },
+      d1,
+    );
+    run.cpuSeconds = probe.records > 0 ? (probe.cpuSeconds / probe.records) * run.records : 0;
     runs.set(rank, { run, shards });
     log(
       `  rank ${rank}: ${Math.round(rate)} req/min${shards > 1 ? ` in ${shards} shards` : ""}, ` +
-        `${(run.rowsWritten / Math.max(1, run.records)).toFixed(2)} rows written and ` +
+        `${(run.ingests / run.minutes).toFixed(2)} ingests/min, ` +
+        `${(run.rowsWritten / Math.max(1, run.activeMinutes)).toFixed(2)} rows per active minute, ` +
         `${((run.cpuSeconds / Math.max(1, run.records)) * 1e6).toFixed(1)} µs per record`,
     );
   }
-  // Every account is represented by the nearest sampled rank (on a log scale), scaled to its own rate.
   let objectRequests = 0;
   let objectCpu = 0;
   let objectRows = 0;
@@ -453,7 +611,7 @@ export function simulateScenario(
       Math.abs(Math.log(r / rank)) < Math.abs(Math.log(best / rank)) ? r : best,
     );
     const { run, shards } = runs.get(sample) as { run: StoreRun; shards: number };
-    const load = loadOf(run, rateOf(rank) / shards, SUBUSERS / shards, route);
+    const load = loadOf(run, rateOf(rank) / shards, SUBUSERS / shards, queues);
     objectRequests += load.requestsPerSecond * shards;
     objectCpu += load.cpuSecondsPerSecond * shards;
     objectRows += load.rowsWrittenPerSecond * shards;
@@ -463,37 +621,28 @@ export function simulateScenario(
     d1Writer += load.d1WriterSecondsPerSecond * shards;
   }
   const top = runs.get(1) as { run: StoreRun; shards: number };
-  const topRate = rateOf(1) / top.shards;
-  const hotLoad = loadOf(top.run, topRate, SUBUSERS / top.shards, route);
-  // The busiest store's CPU without the row-counting triggers.
-  hotLoad.cpuSecondsPerSecond = (() => {
-    const plain = simulateStore(1, topRate, SUBUSERS / top.shards, route, options.hotMinutes, false, d1);
-    return (plain.cpuSeconds / Math.max(1, plain.records)) * (topRate / 60);
-  })();
+  const hotLoad = loadOf(top.run, rateOf(1) / top.shards, SUBUSERS / top.shards, queues);
   const recordsPerSecond = scenario.requestsPerMinute / 60;
-  // Sessions: one gate call per gate with session usage per consumer batch (the sessions it returns reach the
-  // account's session index within the store's own ingest).
-  const gateRequests = route.gateCallsPerBatch * route.consumerBatchesPerSecond;
-  objectRequests += gateRequests;
-  const usageBatchRows = 4 * route.postsPerSecond; // insert (+ primary-key and time indexes), pruned after 7 days
+  const usageBatchRows = 4 * queues.postsPerSecond; // insert (+ primary-key and time indexes), pruned after 7 days
   d1Rows += usageBatchRows;
-  d1Writer += (route.postsPerSecond * d1.batchRecordMs) / 1000;
+  d1Writer += (queues.postsPerSecond * d1.batchRecordMs) / 1000;
   // D1 keeps 7 days of batch records (~120 bytes each) and a year of capped sub-users' months (~100 bytes each).
   // Past half a database, the plan moves batch records to databases of their own by hash of the batch id.
-  const batchBytes = route.postsPerSecond * 7 * 86_400 * 120;
+  const batchBytes = queues.postsPerSecond * 7 * 86_400 * 120;
   const accountBytes = ACCOUNTS * (SUBUSERS / CAPPED_EVERY) * 12 * 100;
   const batchShards = accountBytes + batchBytes <= options.shardBytes ? 0 : Math.ceil(batchBytes / options.shardBytes);
   const d1Bytes = accountBytes + batchBytes;
   const largestD1 = batchShards === 0 ? d1Bytes : Math.max(accountBytes, batchBytes / batchShards);
-  const workerRequests = route.postsPerSecond + route.consumerBatchesPerSecond;
+  const workerRequests = queues.postsPerSecond + queues.routeBatchesPerSecond + queues.shardBatchesPerSecond;
   const workerCpuMs =
-    route.routeCpuMsPerPost * route.postsPerSecond + route.consumerCpuMsPerBatch * route.consumerBatchesPerSecond;
+    queues.routeCpuMsPerPost * queues.postsPerSecond +
+    queues.forwardCpuMsPerBatch * queues.routeBatchesPerSecond +
+    queues.shardReadMsPerBatch * queues.shardBatchesPerSecond;
   const fleet = {
     objectRequestsPerSecond: objectRequests,
     objectCpuSecondsPerSecond: objectCpu,
     objectRowsWrittenPerSecond: objectRows,
     objectBytes,
-    gateRequestsPerSecond: gateRequests,
     d1BatchesPerSecond: d1Batches,
     d1RowsPerSecond: d1Rows,
     d1WriterSecondsPerSecond: d1Writer,
@@ -501,12 +650,26 @@ export function simulateScenario(
     workerRequestsPerSecond: workerRequests,
     workerCpuMsPerSecond: workerCpuMs,
   };
-  // A gate hears of its sessions' usage at most once per consumer batch.
-  const hottestGate = (route.gateCallsPerBatch > 0 ? 1 : 0) * route.consumerBatchesPerSecond;
   const parts = [
-    { part: "queue messages/s", load: route.messagesPerSecond, limit: LIMITS.queueMessagesPerSecond, unit: "msg/s" },
-    { part: "queue bytes/s", load: route.messageBytesPerSecond, limit: LIMITS.queueBytesPerSecond, unit: "B/s" },
-    { part: "D1 write batches/s", load: d1Batches + route.postsPerSecond, limit: 1_000, unit: "batch/s" },
+    {
+      part: "usage queue messages/s",
+      load: queues.routeMessagesPerSecond,
+      limit: LIMITS.queueMessagesPerSecond,
+      unit: "msg/s",
+    },
+    {
+      part: "busiest shard queue msg/s",
+      load: queues.shardMessagesPerShardPerSecond + ((rateOf(1) / 60) * queues.meanRecordJsonBytes) / 128_000,
+      limit: LIMITS.queueMessagesPerSecond,
+      unit: "msg/s",
+    },
+    {
+      part: "queue bytes/s (both)",
+      load: queues.routeBytesPerSecond + queues.shardBytesPerSecond,
+      limit: LIMITS.queueBytesPerSecond,
+      unit: "B/s",
+    },
+    { part: "D1 write batches/s", load: d1Batches + queues.postsPerSecond, limit: 1_000, unit: "batch/s" },
     { part: "D1 writer time", load: d1Writer, limit: LIMITS.d1WriterSecondsPerSecond, unit: "s/s" },
     { part: "largest D1 database (a year)", load: largestD1, limit: LIMITS.d1Bytes, unit: "B" },
     {
@@ -522,14 +685,13 @@ export function simulateScenario(
       unit: "s/s",
     },
     { part: "hottest store storage", load: hotLoad.retainedBytes, limit: LIMITS.objectBytes, unit: "B" },
-    { part: "hottest gate requests/s", load: hottestGate, limit: LIMITS.objectRequestsPerSecond, unit: "req/s" },
   ];
   const perBillion = (usdPerSecond: number) => (usdPerSecond / recordsPerSecond) * 1e9;
-  const objectGbSeconds = (objectCpu + gateRequests * 0.001) * PRICES.objectMemoryGb;
+  const objectGbSeconds = objectCpu * PRICES.objectMemoryGb;
   const cost = [
     { line: "Worker requests", usd: (workerRequests * PRICES.workerRequestsPerMillion) / 1e6 },
     { line: "Worker CPU-ms", usd: (workerCpuMs * PRICES.workerCpuMsPerMillion) / 1e6 },
-    { line: "queue operations", usd: (route.queueOpsPerSecond * PRICES.queueOperationsPerMillion) / 1e6 },
+    { line: "queue operations", usd: (queues.queueOpsPerSecond * PRICES.queueOperationsPerMillion) / 1e6 },
     { line: "DO requests", usd: (objectRequests * PRICES.objectRequestsPerMillion) / 1e6 },
     { line: "DO duration", usd: (objectGbSeconds * PRICES.objectGbSecondsPerMillion) / 1e6 },
     { line: "DO rows written", usd: (objectRows * PRICES.objectRowsWrittenPerMillion) / 1e6 },
@@ -541,23 +703,34 @@ export function simulateScenario(
         SECONDS_PER_MONTH,
     },
   ].map(({ line, usd }) => ({ line, usdPerBillion: perBillion(usd) }));
+  const refusals = ranks.flatMap((rank) =>
+    (runs.get(rank)?.run.refusals ?? []).map((refusal) => ({ ...refusal, rank })),
+  );
+  const worst = refusals.reduce((w, r) => (r.seconds > w.seconds ? r : w), {
+    seconds: 0,
+    bytesPast: 0,
+    rank: 0,
+    kind: "none",
+  } as { seconds: number; bytesPast: number; rank: number; kind: string });
   return {
     scenario: scenario.mix.name,
     requestsPerMinute: scenario.requestsPerMinute,
-    route,
+    queues,
     hottest: { rank: 1, shards: top.shards, ratePerMinute: rateOf(1), load: hotLoad, run: top.run },
     batchShards,
     fleet,
     parts,
     cost,
+    refusal: { ...worst, bytesPast: Math.max(...refusals.map((r) => r.bytesPast), 0) },
     samples: ranks.map((rank) => {
       const { run } = runs.get(rank) as { run: StoreRun };
       return {
         rank,
         ratePerMinute: rateOf(rank),
-        rowsPerRecord: run.rowsWritten / Math.max(1, run.records),
-        rowsPerRecordByTable: Object.fromEntries(
-          Object.entries(run.rowsByTable).map(([table, rows]) => [table, rows / Math.max(1, run.records)]),
+        ingestsPerMinute: run.ingests / run.minutes,
+        rowsPerActiveMinute: run.rowsWritten / Math.max(1, run.activeMinutes),
+        rowsByTablePerMinute: Object.fromEntries(
+          Object.entries(run.rowsByTable).map(([table, rows]) => [table, rows / Math.max(1, run.activeMinutes)]),
         ),
         cpuUsPerRecord: (run.cpuSeconds / Math.max(1, run.records)) * 1e6,
       };

@@ -213,7 +213,8 @@ export class AccountTraffic {
    */
   learnFigures(figures: Partial<MeterFigures>, at: number): Settlement | null {
     if (!this.#meter.configured) return null;
-    return this.#startMonths(this.#meter.learn(figures), at) ? this.#meter.settlement(at, true) : null;
+    const started = this.#startMonths(this.#meter.learn(figures), at);
+    return started || this.#meter.anyMonthRises() ? this.#meter.settlement(at, true) : null;
   }
 
   /**

@@ -34,6 +34,8 @@ type MeterRow = {
   settled_at: number | null;
   frozen: string | null;
   carried: string | null;
+  /** The pools' figures as D1 last told them (JSON). */
+  pools: string | null;
 };
 
 /** The meter's storage steps (`migrate`): append, never edit. */
@@ -54,9 +56,20 @@ const METER_STORAGE: StorageStep[] = [
         bytes INTEGER NOT NULL);
     `),
   // 2: the open settlement moves to the arrival rows (each ingest's share in the row it writes anyway); the meter
-  // row keeps the frozen one and what no row holds (`carried`). Stores from before carry their open deltas over.
+  // row keeps the frozen one, what no row holds (`carried`) and the pools' figures (one row written per settlement
+  // step). Stores from before carry their open deltas and pools over.
   (sql) => {
-    sql.exec("ALTER TABLE meter ADD COLUMN frozen TEXT; ALTER TABLE meter ADD COLUMN carried TEXT;");
+    sql.exec(
+      "ALTER TABLE meter ADD COLUMN frozen TEXT; ALTER TABLE meter ADD COLUMN carried TEXT; ALTER TABLE meter ADD COLUMN pools TEXT;",
+    );
+    const pools = sql
+      .exec<{ product: string; purchased_bytes: number; used_bytes: number; top_up_count: number }>(
+        "SELECT * FROM meter_pools",
+      )
+      .toArray()
+      .map((r) => ({ product: r.product, purchasedBytes: r.purchased_bytes, usedBytes: r.used_bytes, topUpCount: r.top_up_count }));
+    sql.exec("UPDATE meter SET pools = ?", JSON.stringify(pools));
+    sql.exec("DROP TABLE meter_pools");
     const meter = sql.exec<{ prepared: number; settled: number }>("SELECT prepared, settled FROM meter").toArray()[0];
     if (meter) {
       const deltas = (seq: number) =>
@@ -100,6 +113,8 @@ export class UsageMeter {
   /** The settlement handed out and not confirmed yet, as metered (null when none). */
   #frozenDeltas: Deltas | null;
   readonly #pools = new Map<BandwidthProduct, { purchasedBytes: number; usedBytes: number; topUpCount: number }>();
+  /** The pools learned figures the meter row does not hold yet (written with the row's next change). */
+  #poolsChanged = false;
   readonly #subusers = new Map<string, { capBytes: number | null; deletedAt: number | null }>();
   readonly #months = new Map<string, number>();
 
@@ -111,17 +126,9 @@ export class UsageMeter {
     this.#open = this.#row?.carried ? (JSON.parse(this.#row.carried) as Deltas) : emptyDeltas();
     this.#frozenDeltas =
       this.#row?.frozen && this.#row.prepared > this.#row.settled ? (JSON.parse(this.#row.frozen) as Deltas) : null;
-    for (const r of sql.exec<{
-      product: BandwidthProduct;
-      purchased_bytes: number;
-      used_bytes: number;
-      top_up_count: number;
-    }>("SELECT * FROM meter_pools")) {
-      this.#pools.set(r.product, {
-        purchasedBytes: r.purchased_bytes,
-        usedBytes: r.used_bytes,
-        topUpCount: r.top_up_count,
-      });
+    for (const pool of JSON.parse(this.#row?.pools ?? "[]") as MeterFigures["pools"]) {
+      const { product, ...figures } = pool;
+      this.#pools.set(product, figures);
     }
     for (const r of sql.exec<{ subuser: string; cap_bytes: number | null; deleted_at: number | null }>(
       "SELECT * FROM meter_subusers",
@@ -174,9 +181,12 @@ export class UsageMeter {
       settled_at: null,
       frozen: null,
       carried: null,
+      pools: null,
     };
     this.#sql.exec("INSERT INTO meter (id, account_id, prepared, settled) VALUES (1, ?, 0, 0)", accountId);
-    return this.learn(figures);
+    const newlyCapped = this.learn(figures);
+    this.#saveRow({});
+    return newlyCapped;
   }
 
   /**
@@ -187,6 +197,12 @@ export class UsageMeter {
    * Durable Object bills each row written).
    */
   learn(figures: Partial<MeterFigures>): string[] {
+    const newlyCapped = this.#learn(figures);
+    if (this.#poolsChanged && this.#row) this.#saveRow({});
+    return newlyCapped;
+  }
+
+  #learn(figures: Partial<MeterFigures>): string[] {
     const newlyCapped: string[] = [];
     for (const pool of figures.pools ?? []) {
       const known = this.#pools.get(pool.product);
@@ -203,13 +219,7 @@ export class UsageMeter {
         continue;
       }
       this.#pools.set(pool.product, merged);
-      this.#sql.exec(
-        "INSERT OR REPLACE INTO meter_pools (product, purchased_bytes, used_bytes, top_up_count) VALUES (?, ?, ?, ?)",
-        pool.product,
-        merged.purchasedBytes,
-        merged.usedBytes,
-        merged.topUpCount,
-      );
+      this.#poolsChanged = true;
     }
     for (const subuser of figures.subusers ?? []) {
       const known = this.#subusers.get(subuser.subuserId);
@@ -332,11 +342,19 @@ export class UsageMeter {
       const unsettled = (this.#open.pools[product] ?? 0) + (frozen?.pools[product] ?? 0);
       if (pool && rises(pool.usedBytes, pool.usedBytes + unsettled, pool.purchasedBytes)) return true;
     }
-    for (const month of months) {
-      const capBytes = this.#subusers.get(month.slice(0, month.indexOf("|")))?.capBytes;
-      if (capBytes != null && rises(this.#months.get(month) ?? 0, this.#monthFigure(month), capBytes)) return true;
-    }
+    for (const month of months) if (this.#monthRises(month)) return true;
     return false;
+  }
+
+  /** Whether any capped month not settled passes a threshold (a cap just lowered below it, say). */
+  anyMonthRises(): boolean {
+    return Object.keys(this.#open.months).some((key) => this.#monthRises(key));
+  }
+
+  /** Whether a capped month as metered passes a threshold of its cap that D1's figure has not. */
+  #monthRises(month: string): boolean {
+    const capBytes = this.#subusers.get(month.slice(0, month.indexOf("|")))?.capBytes;
+    return capBytes != null && rises(this.#months.get(month) ?? 0, this.#monthFigure(month), capBytes);
   }
 
   /**
@@ -348,16 +366,23 @@ export class UsageMeter {
     const row = this.#row;
     if (!row) return null;
     if (row.prepared > row.settled) return this.#settlementOf(row.prepared);
-    if (isEmpty(this.#open)) return null;
+    const rising = Object.keys(this.#open.months).filter((key) => this.#monthRises(key));
+    if (Object.keys(this.#open.pools).length === 0 && rising.length === 0) return null;
     const due = now || row.settled_at === null || row.settled_at + SETTLE_INTERVAL_MS <= at;
     if (!due) return null;
-    this.#frozenDeltas = this.#open;
-    this.#open = emptyDeltas();
+    // Capped months go to D1 when they pass a threshold (caps are enforced and announced from there); until then
+    // they stay open, and the store answers sub-users' usage itself.
+    const retained = Object.fromEntries(Object.entries(this.#open.months).filter(([key]) => !rising.includes(key)));
+    this.#frozenDeltas = {
+      pools: this.#open.pools,
+      months: Object.fromEntries(rising.map((key) => [key, this.#open.months[key] as number])),
+    };
+    this.#open = { pools: {}, months: retained };
     this.#saveRow({
       prepared: row.prepared + 1,
       prepared_at: at,
       frozen: JSON.stringify(this.#frozenDeltas),
-      carried: null,
+      carried: Object.keys(retained).length > 0 ? JSON.stringify(this.#open) : null,
     });
     return this.#settlementOf(row.prepared);
   }
@@ -370,8 +395,8 @@ export class UsageMeter {
     const row = this.#row;
     if (!row || seq !== row.prepared || seq <= row.settled) return false;
     this.#frozenDeltas = null;
+    this.#learn(figures);
     this.#saveRow({ settled: seq, settled_at: at, frozen: null });
-    this.learn(figures);
     return this.#rises(Object.keys(this.#open.pools) as BandwidthProduct[], Object.keys(this.#open.months));
   }
 
@@ -380,7 +405,8 @@ export class UsageMeter {
     const row = this.#row;
     if (!row) return null;
     if (row.prepared > row.settled) return (row.prepared_at ?? 0) + SETTLEMENT_RETRY_MS;
-    if (isEmpty(this.#open)) return null;
+    // Open months wait for a threshold: only pools are settled by time.
+    if (Object.keys(this.#open.pools).length === 0) return null;
     return (row.settled_at ?? 0) + SETTLE_INTERVAL_MS;
   }
 
@@ -410,14 +436,17 @@ export class UsageMeter {
   /** The meter row's changed columns: one row written per settlement step. */
   #saveRow(changes: Partial<MeterRow>): void {
     const row = Object.assign(this.#row as MeterRow, changes);
+    row.pools = JSON.stringify([...this.#pools].map(([product, figures]) => ({ product, ...figures })));
+    this.#poolsChanged = false;
     this.#sql.exec(
-      "UPDATE meter SET prepared = ?, settled = ?, prepared_at = ?, settled_at = ?, frozen = ?, carried = ?",
+      "UPDATE meter SET prepared = ?, settled = ?, prepared_at = ?, settled_at = ?, frozen = ?, carried = ?, pools = ?",
       row.prepared,
       row.settled,
       row.prepared_at,
       row.settled_at,
       row.frozen,
       row.carried,
+      row.pools,
     );
   }
 }
@@ -434,10 +463,6 @@ export function addShare(deltas: Deltas, share: RowMeter): Deltas {
 
 function emptyDeltas(): Deltas {
   return { pools: {}, months: {} };
-}
-
-function isEmpty(deltas: Deltas): boolean {
-  return Object.keys(deltas.pools).length === 0 && Object.keys(deltas.months).length === 0;
 }
 
 /** Whether usage passes a threshold of `size` (or reaches it) that the settled figure had not. */

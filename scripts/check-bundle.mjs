@@ -25,7 +25,9 @@ try {
     const dry = wrangler(["deploy", "--dry-run", `--env=${env}`, "--outdir", path.join(scratch, label)]);
     const [, raw, gzip] = /Total Upload: ([\d.]+) KiB \/ gzip: ([\d.]+) KiB/.exec(dry.output) ?? fail(dry, "no size");
     const gzipBytes = Number(gzip) * 1024;
-    console.log(`bundle (${label}): ${KB(Number(raw) * 1024)}, ${KB(gzipBytes)} gzip (budget ${KB(BUNDLE_BUDGET_BYTES)})`);
+    console.log(
+      `bundle (${label}): ${KB(Number(raw) * 1024)}, ${KB(gzipBytes)} gzip (budget ${KB(BUNDLE_BUDGET_BYTES)})`,
+    );
     if (gzipBytes > BUNDLE_BUDGET_BYTES) problems.push(`the ${label} bundle is over its budget`);
   }
 

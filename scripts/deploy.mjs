@@ -20,7 +20,7 @@ const environment = options.env;
 const label = environment || "production";
 // The top level is production; `--env=` targets it explicitly (wrangler warns otherwise, staging being defined).
 const envArgs = environment ? ["--env", environment] : ["--env="];
-const config = unstable_readConfig({ config: `${root}/wrangler.toml`, env: environment || undefined }, {});
+const config = readConfig();
 
 const database = config.d1_databases[0];
 const queues = [
@@ -39,6 +39,15 @@ if (databaseExisted) applyMigrations();
 step("Deploy", () => wrangler(["deploy", ...envArgs]));
 if (!databaseExisted) applyMigrations();
 console.log(`\nDeployed ${config.name} (${label}).`);
+
+/** wrangler.toml as wrangler reads it for this environment; an environment it does not define stops the run. */
+function readConfig() {
+  try {
+    return unstable_readConfig({ config: `${root}/wrangler.toml`, env: environment || undefined }, {});
+  } catch (error) {
+    stop(error.message);
+  }
+}
 
 function checkSecrets() {
   console.log("Secrets");
@@ -88,8 +97,9 @@ function ensureQueues() {
       continue;
     }
     const created = wrangler(["queues", "create", queue], true);
-    if (!created.ok) fail(`wrangler queues create ${queue}`, created);
-    console.log(`  + ${queue} created`);
+    // Another run (or a person) may have created it since the look: then it exists, and that is what counts.
+    if (!created.ok && !queueExists(queue)) fail(`wrangler queues create ${queue}`, created);
+    console.log(created.ok ? `  + ${queue} created` : `  ✓ ${queue} (created meanwhile)`);
   }
   console.log("");
 }

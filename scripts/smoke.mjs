@@ -22,7 +22,8 @@ const { values: options, positionals } = parseArgs({
   allowPositionals: true,
 });
 const origin = (positionals[0] ?? "http://localhost:8787").replace(/\/+$/, "").replace(/\/v1$/, "");
-const apiKey = positionals[1] ?? process.env.API_KEY ?? localKey(options.live ? "demo-account.json" : "demo-sandbox.json");
+const apiKey =
+  positionals[1] ?? process.env.API_KEY ?? localKey(options.live ? "demo-account.json" : "demo-sandbox.json");
 
 if (apiKey.startsWith("live_") && !options.live) {
   console.error(

@@ -4,7 +4,7 @@
 // records every call there.
 //
 // State: { environments: {"" | name: {worker, database, queues}}, workers: {name: {secrets}}, queues: [name],
-//          databases: {name: {applied: [file]}}, calls: [[arg]], unauthenticated?: true }
+//          databases: {name: {applied: [file]}}, calls: [[arg]], unauthenticated?: true, appearing?: [name] }
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
@@ -46,6 +46,12 @@ function secretList(worker) {
 }
 
 function queueInfo(name) {
+  // A queue in `appearing` is created by someone else right after this look (a concurrent run).
+  if (state.appearing?.includes(name)) {
+    state.appearing = state.appearing.filter((queue) => queue !== name);
+    state.queues.push(name);
+    fail(`Queue "${name}" does not exist. To create it, run: wrangler queues create ${name}`);
+  }
   // The API's name filter matches by prefix, as the real one may: `info usage` can answer `usage-dead-letters`.
   const found = state.queues.find((queue) => queue.startsWith(name));
   if (!found) fail(`Queue "${name}" does not exist. To create it, run: wrangler queues create ${name}`);

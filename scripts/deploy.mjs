@@ -73,8 +73,9 @@ function checkSecrets() {
 
 /** The secrets the deployed worker has; none when it has never been deployed. */
 function secretNames() {
-  const listed = wrangler(["secret", "list", "--name", config.name, "--format", "json", ...envArgs], true);
-  if (listed.ok) return JSON.parse(listed.stdout).map((secret) => secret.name);
+  // The environment names the worker (`--name` beside `--env` would append the environment's name once more).
+  const listed = wrangler(["secret", "list", "--format", "json", ...envArgs], true);
+  if (listed.ok) return jsonIn(listed.stdout).map((secret) => secret.name);
   if (/Worker ".*" (\(env: .*\) )?not found/.test(listed.output)) return [];
   fail("wrangler secret list", listed);
 }
@@ -115,7 +116,7 @@ function queueExists(queue) {
 function databaseExists() {
   const listed = wrangler(["d1", "list", "--json"], true);
   if (!listed.ok) fail("wrangler d1 list", listed);
-  return JSON.parse(listed.stdout).some((db) => db.name === database.database_name);
+  return jsonIn(listed.stdout).some((db) => db.name === database.database_name);
 }
 
 function applyMigrations() {
@@ -130,6 +131,11 @@ function step(title, run) {
   const result = run();
   if (!result.ok) stop(`${title} failed (wrangler's message is above).`);
   console.log("");
+}
+
+/** The JSON array a command printed, whatever notice wrangler printed around it. */
+function jsonIn(stdout) {
+  return JSON.parse(stdout.slice(stdout.indexOf("["), stdout.lastIndexOf("]") + 1));
 }
 
 function wrangler(args, capture = false) {

@@ -30,13 +30,20 @@ run(positional.join(" "));
 save();
 
 function run(command) {
-  if (command === "secret list") return secretList(flag("name") ?? environment.worker);
+  if (command === "secret list") return secretList(workerName());
   if (command.startsWith("queues info ")) return queueInfo(positional[2]);
   if (command.startsWith("queues create ")) return queueCreate(positional[2]);
   if (command === "d1 list") return print(JSON.stringify(Object.keys(state.databases).map((name) => ({ name }))));
   if (command.startsWith("d1 migrations apply ")) return migrationsApply(positional[3]);
   if (command === "deploy") return deploy();
   fail(`the fake wrangler does not know \`wrangler ${args.join(" ")}\``);
+}
+
+/** As wrangler's getLegacyScriptName: `--name` with `--env` names `<name>-<env>`; without `--name`, the config's. */
+function workerName() {
+  const name = flag("name");
+  const env = flag("env");
+  return name && env ? `${name}-${env}` : (name ?? environment.worker);
 }
 
 function secretList(worker) {

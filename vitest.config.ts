@@ -1,6 +1,7 @@
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { unstable_readConfig } from "wrangler";
 import { outboundService } from "./test/outbound";
 import { cloudTestBindings } from "./test/outbound/cloud";
 import { startFakeGateway } from "./test/tools/fake-gateway";
@@ -9,6 +10,12 @@ export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
   // The proxy test's gateway: the local gateway's protocol code with a stubbed API, on a free loopback port.
   const proxyGateway = await startFakeGateway();
+  // Queues deliver at once in tests, whatever batch window production gives them (usage: 55 s).
+  const consumers = unstable_readConfig({ config: path.join(import.meta.dirname, "wrangler.toml") }, {}).queues
+    .consumers;
+  const queueConsumers = Object.fromEntries(
+    consumers.map((consumer: { queue: string }) => [consumer.queue, { maxBatchTimeout: 0 }]),
+  );
   return {
     plugins: [
       cloudflareTest({
@@ -29,6 +36,7 @@ export default defineConfig(async () => {
             // Report destinations: our cloud identities and endpoints, pointed at the fakes of test/outbound/cloud.ts.
             ...cloudTestBindings,
           },
+          queueConsumers,
           // No test may reach the network: every outbound request is answered by a fake or refused (test/outbound).
           outboundService,
         },

@@ -6,6 +6,12 @@ interface __BaseEnv_Env {
 	USAGE_QUEUE: Queue;
 	USAGE_ACCOUNTS_0: Queue;
 	USAGE_ACCOUNTS_1: Queue;
+	USAGE_ACCOUNTS_2: Queue;
+	USAGE_ACCOUNTS_3: Queue;
+	USAGE_ACCOUNTS_4: Queue;
+	USAGE_ACCOUNTS_5: Queue;
+	USAGE_ACCOUNTS_6: Queue;
+	USAGE_ACCOUNTS_7: Queue;
 	ASSETS: Fetcher;
 	API_VERSION: "v1";
 	GATEWAY_USER_PREFIX: "user";

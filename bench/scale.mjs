@@ -20,7 +20,9 @@ await build({
   target: "node22",
   outfile: out,
   logLevel: "error",
-  banner: { js: "import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);",
+  },
   // The store code runs here without a Durable Object runtime; only the classes' base is needed to load.
   alias: { "cloudflare:workers": path.join(root, "bench/scale/workers-stub.ts") },
 });

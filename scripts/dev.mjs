@@ -1,9 +1,19 @@
 // `npm run dev`: local D1 migrated, a demo account seeded, its API key and the docs URL printed,
 // the API served on http://localhost:8787, and the Cron Trigger's jobs run every few seconds.
-import { GATEWAY_PORT, startDemoGateway } from "./lib/demo-gateway.mjs";
-import { ensureAccount, ensureSandboxKey, prepare, startWorker } from "./lib/local-worker.mjs";
+//
+//   npm run dev [-- --port 8787 --gateway-port 7777]
+import { parseArgs } from "node:util";
+import { startDemoGateway } from "./lib/demo-gateway.mjs";
+import { ensureAccount, ensureSandboxKey, LOCAL_GATEWAY_PORT, prepare, startWorker } from "./lib/local-worker.mjs";
 
-const PORT = 8787;
+const { values: options } = parseArgs({
+  options: {
+    port: { type: "string", default: "8787" },
+    "gateway-port": { type: "string", default: String(LOCAL_GATEWAY_PORT) },
+  },
+});
+const PORT = Number(options.port);
+const GATEWAY_PORT = Number(options["gateway-port"]);
 // wrangler dev never fires Cron Triggers by itself: run the every-minute jobs often, so that local state
 // machines (ISP provisioning, renewals, expiry) move within seconds. Every job is idempotent.
 const CRON_TICK_MS = 5_000;
@@ -11,6 +21,7 @@ const LOCAL_VARS = {
   ISP_PROVISIONING_DELAY_S: "5",
   ISP_LONG_TAIL_PROVISIONING_DELAY_S: "30",
   API_ORIGIN: `http://localhost:${PORT}`,
+  GATEWAY_PORT: String(GATEWAY_PORT),
 };
 
 const vars = prepare();
@@ -25,7 +36,11 @@ const demo = await ensureAccount(base, vars.ADMIN_TOKEN, {
 
 const sandbox = await ensureSandboxKey(base, vars.ADMIN_TOKEN, demo.accountId, "demo-sandbox.json");
 
-const demoGateway = await startDemoGateway(base, { gatewayToken: vars.GATEWAY_TOKEN, apiKey: demo.token });
+const demoGateway = await startDemoGateway(base, {
+  gatewayToken: vars.GATEWAY_TOKEN,
+  apiKey: demo.token,
+  port: GATEWAY_PORT,
+});
 
 const tick = setInterval(() => {
   fetch(`${base}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent("* * * * *")}`).catch(() => {});

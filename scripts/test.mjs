@@ -1,17 +1,21 @@
 // `npm test`: the docs assets, then vitest inside workerd (extra arguments go to vitest, e.g. CI's reporters), then
-// the local gateway's tests against `wrangler dev` (node --test), then a short run of the fleet simulation.
+// the local gateway's tests against `wrangler dev` and the scripts' tests (node --test), then a short run of the
+// fleet simulation.
 import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import path from "node:path";
 
 const root = path.join(import.meta.dirname, "..");
-const gatewayTests = readdirSync(path.join(root, "gateway", "test"))
-  .filter((file) => file.endsWith(".test.mjs"))
-  .map((file) => path.join("gateway", "test", file));
+const nodeTests = (dir) =>
+  readdirSync(path.join(root, dir))
+    .filter((file) => file.endsWith(".test.mjs"))
+    .map((file) => path.join(dir, file));
 const steps = [
   ["scripts/docs-assets.mjs"],
   ["node_modules/vitest/vitest.mjs", "run", ...process.argv.slice(2)],
-  ["--test", "--test-concurrency=1", ...gatewayTests],
+  ["--test", "--test-concurrency=1", ...nodeTests(path.join("gateway", "test"))],
+  // The deploy script against a stand-in wrangler, and wrangler.toml's environments (no network).
+  ["--test", ...nodeTests(path.join("scripts", "test"))],
   // The fleet simulation (docs/scale.md), short: the scale model still runs on the code as it is.
   ["bench/scale.mjs", "--short"],
 ];

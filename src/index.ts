@@ -1,11 +1,11 @@
 import { createApp } from "./app";
 import type { RunMessage } from "./domain/reports/runs";
-import { isShardQueue } from "./domain/traffic/usage-shards";
 import type { WebhookMessage } from "./domain/webhooks/dispatch";
 import { runScheduledJobs } from "./jobs";
 import { ApiError, errorBody } from "./platform/errors";
 import { newId } from "./platform/ids";
 import { logError } from "./platform/logger";
+import { queueKind } from "./queues/kinds";
 import { consumeReportRuns } from "./queues/report-runs";
 import { consumeUsage, routeUsage } from "./queues/usage";
 import { consumeWebhooks } from "./queues/webhooks";
@@ -34,10 +34,11 @@ export default {
   },
 
   async queue(batch, env) {
-    if (isShardQueue(batch.queue)) return consumeUsage(batch, env);
-    if (batch.queue === "usage") return routeUsage(batch, env);
-    if (batch.queue === "webhooks") return consumeWebhooks(batch as MessageBatch<WebhookMessage>, env);
-    if (batch.queue === "report-runs") return consumeReportRuns(batch as MessageBatch<RunMessage>, env);
+    const kind = queueKind(batch.queue);
+    if (kind === "usage") return routeUsage(batch, env);
+    if (kind === "usage-accounts") return consumeUsage(batch, env);
+    if (kind === "webhooks") return consumeWebhooks(batch as MessageBatch<WebhookMessage>, env);
+    if (kind === "report-runs") return consumeReportRuns(batch as MessageBatch<RunMessage>, env);
     // A queue this worker does not know (a binding renamed in one place only): keep its messages for a fix.
     logError("unknown_queue", { queue: batch.queue, messages: batch.messages.length }, new Error("no consumer"));
     batch.retryAll();

@@ -1,8 +1,7 @@
-// `npm run dev`'s gateway demo: the local gateway on :7777, and a sub-user of the demo account whose credentials
+// `npm run dev`'s gateway demo: the local gateway (on :7777 unless told otherwise), and a sub-user of the demo account whose credentials
 // work through it at once (the account holds residential and mobile bandwidth).
 import { startGateway } from "../../gateway/index.mjs";
 
-export const GATEWAY_PORT = 7777;
 const DEMO_LABEL = "demo-gateway";
 const MIN_GB = 1;
 const TOP_UP_GB = 5;
@@ -34,13 +33,13 @@ async function demoSubuser(base, token) {
 }
 
 /** Starts the gateway against the local API and prepares the demo credentials; returns what to print. */
-export async function startDemoGateway(base, { gatewayToken, apiKey }) {
-  const gateway = await startGateway({ port: GATEWAY_PORT, apiOrigin: base, token: gatewayToken });
+export async function startDemoGateway(base, { gatewayToken, apiKey, port }) {
+  const gateway = await startGateway({ port, apiOrigin: base, token: gatewayToken });
   const subuser = await demoSubuser(base, apiKey);
   const user = `user_${subuser.name}-type-res-region-us`;
   return {
     gateway,
-    curl: `curl -x http://${user}:${subuser.password}@localhost:${GATEWAY_PORT} http://localhost:8787/healthz`,
-    sticky: `curl -i -x http://${user}-session-demo1-sesstime-10:${subuser.password}@localhost:${GATEWAY_PORT} http://localhost:8787/healthz`,
+    curl: `curl -x http://${user}:${subuser.password}@localhost:${port} ${base}/healthz`,
+    sticky: `curl -i -x http://${user}-session-demo1-sesstime-10:${subuser.password}@localhost:${port} ${base}/healthz`,
   };
 }

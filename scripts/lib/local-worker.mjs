@@ -2,12 +2,10 @@
 import { spawn, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { get as httpsGet } from "node:https";
-import { createRequire } from "node:module";
 import path from "node:path";
+import { root, wranglerBin } from "./wrangler-cli.mjs";
 
-const require = createRequire(import.meta.url);
-export const root = path.join(import.meta.dirname, "..", "..");
-const wranglerBin = path.join(path.dirname(require.resolve("wrangler/package.json")), "bin", "wrangler.js");
+export { root };
 
 /** .dev.vars holds local secrets; a fresh clone gets the committed development values. */
 export function ensureDevVars() {
@@ -46,6 +44,28 @@ export function prepare({ persistTo } = {}) {
   return vars;
 }
 
+/** The local gateway's port (`npm run dev` starts it; `gateway/` defaults to it too). */
+export const LOCAL_GATEWAY_PORT = 7777;
+
+/**
+ * wrangler.toml's vars name production hosts: a local server links to itself (mailed and webhooked download links)
+ * and proxy-tests through the local gateway.
+ */
+function localSettings(base) {
+  return { API_ORIGIN: base, GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: String(LOCAL_GATEWAY_PORT) };
+}
+
+/**
+ * wrangler.toml as local runs use it: every queue delivers at once (production batches usage for up to 55 s, so that
+ * each account's store is called about once a minute). Written next to wrangler.toml (its paths are relative to it).
+ */
+function localConfig() {
+  const config = path.join(root, "wrangler.local.toml");
+  const production = readFileSync(path.join(root, "wrangler.toml"), "utf8");
+  writeFileSync(config, production.replace(/^max_batch_timeout = \d+$/gm, "max_batch_timeout = 0"));
+  return config;
+}
+
 /**
  * Starts `wrangler dev` on `port`; resolves once /healthz answers. `https` serves it with wrangler's local
  * self-signed certificate (fetch it with `getInsecure`); `persistTo` keeps its local state apart; `inspectorPort`
@@ -53,12 +73,12 @@ export function prepare({ persistTo } = {}) {
  */
 export async function startWorker(port, { quiet = false, vars = {}, https = false, persistTo, inspectorPort } = {}) {
   const base = `${https ? "https" : "http"}://127.0.0.1:${port}`;
-  const args = [wranglerBin, "dev", "--port", String(port), "--ip", "127.0.0.1"];
+  const args = [wranglerBin, "dev", "--config", localConfig(), "--port", String(port), "--ip", "127.0.0.1"];
   if (https) args.push("--local-protocol", "https");
   if (persistTo) args.push("--persist-to", persistTo);
   if (inspectorPort) args.push("--inspector-port", String(inspectorPort));
-  // Download links point at API_ORIGIN: here, this local server.
-  for (const [name, value] of Object.entries({ API_ORIGIN: base, ...vars })) args.push("--var", `${name}:${value}`);
+  for (const [name, value] of Object.entries({ ...localSettings(base), ...vars }))
+    args.push("--var", `${name}:${value}`);
   const child = spawn(process.execPath, args, {
     cwd: root,
     stdio: quiet ? "ignore" : "inherit",

@@ -79,12 +79,12 @@ export function holdUsageMessages() {
       return { metadata: { metrics: { backlogCount: 0, backlogBytes: 0 } } } as QueueSendBatchResponse;
     });
   hold(env.USAGE_QUEUE, (messages) => sent.push(...messages.map((m) => ({ body: m.body, timestamp: new Date() }))));
-  usageShards(env).forEach((queue, index) =>
+  for (const [index, queue] of usageShards(env).entries()) {
     hold(queue, (messages) => {
       const name = `usage-accounts-${index}`;
       forwarded.set(name, [...(forwarded.get(name) ?? []), ...messages]);
-    }),
-  );
+    });
+  }
   const deliverTo = async (queue: string, messages: Array<{ body: unknown; timestamp?: Date }>) => {
     const batch = createMessageBatch(
       queue,

@@ -1,8 +1,9 @@
+import { exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createAccount } from "../helpers/accounts";
-import { call, env, json } from "../helpers/http";
+import { BASE, call, env, json } from "../helpers/http";
 import { createSubuser } from "../helpers/subusers";
-import { createReport, fetchLink, getRun, runToEnd } from "./helpers";
+import { createReport, EMAIL_DESTINATION, fetchLink, getRun, runToEnd } from "./helpers";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -24,8 +25,7 @@ describe("signed download links (spec §2.11, §8.5: valid 1 hour)", () => {
     const response = await fetchLink(run.download_url);
     expect(response.status).toBe(200);
     expect(await response.text()).toContain("linked");
-    // One origin for every link, the API's public one, whatever origin the run was read through.
-    expect(new URL(run.download_url).origin).toBe(env.API_ORIGIN);
+    expect(new URL(run.download_url).origin).toBe(BASE);
     // Counted against the client address's window, as calls without an API key are.
     expect(response.headers.get("X-RateLimit-Limit")).toBe("60");
     const expiresIn = Date.parse(run.download_expires_at) - Date.now();
@@ -35,6 +35,30 @@ describe("signed download links (spec §2.11, §8.5: valid 1 hour)", () => {
     vi.setSystemTime(Date.now() + 10_000);
     const again = await getRun(account, run.run_id);
     expect(again.download_url).not.toBe(run.download_url);
+  });
+
+  it("an answer's link points at the origin the request came to; a mailed one at API_ORIGIN (no request there)", async () => {
+    const sent: Array<{ text: string }> = [];
+    const original = env.EMAIL.send;
+    vi.spyOn(env.EMAIL, "send").mockImplementation(async (message: any) => {
+      sent.push(message);
+      return Reflect.apply(original, env.EMAIL, [message]);
+    });
+    const account = await createAccount();
+    const report = await createReport(account, { destination: EMAIL_DESTINATION });
+    const run = await runToEnd(account, report.id);
+    // A local server on any port (plain `wrangler dev` keeps the production API_ORIGIN of wrangler.toml).
+    const local = "http://localhost:8801";
+    const answer = await exports.default.fetch(
+      new Request(`${local}/v1/reports/runs/${run.run_id}`, { headers: { Authorization: `Bearer ${account.token}` } }),
+    );
+    const link = (await json(answer)).download_url as string;
+    expect(new URL(link).origin).toBe(local);
+    expect((await fetchLink(link)).status).toBe(200);
+    expect(sent).toHaveLength(1);
+    const mailed = /https?:\/\/\S+\/download\?\S+/.exec(sent[0]?.text ?? "")?.[0] ?? "";
+    expect(new URL(mailed).origin).toBe(env.API_ORIGIN);
+    expect(env.API_ORIGIN).not.toBe(local);
   });
 
   it("answers 410 download_link_expired once the hour is over (moved clock), and a fresh link works again", async () => {

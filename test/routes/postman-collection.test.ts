@@ -170,8 +170,9 @@ describe("the Postman collection", () => {
     for (const item of items) {
       const tests = script(item, "test");
       const statuses = matches(tests, /pm\.response\.to\.have\.status\((\d+)\)/g);
-      expect(statuses, item.id).toHaveLength(1);
-      expect(operations.get(item.id)!.statuses, item.id).toContain(statuses[0]);
+      // A test helper has two: 403 for a live key, its success for a sandbox key.
+      expect(statuses, item.id).toHaveLength(item.request.url.path.includes("test-helpers") ? 2 : 1);
+      for (const status of statuses) expect(operations.get(item.id)!.statuses, item.id).toContain(status);
       expect(tests, item.id).toContain('pm.response.to.have.header("X-Request-Id")');
       if (item.id === "downloadReportRunFile") {
         expect(tests).toContain('"text/csv"');
@@ -179,6 +180,38 @@ describe("the Postman collection", () => {
       } else {
         expect(tests, item.id).toMatch(/pm\.expect\(conform\(body, \{.*\}, "body", \[\]\)\)\.to\.eql\(\[\]\)/);
       }
+    }
+  });
+
+  it("runs on a live or a sandbox key: test helpers expect 403 on a live key and act on a sandbox key", () => {
+    const account = script(items.find((item) => item.id === "getAccount")!, "test");
+    expect(account).toContain('pm.collectionVariables.set("livemode", JSON.stringify(pick(body, "livemode")));');
+    const helpers = collection.item.find((folder) => folder.name.startsWith("Test helpers"))!.item;
+    expect(helpers.map((item) => item.id).sort()).toEqual(
+      items
+        .filter((item) => item.request.url.path.includes("test-helpers"))
+        .map((item) => item.id)
+        .sort(),
+    );
+    for (const item of helpers) {
+      const tests = script(item, "test");
+      const [live, sandbox] = tests.split("} else {");
+      expect(live, item.id).toContain('if (pm.collectionVariables.get("livemode") !== "false")');
+      expect(live, item.id).toContain("pm.response.to.have.status(403)");
+      expect(live, item.id).toContain('.to.eql("sandbox_key_required")');
+      expect(sandbox, item.id).toMatch(/pm\.response\.to\.have\.status\(20\d\)/);
+      expect(sandbox, item.id).toContain("conform(body");
+    }
+  });
+
+  it("skips the proxy test's checks, saying so, where no gateway is reachable; the answer is still checked", () => {
+    for (const id of ["runProxyTest", "getProxyTest"]) {
+      const tests = script(items.find((item) => item.id === id)!, "test");
+      const [always, guarded] = tests.split('if (pm.collectionVariables.get("no_gateway") === "true") {');
+      expect(always, id).toContain('body.error_code === "gateway-unreachable"');
+      expect(always, id).toContain("pm.response.to.have.status(");
+      expect(guarded, id).toContain(`pm.test.skip("no gateway reachable`);
+      expect(guarded, id).toContain('pm.test("auth_ok is true"');
     }
   });
 

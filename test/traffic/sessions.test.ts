@@ -1,6 +1,6 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { SubuserGateClient } from "../../src/durable-objects/subuser-gate/client";
+import { SubuserGateClient } from "../../src/durable-objects/subuser-gate";
 import { TrafficStoreClient } from "../../src/durable-objects/traffic-store";
 import { createAccount, issueKey, type TestAccount } from "../helpers/accounts";
 import { call, env, gateway, json } from "../helpers/http";

@@ -42,14 +42,15 @@ export function downloadPath(runId: string): string {
 }
 
 /**
- * A download link valid for an hour from now, and when it expires (epoch ms). It points at `API_ORIGIN`, the
- * API's public origin, whoever asks for it (the API, a mail, a webhook): one origin for every link.
+ * A download link valid for an hour from now, and when it expires (epoch ms), on `origin`: the origin an API request
+ * came to when the link is part of its answer (the caller reached the API there, on any host or port), `API_ORIGIN`
+ * when it leaves without a request (a mail, a webhook: see docs/decisions.md).
  */
 export async function signDownloadLink(
   env: Cloudflare.Env,
   runId: string,
+  origin: string,
 ): Promise<{ url: string; expiresAt: number }> {
-  const origin = env.API_ORIGIN;
   const expSeconds = Math.floor((now() + DOWNLOAD_LINK_TTL_MS) / 1000);
   const signature = await crypto.subtle.sign("HMAC", await linkKey(env.SEALING_KEY), signedContent(runId, expSeconds));
   const url = new URL(downloadPath(runId), origin);

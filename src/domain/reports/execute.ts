@@ -58,7 +58,8 @@ async function deliverFile(
   report: ReportRow,
   run: ReportRunRow & { fileKey: string; rows: number; bytes: number },
 ): Promise<string | null> {
-  const link = await signDownloadLink(ctx.env, run.id);
+  // No request here (a queue consumer): the link points at the API's configured public origin.
+  const link = await signDownloadLink(ctx.env, run.id, ctx.env.API_ORIGIN);
   try {
     await deliver(ctx, {
       report,

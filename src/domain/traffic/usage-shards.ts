@@ -25,8 +25,3 @@ export function usageShards(env: Cloudflare.Env): Queue[] {
 export function shardOf(accountId: string, count: number): number {
   return Math.floor(uniformHash(accountId) * count);
 }
-
-/** Whether a queue is a shard queue (its consumer applies usage) rather than the route's `usage` queue. */
-export function isShardQueue(queue: string): boolean {
-  return queue.startsWith("usage-accounts-");
-}

@@ -5,7 +5,7 @@ import { blockContains, type IpBlock, parseBlock, parseIp } from "../../platform
 import { Alarm } from "../shared/alarm";
 import { SlidingLog } from "../shared/sliding-log";
 import { migrate, type StorageStep } from "../shared/storage-versions";
-import { TrafficStoreClient } from "../traffic-store/client";
+import { TrafficStoreClient } from "../traffic-store";
 import type { SessionSnapshot, SessionUsage } from "../traffic-store/contract";
 import type {
   BandwidthProduct,

@@ -67,7 +67,12 @@ const METER_STORAGE: StorageStep[] = [
         "SELECT * FROM meter_pools",
       )
       .toArray()
-      .map((r) => ({ product: r.product, purchasedBytes: r.purchased_bytes, usedBytes: r.used_bytes, topUpCount: r.top_up_count }));
+      .map((r) => ({
+        product: r.product,
+        purchasedBytes: r.purchased_bytes,
+        usedBytes: r.used_bytes,
+        topUpCount: r.top_up_count,
+      }));
     sql.exec("UPDATE meter SET pools = ?", JSON.stringify(pools));
     sql.exec("DROP TABLE meter_pools");
     const meter = sql.exec<{ prepared: number; settled: number }>("SELECT prepared, settled FROM meter").toArray()[0];

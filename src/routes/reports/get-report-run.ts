@@ -24,6 +24,7 @@ export const route = apiRoute({
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const run = await findRun(c.get("ctx"), c.get("principal"), c.req.valid("param").id);
   const finished = run.status === "completed" || run.status === "failed";
-  const link = finished && run.fileKey ? await signDownloadLink(c.env, run.id) : null;
+  const origin = new URL(c.req.url).origin;
+  const link = finished && run.fileKey ? await signDownloadLink(c.env, run.id, origin) : null;
   return c.json(presentRun(run, link), 200);
 };

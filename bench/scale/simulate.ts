@@ -65,7 +65,7 @@ export const PRICES = {
  * The queues as configured in production (wrangler.toml, docs/deploy.md): the `usage` queue's batches (100
  * messages or 5 s), the accounts' shard queues and their batch window.
  */
-export const QUEUES = { shards: 64, routeWindowSeconds: 5, shardWindowSeconds: 55, batchMessages: 100 };
+export const QUEUES = { shards: 16, routeWindowSeconds: 5, shardWindowSeconds: 55, batchMessages: 100 };
 /** The gateway reports a request within about a second; a settlement past a threshold reaches the gates this soon. */
 const GATEWAY_FLUSH_SECONDS = 1;
 const REFUSAL_LATENCY_SECONDS = 0.2;
@@ -125,7 +125,15 @@ function simulateQueues(scenario: Scenario, options: Options) {
   const t0 = Date.UTC(2026, 10, 24, 12, 0, 0);
   const routeMessages: Array<{ gzipped: Buffer; at: number }> = [];
   const routeCpu: number[] = [];
-  for (let p = 0; p < options.posts; p++) {
+  // At least the options' POSTs, and enough for two of the `usage` consumer's batches.
+  const enough = (p: number) => {
+    if (p < options.posts) return false;
+    const perSecond = (routeMessages.length / p) * postsPerSecond;
+    const batch = Math.max(1, Math.min(QUEUES.batchMessages, Math.round(perSecond * QUEUES.routeWindowSeconds)));
+    return routeMessages.length >= 2 * batch;
+  };
+  let p = 0;
+  for (; !enough(p); p++) {
     const start = t0 + (p / postsPerSecond) * 1000;
     const records = Array.from({ length: RECORDS_PER_POST }, () =>
       ownedRecord(pick(), Math.floor(rng() * SUBUSERS), Math.floor(start - rng() * 2_000), rng),
@@ -143,7 +151,8 @@ function simulateQueues(scenario: Scenario, options: Options) {
     }
     routeCpu.push(performance.now() - begin);
   }
-  const routeMessagesPerPost = routeMessages.length / options.posts;
+  const posts = p;
+  const routeMessagesPerPost = routeMessages.length / posts;
   const routeMessagesPerSecond = routeMessagesPerPost * postsPerSecond;
   // The `usage` queue's consumer: batches of 100 messages, or what arrived within its window.
   const routeBatch = Math.max(
@@ -187,7 +196,7 @@ function simulateQueues(scenario: Scenario, options: Options) {
   return {
     postsPerSecond,
     routeMessagesPerSecond,
-    routeBytesPerSecond: (sum(routeBytes) / options.posts) * postsPerSecond,
+    routeBytesPerSecond: (sum(routeBytes) / posts) * postsPerSecond,
     shardMessagesPerSecond,
     shardBytesPerSecond: mean(shardBytes) * shardMessagesPerSecond,
     queueOpsPerSecond:
@@ -205,7 +214,10 @@ function simulateQueues(scenario: Scenario, options: Options) {
       GATEWAY_FLUSH_SECONDS +
       Math.min(QUEUES.routeWindowSeconds, routeBatch / routeMessagesPerSecond) +
       Math.min(QUEUES.shardWindowSeconds, shardBatch / Math.max(perShard, 1e-9)),
-    meanRecordJsonBytes: (mean(shardBytes) * shardMessages.length) / Math.max(1, options.posts * RECORDS_PER_POST),
+    /** Gzipped bytes a record takes in the shard queues' messages, and their messages' mean size. */
+    gzippedBytesPerRecord:
+      sum(shardBytes) / Math.max(1, (forwardCpu.length * routeBatch * RECORDS_PER_POST) / routeMessagesPerPost),
+    shardMessageBytes: Math.max(1, mean(shardBytes)),
   };
 }
 
@@ -219,7 +231,7 @@ type QueueResult = ReturnType<typeof simulateQueues>;
 function ingestsPerSecond(rate: number, queues: QueueResult): number {
   const records = rate / 60;
   const partsPerSecond = queues.postsPerSecond * (1 - Math.exp(-records / queues.postsPerSecond));
-  const ownMessages = (records * queues.meanRecordJsonBytes) / 128_000;
+  const ownMessages = (records * queues.gzippedBytesPerRecord) / queues.shardMessageBytes;
   const shardMessages = queues.shardMessagesPerShardPerSecond + ownMessages;
   const batches = Math.max(shardMessages / QUEUES.batchMessages, 1 / QUEUES.shardWindowSeconds);
   return batches * (1 - Math.exp(-partsPerSecond / batches));
@@ -308,7 +320,8 @@ function simulateStore(
   // When the cap and the pool run out (the record that passes them), and when their refusal reaches the gates.
   const crossing = { cap: { used: 0, at: null as number | null }, pool: { used: 0, at: null as number | null } };
   const refusedAt: { cap: number | null; pool: number | null } = { cap: null, pool: null };
-  const pastUntilRefused = { cap: 0, pool: 0 };
+  /** Usage after each limit was passed: [time (s), bytes]. */
+  const past: { cap: Array<[number, number]>; pool: Array<[number, number]> } = { cap: [], pool: [] };
   const d1Pool = figures.pools[0] as MeterFigures["pools"][number];
   const d1Months = new Map<string, number>();
   const settle = (first: Settlement | null, at: number) => {
@@ -356,18 +369,7 @@ function simulateStore(
     const at = t0 + second * 1000;
     const n = poisson(ratePerMinute / 60, rng);
     for (let i = 0; i < n; i++) {
-      const record = ownedRecord(rank - 1, Math.floor(rng() * subusers), at + Math.floor(rng() * 1000), rng);
-      waiting.push(record);
-      const bytes = record.record.bytes_in + record.record.bytes_out;
-      for (const kind of ["cap", "pool"] as const) {
-        if (kind === "cap" && record.owner.subuserId !== capped) continue;
-        const state = crossing[kind];
-        const limit = kind === "cap" ? cappedBytes : poolBytes;
-        if (state.at === null) {
-          state.used += bytes;
-          if (state.used >= limit) state.at = record.ts / 1000;
-        } else if (refusedAt[kind] === null) pastUntilRefused[kind] += bytes;
-      }
+      waiting.push(ownedRecord(rank - 1, Math.floor(rng() * subusers), at + Math.floor(rng() * 1000), rng));
     }
     run.records += n;
     if (second + 1 >= nextIngest) {
@@ -376,7 +378,18 @@ function simulateStore(
       const due = waiting.filter((entry) => entry.ts <= cutoff);
       if (due.length > 0) {
         waiting.splice(0, waiting.length, ...waiting.filter((entry) => entry.ts > cutoff));
-        const delivered = thin(due, options.recordsPerIngest, rng);
+        const delivered = thin(due, options.recordsPerIngest, rng).sort((a, b) => a.ts - b.ts);
+        for (const entry of delivered) {
+          const bytes = entry.record.bytes_in + entry.record.bytes_out;
+          for (const kind of ["cap", "pool"] as const) {
+            if (kind === "cap" && entry.owner.subuserId !== capped) continue;
+            const state = crossing[kind];
+            state.used += bytes;
+            if (state.at === null && state.used >= (kind === "cap" ? cappedBytes : poolBytes))
+              state.at = entry.ts / 1000;
+            else if (state.at !== null) past[kind].push([entry.ts / 1000, bytes]);
+          }
+        }
         const byPost = Map.groupBy(delivered, (entry) => Math.floor((entry.ts / 1000) * queues.postsPerSecond));
         const parts: StorePart[] = [...byPost].map(([post, entries]) => {
           const share = accountShare(accountId, entries);
@@ -413,7 +426,8 @@ function simulateStore(
     const from = crossing[kind].at;
     const until = refusedAt[kind];
     if (from !== null && until !== null) {
-      run.refusals.push({ kind, seconds: Math.max(0, until - from), bytesPast: pastUntilRefused[kind] });
+      const bytesPast = past[kind].reduce((sum, [ts, bytes]) => (ts < until ? sum + bytes : sum), 0);
+      run.refusals.push({ kind, seconds: Math.max(0, until - from), bytesPast });
     }
   }
   if (options.countRows) {
@@ -659,7 +673,9 @@ export function simulateScenario(
     },
     {
       part: "busiest shard queue msg/s",
-      load: queues.shardMessagesPerShardPerSecond + ((rateOf(1) / 60) * queues.meanRecordJsonBytes) / 128_000,
+      load:
+        queues.shardMessagesPerShardPerSecond +
+        ((rateOf(1) / 60) * queues.gzippedBytesPerRecord) / queues.shardMessageBytes,
       limit: LIMITS.queueMessagesPerSecond,
       unit: "msg/s",
     },

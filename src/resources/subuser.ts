@@ -37,12 +37,14 @@ export const subuserSchema = z
     rps_max: limitSchema,
     traffic_limit_gb: z.number().nullable().openapi({
       description:
-        "Monthly (UTC) traffic cap in GB; over it the gateway answers 402 traffic-limit-reached. null: none.",
+        "Monthly (UTC) traffic cap in GB; over it the gateway answers 402 traffic-limit-reached, within 60 seconds " +
+        "of the request that passed it (the usage's own wait to be counted: the sub-user's traffic of that time " +
+        "runs past the cap). null: none.",
     }),
     traffic_used_gb: z.number().openapi({
       description:
-        "Traffic of the current UTC month, in GB (10^9 bytes), as last settled: at most a minute behind the usage " +
-        "the gateway reported, and at once when the cap's 80% or 100% is passed.",
+        "Traffic of the current UTC month, in GB (10^9 bytes): every request counted so far (usage counts within " +
+        "60 seconds of the gateway reporting it).",
     }),
     alert_on_new_source: alertOnNewSourceSchema,
     created_at: timestamp(),

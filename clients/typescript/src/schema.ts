@@ -671,7 +671,7 @@ export interface paths {
     };
     /**
      * List residential sticky sessions
-     * @description The account's sticky sessions of all its sub-users, newest first: live ones, and terminated ones for 24 hours. Expired sessions are gone.
+     * @description The account's sticky sessions of all its sub-users, newest first: live ones, and terminated ones for 24 hours. Expired sessions are gone. A session is listed about a second after it starts; its `bytes_used`, `requests` and exit follow its usage, which counts within 60 seconds of the gateway reporting it.
      *
      *     Key scope: `traffic:read`.
      */
@@ -693,7 +693,7 @@ export interface paths {
     };
     /**
      * List mobile sticky sessions
-     * @description The account's sticky sessions of all its sub-users, newest first: live ones, and terminated ones for 24 hours. Expired sessions are gone.
+     * @description The account's sticky sessions of all its sub-users, newest first: live ones, and terminated ones for 24 hours. Expired sessions are gone. A session is listed about a second after it starts; its `bytes_used`, `requests` and exit follow its usage, which counts within 60 seconds of the gateway reporting it.
      *
      *     Key scope: `traffic:read`.
      */
@@ -771,7 +771,7 @@ export interface paths {
     };
     /**
      * Traffic analytics
-     * @description Bytes in and out, requests and errors over `[from, to)`, in total or grouped, optionally filtered. Numbers are exact sums of the usage the gateway reported. The answer's `resolution` follows the age of `from` (1 minute under 24 h, 5 minutes to 14 days, 1 hour to 90 days, 1 day beyond) and the range is widened to whole units of it. Mobile rows grouped by `asn` carry `carrier_name`; ISP traffic can be grouped per `ip`. Grouped by `domain` (the registrable domain of the target host, `a.b.example.co.uk` → `example.co.uk`; an IP address target is `(ip)`, a host without one `(none)`), each time bucket keeps its first 100 domains and adds later ones to `(other)`, and the answer lists the 100 heaviest domains of the range (bytes in + out) then `(other)` with the rest: the rows always sum exactly to the ungrouped total.
+     * @description Bytes in and out, requests and errors over `[from, to)`, in total or grouped, optionally filtered. Numbers are exact sums of the usage the gateway reported. The answer's `resolution` follows the age of `from` (1 minute under 24 h, 5 minutes to 14 days, 1 hour to 90 days, 1 day beyond) and the range is widened to whole units of it. Mobile rows grouped by `asn` carry `carrier_name`; ISP traffic can be grouped per `ip`. Grouped by `domain` (the registrable domain of the target host, `a.b.example.co.uk` → `example.co.uk`; an IP address target is `(ip)`, a host without one `(none)`), each time bucket keeps its 100 heaviest domains and adds the rest to `(other)`, and the answer lists the 100 heaviest domains of the range (bytes in + out) then `(other)` with the rest: the rows always sum exactly to the ungrouped total. Usage counts here within 60 seconds of the gateway reporting it (it is batched per account for up to 55 s, so that counting costs a few rows per account-minute rather than per request); a request reported late counts in the minute it was made, whenever it arrives.
      *
      *     Key scope: `traffic:read`.
      */
@@ -793,7 +793,7 @@ export interface paths {
     };
     /**
      * Sampled request log
-     * @description Recent proxy requests, newest first: at most 1,000 per product, none older than 48 hours. An account sending under 100 requests a minute sees every request; above that, a uniform sample of about 100 a minute. The log is sampled and is not suitable for billing: use traffic for totals.
+     * @description Recent proxy requests, newest first: at most 1,000 per product, none older than 48 hours. An account sending under 100 requests a minute sees every request; above that, a uniform sample of about 100 a minute. The log is sampled and is not suitable for billing: use traffic for totals. A request shows within 60 seconds of the gateway reporting it.
      *
      *     Key scope: `traffic:read`.
      */
@@ -1417,7 +1417,7 @@ export interface paths {
     };
     /**
      * Bandwidth pool of a product
-     * @description The account's prepaid GB for a gateway product, shared by all its sub-users of that product. Usage figures are those of the last settlement: at most a minute behind the usage the gateway reported. `forecast` averages the last 7 days' usage and projects when the pool runs out at that pace.
+     * @description The account's prepaid GB for a gateway product, shared by all its sub-users of that product. Usage figures are those of the last settlement: at most 5 minutes behind the usage counted. `forecast` averages the last 7 days' usage and projects when the pool runs out at that pace.
      *
      *     Key scope: `billing:read`.
      */
@@ -1963,9 +1963,9 @@ export interface components {
       concurrent_max: number;
       /** Format: int32 */
       rps_max: number;
-      /** @description Monthly (UTC) traffic cap in GB; over it the gateway answers 402 traffic-limit-reached. null: none. */
+      /** @description Monthly (UTC) traffic cap in GB; over it the gateway answers 402 traffic-limit-reached, within 60 seconds of the request that passed it (the usage's own wait to be counted: the sub-user's traffic of that time runs past the cap). null: none. */
       traffic_limit_gb: number | null;
-      /** @description Traffic of the current UTC month, in GB (10^9 bytes), as last settled: at most a minute behind the usage the gateway reported, and at once when the cap's 80% or 100% is passed. */
+      /** @description Traffic of the current UTC month, in GB (10^9 bytes): every request counted so far (usage counts within 60 seconds of the gateway reporting it). */
       traffic_used_gb: number;
       /** @description Record a `subuser.new_source` event when the sub-user's traffic comes from a client block (IPv4 /24, IPv6 /64) not seen in its last 30 days: at most one event per 15 minutes, counting the new blocks since the previous one. Default false. */
       alert_on_new_source: boolean;
@@ -3661,7 +3661,7 @@ export interface components {
       product: "residential" | "mobile";
       /** @description All GB bought: orders and subscription periods. */
       gb_purchased: number;
-      /** @description Usage as last settled: each account's usage is metered as it arrives and settled here at least every minute, and at once when the pool passes 80% or 100% (so `exhausted` and refusals are never late). */
+      /** @description Usage as last settled: each account's usage is metered as it is counted (within 60 seconds of the gateway reporting it) and settled here at least every 5 minutes, and at once when the pool passes 80% or 100%: `exhausted` is set, and new requests refused, within 60 seconds of the request that ran the pool out. */
       gb_used: number;
       /**
        * @description GB (10^9 bytes).
@@ -14508,4 +14508,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "1d827cf2153697674a19c1616d3b3dca5112063fd5fbba83f80b671ddd4ad719";
+export const CONTRACT_SHA256 = "0a170cdf3286e70265d5d6166ff19a59a358b0f56b89ca983c649d8b191a1ae9";

@@ -14,7 +14,7 @@ import { accountStore, poolsQuery } from "./store";
 /**
  * Usage is metered in each account's traffic store (`src/durable-objects/traffic-store/usage-meter.ts`) and settled to
  * D1 from there: pools' `used_bytes`, sub-users' monthly usage, `traffic.threshold` events and the gates' flips. D1's
- * figures are therefore those of the account's last settlement — at most a minute behind what the store metered, and at
+ * figures are therefore those of the account's last settlement — at most 5 minutes behind what the store metered, and at
  * once when a pool or cap passes 80% or 100%.
  */
 

@@ -15,8 +15,9 @@ const balanceSchema = z
     gb_purchased: gb().openapi({ description: "All GB bought: orders and subscription periods." }),
     gb_used: gb().openapi({
       description:
-        "Usage as last settled: each account's usage is metered as it arrives and settled here at least every " +
-        "minute, and at once when the pool passes 80% or 100% (so `exhausted` and refusals are never late).",
+        "Usage as last settled: each account's usage is metered as it is counted (within 60 seconds of the gateway " +
+        "reporting it) and settled here at least every 5 minutes, and at once when the pool passes 80% or 100%: " +
+        "`exhausted` is set, and new requests refused, within 60 seconds of the request that ran the pool out.",
     }),
     gb_remaining: gb().openapi({ example: 37.5 }),
     gb_overdrawn: gb().openapi({
@@ -50,7 +51,7 @@ export const route = apiRoute({
   summary: "Bandwidth pool of a product",
   description:
     "The account's prepaid GB for a gateway product, shared by all its sub-users of that product. Usage figures " +
-    "are those of the last settlement: at most a minute behind the usage the gateway reported. `forecast` averages " +
+    "are those of the last settlement: at most 5 minutes behind the usage counted. `forecast` averages " +
     "the last 7 days' usage and projects when the pool runs out at that pace.",
   request: { params: z.object({ product: bandwidthProductSchema }) },
   errors: ["invalid_request", "subuser_scope_mismatch"],

@@ -47,9 +47,12 @@ export const route = apiRoute({
     "under 24 h, 5 minutes to 14 days, 1 hour to 90 days, 1 day beyond) and the range is widened to whole units of " +
     "it. Mobile rows grouped by `asn` carry `carrier_name`; ISP traffic can be grouped per `ip`. " +
     "Grouped by `domain` (the registrable domain of the target host, `a.b.example.co.uk` → `example.co.uk`; an IP " +
-    "address target is `(ip)`, a host without one `(none)`), each time bucket keeps its first 100 domains and adds " +
-    "later ones to `(other)`, and the answer lists the 100 heaviest domains of the range (bytes in + out) then " +
-    "`(other)` with the rest: the rows always sum exactly to the ungrouped total.",
+    "address target is `(ip)`, a host without one `(none)`), each time bucket keeps its 100 heaviest domains and " +
+    "adds the rest to `(other)`, and the answer lists the 100 heaviest domains of the range (bytes in + out) then " +
+    "`(other)` with the rest: the rows always sum exactly to the ungrouped total. " +
+    "Usage counts here within 60 seconds of the gateway reporting it (it is batched per account for up to 55 s, so " +
+    "that counting costs a few rows per account-minute rather than per request); a request reported late counts in " +
+    "the minute it was made, whenever it arrives.",
   request: { params: z.object({ product: productSchema }), query },
   errors: ["invalid_request", "range_too_wide", "invalid_group_by", "subuser_not_found", "subuser_scope_mismatch"],
   responses: { 200: jsonContent(trafficSchema, "The traffic.") },

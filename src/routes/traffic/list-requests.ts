@@ -15,7 +15,8 @@ export const route = apiRoute({
   description:
     "Recent proxy requests, newest first: at most 1,000 per product, none older than 48 hours. An account sending " +
     "under 100 requests a minute sees every request; above that, a uniform sample of about 100 a minute. The log is " +
-    "sampled and is not suitable for billing: use traffic for totals.",
+    "sampled and is not suitable for billing: use traffic for totals. A request shows within 60 seconds of the " +
+    "gateway reporting it.",
   request: {
     params: z.object({ product: productSchema }),
     query: z.object({

@@ -35,12 +35,15 @@ export const subuserSchema = z
     status: z.enum(subuserStatuses),
     concurrent_max: limitSchema,
     rps_max: limitSchema,
-    traffic_limit_gb: z.number().nullable().openapi({
-      description:
-        "Monthly (UTC) traffic cap in GB; over it the gateway answers 402 traffic-limit-reached, within 60 seconds " +
-        "of the request that passed it (the usage's own wait to be counted: the sub-user's traffic of that time " +
-        "runs past the cap). null: none.",
-    }),
+    traffic_limit_gb: z
+      .number()
+      .nullable()
+      .openapi({
+        description:
+          "Monthly (UTC) traffic cap in GB; over it the gateway answers 402 traffic-limit-reached, within 60 seconds " +
+          "of the request that passed it (the usage's own wait to be counted: the sub-user's traffic of that time " +
+          "runs past the cap). null: none.",
+      }),
     traffic_used_gb: z.number().openapi({
       description:
         "Traffic of the current UTC month, in GB (10^9 bytes): every request counted so far (usage counts within " +

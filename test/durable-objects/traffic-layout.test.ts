@@ -158,4 +158,38 @@ describe("the store's layout (rows per account-minute): every answer is exact", 
       expect(checks).toBeGreaterThan(100);
     });
   }, 120_000);
+
+  it("folds weeks of usage taken at once (a history posted into a new store) without losing a bucket to the rings", async () => {
+    const stub = env.TRAFFIC_STORE.get(env.TRAFFIC_STORE.idFromName("layout-backfill"));
+    await runInDurableObject(stub, (_instance, state) => {
+      const rng = random(11);
+      const traffic = new AccountTraffic(state.storage);
+      const at = T0 + 60 * DAY;
+      // One cell every 17 minutes over 50 days: more 5-minute buckets than the ring's 14 days of slots.
+      const cells = Array.from({ length: Math.floor((50 * DAY) / (17 * MINUTE)) }, (_, i) => {
+        const minute = at - 50 * DAY + i * 17 * MINUTE;
+        return { ...randomCell(rng, minute - (minute % MINUTE)), product: "residential" as const };
+      });
+      traffic.ingest(
+        { accountId: "usr_x", parts: [{ key: "history", receivedAt: at, cells, samples: [] }] },
+        FIGURES,
+        at,
+      );
+      const started = performance.now();
+      traffic.maintain(at);
+      expect(performance.now() - started).toBeLessThan(20_000);
+      const query: TrafficQuery = {
+        product: "residential",
+        from: at - 50 * DAY - (at % HOUR),
+        to: at + HOUR,
+        resolution: "1h",
+        groupBy: "day",
+        filters: {},
+      };
+      expect(answered(traffic.traffic(query))).toEqual(expected(cells, query, DAY));
+      expect(answered(traffic.traffic({ ...query, groupBy: "subuser" }))).toEqual(
+        expected(cells, { ...query, groupBy: "subuser" }, null),
+      );
+    });
+  }, 60_000);
 });

@@ -184,24 +184,37 @@ export class FoldedTiers {
    */
   fold(at: number, arrivals: ArrivalRows, keepSample: (sample: LoggedSample, requests: number) => boolean): boolean {
     const due = floorTo(at - FOLD_LATENESS_MS, TIERS["5m"].span);
-    let folded = false;
-    if (due > this.#watermark["5m"]) {
-      folded = this.#foldFiveMinutes(due, arrivals, keepSample, at) || folded;
-      this.#watermark["5m"] = due;
+    if (due <= this.#watermark["5m"]) return false;
+    const fresh = this.#unfolded(due, arrivals, at);
+    const hoursDue = floorTo(due, HOUR);
+    // Hours with new 5-minute buckets, or with buckets folded before but not their hour yet.
+    const hours = new Set([...fresh.keys()].map((bucket) => floorTo(bucket, HOUR)));
+    for (const bucket of this.buckets("5m")) if (bucket >= this.#watermark["1h"]) hours.add(floorTo(bucket, HOUR));
+    const days = new Set<number>();
+    for (const bucket of this.buckets("1h")) if (bucket >= this.#watermark["1d"]) days.add(floorTo(bucket, DAY));
+    const ordered = [...hours].sort((a, b) => a - b);
+    // In time order, each hour as soon as its buckets are written and each day as soon as its hours are: a ring
+    // slot reused by a bucket a ring's length later (a backfill of weeks) is folded into its hour before that.
+    for (const [i, hour] of ordered.entries()) {
+      for (let bucket = hour; bucket < hour + HOUR; bucket += TIERS["5m"].span) {
+        const usage = fresh.get(bucket);
+        if (usage) this.#write5mFrom(bucket, usage, keepSample);
+      }
+      if (hour + HOUR > hoursDue) continue;
+      this.#foldHour(hour);
+      days.add(floorTo(hour, DAY));
+      const next = ordered[i + 1];
+      const day = floorTo(hour, DAY);
+      if (day + DAY <= hoursDue && (next === undefined || floorTo(next, DAY) !== day)) {
+        this.#foldDay(day);
+        days.delete(day);
+      }
     }
-    const hours = floorTo(this.#watermark["5m"], HOUR);
-    if (hours > this.#watermark["1h"]) {
-      for (const hour of this.#dueBuckets("5m", HOUR, this.#watermark["1h"], hours)) this.#foldHour(hour);
-      this.#watermark["1h"] = hours;
-      folded = true;
-    }
-    const days = floorTo(this.#watermark["1h"], DAY);
-    if (days > this.#watermark["1d"]) {
-      for (const day of this.#dueBuckets("1h", DAY, this.#watermark["1d"], days)) this.#foldDay(day);
-      this.#watermark["1d"] = days;
-      folded = true;
-    }
-    return folded;
+    for (const day of [...days].sort((a, b) => a - b)) if (day + DAY <= hoursDue) this.#foldDay(day);
+    this.#watermark["5m"] = due;
+    this.#watermark["1h"] = Math.max(this.#watermark["1h"], hoursDue);
+    this.#watermark["1d"] = Math.max(this.#watermark["1d"], floorTo(hoursDue, DAY));
+    return true;
   }
 
   /** Whether usage with record time `minute` belongs to a bucket already folded (it is late). */
@@ -268,47 +281,47 @@ export class FoldedTiers {
     }
   }
 
-  #foldFiveMinutes(
-    due: number,
-    arrivals: ArrivalRows,
-    keepSample: (sample: LoggedSample, requests: number) => boolean,
-    at: number,
-  ): boolean {
+  /** Usage not folded yet (record time from the watermark to `due`), by 5-minute bucket: one pass over the rows. */
+  #unfolded(due: number, arrivals: ArrivalRows, at: number): Map<number, LateUsage> {
     const five = TIERS["5m"].span;
     const from = this.#watermark["5m"];
-    const pending = new Set<number>();
-    for (const head of arrivals.heads()) {
-      for (const [minute] of head.totals) if (minute >= from && minute < due) pending.add(floorTo(minute, five));
-    }
-    if (pending.size === 0) return false;
-    const rows = new Map<number, ReturnType<ArrivalRows["read"]>>();
-    for (const bucket of [...pending].sort((a, b) => a - b)) {
-      const cells: CellRow[] = [];
-      const domains: DomainSums[] = [];
-      const samples: LoggedSample[] = [];
-      for (const head of arrivals.overlapping(bucket, bucket + five)) {
-        let row = rows.get(head.slot);
-        if (!row) {
-          row = arrivals.read(head.slot);
-          rows.set(head.slot, row);
-        }
-        const inBucket = (t: number) => t >= bucket && t < bucket + five;
-        for (const cell of row.content.cells) if (inBucket(cell[0])) cells.push(cell);
-        for (const domain of row.content.domains) if (inBucket(domain[0])) domains.push(domain);
-        for (const sample of row.samples)
-          if (inBucket(sample[1]) && sample[1] > at - REQUEST_LOG_KEPT_MS) samples.push(sample);
+    const byBucket = new Map<number, LateUsage>();
+    const usageOf = (t: number) => {
+      const bucket = floorTo(t, five);
+      let usage = byBucket.get(bucket);
+      if (!usage) {
+        usage = { cells: [], domains: [], samples: [] };
+        byBucket.set(bucket, usage);
       }
-      const totals = minuteTotals(cells);
-      const perMinute = new Map<number, number>();
-      for (const [minute, , , , requests] of totals) perMinute.set(minute, (perMinute.get(minute) ?? 0) + requests);
-      this.#write5m(
-        bucket,
-        { cells: sumCells(cells, () => bucket), domains: boundDomains(domains, () => bucket) },
-        totals,
-        samples.filter((sample) => keepSample(sample, perMinute.get(floorTo(sample[1], MINUTE)) ?? 0)),
-      );
+      return usage;
+    };
+    const pending = (t: number) => t >= from && t < due;
+    for (const head of arrivals.overlapping(from, due)) {
+      const row = arrivals.read(head.slot);
+      for (const cell of row.content.cells) if (pending(cell[0])) usageOf(cell[0]).cells.push(cell);
+      for (const domain of row.content.domains) if (pending(domain[0])) usageOf(domain[0]).domains.push(domain);
+      for (const sample of row.samples) {
+        if (pending(sample[1]) && sample[1] > at - REQUEST_LOG_KEPT_MS) usageOf(sample[1]).samples.push(sample);
+      }
     }
-    return true;
+    return byBucket;
+  }
+
+  /** A 5-minute bucket's row from its usage; its candidates thinned by its minutes' final counts. */
+  #write5mFrom(
+    bucket: number,
+    usage: LateUsage,
+    keepSample: (sample: LoggedSample, requests: number) => boolean,
+  ): void {
+    const totals = minuteTotals(usage.cells);
+    const perMinute = new Map<number, number>();
+    for (const [minute, , , , requests] of totals) perMinute.set(minute, (perMinute.get(minute) ?? 0) + requests);
+    this.#write5m(
+      bucket,
+      { cells: sumCells(usage.cells, () => bucket), domains: boundDomains(usage.domains, () => bucket) },
+      totals,
+      usage.samples.filter((sample) => keepSample(sample, perMinute.get(floorTo(sample[1], MINUTE)) ?? 0)),
+    );
   }
 
   #foldHour(hour: number): void {
@@ -407,13 +420,6 @@ export class FoldedTiers {
 
   #children(tier: TierName, from: number, to: number): number[] {
     return this.buckets(tier).filter((bucket) => bucket >= from && bucket < to);
-  }
-
-  /** Buckets of `span` in `[from, to)` that the finer tier has rows in. */
-  #dueBuckets(finer: TierName, span: number, from: number, to: number): number[] {
-    const due = new Set<number>();
-    for (const bucket of this.buckets(finer)) if (bucket >= from && bucket < to) due.add(floorTo(bucket, span));
-    return [...due].sort((a, b) => a - b);
   }
 
   #write5m(bucket: number, content: BucketContent, totals: MinuteTotal[], samples: LoggedSample[]): void {

@@ -1,4 +1,4 @@
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { domainContext } from "../../src/domain/context";
@@ -8,7 +8,7 @@ import { TrafficStoreClient } from "../../src/durable-objects/traffic-store";
 import { type CellRow, cellOf, sampleOf } from "../../src/durable-objects/traffic-store/contract";
 import { buyBandwidth, createAccount } from "../helpers/accounts";
 import { runCron } from "../helpers/cron";
-import { BASE, call, env, GATEWAY_TOKEN, json } from "../helpers/http";
+import { BASE, call, env, GATEWAY_TOKEN, gateway, json } from "../helpers/http";
 import { createSubuser, username } from "../helpers/subusers";
 import {
   eventually,
@@ -435,6 +435,63 @@ describe("usage is billed exactly once, whatever arrives twice", () => {
     expect(first.explicitAcks).toHaveLength(sent.length);
     expect((await deliver()).retryMessages).toHaveLength(0);
     await expectCountedOnce(state);
+  });
+
+  it("a store restarting in the middle of a minute (aborted between two ingests of it) loses nothing and counts nothing twice", {
+    timeout: 60_000,
+  }, async () => {
+    const state = await fleet(1, 3);
+    const { account, subusers } = state.all[0] as (typeof state.all)[number];
+    const sticky = subusers[0] as (typeof subusers)[number];
+    const user = username(sticky.name, "type-res-region-us-session-mid1-sesstime-10");
+    // Every ingest of this test lands in one minute of the store's clock.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const minute = Date.now() + 2 * DAY;
+    vi.setSystemTime(minute - (minute % 60_000) + 1_000);
+    const decision = await json(
+      await gateway("/authorize", {
+        username: user,
+        password: sticky.password,
+        source_ip: "198.51.100.9",
+        product: "residential",
+      }),
+    );
+    const sessionRecords = (n: number) =>
+      Array.from({ length: n }, () =>
+        usageRecord(user, {
+          session: decision.session.id,
+          bytes_in: 1_000_000,
+          bytes_out: 1,
+          client_ip: "203.0.113.77",
+        }),
+      );
+    const firstBatch = { id: crypto.randomUUID(), records: [...state.batch(20), ...sessionRecords(2)] };
+    const secondBatch = { id: crypto.randomUUID(), records: [...state.batch(30), ...sessionRecords(3)] };
+    state.sent.set(sticky.id, (state.sent.get(sticky.id) ?? 0) + 5);
+    const counted = (requests: number) =>
+      eventually(
+        () => traffic(account, "residential", window()),
+        (body) => body.rows[0].requests === requests,
+      );
+    expect((await reportUsage(firstBatch.records, firstBatch.id)).status).toBe(202);
+    await counted(22);
+    await abortAllDurableObjects();
+    // The second ingest of the minute, and a copy of the first racing it (its batch record gone).
+    await env.DB.prepare("DELETE FROM usage_batches WHERE id = ?").bind(firstBatch.id).run();
+    expect((await reportUsage(secondBatch.records, secondBatch.id)).status).toBe(202);
+    expect((await reportUsage(firstBatch.records, firstBatch.id)).status).toBe(202);
+    await counted(55);
+    await abortAllDurableObjects();
+    await expectCountedOnce(state);
+    const session = await json(
+      await call("GET", `/v1/residential/sessions/${decision.session.id}`, { token: account.token }),
+    );
+    expect(session).toMatchObject({ requests: 5, bytes_used: 5 * 1_000_001 });
+    const log = await json(await call("GET", "/v1/residential/requests?limit=1000", { token: account.token }));
+    expect(log.data).toHaveLength(55);
+    const sources = await json(await call("GET", `/v1/subusers/${sticky.id}/sources`, { token: account.token }));
+    expect(sources.data.find((source: { block: string }) => source.block === "203.0.113.0/24")?.requests).toBe(5);
+    vi.useRealTimers();
   });
 
   it("a settlement applied twice changes nothing in D1: pools, months and threshold events count it once", async () => {

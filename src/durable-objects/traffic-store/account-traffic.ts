@@ -86,7 +86,6 @@ export class AccountTraffic {
     this.#log = new RequestLog(this.#arrivals, this.#tiers, (minute) => this.#requestsIn(minute));
     this.#sources = new ClientSources(sql, this.#arrivals);
     this.#sessions = new SessionIndex(sql, this.#arrivals);
-    if (this.#arrivals.heads().length > 0) this.#pruneBy = 0;
   }
 
   /**
@@ -116,6 +115,7 @@ export class AccountTraffic {
     }
     const { row, replaced } = this.#arrivals.current(at);
     if (replaced) this.#retire(replaced, row, at);
+    this.#pruneBy ??= at + PRUNE_INTERVAL_MS;
     const rises = this.#apply(row, fresh, at);
     this.#arrivals.write(row);
     this.#version++;

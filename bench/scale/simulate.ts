@@ -582,12 +582,14 @@ export function simulateScenario(
   for (const rank of ranks) {
     const rate = rateOf(rank);
     // The plan's sharding: a store past `shardAbove` of one CPU, or past `shardBytes`, splits by sub-user hash.
+    // CPU at the account's full rate, over enough time for three of its ingests.
+    const probeMinutes = Math.max(options.hotMinutes, 3 / Math.max(ingestsPerSecond(rate, queues) * 60, 1e-9) + 0.2);
     const probe = simulateStore(
       rank,
       rate,
       SUBUSERS,
       queues,
-      Math.min(options.hotMinutes, options.minutes),
+      Math.min(probeMinutes, options.minutes),
       { countRows: false, recordsPerIngest: Number.POSITIVE_INFINITY },
       d1,
     );

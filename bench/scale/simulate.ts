@@ -102,7 +102,7 @@ export const FULL: Options = {
   shardAbove: 0.5,
   shardBytes: 5e9,
   d1Samples: 400,
-  recordsPerIngest: 20_000,
+  recordsPerIngest: 10_000,
 };
 
 export const SHORT: Options = {
@@ -360,6 +360,10 @@ function simulateStore(
   traffic.maintain(t0 - 60_000);
   if (options.countRows) sql.countWrites();
   const ingestEvery = 1 / Math.max(1e-9, ingestsPerSecond(ratePerMinute, queues));
+  // A busy account is simulated with fewer, heavier records: at most `recordsPerIngest` an ingest, each standing for
+  // `weight` requests' bytes (enough for every sub-user's cells, so the rows and their sizes are those of the
+  // full traffic; the CPU per record comes from a run at the full rate).
+  const weight = Math.max(1, ((ratePerMinute / 60) * ingestEvery) / options.recordsPerIngest);
   const delay =
     GATEWAY_FLUSH_SECONDS + Math.min(QUEUES.routeWindowSeconds, 1 / Math.max(queues.routeBatchesPerSecond, 1e-9));
   let nextIngest = rng() * ingestEvery;
@@ -367,18 +371,23 @@ function simulateStore(
   const activeMinutes = new Set<number>();
   for (let second = 0; second < seconds; second++) {
     const at = t0 + second * 1000;
-    const n = poisson(ratePerMinute / 60, rng);
+    const n = poisson(ratePerMinute / 60 / weight, rng);
     for (let i = 0; i < n; i++) {
-      waiting.push(ownedRecord(rank - 1, Math.floor(rng() * subusers), at + Math.floor(rng() * 1000), rng));
+      const entry = ownedRecord(rank - 1, Math.floor(rng() * subusers), at + Math.floor(rng() * 1000), rng);
+      if (weight > 1) {
+        entry.record.bytes_in = Math.round(entry.record.bytes_in * weight);
+        entry.record.bytes_out = Math.round(entry.record.bytes_out * weight);
+      }
+      waiting.push(entry);
     }
-    run.records += n;
+    run.records += n * weight;
     if (second + 1 >= nextIngest) {
       nextIngest += ingestEvery;
       const cutoff = at - delay * 1000;
       const due = waiting.filter((entry) => entry.ts <= cutoff);
       if (due.length > 0) {
         waiting.splice(0, waiting.length, ...waiting.filter((entry) => entry.ts > cutoff));
-        const delivered = thin(due, options.recordsPerIngest, rng).sort((a, b) => a.ts - b.ts);
+        const delivered = due.sort((a, b) => a.ts - b.ts);
         for (const entry of delivered) {
           const bytes = entry.record.bytes_in + entry.record.bytes_out;
           for (const kind of ["cap", "pool"] as const) {
@@ -467,28 +476,6 @@ function measureRows(sql: NodeSqlStorage): Record<string, number> {
   }
   const seriesValue = values > 0 ? cums.reduce((n, row) => n + row.cum.byteLength, 0) / values : 14;
   return { cell, arrivalOverhead: (arrivals.extra ?? 400) + 100, seriesValue };
-}
-
-/**
- * At most `max` of an ingest's records, each standing for its share of the rest (bytes scaled, requests kept):
- * enough for every sub-user's cells, so the rows written and their sizes are those of the full ingest.
- */
-function thin(records: OwnedRecord[], max: number, rng: () => number): OwnedRecord[] {
-  if (records.length <= max) return records;
-  const factor = records.length / max;
-  const kept: OwnedRecord[] = [];
-  for (const entry of records) {
-    if (rng() * factor >= 1) continue;
-    kept.push({
-      ...entry,
-      record: {
-        ...entry.record,
-        bytes_in: Math.round(entry.record.bytes_in * factor),
-        bytes_out: Math.round(entry.record.bytes_out * factor),
-      },
-    });
-  }
-  return kept;
 }
 
 /** An account's store load per second at `rate`, from the run of a sampled account at its own rate. */

@@ -208,9 +208,10 @@ const TAG_AREAS: Record<string, KeyArea> = {
 type ApiOperationConfig = OperationConfig & {
   /**
    * The scope the key needs: by default the area of the operation's tag, `read` for GET and `write` otherwise
-   * (stated in its description, enforced before its handler: 403 `insufficient_scope`).
+   * (stated in its description, enforced before its handler: 403 `insufficient_scope`). `"any key"`: an operation
+   * about the key itself or the service, open to every key whatever its scopes.
    */
-  scope?: { area?: KeyArea; access?: KeyAccess };
+  scope?: { area?: KeyArea; access?: KeyAccess } | "any key";
   /** A gated action: declares `X-MFA-Code` and 403 `mfa_required`. */
   mfa?: boolean;
   /** The success response shows a secret once: `Cache-Control: no-store`, sealed in the idempotency store. */
@@ -275,11 +276,9 @@ type Built<R> = R & { getRoutingPath(): string; middleware?: MiddlewareHandler[]
 export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R> {
   const { errors = [], mfa = false, secret = false, paginated = false, scope = {}, ...route } = config;
   const isWrite = route.method !== "get";
-  const area = scope.area ?? TAG_AREAS[route.tags?.[0] ?? ""];
-  if (!area) throw new Error(`${route.operationId}: no key scope area for tag ${route.tags?.[0]}`);
-  const access = scope.access ?? (isWrite ? "write" : "read");
+  const required = requiredScope(route, scope);
   const codes = [
-    ...PUBLIC_ERRORS,
+    ...(required ? PUBLIC_ERRORS : PUBLIC_ERRORS.filter((code) => code !== "insufficient_scope")),
     ...(isWrite ? WRITE_ERRORS : []),
     ...(mfa ? ["mfa_required" as const] : []),
     ...errors,
@@ -297,7 +296,8 @@ export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R
   return createRoute({
     ...route,
     // The scope is stated in the description: OpenAPI lists scopes in security requirements for OAuth only.
-    description: `${route.description ?? ""}\n\nKey scope: \`${area}:${access}\`.`.trimStart(),
+    description:
+      `${route.description ?? ""}\n\nKey scope: ${required ? `\`${required.area}:${required.access}\`` : "any key"}.`.trimStart(),
     security: [{ ApiKey: [] }],
     request: withHeaders(route, { ...(isWrite ? idempotencyKeyHeader : {}), ...(mfa ? mfaCodeHeader : {}) }),
     responses: {
@@ -307,8 +307,19 @@ export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R
         return status === 429 ? [...everyResponse, "Retry-After"] : everyResponse;
       }),
     },
-    middleware: [requireScope(area, access), ...(secret ? [noStore] : [])],
+    middleware: [...(required ? [requireScope(required.area, required.access)] : []), ...(secret ? [noStore] : [])],
   }) as unknown as Built<R>;
+}
+
+/** The scope an operation needs (null: any key), from its own `scope` or its tag's area and its method. */
+function requiredScope(
+  route: RouteConfig,
+  scope: NonNullable<ApiOperationConfig["scope"]>,
+): { area: KeyArea; access: KeyAccess } | null {
+  if (scope === "any key") return null;
+  const area = scope.area ?? TAG_AREAS[route.tags?.[0] ?? ""];
+  if (!area) throw new Error(`${route.operationId}: no key scope area for tag ${route.tags?.[0]}`);
+  return { area, access: scope.access ?? (route.method === "get" ? "read" : "write") };
 }
 
 /** An internal operation (admin or gateway): its own bearer token, `X-Request-Id` on every response. */

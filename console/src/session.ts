@@ -45,17 +45,24 @@ export async function signIn(token: string): Promise<Session> {
     baseUrl: `${location.origin}/v1`,
     retry: { maxAttempts: 2 },
   });
-  const [key, gateway] = await Promise.all([client.get("/api-keys/current"), client.get("/gateway")]);
-  const readsAccount = allows(key.scopes, "account", "read");
-  const [account, security] = readsAccount
-    ? await Promise.all([client.get("/users/me"), client.get("/users/me/security")])
-    : [null, null];
+  // One round trip: the account is asked for at once, and a key without `account` access answers 403 for it.
+  const [key, gateway, account, security] = await Promise.all([
+    client.get("/api-keys/current"),
+    client.get("/gateway"),
+    client.get("/users/me").catch(unlessOutOfScope),
+    client.get("/users/me/security").catch(unlessOutOfScope),
+  ]);
   current = { client, key, gateway, account, security, sandbox: key.token_hint.startsWith("test_") };
   return current;
 }
 
 /** Sub-user passwords a create or rotation showed in this tab, so the proxy-string generator can fill them in. */
 export const shownPasswords = new Map<string, string>();
+
+function unlessOutOfScope(error: unknown): null {
+  if (error instanceof ApiError && error.code === "insufficient_scope") return null;
+  throw error;
+}
 
 export function signOut(): void {
   current = null;

@@ -22,7 +22,7 @@ function scopeFields(key?: Schemas["ApiKey"]): Field[] {
   const own = session().key.scopes;
   return AREAS.map((area) => ({
     name: `scope_${area}`,
-    label: area.replace("_", " "),
+    label: `${area.replace("_", " ")} access`,
     type: "select",
     options: [NONE, ...(own[area] ? ["read"] : []), ...(own[area] === "write" ? ["write"] : [])],
     value: key ? (key.scopes[area] ?? NONE) : NONE,

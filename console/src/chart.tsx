@@ -37,6 +37,8 @@ export function TimeChart(props: {
         : [],
       cursor: { drag: { x: false, y: false } },
       scales: { x: { time: true } },
+      // UTC, like every time the API and the console show.
+      tzDate: (seconds) => uPlot.tzDate(new Date(seconds * 1000), "Etc/UTC"),
       axes: [{ stroke: "#444" }, { stroke: "#444", size: 70, values: (_chart, ticks) => ticks.map(format) }],
       series: [
         {

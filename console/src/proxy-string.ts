@@ -2,7 +2,10 @@
  * The proxy-string generator's rules: the gateway username grammar
  * `{prefix}_{name}-type-{res|mob}-region-{cc}[-state-{s}][-city-{c}][-asn-{n}][-session-{id}-sesstime-{minutes}]`,
  * checked here as the gateway checks it, so a string the console shows is one the gateway accepts as written.
+ * The country list is the gateway's own (the same module), so no code it would refuse as `unknown-region` passes.
  */
+import { isCountryCode } from "../../src/platform/countries";
+
 export interface ProxyTarget {
   product: "residential" | "mobile";
   country: string;
@@ -24,7 +27,9 @@ export interface GatewaySettings {
 /** The first problem of a target, in words, or null when the gateway accepts it. */
 export function targetProblem(target: ProxyTarget, gateway: GatewaySettings): string | null {
   const { country, state, city, asn, session, sesstime } = normalized(target);
-  if (!/^[a-z]{2}$/.test(country)) return "Country: a two-letter ISO code such as us, gb or de.";
+  if (!/^[a-z]{2}$/.test(country) || !isCountryCode(country)) {
+    return "Country: a two-letter ISO 3166 code such as us, gb or de.";
+  }
   if (state && !/^[a-z0-9]{1,3}$/.test(state)) return "State: the 1-3 character ISO 3166-2 suffix, such as ca or ny.";
   if (city && !state) return "A city needs its state.";
   if (city && !/^[a-z0-9]{1,40}$/.test(city)) return "City: letters and digits only, such as newyork or la.";

@@ -16,7 +16,20 @@ const CHROMIUM = "/usr/bin/chromium";
 const SHOTS = path.join(import.meta.dirname, "..", "..", "test-results", "console");
 const JS_BUDGET_BYTES = 150 * 1024;
 const OVERVIEW_BUDGET_MS = 1000;
-const PAGES = ["overview", "traffic", "subusers", "requests", "sessions", "orders", "subscriptions", "isp", "api-keys", "webhooks", "reports", "audit"];
+const PAGES = [
+  "overview",
+  "traffic",
+  "subusers",
+  "requests",
+  "sessions",
+  "orders",
+  "subscriptions",
+  "isp",
+  "api-keys",
+  "webhooks",
+  "reports",
+  "audit",
+];
 const PAGE_TITLES = {
   overview: "Overview",
   traffic: "Traffic",
@@ -72,7 +85,8 @@ async function openConsole({ width = 1280, height = 900 } = {}) {
   const problems = [];
   page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
   page.on("console", (message) => {
-    if (message.type() === "error" && /Content Security Policy|Refused/.test(message.text())) problems.push(message.text());
+    if (message.type() === "error" && /Content Security Policy|Refused/.test(message.text()))
+      problems.push(message.text());
   });
   await page.route("**/*", (route) => {
     const { hostname } = new URL(route.request().url());
@@ -107,7 +121,10 @@ async function axeViolations(page) {
 
 /** The text a Copy button put on the clipboard. */
 async function copied(page, label) {
-  await page.getByRole("button", { name: `Copy ${label}` }).first().click();
+  await page
+    .getByRole("button", { name: `Copy ${label}` })
+    .first()
+    .click();
   return page.evaluate(() => navigator.clipboard.readText());
 }
 
@@ -221,7 +238,12 @@ describe("the console", () => {
     await go(page, "requests");
     await eventually(async () => {
       await page.getByRole("button", { name: "Refresh" }).click();
-      return /^[1-9][\d,]* of /.test((await page.getByTestId("request-count").textContent({ timeout: 2000 }).catch(() => "")) ?? "");
+      return /^[1-9][\d,]* of /.test(
+        (await page
+          .getByTestId("request-count")
+          .textContent({ timeout: 2000 })
+          .catch(() => "")) ?? "",
+      );
     });
     await go(page, "traffic");
     const requestsChart = page.getByRole("img", { name: /^Requests: Total [1-9]/ });
@@ -235,8 +257,12 @@ describe("the console", () => {
     await go(page, "sessions");
     await page.getByRole("button", { name: "Start test session" }).click();
     await page.getByRole("button", { name: "Start", exact: true }).click();
+    // The session shows once the gateway's report of its first request is in.
     const row = page.getByRole("row", { name: /console1/ });
-    await row.waitFor();
+    await eventually(async () => {
+      await page.getByRole("button", { name: "Refresh" }).click();
+      return row.isVisible();
+    });
     await row.getByRole("button", { name: "Terminate" }).click();
     await page.getByRole("button", { name: "Terminate", exact: true }).last().click();
     await page.getByRole("row", { name: /console1.*terminated/ }).waitFor();
@@ -261,17 +287,26 @@ describe("the console", () => {
     await page.getByRole("button", { name: "Sign out" }).click();
 
     await signIn(page, token);
-    const writes = /^(New|Add|Create|Edit|Delete|Rotate|Revoke|Buy|Get a quote|Terminate|Subscribe|Pause|Cancel|Release|Renew|Remove|Run now|Send test|Retry|Generate)/;
+    const writes =
+      /^(New|Add|Create|Edit|Delete|Rotate|Revoke|Buy|Get a quote|Terminate|Subscribe|Pause|Cancel|Release|Renew|Remove|Run now|Send test|Retry|Generate)/;
     for (const name of PAGES) {
       await go(page, name);
       const buttons = await page.locator("main button").allTextContents();
-      assert.deepEqual(buttons.filter((text) => writes.test(text.trim())), [], `${name} offers a write`);
+      assert.deepEqual(
+        buttons.filter((text) => writes.test(text.trim())),
+        [],
+        `${name} offers a write`,
+      );
     }
     await go(page, "subusers");
     await page.getByRole("link", { name: "console-scraper" }).click();
     await page.locator("h1", { hasText: "console-scraper" }).waitFor();
     const buttons = await page.locator("main button").allTextContents();
-    assert.deepEqual(buttons.filter((text) => writes.test(text.trim())), [], "the sub-user page offers a write");
+    assert.deepEqual(
+      buttons.filter((text) => writes.test(text.trim())),
+      [],
+      "the sub-user page offers a write",
+    );
     await context.close();
   });
 
@@ -302,7 +337,10 @@ describe("the console", () => {
     const alert = page.getByRole("alert");
     await alert.waitFor();
     assert.match(await alert.textContent(), /unauthorized · HTTP 401/);
-    assert.match(await alert.getByRole("link", { name: "What this means" }).getAttribute("href"), /\/docs\/errors#unauthorized$/);
+    assert.match(
+      await alert.getByRole("link", { name: "What this means" }).getAttribute("href"),
+      /\/docs\/errors#unauthorized$/,
+    );
     await context.close();
   });
 

@@ -19,40 +19,45 @@ export function SessionsPage() {
     <Page
       title="Sessions"
       actions={
-        session().sandbox && writable && subusers.data?.data.length ? (
-          <ConfirmButton
-            label="Start test session"
-            title="Start a sticky session (sandbox)"
-            body={<p>A sticky session as the gateway would open it, to try termination with.</p>}
-            confirmLabel="Start"
-            fields={[
-              {
-                name: "subuser",
-                label: "Sub-user",
-                type: "select",
-                options: subusers.data.data
-                  .filter((s) => s.products.includes(product))
-                  .map((s) => ({ value: s.id, label: s.label })),
-              },
-              { name: "session_id", label: "Session id", value: "console1", pattern: "[a-z0-9]{1,32}" },
-              { name: "region", label: "Country", value: "us" },
-            ]}
-            run={(values) =>
-              api().post("/test-helpers/sessions", {
-                body: {
-                  subuser: values.subuser as string,
-                  product,
-                  session_id: values.session_id as string,
-                  region: values.region as string,
-                  sesstime: 10,
-                  requests: 1,
-                  bytes_per_request: 2000,
+        <>
+          <button type="button" class="small" onClick={sessions.reload}>
+            Refresh
+          </button>
+          {session().sandbox && writable && subusers.data?.data.length ? (
+            <ConfirmButton
+              label="Start test session"
+              title="Start a sticky session (sandbox)"
+              body={<p>A sticky session as the gateway would open it, to try termination with.</p>}
+              confirmLabel="Start"
+              fields={[
+                {
+                  name: "subuser",
+                  label: "Sub-user",
+                  type: "select",
+                  options: subusers.data.data
+                    .filter((s) => s.products.includes(product))
+                    .map((s) => ({ value: s.id, label: s.label })),
                 },
-              })
-            }
-            onDone={sessions.reload}
-          />
-        ) : null
+                { name: "session_id", label: "Session id", value: "console1", pattern: "[a-z0-9]{1,32}" },
+                { name: "region", label: "Country", value: "us" },
+              ]}
+              run={(values) =>
+                api().post("/test-helpers/sessions", {
+                  body: {
+                    subuser: values.subuser as string,
+                    product,
+                    session_id: values.session_id as string,
+                    region: values.region as string,
+                    sesstime: 10,
+                    requests: 1,
+                    bytes_per_request: 2000,
+                  },
+                })
+              }
+              onDone={sessions.reload}
+            />
+          ) : null}
+        </>
       }
     >
       <form class="toolbar" onSubmit={(event) => event.preventDefault()}>

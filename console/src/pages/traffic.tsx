@@ -103,7 +103,11 @@ export function TrafficPage() {
       </form>
       {range ? null : <p class="muted">Pick both dates of the custom range.</p>}
       <Section title="Over time">
-        <Show state={chart}>
+        <Show
+          state={chart}
+          empty={(data) => data !== null && data.series.every((one) => one.requests.every((value) => value === 0))}
+          emptyText="No traffic in this range."
+        >
           {(data) =>
             data ? (
               <>

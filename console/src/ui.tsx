@@ -515,3 +515,22 @@ export function ConfirmButton<Answer>(props: {
 export function mfaHeaders(code: string | undefined): { "X-MFA-Code"?: string } {
   return code ? { "X-MFA-Code": code } : {};
 }
+
+/** A labelled select of plain values (a product, a status). */
+export function Choice<Value extends string>(props: {
+  label: string;
+  value: Value;
+  options: readonly Value[];
+  onChange: (value: Value) => void;
+}) {
+  return (
+    <label>
+      {props.label}
+      <select value={props.value} onChange={(event) => props.onChange(event.currentTarget.value as Value)}>
+        {props.options.map((option) => (
+          <option key={option}>{option}</option>
+        ))}
+      </select>
+    </label>
+  );
+}

@@ -30,20 +30,39 @@ const target = (changes: Partial<ProxyTarget> = {}): ProxyTarget => ({
 
 describe("the console's proxy-string generator", () => {
   it("builds the username in the grammar's order, and the gateway's own parser reads back every segment", () => {
-    const chosen = target({ country: "US", state: "ca", city: "Los Angeles", asn: "7922", session: "Abc123", sesstime: "15" });
+    const chosen = target({
+      country: "US",
+      state: "ca",
+      city: "Los Angeles",
+      asn: "7922",
+      session: "Abc123",
+      sesstime: "15",
+    });
     expect(targetProblem(chosen, gateway)).toBeNull();
     const username = gatewayUsername(NAME, chosen, "user");
-    expect(username).toBe("user_s1a2b3c4d5e-type-res-region-us-state-ca-city-losangeles-asn-7922-session-abc123-sesstime-15");
+    expect(username).toBe(
+      "user_s1a2b3c4d5e-type-res-region-us-state-ca-city-losangeles-asn-7922-session-abc123-sesstime-15",
+    );
     expect(parseUsername(username, "user")).toEqual({
       ok: true,
       value: {
         name: NAME,
         product: "residential",
-        target: { type: "res", region: "us", state: "ca", city: "losangeles", asn: 7922, sessionId: "abc123", sesstime: 15 },
+        target: {
+          type: "res",
+          region: "us",
+          state: "ca",
+          city: "losangeles",
+          asn: 7922,
+          sessionId: "abc123",
+          sesstime: 15,
+        },
       },
     });
     expect(proxyLine(gateway, username, "pw")).toBe(`gw.example.com:7777:${username}:pw`);
-    expect(curlLine(gateway, username, "pw")).toBe(`curl -x http://gw.example.com:7777 -U '${username}:pw' https://example.com/`);
+    expect(curlLine(gateway, username, "pw")).toBe(
+      `curl -x http://gw.example.com:7777 -U '${username}:pw' https://example.com/`,
+    );
   });
 
   it("every target it accepts parses at the gateway to the same choices; every one it refuses, it names the problem", () => {

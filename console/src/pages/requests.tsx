@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import * as format from "../format";
 import { href } from "../router";
 import { api, type Product, productsOf } from "../session";
-import { Page, Pill, Show, Table, useLoad } from "../ui";
+import { Choice, Page, Pill, Show, Table, useLoad } from "../ui";
 
 /** The sampled request log (last 48 hours): the API's filters (product, sub-user), then a search over the page. */
 export function RequestsPage() {
@@ -30,14 +30,7 @@ export function RequestsPage() {
       }
     >
       <form class="toolbar" onSubmit={(event) => event.preventDefault()}>
-        <label>
-          Product
-          <select value={product} onChange={(event) => setProduct(event.currentTarget.value as Product)}>
-            {products.map((one) => (
-              <option key={one}>{one}</option>
-            ))}
-          </select>
-        </label>
+        <Choice label="Product" value={product} options={products} onChange={setProduct} />
         <label>
           Sub-user
           <select value={subuser} onChange={(event) => setSubuser(event.currentTarget.value)}>

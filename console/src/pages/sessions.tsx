@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import * as format from "../format";
 import { href } from "../router";
 import { api, can, productsOf, session } from "../session";
-import { ConfirmButton, Page, Pill, Show, Table, useLoad } from "../ui";
+import { Choice, ConfirmButton, Page, Pill, Show, Table, useLoad } from "../ui";
 
 type GatewayProduct = "residential" | "mobile";
 
@@ -61,14 +61,7 @@ export function SessionsPage() {
       }
     >
       <form class="toolbar" onSubmit={(event) => event.preventDefault()}>
-        <label>
-          Product
-          <select value={product} onChange={(event) => setProduct(event.currentTarget.value as GatewayProduct)}>
-            {products.map((one) => (
-              <option key={one}>{one}</option>
-            ))}
-          </select>
-        </label>
+        <Choice label="Product" value={product} options={products} onChange={setProduct} />
       </form>
       <Show
         state={sessions}

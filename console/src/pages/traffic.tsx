@@ -7,12 +7,13 @@ import {
   heaviest,
   lastHours,
   type Range,
+  type Series,
   type Split,
   subuserLabels,
   type TrafficRow,
   trafficSeries,
 } from "../traffic-data";
-import { Bar, Page, Section, Show, Table, useLoad } from "../ui";
+import { Bar, Choice, Page, Section, Show, Table, useLoad } from "../ui";
 
 const RANGES = [
   { value: "24h", label: "24 hours", hours: 24 },
@@ -20,6 +21,12 @@ const RANGES = [
   { value: "30d", label: "30 days", hours: 30 * 24 },
   { value: "90d", label: "90 days", hours: 90 * 24 },
   { value: "custom", label: "Custom", hours: 0 },
+];
+
+const METRICS = [
+  { title: "Bytes in", values: (series: Series) => series.bytesIn, format: format.bytes },
+  { title: "Bytes out", values: (series: Series) => series.bytesOut, format: format.bytes },
+  { title: "Requests", values: (series: Series) => series.requests, format: format.count },
 ];
 
 export function TrafficPage() {
@@ -49,14 +56,7 @@ export function TrafficPage() {
   return (
     <Page title="Traffic">
       <form class="toolbar" onSubmit={(event) => event.preventDefault()}>
-        <label>
-          Product
-          <select value={product} onChange={(event) => setProduct(event.currentTarget.value as Product)}>
-            {products.map((one) => (
-              <option key={one}>{one}</option>
-            ))}
-          </select>
-        </label>
+        <Choice label="Product" value={product} options={products} onChange={setProduct} />
         <fieldset class="segmented">
           <legend>Range</legend>
           {RANGES.map((one) => (
@@ -68,7 +68,7 @@ export function TrafficPage() {
                 checked={rangeName === one.value}
                 onChange={() => setRangeName(one.value)}
               />
-              <span>{one.label}</span>
+              <span class="segment">{one.label}</span>
             </label>
           ))}
         </fieldset>
@@ -105,7 +105,7 @@ export function TrafficPage() {
       <Section title="Over time">
         <Show
           state={chart}
-          empty={(data) => data !== null && data.series.every((one) => one.requests.every((value) => value === 0))}
+          empty={(data) => data?.series.every((one) => one.requests.every((value) => value === 0)) === true}
           emptyText="No traffic in this range."
         >
           {(data) =>
@@ -117,27 +117,16 @@ export function TrafficPage() {
                   the range's start: 1 minute under 24 h, 5 minutes to 14 days, 1 hour to 90 days)
                 </p>
                 <div class="charts">
-                  <TimeChart
-                    title="Bytes in"
-                    x={data.x}
-                    series={data.series.map((one) => ({ label: one.label, values: one.bytesIn }))}
-                    stacked={split !== "total"}
-                    format={format.bytes}
-                  />
-                  <TimeChart
-                    title="Bytes out"
-                    x={data.x}
-                    series={data.series.map((one) => ({ label: one.label, values: one.bytesOut }))}
-                    stacked={split !== "total"}
-                    format={format.bytes}
-                  />
-                  <TimeChart
-                    title="Requests"
-                    x={data.x}
-                    series={data.series.map((one) => ({ label: one.label, values: one.requests }))}
-                    stacked={split !== "total"}
-                    format={format.count}
-                  />
+                  {METRICS.map((metric) => (
+                    <TimeChart
+                      key={metric.title}
+                      title={metric.title}
+                      x={data.x}
+                      series={data.series.map((one) => ({ label: one.label, values: metric.values(one) }))}
+                      stacked={split !== "total"}
+                      format={metric.format}
+                    />
+                  ))}
                 </div>
               </>
             ) : null

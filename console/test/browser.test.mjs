@@ -7,8 +7,9 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
+import * as OTPAuth from "otpauth";
 import { chromium } from "playwright-core";
-import { eventually, proxiedGet, startStack } from "../../gateway/test/harness.mjs";
+import { eventually, proxiedGet, startStack, v1 } from "../../gateway/test/harness.mjs";
 import { buildConsole } from "../../scripts/lib/console-build.mjs";
 
 const require = createRequire(import.meta.url);
@@ -228,6 +229,9 @@ describe("the console", () => {
     await page.getByRole("button", { name: "Create" }).click();
     await page.getByRole("button", { name: "Open sandbox-bot" }).click();
     await page.locator("h1", { hasText: "sandbox-bot" }).waitFor();
+    // The generated string, tested as the gateway would decide it (the password shown at creation is filled in).
+    await page.getByRole("button", { name: "Test this string" }).click();
+    assert.match(await page.getByTestId("proxy-test").textContent(), /^accepted/);
     await page.getByRole("button", { name: "Generate test traffic" }).click();
     await page.getByLabel("Requests", { exact: true }).fill("300");
     await page.getByRole("button", { name: "Generate", exact: true }).click();
@@ -327,6 +331,32 @@ describe("the console", () => {
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByLabel("API key").waitFor();
     assert.equal(await page.getByLabel("API key").inputValue(), "");
+    await context.close();
+  });
+
+  it("with MFA on, a gated action asks for a code: a wrong one is refused with its doc link, a current one passes", async () => {
+    const account = await stack.admin("POST", "/accounts", { email: `mfa-${Date.now()}@example.com`, plan: "pro" });
+    const token = (await stack.admin("POST", `/accounts/${account.id}/api-keys`, {})).token;
+    const enrollment = await v1(stack.base, token, "POST", "/users/me/security/mfa", { method: "totp" });
+    const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(enrollment.body.secret), digits: 6, period: 30 });
+    const verified = await v1(stack.base, token, "POST", "/users/me/security/mfa/verify", { code: totp.generate() });
+    assert.equal(verified.status, 200);
+
+    const { context, page } = await openConsole();
+    await signIn(page, token);
+    await go(page, "api-keys");
+    await page.getByRole("button", { name: "New key" }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByLabel("MFA code").fill("000000");
+    await dialog.getByRole("button", { name: "Create key" }).click();
+    const refusal = dialog.getByRole("alert");
+    await refusal.waitFor();
+    assert.match(await refusal.textContent(), /mfa_required · HTTP 403/);
+    assert.match(await refusal.getByRole("link").getAttribute("href"), /#mfa_required$/);
+    // The verification used this time step's code; the API accepts the next step's (one step of clock drift).
+    await dialog.getByLabel("MFA code").fill(totp.generate({ timestamp: Date.now() + 30_000 }));
+    await dialog.getByRole("button", { name: "Create key" }).click();
+    assert.match(await copied(page, "Token"), /^live_[0-9A-Za-z]{64}$/);
     await context.close();
   });
 

@@ -232,6 +232,7 @@ const SCENARIO: Folder[] = [
     // `npm run dev` runs the local gateway, so this is a real test through it (its echo target uses no credit).
     name: "Proxy test",
     steps: [
+      { operationId: "getGateway", expect: { username_prefix: "user" } },
       {
         operationId: "runProxyTest",
         body: { username: "user_{{subuser_name}}-type-res-region-us", password: "{{subuser_password}}" },
@@ -331,6 +332,7 @@ const SCENARIO: Folder[] = [
         expect: { "scopes.billing": "read" },
       },
       { operationId: "listApiKeys", listed: "api_key_id" },
+      { operationId: "getCurrentApiKey", expect: { "scopes.api_keys": "write" } },
       { operationId: "getApiKey", path: { id: "{{api_key_id}}" }, expect: { id: "{{api_key_id}}" } },
       {
         operationId: "updateApiKey",

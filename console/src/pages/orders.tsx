@@ -144,7 +144,10 @@ function BuyBandwidth(props: { onBought: () => void }) {
             </button>
           ) : (
             <p class="error" role="alert">
-              Cannot be bought now: {quote.error?.message} <code>{quote.error?.code}</code>
+              Cannot be bought now: {quote.error?.message} <code>{quote.error?.code}</code> ·{" "}
+              <a href={`/docs/errors#${quote.error?.code}`} target="_blank" rel="noopener">
+                What this means
+              </a>
             </p>
           )}
         </div>

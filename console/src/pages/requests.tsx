@@ -4,6 +4,9 @@ import { href } from "../router";
 import { api, type Product, productsOf } from "../session";
 import { Choice, Page, Pill, Show, Table, useLoad } from "../ui";
 
+/** Rows shown at first, and added by each "Show more". */
+const PAGE_ROWS = 50;
+
 /** The sampled request log (last 48 hours): the API's filters (product, sub-user), then a search over the page. */
 export function RequestsPage() {
   const products = productsOf(["residential", "mobile", "isp"] as const);
@@ -11,6 +14,7 @@ export function RequestsPage() {
   const [subuser, setSubuser] = useState("");
   const [search, setSearch] = useState("");
   const [failedOnly, setFailedOnly] = useState(false);
+  const [shown, setShown] = useState(PAGE_ROWS);
   const log = useLoad(
     () =>
       api().get("/{product}/requests", {
@@ -86,7 +90,7 @@ export function RequestsPage() {
               </p>
               <Table
                 caption="Sampled requests"
-                rows={rows.slice(0, 200)}
+                rows={rows.slice(0, shown)}
                 rowKey={(entry) => entry.request_id}
                 columns={[
                   { label: "Time", render: (e) => format.time(e.ts) },
@@ -105,6 +109,11 @@ export function RequestsPage() {
                   { label: "Tag", render: (e) => e.tag ?? "—" },
                 ]}
               />
+              {rows.length > shown ? (
+                <button type="button" class="more" onClick={() => setShown(shown + PAGE_ROWS)}>
+                  Show {Math.min(PAGE_ROWS, rows.length - shown)} more
+                </button>
+              ) : null}
             </>
           );
         }}

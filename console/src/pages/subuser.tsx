@@ -5,7 +5,20 @@ import { curlLine, gatewayUsername, type ProxyTarget, proxyLine, targetProblem }
 import { navigate, type Route } from "../router";
 import { api, can, type Schemas, session, shownPasswords } from "../session";
 import { lastHours, trafficSeries } from "../traffic-data";
-import { ConfirmButton, Copyable, DialogButton, Form, Page, Pill, Secret, Section, Show, Table, useLoad } from "../ui";
+import {
+  ConfirmButton,
+  Copyable,
+  DialogButton,
+  ErrorNote,
+  Form,
+  Page,
+  Pill,
+  Secret,
+  Section,
+  Show,
+  Table,
+  useLoad,
+} from "../ui";
 import { limitFields, limitValues } from "./subusers";
 
 export function SubuserPage(props: { route: Route }) {
@@ -252,7 +265,9 @@ function Generator({ subuser }: { subuser: Schemas["Subuser"] }) {
             {target.session
               ? `Sticky: the same exit IP for ${target.sesstime} minutes from the first request.`
               : "Rotating: every new connection gets a new exit IP."}
+            {session().sandbox ? " Sandbox sub-users are not served by the gateway: test the string here instead." : ""}
           </p>
+          {password && can("subusers", "write") ? <ProxyTest username={username} password={password} /> : null}
         </div>
       ) : (
         <p class="error" role="alert">
@@ -260,6 +275,47 @@ function Generator({ subuser }: { subuser: Schemas["Subuser"] }) {
         </p>
       )}
     </Section>
+  );
+}
+
+/** One request through the gateway with the generated string (the API's proxy test; in the sandbox, simulated). */
+function ProxyTest(props: { username: string; password: string }) {
+  const [result, setResult] = useState<Schemas["ProxyTestResult"] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const run = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      setResult(
+        await api().post("/tools/proxy-test", {
+          body: { username: props.username, password: props.password, protocol: "http" },
+        }),
+      );
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="proxy-test">
+      <button type="button" class="small" disabled={busy} aria-busy={busy} onClick={() => void run()}>
+        {busy ? "Testing…" : "Test this string"}
+      </button>
+      {result ? (
+        <p role="status" data-testid="proxy-test">
+          {result.auth_ok ? (
+            <Pill tone="good">accepted</Pill>
+          ) : (
+            <Pill tone="bad">{result.error_code ?? "refused"}</Pill>
+          )}{" "}
+          {result.exit_ip ? `exit ${result.exit_ip}` : ""}
+          {result.status !== null ? ` · HTTP ${result.status}` : ""}
+        </p>
+      ) : null}
+      {error ? <ErrorNote error={error} /> : null}
+    </div>
   );
 }
 

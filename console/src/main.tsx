@@ -108,7 +108,7 @@ function Shell(props: {
         </button>
         <span class="brand">Proxy Account</span>
         <span class="who">
-          {account?.email ?? "API key"} · <code>{key.token_hint}…</code>
+          {sandbox ? "Sandbox" : (account?.email ?? "API key")} · <code>{key.token_hint}…</code>
           {key.name ? ` (${key.name})` : ""}
         </span>
         <button type="button" class="ghost" onClick={props.onSignOut}>

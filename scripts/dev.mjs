@@ -51,6 +51,7 @@ console.log(`
 
     Base URL   http://localhost:${PORT}/v1
     Docs       http://localhost:${PORT}/v1/docs
+    Console    http://localhost:${PORT}/console/  (sign in with the API key below, or the sandbox key)
     OpenAPI    http://localhost:${PORT}/v1/openapi.json
     Account    ${demo.email} (${demo.accountId}), plan pro, balance topped up to $500
     API key    ${demo.token}

@@ -1,5 +1,5 @@
-// Copies Swagger UI's assets into public/docs-assets so the docs page is served by the worker itself
-// (no CDN, works offline). Run by `npm run dev`, `npm test`, `npm run bench` and `npm run deploy`, and by wrangler's
+// The worker's static assets: copies Swagger UI's assets into public/docs-assets so the docs page is served by the
+// worker itself (no CDN, works offline), and builds the console into public/console. Run by `npm run dev`, `npm test`, `npm run bench` and `npm run deploy`, and by wrangler's
 // build step on every `wrangler dev` start: a file is written only when its content changed, so a second
 // `wrangler dev` serving the same checkout is not reloaded mid-request by the first one's start.
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
@@ -14,4 +14,13 @@ for (const file of ["swagger-ui.css", "swagger-ui-bundle.js"]) {
   const from = path.join(source, file);
   const to = path.join(target, file);
   if (!existsSync(to) || !readFileSync(from).equals(readFileSync(to))) copyFileSync(from, to);
+}
+
+// The console's bundle: built here too, so every way of starting the worker serves a current one.
+const { buildConsole } = await import("./lib/console-build.mjs");
+const built = await buildConsole();
+if (built.written.length > 0) {
+  console.log(
+    `console: ${built.written.join(", ")} written (JavaScript ${(built.gzipBytes / 1024).toFixed(1)} KB gzip)`,
+  );
 }

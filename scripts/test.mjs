@@ -1,6 +1,7 @@
-// `npm test`: the docs assets, then vitest inside workerd (extra arguments go to vitest, e.g. CI's reporters), then
-// the local gateway's tests against `wrangler dev` and the scripts' tests (node --test), then a short run of the
-// fleet simulation.
+// `npm test`: the static assets (docs assets, the console's build), then vitest inside workerd (extra arguments go to
+// vitest, e.g. CI's reporters), then the local gateway's tests against `wrangler dev` (node --test), the console in
+// Chromium against `wrangler dev` and the gateway, the deploy script and wrangler.toml's environments (node --test),
+// then a short run of the fleet simulation.
 import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import path from "node:path";
@@ -14,6 +15,7 @@ const steps = [
   ["scripts/docs-assets.mjs"],
   ["node_modules/vitest/vitest.mjs", "run", ...process.argv.slice(2)],
   ["--test", "--test-concurrency=1", ...nodeTests(path.join("gateway", "test"))],
+  ["--test", "console/test/browser.test.mjs"],
   // The deploy script against a stand-in wrangler, and wrangler.toml's environments (no network).
   ["--test", ...nodeTests(path.join("scripts", "test"))],
   // The fleet simulation (docs/scale.md), short: the scale model still runs on the code as it is.

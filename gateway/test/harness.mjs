@@ -32,12 +32,19 @@ function startTarget() {
 export async function startStack() {
   const state = mkdtempSync(path.join(tmpdir(), "gateway-test-"));
   const vars = prepare({ persistTo: state });
+  // The gateway's port is chosen first so the worker names it (GET /v1/gateway, the proxy test) as it is.
+  const gatewayPort = await freePort();
   const { child, base } = await startWorker(await freePort(), {
     quiet: true,
     persistTo: state,
-    vars: { LOG_REQUESTS: "false", ISP_PROVISIONING_DELAY_S: "0", ISP_LONG_TAIL_PROVISIONING_DELAY_S: "0" },
+    vars: {
+      LOG_REQUESTS: "false",
+      ISP_PROVISIONING_DELAY_S: "0",
+      ISP_LONG_TAIL_PROVISIONING_DELAY_S: "0",
+      GATEWAY_PORT: String(gatewayPort),
+    },
   });
-  const gateway = await startGateway({ port: 0, apiOrigin: base, token: vars.GATEWAY_TOKEN, flushMs: 100 });
+  const gateway = await startGateway({ port: gatewayPort, apiOrigin: base, token: vars.GATEWAY_TOKEN, flushMs: 100 });
   const target = await startTarget();
   return {
     base,

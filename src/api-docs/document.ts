@@ -51,7 +51,11 @@ export const publicApi: DocumentSpec = {
       name: "Reports",
       description: "Scheduled and on-demand exports (Pro plan and above) to email, webhooks, S3 and GCS.",
     },
-    { name: "Tools", description: "The proxy credential test: a real request through the gateway, kept 24 hours." },
+    {
+      name: "Tools",
+      description:
+        "The gateway's connection settings, and the proxy credential test: a real request through the gateway, kept 24 hours.",
+    },
     {
       name: "Webhooks",
       description: "Endpoints that receive the account's events, signed per Standard Webhooks, and their delivery log.",

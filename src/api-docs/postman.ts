@@ -237,6 +237,7 @@ const SCENARIO: Folder[] = [
     // deployment without a reachable gateway skips the checks. A sandbox key gets the simulated probe.
     name: "Proxy test",
     steps: [
+      { operationId: "getGateway", expect: { username_prefix: "user" } },
       {
         operationId: "runProxyTest",
         body: { username: "user_{{subuser_name}}-type-res-region-us", password: "{{subuser_password}}" },
@@ -343,6 +344,7 @@ const SCENARIO: Folder[] = [
         expect: { "scopes.billing": "read" },
       },
       { operationId: "listApiKeys", listed: "api_key_id" },
+      { operationId: "getCurrentApiKey", expect: { "scopes.api_keys": "write" } },
       { operationId: "getApiKey", path: { id: "{{api_key_id}}" }, expect: { id: "{{api_key_id}}" } },
       {
         operationId: "updateApiKey",

@@ -1,6 +1,6 @@
 import type { OpenApiDocument } from "../api-docs/document";
 import { isPlainObject } from "../platform/json";
-import { KEY_SCOPE_EXTENSION, SANDBOX_ONLY_EXTENSION } from "../platform/route-definitions";
+import { ANY_KEY_SCOPE, KEY_SCOPE_EXTENSION, SANDBOX_ONLY_EXTENSION } from "../platform/route-definitions";
 import { type KeyAccess, type KeyArea, type KeyScopes, keyAccesses, keyAreas, scopeAllows } from "../vocabulary";
 
 /**
@@ -44,7 +44,8 @@ export interface OperationBinding {
 export interface Tool {
   definition: ToolDefinition;
   binding: OperationBinding;
-  scope: { area: KeyArea; access: KeyAccess };
+  /** null: open to any key (an operation about the key itself or the service). */
+  scope: { area: KeyArea; access: KeyAccess } | null;
   sandboxOnly: boolean;
 }
 
@@ -67,7 +68,8 @@ export function toolsOf(document: OpenApiDocument): Tool[] {
 
 /** Whether a key sees a tool: its scopes allow the operation, and a sandbox-only one needs a sandbox key. */
 export function isVisibleTo(tool: Tool, key: { scopes: KeyScopes | null; livemode: boolean }): boolean {
-  return scopeAllows(key.scopes, tool.scope.area, tool.scope.access) && !(tool.sandboxOnly && key.livemode);
+  const allowed = tool.scope === null || scopeAllows(key.scopes, tool.scope.area, tool.scope.access);
+  return allowed && !(tool.sandboxOnly && key.livemode);
 }
 
 function buildTools(document: OpenApiDocument): Tool[] {
@@ -75,16 +77,17 @@ function buildTools(document: OpenApiDocument): Tool[] {
   for (const [path, item] of Object.entries(document.paths ?? {})) {
     for (const method of HTTP_METHODS) {
       const operation = item?.[method] as Schema | undefined;
-      if (operation && keyScopeOf(operation)) tools.push(toolOf(document, method, path, operation));
+      if (operation && keyScopeOf(operation) !== undefined) tools.push(toolOf(document, method, path, operation));
     }
   }
   return tools;
 }
 
-/** The scope an operation declares; null for an operation not authorized by an API key. */
-function keyScopeOf(operation: Schema): Tool["scope"] | null {
+/** The scope an operation declares: null for any key, undefined for an operation not authorized by an API key. */
+function keyScopeOf(operation: Schema): Tool["scope"] | undefined {
   const declared = operation[KEY_SCOPE_EXTENSION];
-  if (typeof declared !== "string") return null;
+  if (typeof declared !== "string") return undefined;
+  if (declared === ANY_KEY_SCOPE) return null;
   const [area, access] = declared.split(":") as [KeyArea, KeyAccess];
   if (!keyAreas.includes(area) || !keyAccesses.includes(access)) throw new Error(`unknown key scope ${declared}`);
   return { area, access };
@@ -142,7 +145,7 @@ function toolOf(document: OpenApiDocument, method: string, path: string, operati
 
   // Safe methods change nothing, and neither does an operation a read scope authorizes (a quote). A GET may still
   // need a write scope (a batch's IP list shows its password): that decides who sees it, not what it does.
-  const readOnly = method === "get" || scope.access === "read";
+  const readOnly = method === "get" || scope?.access === "read";
   const creates =
     method === "post" && Object.keys(operation.responses as Schema).some((s) => s === "201" || s === "202");
   return {

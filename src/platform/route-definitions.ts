@@ -208,9 +208,10 @@ const TAG_AREAS: Record<string, KeyArea> = {
 type ApiOperationConfig = OperationConfig & {
   /**
    * The scope the key needs: by default the area of the operation's tag, `read` for GET and `write` otherwise
-   * (stated in its description, enforced before its handler: 403 `insufficient_scope`).
+   * (stated in its description, enforced before its handler: 403 `insufficient_scope`). `"any key"`: an operation
+   * about the key itself or the service, open to every key whatever its scopes.
    */
-  scope?: { area?: KeyArea; access?: KeyAccess };
+  scope?: { area?: KeyArea; access?: KeyAccess } | "any key";
   /** A gated action: declares `X-MFA-Code` and 403 `mfa_required`. */
   mfa?: boolean;
   /** The success response shows a secret once: `Cache-Control: no-store`, sealed in the idempotency store. */
@@ -223,10 +224,11 @@ type ApiOperationConfig = OperationConfig & {
 
 /**
  * What an operation needs of a key, machine-readable beside the prose of its description (tools built from the
- * document, e.g. the MCP server's, read them): `x-key-scope` is `area:access`; `x-sandbox-only` marks the test
- * helpers.
+ * document, e.g. the MCP server's, read them): `x-key-scope` is `area:access`, or `any` for an operation open to
+ * every key; `x-sandbox-only` marks the test helpers.
  */
 export const KEY_SCOPE_EXTENSION = "x-key-scope";
+export const ANY_KEY_SCOPE = "any";
 export const SANDBOX_ONLY_EXTENSION = "x-sandbox-only";
 
 const PUBLIC_ERRORS: ErrorCode[] = ["unauthorized", "insufficient_scope", "rate_limited", "internal_error"];
@@ -293,11 +295,9 @@ export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R
     ...route
   } = config;
   const isWrite = route.method !== "get";
-  const area = scope.area ?? TAG_AREAS[route.tags?.[0] ?? ""];
-  if (!area) throw new Error(`${route.operationId}: no key scope area for tag ${route.tags?.[0]}`);
-  const access = scope.access ?? (isWrite ? "write" : "read");
+  const required = requiredScope(route, scope);
   const codes = [
-    ...PUBLIC_ERRORS,
+    ...(required ? PUBLIC_ERRORS : PUBLIC_ERRORS.filter((code) => code !== "insufficient_scope")),
     ...(isWrite ? WRITE_ERRORS : []),
     ...(mfa ? ["mfa_required" as const] : []),
     ...(sandboxOnly ? ["sandbox_key_required" as const] : []),
@@ -316,9 +316,10 @@ export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R
   return createRoute({
     ...route,
     // The scope is stated in the description: OpenAPI lists scopes in security requirements for OAuth only.
-    description: `${route.description ?? ""}\n\nKey scope: \`${area}:${access}\`.`.trimStart(),
+    description:
+      `${route.description ?? ""}\n\nKey scope: ${required ? `\`${required.area}:${required.access}\`` : "any key"}.`.trimStart(),
     security: [{ ApiKey: [] }],
-    [KEY_SCOPE_EXTENSION]: `${area}:${access}`,
+    [KEY_SCOPE_EXTENSION]: required ? `${required.area}:${required.access}` : ANY_KEY_SCOPE,
     ...(sandboxOnly ? { [SANDBOX_ONLY_EXTENSION]: true } : {}),
     request: withHeaders(route, { ...(isWrite ? idempotencyKeyHeader : {}), ...(mfa ? mfaCodeHeader : {}) }),
     responses: {
@@ -329,8 +330,23 @@ export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R
       }),
     },
     // A sandbox-only operation refuses a live key before anything else, its request not even validated.
-    middleware: [...(sandboxOnly ? [requireSandboxKey] : []), requireScope(area, access), ...(secret ? [noStore] : [])],
+    middleware: [
+      ...(sandboxOnly ? [requireSandboxKey] : []),
+      ...(required ? [requireScope(required.area, required.access)] : []),
+      ...(secret ? [noStore] : []),
+    ],
   }) as unknown as Built<R>;
+}
+
+/** The scope an operation needs (null: any key), from its own `scope` or its tag's area and its method. */
+function requiredScope(
+  route: RouteConfig,
+  scope: NonNullable<ApiOperationConfig["scope"]>,
+): { area: KeyArea; access: KeyAccess } | null {
+  if (scope === "any key") return null;
+  const area = scope.area ?? TAG_AREAS[route.tags?.[0] ?? ""];
+  if (!area) throw new Error(`${route.operationId}: no key scope area for tag ${route.tags?.[0]}`);
+  return { area, access: scope.access ?? (route.method === "get" ? "read" : "write") };
 }
 
 /** An internal operation (admin or gateway): its own bearer token, `X-Request-Id` on every response. */

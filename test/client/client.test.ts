@@ -66,11 +66,12 @@ describe("typed client: auth and errors", () => {
     expect(sent[0]!.headers.get("Authorization")).toBe(`Bearer ${account.token}`);
   });
 
-  it("a wrong key surfaces as ApiError 401 unauthorized with the response's request id", async () => {
+  it("a wrong key surfaces as ApiError 401 unauthorized with the response's request id and the code's doc_url", async () => {
     const { client, sent } = clientOf("live_not-a-real-key");
     const error = await rejectionOf(client.get("/users/me"));
     expect(error.status).toBe(401);
     expect(error.code).toBe("unauthorized");
+    expect(error.doc_url).toMatch(/\/docs\/errors#unauthorized$/);
     expect(error.request_id).toMatch(/^req_/);
     expect(error.request_id).toBe(error.response.headers.get("X-Request-Id"));
     expect(sent).toHaveLength(1);

@@ -99,7 +99,7 @@ describe("MCP tools generated from the OpenAPI document", () => {
       const { annotations, inputSchema } = tool.definition;
       const properties = inputSchema.properties as Record<string, unknown>;
       if (method !== "GET") expect(properties, tool.definition.name).toHaveProperty("idempotency_key");
-      expect(annotations.readOnlyHint, tool.definition.name).toBe(method === "GET" || tool.scope.access === "read");
+      expect(annotations.readOnlyHint, tool.definition.name).toBe(method === "GET" || tool.scope?.access === "read");
     }
     // A quote is a POST that changes nothing: billing:read, read-only.
     expect(byName("quoteOrder").definition.annotations.readOnlyHint).toBe(true);

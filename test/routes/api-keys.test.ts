@@ -248,3 +248,40 @@ describe("API keys managed through the API", () => {
     expect(live.data.map((key: Record<string, unknown>) => key.id)).not.toContain(created.id);
   });
 });
+
+describe("GET /api-keys/current: the calling key", () => {
+  it("answers any key, even one without api_keys access, with its own scopes, products and expiry, never its token", async () => {
+    const account = await createAccount();
+    const expiresAt = new Date(Date.now() + 30 * 24 * HOUR).toISOString();
+    const { body: narrow } = await createKey(account, {
+      name: "reader",
+      products: ["residential"],
+      scopes: { traffic: "read" },
+      expires_at: expiresAt,
+    });
+    const response = await call("GET", `${KEYS}/current`, { token: narrow.token });
+    expect(response.status).toBe(200);
+    const current = await json(response);
+    expect(current).toMatchObject({
+      id: narrow.id,
+      name: "reader",
+      products: ["residential"],
+      scopes: { traffic: "read" },
+      livemode: true,
+    });
+    expect(Date.parse(current.expires_at)).toBe(Date.parse(expiresAt));
+    expect(current).not.toHaveProperty("token");
+    // The same key is still refused the list of keys: introspection opens nothing else.
+    expect(await status(narrow.token, "GET", KEYS)).toBe(403);
+  });
+
+  it("a full key reads as write on every area; a sandbox key as its own sandbox key", async () => {
+    const account = await createAccount();
+    const full = await json(await call("GET", `${KEYS}/current`, { token: account.token }));
+    expect(full.id).toBe(account.keyId);
+    expect(Object.values(full.scopes).every((access) => access === "write")).toBe(true);
+    const sandbox = await sandboxOf(account);
+    const test = await json(await call("GET", `${KEYS}/current`, { token: sandbox.token }));
+    expect(test).toMatchObject({ id: sandbox.keyId, livemode: false, token_hint: sandbox.token.slice(0, 11) });
+  });
+});

@@ -255,3 +255,19 @@ describe("socketProbe (unit)", () => {
     expect(outcome).toMatchObject({ status: null, errorCode: "gateway-unreachable", exit: null });
   });
 });
+
+describe("GET /gateway: the gateway's connection settings", () => {
+  it("tells any key where the gateway listens, the username prefix and the longest sessions, as the proxy test uses them", async () => {
+    const narrow = await json(
+      await call("POST", "/v1/api-keys", { token: owner.token, body: { scopes: { billing: "read" } } }),
+    );
+    const response = await call("GET", "/v1/gateway", { token: narrow.token });
+    expect(response.status).toBe(200);
+    expect(await json(response)).toMatchObject({
+      host: env.GATEWAY_HOST,
+      port: Number(env.GATEWAY_PORT),
+      username_prefix: env.GATEWAY_USER_PREFIX,
+      max_sesstime_minutes: { residential: 30, mobile: 60 },
+    });
+  });
+});

@@ -18,6 +18,8 @@ export class ApiError extends Error {
   readonly code: ErrorCode | "unexpected_response" | (string & {});
   readonly request_id: string | null;
   readonly details: FieldProblem[] | undefined;
+  /** The code's entry on the API's page of error codes: its cause and how to fix it. */
+  readonly doc_url: string | null;
   /** The answer itself, for its headers (`Retry-After`, `X-RateLimit-*`). Its body has been read. */
   readonly response: Response;
 
@@ -29,6 +31,7 @@ export class ApiError extends Error {
     this.code = error?.code ?? "unexpected_response";
     this.request_id = error?.request_id ?? response.headers.get("X-Request-Id");
     this.details = error?.details;
+    this.doc_url = error?.doc_url ?? null;
     this.response = response;
   }
 }
@@ -37,6 +40,7 @@ interface ErrorBody {
   code: string;
   message: string;
   request_id?: string;
+  doc_url?: string;
   details?: FieldProblem[];
 }
 

@@ -1,0 +1,2 @@
+/** Stylesheets are bundled by esbuild into console.css. */
+declare module "*.css";

@@ -1,0 +1,137 @@
+import * as format from "../format";
+import { api, can, type Schemas } from "../session";
+import { ConfirmButton, ErrorNote, Page, Pill, Section, Show, Table, useLoad } from "../ui";
+
+const TYPES = ["traffic", "requests", "invoices", "subusers", "isp_batches"] as const;
+const FORMATS = ["csv", "tsv", "json", "parquet"] as const;
+
+export function ReportsPage() {
+  const reports = useLoad(() => api().get("/reports", { params: { query: { limit: 50 } } }), []);
+  const writable = can("reports", "write");
+  return (
+    <Page
+      title="Reports"
+      actions={
+        writable ? (
+          <ConfirmButton
+            label="New report"
+            title="New report"
+            body={
+              <p>Delivered by email with a download link (1 hour); runs are kept 90 days. Reports need the Pro plan.</p>
+            }
+            confirmLabel="Create"
+            fields={[
+              { name: "name", label: "Name", required: true },
+              { name: "type", label: "Content", type: "select", options: TYPES },
+              { name: "format", label: "Format", type: "select", options: FORMATS },
+              { name: "email", label: "Email to", type: "email", required: true },
+              { name: "schedule", label: "Schedule (cron, UTC, optional)", placeholder: "0 6 * * 1" },
+            ]}
+            run={(values) =>
+              api().post("/reports", {
+                body: {
+                  name: values.name as string,
+                  type: values.type as Schemas["ReportCreate"]["type"],
+                  format: values.format as Schemas["ReportCreate"]["format"],
+                  destination: { type: "email", email: values.email as string },
+                  schedule: (values.schedule as string) || null,
+                },
+              })
+            }
+            onDone={reports.reload}
+          />
+        ) : null
+      }
+    >
+      <Show state={reports} empty={(page) => page.data.length === 0} emptyText="No reports yet.">
+        {(page) => page.data.map((report) => <ReportCard key={report.id} report={report} reload={reports.reload} />)}
+      </Show>
+    </Page>
+  );
+}
+
+function ReportCard({ report, reload }: { report: Schemas["ReportWithRuns"]; reload: () => void }) {
+  const writable = can("reports", "write");
+  const today = new Date().toISOString().slice(0, 10);
+  const weekAgo = new Date(Date.now() - 7 * 86_400_000).toISOString().slice(0, 10);
+  return (
+    <Section
+      title={report.name}
+      actions={
+        writable ? (
+          <>
+            <ConfirmButton
+              label="Run now"
+              title={`Run ${report.name}`}
+              body={<p>Days in UTC; `to` is exclusive.</p>}
+              confirmLabel="Run"
+              fields={[
+                { name: "from", label: "From", type: "date", value: weekAgo },
+                { name: "to", label: "To", type: "date", value: today },
+              ]}
+              run={(values) =>
+                api().post("/reports/{id}/run", {
+                  params: { path: { id: report.id } },
+                  body: { from: values.from as string, to: values.to as string },
+                })
+              }
+              onDone={reload}
+            />
+            <ConfirmButton
+              label="Delete"
+              title={`Delete ${report.name}`}
+              danger
+              body={<p>Its schedule stops; past runs stay downloadable until they expire.</p>}
+              confirmLabel="Delete"
+              run={() => api().delete("/reports/{id}", { params: { path: { id: report.id } } })}
+              onDone={reload}
+            />
+          </>
+        ) : null
+      }
+    >
+      <p class="muted">
+        {report.type} · {report.format} · to{" "}
+        {report.destination.email ?? report.destination.url ?? report.destination.bucket} ·{" "}
+        {report.schedule ? `cron ${report.schedule}, next ${format.time(report.next_run_at)}` : "on demand"}
+      </p>
+      {report.recent_runs.length === 0 ? (
+        <p class="empty">No runs yet.</p>
+      ) : (
+        <Table
+          caption={`Runs of ${report.name}`}
+          rows={report.recent_runs}
+          rowKey={(run) => run.run_id}
+          columns={[
+            { label: "Requested", render: (r) => format.time(r.created_at) },
+            { label: "Days", render: (r) => `${r.from.slice(0, 10)} → ${r.to.slice(0, 10)}` },
+            {
+              label: "Status",
+              render: (r) => (
+                <Pill tone={r.status === "completed" ? "good" : r.status === "failed" ? "bad" : "info"}>
+                  {r.status}
+                </Pill>
+              ),
+            },
+            { label: "Rows", render: (r) => (r.rows === null ? "—" : format.count(r.rows)), numeric: true },
+            { label: "", render: (r) => (r.status === "completed" ? <Download id={r.run_id} /> : (r.error ?? null)) },
+          ]}
+        />
+      )}
+    </Section>
+  );
+}
+
+/** A run's signed download link (valid an hour) is fetched when asked for, then opened. */
+function Download({ id }: { id: string }) {
+  const run = useLoad(() => api().get("/reports/runs/{id}", { params: { path: { id } } }), [id]);
+  if (run.error) return <ErrorNote error={run.error} />;
+  if (!run.data) return null;
+  return run.data.download_url ? (
+    <a href={run.data.download_url} download>
+      Download
+    </a>
+  ) : (
+    <span class="muted">pushed to the destination</span>
+  );
+}

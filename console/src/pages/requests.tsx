@@ -1,0 +1,123 @@
+import { useState } from "preact/hooks";
+import * as format from "../format";
+import { href } from "../router";
+import { api, type Product, productsOf } from "../session";
+import { Choice, Page, Pill, Show, Table, useLoad } from "../ui";
+
+/** Rows shown at first, and added by each "Show more". */
+const PAGE_ROWS = 50;
+
+/** The sampled request log (last 48 hours): the API's filters (product, sub-user), then a search over the page. */
+export function RequestsPage() {
+  const products = productsOf(["residential", "mobile", "isp"] as const);
+  const [product, setProduct] = useState<Product>(products[0] ?? "residential");
+  const [subuser, setSubuser] = useState("");
+  const [search, setSearch] = useState("");
+  const [failedOnly, setFailedOnly] = useState(false);
+  const [shown, setShown] = useState(PAGE_ROWS);
+  const log = useLoad(
+    () =>
+      api().get("/{product}/requests", {
+        params: { path: { product }, query: { limit: 1000, ...(subuser ? { subuser } : {}) } },
+      }),
+    [product, subuser],
+  );
+  const subusers = useLoad(() => api().get("/subusers", { params: { query: { limit: 100 } } }), []);
+  const needle = search.trim().toLowerCase();
+  return (
+    <Page
+      title="Request log"
+      actions={
+        <button type="button" class="small" onClick={log.reload}>
+          Refresh
+        </button>
+      }
+    >
+      <form class="toolbar" onSubmit={(event) => event.preventDefault()}>
+        <Choice label="Product" value={product} options={products} onChange={setProduct} />
+        <label>
+          Sub-user
+          <select value={subuser} onChange={(event) => setSubuser(event.currentTarget.value)}>
+            <option value="">All</option>
+            {subusers.data?.data.map((one) => (
+              <option key={one.id} value={one.id}>
+                {one.label}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Search
+          <input
+            type="search"
+            value={search}
+            placeholder="host, status, exit IP, tag…"
+            onInput={(event) => setSearch(event.currentTarget.value)}
+          />
+        </label>
+        <label class="check">
+          <input
+            type="checkbox"
+            checked={failedOnly}
+            onChange={(event) => setFailedOnly(event.currentTarget.checked)}
+          />
+          Failed only
+        </label>
+      </form>
+      <p class="muted">
+        Sampled: every request under 100 a minute, a uniform sample above; not for billing (use Traffic).
+      </p>
+      <Show state={log} empty={(page) => page.data.length === 0} emptyText="No requests in the last 48 hours.">
+        {(page) => {
+          const rows = page.data.filter(
+            (entry) =>
+              (!failedOnly || entry.status >= 400) &&
+              (!needle ||
+                [
+                  entry.target_host,
+                  String(entry.status),
+                  entry.exit_ip,
+                  entry.exit_geo,
+                  entry.tag ?? "",
+                  entry.method,
+                  entry.request_id,
+                ].some((value) => value.toLowerCase().includes(needle))),
+          );
+          return (
+            <>
+              <p class="muted" data-testid="request-count">
+                {format.count(rows.length)} of {format.count(page.data.length)} sampled requests
+              </p>
+              <Table
+                caption="Sampled requests"
+                rows={rows.slice(0, shown)}
+                rowKey={(entry) => entry.request_id}
+                columns={[
+                  { label: "Time", render: (e) => format.time(e.ts) },
+                  {
+                    label: "Sub-user",
+                    render: (e) => (
+                      <a href={href("subusers", e.subuser)}>
+                        {subusers.data?.data.find((s) => s.id === e.subuser)?.label ?? e.subuser}
+                      </a>
+                    ),
+                  },
+                  { label: "Request", render: (e) => `${e.method} ${e.target_host}` },
+                  { label: "Status", render: (e) => <Pill tone={e.status >= 400 ? "bad" : "good"}>{e.status}</Pill> },
+                  { label: "Bytes", render: (e) => format.bytes(e.bytes), numeric: true },
+                  { label: "Exit", render: (e) => `${e.exit_ip} · ${e.exit_geo} · AS${e.exit_asn}` },
+                  { label: "Tag", render: (e) => e.tag ?? "—" },
+                ]}
+              />
+              {rows.length > shown ? (
+                <button type="button" class="more" onClick={() => setShown(shown + PAGE_ROWS)}>
+                  Show {Math.min(PAGE_ROWS, rows.length - shown)} more
+                </button>
+              ) : null}
+            </>
+          );
+        }}
+      </Show>
+    </Page>
+  );
+}

@@ -1,0 +1,233 @@
+import { useState } from "preact/hooks";
+import { TimeChart } from "../chart";
+import * as format from "../format";
+import { href } from "../router";
+import { api, type Product, productsOf } from "../session";
+import {
+  heaviest,
+  lastHours,
+  type Range,
+  type Series,
+  type Split,
+  subuserLabels,
+  type TrafficRow,
+  trafficSeries,
+} from "../traffic-data";
+import { Bar, Choice, Page, Section, Show, Table, useLoad } from "../ui";
+
+const RANGES = [
+  { value: "24h", label: "24 hours", hours: 24 },
+  { value: "7d", label: "7 days", hours: 7 * 24 },
+  { value: "30d", label: "30 days", hours: 30 * 24 },
+  { value: "90d", label: "90 days", hours: 90 * 24 },
+  { value: "custom", label: "Custom", hours: 0 },
+];
+
+const METRICS = [
+  { title: "Bytes in", values: (series: Series) => series.bytesIn, format: format.bytes },
+  { title: "Bytes out", values: (series: Series) => series.bytesOut, format: format.bytes },
+  { title: "Requests", values: (series: Series) => series.requests, format: format.count },
+];
+
+export function TrafficPage() {
+  const products = productsOf(["residential", "mobile", "isp"] as const);
+  const [product, setProduct] = useState<Product>(products[0] ?? "residential");
+  const [rangeName, setRangeName] = useState("24h");
+  const [custom, setCustom] = useState({ from: "", to: "" });
+  const [split, setSplit] = useState<Split>("total");
+  const range = rangeOf(rangeName, custom);
+
+  const labels = useLoad(() => subuserLabels(), []);
+  const labelOf = (id: string) => labels.data?.get(id) ?? id;
+  const chart = useLoad(
+    () => (range ? trafficSeries(product, range, split, labelOf) : Promise.resolve(null)),
+    [product, range?.from, range?.to, split, labels.data],
+  );
+  const subusers = useLoad(
+    () => (range ? heaviest(product, range, "subuser") : Promise.resolve([])),
+    [product, range?.from, range?.to],
+  );
+  const domains = useLoad(
+    () => (range ? heaviest(product, range, "domain") : Promise.resolve([])),
+    [product, range?.from, range?.to],
+  );
+  const errors = useLoad(() => errorsByStatus(product, range), [product, range?.from, range?.to]);
+
+  return (
+    <Page title="Traffic">
+      <form class="toolbar" onSubmit={(event) => event.preventDefault()}>
+        <Choice label="Product" value={product} options={products} onChange={setProduct} />
+        <fieldset class="segmented">
+          <legend>Range</legend>
+          {RANGES.map((one) => (
+            <label key={one.value}>
+              <input
+                type="radio"
+                name="range"
+                value={one.value}
+                checked={rangeName === one.value}
+                onChange={() => setRangeName(one.value)}
+              />
+              <span class="segment">{one.label}</span>
+            </label>
+          ))}
+        </fieldset>
+        {rangeName === "custom" ? (
+          <>
+            <label>
+              From (UTC)
+              <input
+                type="date"
+                value={custom.from}
+                onInput={(e) => setCustom({ ...custom, from: e.currentTarget.value })}
+              />
+            </label>
+            <label>
+              To (UTC, exclusive)
+              <input
+                type="date"
+                value={custom.to}
+                onInput={(e) => setCustom({ ...custom, to: e.currentTarget.value })}
+              />
+            </label>
+          </>
+        ) : null}
+        <label>
+          Stack by
+          <select value={split} onChange={(event) => setSplit(event.currentTarget.value as Split)}>
+            <option value="total">Nothing (total)</option>
+            <option value="subuser">Sub-user</option>
+            {product === "isp" ? null : <option value="domain">Domain</option>}
+          </select>
+        </label>
+      </form>
+      {range ? null : <p class="muted">Pick both dates of the custom range.</p>}
+      <Section title="Over time">
+        <Show
+          state={chart}
+          empty={(data) => data?.series.every((one) => one.requests.every((value) => value === 0)) === true}
+          emptyText="No traffic in this range."
+        >
+          {(data) =>
+            data ? (
+              <>
+                <p class="muted" data-testid="resolution">
+                  {format.time(new Date(data.x[0]! * 1000).toISOString())} to{" "}
+                  {format.time(new Date(range!.to).toISOString())} · data resolution {data.resolution} (by the age of
+                  the range's start: 1 minute under 24 h, 5 minutes to 14 days, 1 hour to 90 days)
+                </p>
+                <div class="charts">
+                  {METRICS.map((metric) => (
+                    <TimeChart
+                      key={metric.title}
+                      title={metric.title}
+                      x={data.x}
+                      series={data.series.map((one) => ({ label: one.label, values: metric.values(one) }))}
+                      stacked={split !== "total"}
+                      format={metric.format}
+                    />
+                  ))}
+                </div>
+              </>
+            ) : null
+          }
+        </Show>
+      </Section>
+      <div class="grid two">
+        <Section title="Top sub-users">
+          <Show state={subusers} empty={(rows) => rows.length === 0} emptyText="No traffic in this range.">
+            {(rows) => (
+              <UsageTable
+                caption="Top sub-users"
+                rows={rows.slice(0, 10)}
+                keyOf={(row) => row.subuser!}
+                name={(row) => <a href={href("subusers", row.subuser!)}>{labelOf(row.subuser!)}</a>}
+              />
+            )}
+          </Show>
+        </Section>
+        {product === "isp" ? null : (
+          <Section title="Top domains">
+            <Show state={domains} empty={(rows) => rows.length === 0} emptyText="No traffic in this range.">
+              {(rows) => (
+                <UsageTable
+                  caption="Top domains"
+                  rows={rows.slice(0, 10)}
+                  keyOf={(row) => row.domain!}
+                  name={(row) => row.domain}
+                />
+              )}
+            </Show>
+          </Section>
+        )}
+      </div>
+      <Section title="Errors by status code">
+        <Show
+          state={errors}
+          empty={(rows) => rows.counts.length === 0}
+          emptyText="No failed request in the sampled log for this range."
+        >
+          {(data) => (
+            <>
+              <p class="muted">
+                From the sampled request log ({format.count(data.sampled)} requests of the last 48 hours in this range).
+              </p>
+              {data.counts.map(([status, n]) => (
+                <Bar
+                  key={status}
+                  label={`HTTP ${status}`}
+                  used={n}
+                  total={data.failed}
+                  text={`${format.count(n)} requests`}
+                />
+              ))}
+            </>
+          )}
+        </Show>
+      </Section>
+    </Page>
+  );
+}
+
+function rangeOf(name: string, custom: { from: string; to: string }): Range | null {
+  const preset = RANGES.find((one) => one.value === name && one.hours > 0);
+  if (preset) return lastHours(preset.hours);
+  if (!custom.from || !custom.to) return null;
+  return { from: Date.parse(`${custom.from}T00:00:00Z`), to: Date.parse(`${custom.to}T00:00:00Z`) };
+}
+
+function UsageTable(props: {
+  caption: string;
+  rows: TrafficRow[];
+  keyOf: (row: TrafficRow) => string;
+  name: (row: TrafficRow) => preact.ComponentChildren;
+}) {
+  return (
+    <Table
+      caption={props.caption}
+      rows={props.rows}
+      rowKey={props.keyOf}
+      columns={[
+        { label: "Name", render: props.name },
+        { label: "In", render: (row) => format.bytes(row.bytes_in), numeric: true },
+        { label: "Out", render: (row) => format.bytes(row.bytes_out), numeric: true },
+        { label: "Requests", render: (row) => format.count(row.requests), numeric: true },
+        { label: "Errors", render: (row) => format.percent(row.error_rate), numeric: true },
+      ]}
+    />
+  );
+}
+
+/** Failed requests of the sampled log (last 48 hours) in the range, counted per HTTP status. */
+async function errorsByStatus(product: Product, range: Range | null) {
+  if (!range) return { counts: [], failed: 0, sampled: 0 };
+  const log = await api().get("/{product}/requests", { params: { path: { product }, query: { limit: 1000 } } });
+  const inRange = log.data.filter((entry) => {
+    const at = Date.parse(entry.ts);
+    return at >= range.from && at < range.to;
+  });
+  const counts = new Map<number, number>();
+  for (const entry of inRange) if (entry.status >= 400) counts.set(entry.status, (counts.get(entry.status) ?? 0) + 1);
+  const failed = [...counts.values()].reduce((sum, n) => sum + n, 0);
+  return { counts: [...counts].sort((a, b) => b[1] - a[1]), failed, sampled: inRange.length };
+}

@@ -1,0 +1,195 @@
+import { useState } from "preact/hooks";
+import * as format from "../format";
+import { api, can, type Schemas } from "../session";
+import { ConfirmButton, Page, Pill, Secret, Section, Show, Table, useLoad } from "../ui";
+
+const EVENTS = [
+  "*",
+  "order.completed",
+  "isp_batch.expiring",
+  "traffic.threshold",
+  "report_run.completed",
+  "report_run.failed",
+  "subuser.new_source",
+] as const;
+
+export function WebhooksPage() {
+  const endpoints = useLoad(() => api().get("/webhook-endpoints", { params: { query: { limit: 100 } } }), []);
+  const [selected, setSelected] = useState<string | null>(null);
+  const writable = can("webhooks", "write");
+  return (
+    <Page
+      title="Webhooks"
+      actions={
+        writable ? (
+          <ConfirmButton
+            label="New endpoint"
+            title="New webhook endpoint"
+            body={<p>Events are signed with the endpoint's secret (Standard Webhooks), shown once.</p>}
+            confirmLabel="Create"
+            fields={[
+              { name: "url", label: "URL", type: "text", required: true, placeholder: "https://example.com/hooks" },
+              { name: "events", label: "Events", type: "checkboxes", options: EVENTS, value: ["*"] },
+              { name: "description", label: "Description" },
+            ]}
+            run={(values) =>
+              api().post("/webhook-endpoints", {
+                body: {
+                  url: values.url as string,
+                  events: values.events as Schemas["WebhookEndpointCreate"]["events"],
+                  description: (values.description as string) || null,
+                },
+              })
+            }
+            result={(created) => <Secret label="Signing secret" value={created.secret} />}
+            onDone={endpoints.reload}
+          />
+        ) : null
+      }
+    >
+      <Show
+        state={endpoints}
+        empty={(page) => page.data.length === 0}
+        emptyText="No endpoints: events are still listed under Overview."
+      >
+        {(page) => (
+          <Table
+            caption="Webhook endpoints"
+            rows={page.data}
+            rowKey={(endpoint) => endpoint.id}
+            columns={[
+              { label: "URL", render: (e) => <code>{e.url}</code> },
+              { label: "Events", render: (e) => e.events.join(", ") },
+              {
+                label: "Status",
+                render: (e) => (
+                  <Pill tone={e.status === "enabled" ? "good" : "bad"}>
+                    {e.status}
+                    {e.disabled_reason ? ` (${e.disabled_reason})` : ""}
+                  </Pill>
+                ),
+              },
+              {
+                label: "",
+                render: (e) => (
+                  <div class="row-actions">
+                    <button
+                      type="button"
+                      class="small"
+                      aria-pressed={selected === e.id}
+                      onClick={() => setSelected(e.id)}
+                    >
+                      Deliveries
+                    </button>
+                    {writable ? (
+                      <>
+                        <ConfirmButton
+                          label="Send test"
+                          title="Send a test event"
+                          body={
+                            <p>
+                              A <code>webhook.test</code> event to this endpoint.
+                            </p>
+                          }
+                          confirmLabel="Send"
+                          run={() => api().post("/webhook-endpoints/{id}/test", { params: { path: { id: e.id } } })}
+                          onDone={() => setSelected(e.id)}
+                        />
+                        <ConfirmButton
+                          label="Rotate secret"
+                          title="Rotate the signing secret"
+                          body={<p>Deliveries are signed with both secrets for a day.</p>}
+                          confirmLabel="Rotate"
+                          run={() =>
+                            api().post("/webhook-endpoints/{id}/rotate-secret", { params: { path: { id: e.id } } })
+                          }
+                          result={(rotated) => <Secret label="New signing secret" value={rotated.secret} />}
+                          onDone={endpoints.reload}
+                        />
+                        <ConfirmButton
+                          label="Delete"
+                          title="Delete the endpoint"
+                          danger
+                          body={<p>No more deliveries to {e.url}.</p>}
+                          confirmLabel="Delete"
+                          run={() => api().delete("/webhook-endpoints/{id}", { params: { path: { id: e.id } } })}
+                          onDone={endpoints.reload}
+                        />
+                      </>
+                    ) : null}
+                  </div>
+                ),
+              },
+            ]}
+          />
+        )}
+      </Show>
+      {selected ? <Deliveries key={selected} id={selected} /> : null}
+    </Page>
+  );
+}
+
+function Deliveries({ id }: { id: string }) {
+  const deliveries = useLoad(
+    () => api().get("/webhook-endpoints/{id}/deliveries", { params: { path: { id }, query: { limit: 50 } } }),
+    [id],
+  );
+  return (
+    <Section
+      title="Deliveries"
+      actions={
+        <button type="button" class="small" onClick={deliveries.reload}>
+          Refresh
+        </button>
+      }
+    >
+      <Show state={deliveries} empty={(page) => page.data.length === 0} emptyText="No deliveries yet.">
+        {(page) => (
+          <Table
+            caption="Deliveries"
+            rows={page.data}
+            rowKey={(delivery) => delivery.id}
+            columns={[
+              { label: "When", render: (d) => format.time(d.created_at) },
+              { label: "Event", render: (d) => <code>{d.event_type}</code> },
+              {
+                label: "Status",
+                render: (d) => (
+                  <Pill tone={d.status === "succeeded" ? "good" : d.status === "failed" ? "bad" : "info"}>
+                    {d.status}
+                  </Pill>
+                ),
+              },
+              { label: "Attempts", render: (d) => d.attempt_count, numeric: true },
+              {
+                label: "Last answer",
+                render: (d) =>
+                  d.last_attempt
+                    ? `${d.last_attempt.status_code ?? d.last_attempt.error ?? "—"} in ${d.last_attempt.duration_ms} ms`
+                    : "—",
+              },
+              {
+                label: "",
+                render: (d) =>
+                  can("webhooks", "write") && d.status !== "pending" ? (
+                    <ConfirmButton
+                      label="Retry"
+                      title="Retry the delivery"
+                      body={<p>One more attempt, now.</p>}
+                      confirmLabel="Retry"
+                      run={() =>
+                        api().post("/webhook-endpoints/{id}/deliveries/{delivery_id}/retry", {
+                          params: { path: { id, delivery_id: d.id } },
+                        })
+                      }
+                      onDone={deliveries.reload}
+                    />
+                  ) : null,
+              },
+            ]}
+          />
+        )}
+      </Show>
+    </Section>
+  );
+}

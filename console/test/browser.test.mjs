@@ -1,0 +1,407 @@
+// The console in a real browser (Debian's Chromium through playwright-core) against `wrangler dev` and the local
+// gateway: the journeys a customer takes, axe-core on every page, a screenshot of every page at desktop width and
+// at 375 px (test-results/console/), and the figures the console is held to (JavaScript size, overview timing).
+// The browser reaches nothing but this machine: every other request is aborted.
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import * as OTPAuth from "otpauth";
+import { chromium } from "playwright-core";
+import { eventually, proxiedGet, startStack, v1 } from "../../gateway/test/harness.mjs";
+import { buildConsole } from "../../scripts/lib/console-build.mjs";
+
+const require = createRequire(import.meta.url);
+const CHROMIUM = "/usr/bin/chromium";
+const SHOTS = path.join(import.meta.dirname, "..", "..", "test-results", "console");
+const JS_BUDGET_BYTES = 150 * 1024;
+/** The goal is 1 s (printed with the measured figure); the assertion allows twice that on a busy shared machine. */
+const OVERVIEW_GOAL_MS = 1000;
+const OVERVIEW_CEILING_MS = 2 * OVERVIEW_GOAL_MS;
+const PAGES = [
+  "overview",
+  "traffic",
+  "subusers",
+  "requests",
+  "sessions",
+  "orders",
+  "subscriptions",
+  "isp",
+  "api-keys",
+  "webhooks",
+  "reports",
+  "audit",
+];
+const PAGE_TITLES = {
+  overview: "Overview",
+  traffic: "Traffic",
+  subusers: "Sub-users",
+  requests: "Request log",
+  sessions: "Sessions",
+  orders: "Orders",
+  subscriptions: "Subscriptions",
+  isp: "ISP batches",
+  "api-keys": "API keys",
+  webhooks: "Webhooks",
+  reports: "Reports",
+  audit: "Audit log",
+};
+
+let stack;
+let browser;
+let live;
+let sandbox;
+let consoleUrl;
+const figures = {};
+
+before(async () => {
+  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does it)`);
+  figures.gzipBytes = (await buildConsole()).gzipBytes;
+  stack = await startStack();
+  consoleUrl = `${stack.base}/console/`;
+  const account = await stack.admin("POST", "/accounts", {
+    email: `console-${Date.now()}@example.com`,
+    plan: "pro",
+    balance_usd: 500,
+  });
+  live = (await stack.admin("POST", `/accounts/${account.id}/api-keys`, {})).token;
+  sandbox = (await stack.admin("POST", `/accounts/${account.id}/api-keys`, { mode: "test" })).token;
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu"] });
+  mkdirSync(SHOTS, { recursive: true });
+});
+
+after(async () => {
+  await browser?.close();
+  await stack?.stop();
+  console.log(
+    `console figures: JavaScript ${(figures.gzipBytes / 1024).toFixed(1)} KB gzip (budget 150 KB); ` +
+      `overview after sign-in ${figures.signInMs} ms, after navigation ${figures.overviewMs} ms (goal ${OVERVIEW_GOAL_MS} ms)`,
+  );
+});
+
+/** A fresh tab (its own memory, storage and cookies), offline but for this machine, clipboard allowed. */
+async function openConsole({ width = 1280, height = 900 } = {}) {
+  const context = await browser.newContext({ viewport: { width, height } });
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: stack.base });
+  const page = await context.newPage();
+  const problems = [];
+  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+  page.on("console", (message) => {
+    if (message.type() === "error" && /Content Security Policy|Refused/.test(message.text()))
+      problems.push(message.text());
+  });
+  await page.route("**/*", (route) => {
+    const { hostname } = new URL(route.request().url());
+    return hostname === "127.0.0.1" || hostname === "localhost" ? route.continue() : route.abort();
+  });
+  await page.goto(consoleUrl);
+  return { context, page, problems };
+}
+
+async function signIn(page, token) {
+  await page.getByLabel("API key").fill(token);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign out" }).waitFor();
+}
+
+async function go(page, name) {
+  await page.locator(`nav a[href="#/${name}"]`).click();
+  await page.locator("h1", { hasText: PAGE_TITLES[name] }).waitFor();
+  await page.waitForFunction(() => !document.querySelector('[role="status"]')?.textContent?.startsWith("Loading"));
+}
+
+const AXE_SOURCE = readFileSync(require.resolve("axe-core"), "utf8");
+
+async function axeViolations(page) {
+  // Evaluated through the DevTools protocol: a <script> tag would be refused by the console's own CSP.
+  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(AXE_SOURCE);
+  const result = await page.evaluate(() => window.axe.run());
+  return result.violations
+    .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
+    .map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`);
+}
+
+/** The text a Copy button put on the clipboard. */
+async function copied(page, label) {
+  await page
+    .getByRole("button", { name: `Copy ${label}` })
+    .first()
+    .click();
+  return page.evaluate(() => navigator.clipboard.readText());
+}
+
+describe("the console", () => {
+  it("is served at /console by the worker's static assets with a strict CSP that forbids framing", async () => {
+    const response = await fetch(consoleUrl);
+    assert.equal(response.status, 200);
+    const csp = response.headers.get("content-security-policy");
+    assert.match(csp, /frame-ancestors 'none'/);
+    assert.match(csp, /script-src 'self'(;|$)/);
+    assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
+    assert.equal(response.headers.get("x-frame-options"), "DENY");
+    const html = await response.text();
+    assert.doesNotMatch(html, /<script>(?!<\/script>)|<script(?![^>]*src=)[^>]*>[^<]/, "no inline script");
+    const script = await fetch(new URL("console.js", consoleUrl));
+    assert.equal(script.status, 200);
+    assert.match(script.headers.get("content-security-policy"), /frame-ancestors 'none'/);
+    const bare = await fetch(`${stack.base}/console`, { redirect: "manual" });
+    assert.ok([200, 307, 308].includes(bare.status), `/console answers ${bare.status}`);
+  });
+
+  it("keeps its JavaScript within 150 KB gzip", () => {
+    assert.ok(figures.gzipBytes <= JS_BUDGET_BYTES, `${figures.gzipBytes} bytes gzip`);
+  });
+
+  it("signs in with a live key, shows the overview, quotes then buys bandwidth and the pool bar moves", async () => {
+    const { context, page, problems } = await openConsole();
+    const started = Date.now();
+    await signIn(page, live);
+    await page.getByTestId("pool-residential").waitFor();
+    figures.signInMs = Date.now() - started;
+    assert.match(await page.getByTestId("balance").textContent(), /\$500\.00/);
+    assert.match(await page.getByTestId("pool-residential").textContent(), /^0 GB left of 0 GB/);
+
+    await go(page, "orders");
+    await page.getByLabel("GB", { exact: true }).fill("10");
+    await page.getByRole("button", { name: "Get a quote" }).click();
+    const quote = page.getByTestId("quote");
+    await quote.waitFor();
+    assert.match(await quote.textContent(), /Total \$45\.00.*\$500\.00 → \$455\.00/);
+    await page.getByRole("button", { name: /^Buy 10 GB for \$45\.00$/ }).click();
+    await page.getByText(/^Bought: order ord_/).waitFor();
+
+    // Navigation to the overview: the figure the console is held to.
+    const navigated = Date.now();
+    await page.locator('nav a[href="#/overview"]').click();
+    await page.getByText(/^10 GB left of 10 GB/).waitFor();
+    figures.overviewMs = Date.now() - navigated;
+    assert.ok(figures.overviewMs <= OVERVIEW_CEILING_MS, `overview rendered in ${figures.overviewMs} ms`);
+    assert.match(await page.getByTestId("balance").textContent(), /\$455\.00/);
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
+  it("creates a sub-user, shows its password once, and copies a proxy string the gateway accepts as written", async () => {
+    const { context, page, problems } = await openConsole();
+    await signIn(page, live);
+    await go(page, "subusers");
+    await page.getByRole("button", { name: "New sub-user" }).click();
+    await page.getByRole("dialog").getByLabel("Label").fill("console-scraper");
+    await page.getByRole("dialog").getByRole("button", { name: "Create" }).click();
+    const password = await copied(page, "Password");
+    assert.match(password, /^[0-9A-Za-z]{16,}$/);
+    await page.getByRole("button", { name: "Open console-scraper" }).click();
+    await page.locator("h1", { hasText: "console-scraper" }).waitFor();
+
+    await page.getByLabel("Country").fill("de");
+    await page.getByLabel("Session", { exact: true }).fill("abc123");
+    await page.getByLabel("Session time (min)").fill("15");
+    const line = await copied(page, "host:port:user:pass");
+    const [host, port, username, pass] = line.split(":");
+    assert.equal(`${host}:${port}`, `127.0.0.1:${stack.gatewayPort}`);
+    assert.match(username, /^user_[a-z0-9]+-type-res-region-de-session-abc123-sesstime-15$/);
+    assert.equal(pass, password, "the password shown at creation is filled in");
+    const curl = await copied(page, "curl");
+    assert.ok(curl.includes(`-U '${username}:${password}'`));
+
+    // Through the real local gateway, exactly as copied.
+    const answer = await proxiedGet(Number(port), { username, password: pass, url: stack.targetUrl });
+    assert.equal(answer.status, 200);
+    assert.equal(answer.body, "target says hello\n");
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
+  it("in the sandbox: a banner, test traffic that shows in the chart and the request log, and a session terminated", async () => {
+    const { context, page, problems } = await openConsole();
+    await signIn(page, sandbox);
+    assert.match(await page.getByRole("note").textContent(), /Sandbox/);
+
+    await page.getByRole("button", { name: "Add test credit" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Add credit" }).click();
+    await go(page, "orders");
+    await page.getByRole("button", { name: "Get a quote" }).click();
+    await page.getByRole("button", { name: /^Buy 10 GB/ }).click();
+    await page.getByText(/^Bought: order ord_/).waitFor();
+
+    await go(page, "subusers");
+    await page.getByRole("button", { name: "New sub-user" }).click();
+    await page.getByRole("dialog").getByLabel("Label").fill("sandbox-bot");
+    await page.getByRole("dialog").getByRole("button", { name: "Create" }).click();
+    await page.getByRole("button", { name: "Open sandbox-bot" }).click();
+    await page.locator("h1", { hasText: "sandbox-bot" }).waitFor();
+    // The generated string, tested as the gateway would decide it (the password shown at creation is filled in).
+    await page.getByRole("button", { name: "Test this string" }).click();
+    assert.match(await page.getByTestId("proxy-test").textContent(), /^accepted/);
+    await page.getByRole("button", { name: "Generate test traffic" }).click();
+    await page.getByLabel("Requests", { exact: true }).fill("300");
+    await page.getByRole("dialog").getByRole("button", { name: "Generate", exact: true }).click();
+    await page.getByText(/^300 requests .* accepted/).waitFor();
+    await page.getByRole("button", { name: "Done" }).click();
+
+    // The request log, then the traffic chart, once ingestion has caught up.
+    await go(page, "requests");
+    await eventually(async () => {
+      await page.getByRole("button", { name: "Refresh" }).click();
+      return /^[1-9][\d,]* of /.test(
+        (await page
+          .getByTestId("request-count")
+          .textContent({ timeout: 2000 })
+          .catch(() => "")) ?? "",
+      );
+    });
+    await go(page, "traffic");
+    const requestsChart = page.getByRole("img", { name: /^Requests: Total [1-9]/ });
+    await requestsChart.waitFor({ timeout: 15_000 });
+    assert.match(await requestsChart.getAttribute("aria-label"), /Total 300 in all/);
+    await page.getByLabel("Stack by").selectOption("subuser");
+    await page.getByRole("img", { name: /^Requests: sandbox-bot 300 in all/ }).waitFor();
+    await page.getByLabel("Stack by").selectOption("domain");
+    await page.getByRole("img", { name: /^Requests: .* in all/ }).waitFor();
+
+    await go(page, "sessions");
+    await page.getByRole("button", { name: "Start test session" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Start", exact: true }).click();
+    // The session shows once the gateway's report of its first request is in.
+    const row = page.getByRole("row", { name: /console1/ });
+    await eventually(async () => {
+      await page.getByRole("button", { name: "Refresh" }).click();
+      return row.isVisible();
+    });
+    await row.getByRole("button", { name: "Terminate" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Terminate" }).click();
+    await page.getByRole("row", { name: /console1.*terminated/ }).waitFor();
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
+  it("creates a read-only key; signed in with it, no page offers a write", async () => {
+    const { context, page } = await openConsole();
+    await signIn(page, live);
+    await go(page, "api-keys");
+    await page.getByRole("button", { name: "New key" }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByLabel("Name").fill("read only");
+    for (const area of ["account", "billing", "subusers", "isp", "traffic", "reports", "webhooks", "api_keys"]) {
+      await dialog.locator(`select[name="scope_${area}"]`).selectOption("read");
+    }
+    await page.getByRole("dialog").getByRole("button", { name: "Create key" }).click();
+    const token = await copied(page, "Token");
+    assert.match(token, /^live_[0-9A-Za-z]{64}$/);
+    await page.getByRole("button", { name: "Done" }).click();
+    await page.getByRole("button", { name: "Sign out" }).click();
+
+    await signIn(page, token);
+    const writes =
+      /^(New|Add|Create|Edit|Delete|Rotate|Revoke|Buy|Get a quote|Terminate|Subscribe|Pause|Cancel|Release|Renew|Remove|Run now|Send test|Retry|Generate)/;
+    for (const name of PAGES) {
+      await go(page, name);
+      const buttons = await page.locator("main button").allTextContents();
+      assert.deepEqual(
+        buttons.filter((text) => writes.test(text.trim())),
+        [],
+        `${name} offers a write`,
+      );
+    }
+    await go(page, "subusers");
+    await page.getByRole("link", { name: "console-scraper" }).click();
+    await page.locator("h1", { hasText: "console-scraper" }).waitFor();
+    const buttons = await page.locator("main button").allTextContents();
+    assert.deepEqual(
+      buttons.filter((text) => writes.test(text.trim())),
+      [],
+      "the sub-user page offers a write",
+    );
+    await context.close();
+  });
+
+  it("keeps the key in memory only: nothing in storage or cookies, and sign-out or a reload forgets it", async () => {
+    const { context, page } = await openConsole();
+    await signIn(page, live);
+    await go(page, "subusers");
+    const stored = await page.evaluate(() => ({
+      local: Object.keys(localStorage).length,
+      session: Object.keys(sessionStorage).length,
+      cookie: document.cookie,
+    }));
+    assert.deepEqual(stored, { local: 0, session: 0, cookie: "" });
+    assert.deepEqual(await context.cookies(), []);
+    await page.reload();
+    await page.getByLabel("API key").waitFor();
+    await signIn(page, live);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByLabel("API key").waitFor();
+    assert.equal(await page.getByLabel("API key").inputValue(), "");
+    await context.close();
+  });
+
+  it("with MFA on, a gated action asks for a code: a wrong one is refused with its doc link, a current one passes", async () => {
+    const account = await stack.admin("POST", "/accounts", { email: `mfa-${Date.now()}@example.com`, plan: "pro" });
+    const token = (await stack.admin("POST", `/accounts/${account.id}/api-keys`, {})).token;
+    const enrollment = await v1(stack.base, token, "POST", "/users/me/security/mfa", { method: "totp" });
+    const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(enrollment.body.secret), digits: 6, period: 30 });
+    const verified = await v1(stack.base, token, "POST", "/users/me/security/mfa/verify", { code: totp.generate() });
+    assert.equal(verified.status, 200);
+
+    const { context, page } = await openConsole();
+    await signIn(page, token);
+    await go(page, "api-keys");
+    await page.getByRole("button", { name: "New key" }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByLabel("MFA code").fill("000000");
+    await dialog.getByRole("button", { name: "Create key" }).click();
+    const refusal = dialog.getByRole("alert");
+    await refusal.waitFor();
+    assert.match(await refusal.textContent(), /mfa_required · HTTP 403/);
+    assert.match(await refusal.getByRole("link").getAttribute("href"), /#mfa_required$/);
+    // The verification used this time step's code; the API accepts the next step's (one step of clock drift).
+    await dialog.getByLabel("MFA code").fill(totp.generate({ timestamp: Date.now() + 30_000 }));
+    await dialog.getByRole("button", { name: "Create key" }).click();
+    assert.match(await copied(page, "Token"), /^live_[0-9A-Za-z]{64}$/);
+    await context.close();
+  });
+
+  it("shows an API error with its message and a link to its doc_url", async () => {
+    const { context, page } = await openConsole();
+    await page.getByLabel("API key").fill(`live_${"0".repeat(64)}`);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    const alert = page.getByRole("alert");
+    await alert.waitFor();
+    assert.match(await alert.textContent(), /unauthorized · HTTP 401/);
+    assert.match(
+      await alert.getByRole("link", { name: "What this means" }).getAttribute("href"),
+      /\/docs\/errors#unauthorized$/,
+    );
+    await context.close();
+  });
+
+  for (const [label, viewport] of [
+    ["desktop", { width: 1280, height: 900 }],
+    ["375px", { width: 375, height: 812 }],
+  ]) {
+    it(`every page has no serious or critical axe violation, and is screenshotted (${label})`, async () => {
+      const { context, page, problems } = await openConsole(viewport);
+      await page.screenshot({ path: path.join(SHOTS, `${label}-sign-in.png`), fullPage: true });
+      assert.deepEqual(await axeViolations(page), [], "sign-in");
+      await signIn(page, sandbox);
+      for (const name of PAGES) {
+        if (viewport.width < 700) await page.getByRole("button", { name: "Menu" }).click();
+        await go(page, name);
+        await page.waitForTimeout(300);
+        await page.screenshot({ path: path.join(SHOTS, `${label}-${name}.png`), fullPage: true });
+        assert.deepEqual(await axeViolations(page), [], name);
+      }
+      // A sub-user's own page: details, proxy-string generator, usage, sources and whitelist.
+      if (viewport.width < 700) await page.getByRole("button", { name: "Menu" }).click();
+      await go(page, "subusers");
+      await page.getByRole("link", { name: "sandbox-bot" }).click();
+      await page.locator("h1", { hasText: "sandbox-bot" }).waitFor();
+      await page.getByRole("img", { name: /^Requests: Requests [1-9]/ }).waitFor();
+      await page.screenshot({ path: path.join(SHOTS, `${label}-subuser.png`), fullPage: true });
+      assert.deepEqual(await axeViolations(page), [], "sub-user");
+      assert.deepEqual(problems, []);
+      await context.close();
+    });
+  }
+});

@@ -1,0 +1,23 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import { findKey } from "../../domain/api-keys/management";
+import type { AppEnv } from "../../env";
+import { apiRoute, jsonContent } from "../../platform/route-definitions";
+import { apiKeySchema, presentApiKey } from "../../resources/api-key";
+
+export const route = apiRoute({
+  operationId: "getCurrentApiKey",
+  method: "get",
+  path: "/api-keys/current",
+  tags: ["API keys"],
+  scope: "any key",
+  summary: "Get the calling API key",
+  description:
+    "The key this request is signed with: its scopes, product scope and expiry, so a client can show only what the " +
+    "key may do. Open to every key, whatever its scopes; never its token.",
+  responses: { 200: jsonContent(apiKeySchema, "The calling API key.") },
+});
+
+export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+  const principal = c.get("principal");
+  return c.json(presentApiKey(await findKey(c.get("ctx"), principal, principal.keyId)), 200);
+};

@@ -53,6 +53,7 @@ console.log(`
     Docs       http://localhost:${PORT}/v1/docs
     Console    http://localhost:${PORT}/console/  (sign in with the API key below, or the sandbox key)
     OpenAPI    http://localhost:${PORT}/v1/openapi.json
+    MCP        http://localhost:${PORT}/mcp  (Streamable HTTP; the API key as a bearer token)
     Account    ${demo.email} (${demo.accountId}), plan pro, balance topped up to $500
     API key    ${demo.token}
 

@@ -1,4 +1,4 @@
-// (a) Usage ingestion end to end (issue 8 §6): gateway batches of 1,000 records (gzip, as the gateway sends them) posted to
+// (a) Usage ingestion end to end: gateway batches of 1,000 records (gzip, as the gateway sends them) posted to
 // POST /internal/gateway/usage, `concurrency` in flight, until the accounts' traffic stores have absorbed them.
 //
 // Method: a few fresh accounts with many sub-users each; a share of the records use sticky-session usernames

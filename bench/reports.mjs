@@ -1,4 +1,4 @@
-// `npm run bench:reports` (issue 9): a traffic report of ~100 k rows and one of ~1 M rows, each in csv and parquet,
+// `npm run bench:reports`: a traffic report of ~100 k rows and one of ~1 M rows, each in csv and parquet,
 // produced by the worker (wrangler dev) into R2 and uploaded to a local S3 stand-in. Reported per run: rows, bytes,
 // rows/s (the run's own started_at → completed_at, upload included) and the worker's peak memory, sampled every 50 ms
 // during the run, minus its level just before, two ways: the workerd process's anonymous resident memory (heaps, the
@@ -23,6 +23,7 @@ import {
   random,
   requestId,
   rotatingUsername,
+  STORE_FOLD_WAIT_MS,
   totalRequests,
   usageRecord,
   waitForAbsorbed,
@@ -34,8 +35,6 @@ const DAY = 86_400_000;
 const DAYS = 90;
 const SIZES = (process.env.BENCH_REPORT_ROWS ?? "100000,1000000").split(",").map(Number);
 const FORMATS = ["csv", "parquet"];
-/** The traffic store folds pending usage this long after the first usage since its last fold. */
-const FOLD_DELAY_MS = 62_000;
 
 /** A local S3 stand-in: accepts single PUTs and multipart uploads, counts the bytes, keeps nothing. */
 function startS3Sink() {
@@ -137,9 +136,7 @@ async function seedAccount(api, tokens, rows) {
       intervalMs: 1000,
     },
   );
-  // The store folds pending usage into its tiers about a minute after it arrived; a query waits for that fold, so the
-  // report runs are measured on a quiet store (as in production, where history is long folded).
-  await sleep(FOLD_DELAY_MS);
+  await sleep(STORE_FOLD_WAIT_MS);
   await totalRequests(api, account.auth, today - DAY, seededAt + 60_000);
   return {
     account,

@@ -7,16 +7,16 @@
 // which production storage does not do on the request path), and runs do not inherit each other's data.
 // BENCH_STATE=disk keeps the state in .wrangler/ instead, for comparison.
 //
-// Order of a run (issue 8 §6 adds (a)-(c)):
+// Order of a run:
 //  1. Set-up: the bench account (API limits raised, a residential pool bought: without one the gateway refuses
 //     residential traffic with 402 bandwidth-exhausted) and its sub-users.
 //  2. (a) Usage ingestion end to end (bench/ingest.mjs): records/s from the first POST of 1,000-record batches
 //     until the traffic stores count them all. Measured on a quiet worker, before anything else loads it.
 //  3. (b) Seeding 90 days of history for 1,000 sub-users (bench/seed-traffic.mjs), then a wait for the stores'
-//     fold (~60 s after the last usage), so no background work runs during the autocannon measurements.
+//     fold (a few minutes after the last usage), so no background work runs during the autocannon measurements.
 //  4. autocannon, one route after another (2 s warm-up, then BENCH_DURATION s): the bare route, the existing
 //     routes, (c) authorize with sticky-session usernames, the two (b) traffic queries (answers checked once), and
-//     last the bare route proxied through the local gateway (gateway/; issue 10).
+//     last the bare route proxied through the local gateway (gateway/).
 // Every row is reported with its ratio to the bare route's req/s and, where one is set, its goal (GOALS). The
 // ingestion row has no goal: on one machine the route, both queues, the consumers and the stores share one thread.
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";

@@ -17,6 +17,7 @@ import {
   rangeQuery,
   requestId,
   rotatingUsername,
+  STORE_FOLD_WAIT_MS,
   usageRecord,
   waitForAbsorbed,
 } from "./usage.mjs";
@@ -27,11 +28,6 @@ const DAY = 24 * HOUR;
 const DAYS = 90;
 /** Minute-spaced records cover the last 23 h, so they stay inside a 24 h window while the benchmark runs. */
 const MINUTE_RECORDS_SPAN = 23 * 60;
-/**
- * The store folds a 5-minute bucket two minutes after it ends (src/durable-objects/traffic-store/folded-tiers.ts):
- * the history is folded as it lands; this waits for the seeding's last minutes too.
- */
-const FOLD_DELAY_MS = 7 * 60_000;
 
 /**
  * Creates the account and its sub-users, posts the history, waits until it is absorbed. Returns the account, what
@@ -59,7 +55,7 @@ export async function seedTrafficHistory(api, { adminToken, gatewayToken }, opti
     subusers,
     records,
     seededAt,
-    foldDueAt: Date.now() + FOLD_DELAY_MS + 2_000,
+    foldDueAt: Date.now() + STORE_FOLD_WAIT_MS + 2_000,
     details: {
       subusers: subusers.length,
       records: records.length,

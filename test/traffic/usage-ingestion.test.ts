@@ -22,8 +22,9 @@ import {
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-const window = () =>
-  `from=${new Date(Date.now() - HOUR).toISOString()}&to=${new Date(Date.now() + 60_000).toISOString()}`;
+/** The hour up to `at` (and the minute after). */
+const window = (at = Date.now()) =>
+  `from=${new Date(at - HOUR).toISOString()}&to=${new Date(at + 60_000).toISOString()}`;
 /** `n` records of a sub-user (rotating username). */
 const recordsOf = (subuser: { name: string }, n: number) =>
   Array.from({ length: n }, () => usageRecord(username(subuser.name)));
@@ -352,7 +353,10 @@ describe("POST /internal/gateway/usage (usage reports)", () => {
 });
 
 describe("usage is billed exactly once, whatever arrives twice", () => {
-  afterEach(() => vi.restoreAllMocks());
+  afterEach(() => {
+    vi.restoreAllMocks();
+    vi.useRealTimers();
+  });
 
   /** Accounts with capped sub-users, and batches of records spread over all of them. */
   async function fleet(accounts: number, subusersEach: number) {
@@ -376,18 +380,18 @@ describe("usage is billed exactly once, whatever arrives twice", () => {
   }
 
   /** What every figure must show once the usage landed: traffic per sub-user and per hour, pools, months. */
-  async function expectCountedOnce({ all, sent }: Awaited<ReturnType<typeof fleet>>) {
+  async function expectCountedOnce({ all, sent }: Awaited<ReturnType<typeof fleet>>, at = Date.now()) {
     for (const { account, subusers } of all) {
       const expected = subusers.reduce((sum, subuser) => sum + (sent.get(subuser.id) ?? 0), 0);
       const bySubuser = await eventually(
-        () => traffic(account, "residential", `${window()}&group_by=subuser`),
+        () => traffic(account, "residential", `${window(at)}&group_by=subuser`),
         (b) => b.rows.reduce((sum: number, row: { requests: number }) => sum + row.requests, 0) >= expected,
       );
       for (const subuser of subusers) {
         const row = bySubuser.rows.find((r: { subuser: string }) => r.subuser === subuser.id);
         expect(row?.requests ?? 0).toBe(sent.get(subuser.id) ?? 0);
       }
-      const byHour = await traffic(account, "residential", `${window()}&group_by=hour`);
+      const byHour = await traffic(account, "residential", `${window(at)}&group_by=hour`);
       expect(byHour.rows.reduce((sum: number, row: { requests: number }) => sum + row.requests, 0)).toBe(expected);
       await settleUsage(account);
       const pool = await json(await call("GET", "/v1/residential/balance", { token: account.token }));
@@ -423,8 +427,8 @@ describe("usage is billed exactly once, whatever arrives twice", () => {
     const batchId = crypto.randomUUID();
     const records = state.batch(300);
     expect((await reportUsage(records, batchId)).status).toBe(202);
-    // A copy racing the first post (it has not recorded the batch yet) enqueues the same messages again.
-    await env.DB.prepare("DELETE FROM usage_batches WHERE id = ?").bind(batchId).run();
+    // A copy racing the first post (it has not marked the batch sent yet) enqueues the same messages again.
+    await env.DB.prepare("UPDATE usage_batches SET sent = 0 WHERE id = ?").bind(batchId).run();
     expect((await reportUsage(records, batchId)).status).toBe(202);
     expect(sent.length).toBeGreaterThan(0);
     expect(sent.slice(sent.length / 2).map((m) => m.body)).toEqual(sent.slice(0, sent.length / 2).map((m) => m.body));
@@ -435,6 +439,34 @@ describe("usage is billed exactly once, whatever arrives twice", () => {
     expect(first.explicitAcks).toHaveLength(sent.length);
     expect((await deliver()).retryMessages).toHaveLength(0);
     await expectCountedOnce(state);
+  });
+
+  it("a retry hours after a first post that enqueued its usage but failed to mark the batch sent is counted once", {
+    timeout: 30_000,
+  }, async () => {
+    const state = await fleet(2, 2);
+    const { sent, deliver } = holdUsageMessages();
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const first = Date.now() + DAY;
+    vi.setSystemTime(first);
+    const batchId = crypto.randomUUID();
+    const records = state.batch(200);
+    expect((await reportUsage(records, batchId)).status).toBe(202);
+    expect((await deliver()).retryMessages).toHaveLength(0);
+    const firstMessages = sent.splice(0).map((message) => message.body);
+    // The post's messages went out, then marking the batch sent failed: the gateway retries, three hours later.
+    await env.DB.prepare("UPDATE usage_batches SET sent = 0 WHERE id = ?").bind(batchId).run();
+    vi.setSystemTime(first + 3 * HOUR);
+    const retry = await json(await reportUsage(records, batchId));
+    expect(retry).toMatchObject({ accepted: 200, dropped: 0 });
+    // The retry's messages carry the first post's time, so the stores look back that far for its parts.
+    const bodies = await Promise.all(sent.map((message) => usageMessageBody(message.body)));
+    expect(bodies).toEqual(await Promise.all(firstMessages.map(usageMessageBody)));
+    expect(bodies.every((body) => body.receivedAt === first)).toBe(true);
+    expect((await deliver()).retryMessages).toHaveLength(0);
+    const again = await json(await reportUsage(records, batchId));
+    expect(again).toEqual({ accepted: 200, dropped: 0, duplicate: true });
+    await expectCountedOnce(state, first);
   });
 
   it("a store restarting in the middle of a minute (aborted between two ingests of it) loses nothing and counts nothing twice", {
@@ -476,8 +508,8 @@ describe("usage is billed exactly once, whatever arrives twice", () => {
     expect((await reportUsage(firstBatch.records, firstBatch.id)).status).toBe(202);
     await counted(22);
     await abortAllDurableObjects();
-    // The second ingest of the minute, and a copy of the first racing it (its batch record gone).
-    await env.DB.prepare("DELETE FROM usage_batches WHERE id = ?").bind(firstBatch.id).run();
+    // The second ingest of the minute, and a copy of the first racing it (the batch not marked sent yet).
+    await env.DB.prepare("UPDATE usage_batches SET sent = 0 WHERE id = ?").bind(firstBatch.id).run();
     expect((await reportUsage(secondBatch.records, secondBatch.id)).status).toBe(202);
     expect((await reportUsage(firstBatch.records, firstBatch.id)).status).toBe(202);
     await counted(55);
@@ -491,7 +523,6 @@ describe("usage is billed exactly once, whatever arrives twice", () => {
     expect(log.data).toHaveLength(55);
     const sources = await json(await call("GET", `/v1/subusers/${sticky.id}/sources`, { token: account.token }));
     expect(sources.data.find((source: { block: string }) => source.block === "203.0.113.0/24")?.requests).toBe(5);
-    vi.useRealTimers();
   });
 
   it("a settlement applied twice changes nothing in D1: pools, months and threshold events count it once", async () => {

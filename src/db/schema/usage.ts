@@ -12,6 +12,8 @@ export const usageBatches = sqliteTable(
     dropped: integer("dropped").notNull(),
     receivedAt: integer("received_at").notNull(),
     copies: integer("copies").notNull().default(1),
+    /** Its messages were enqueued (a row is taken before they are, so a retry knows when the first post came). */
+    sent: integer("sent", { mode: "boolean" }).notNull().default(true),
   },
   (t) => [index("usage_batches_received").on(t.receivedAt)],
 );

@@ -17,26 +17,23 @@ export interface IngestResult {
 /**
  * Takes a usage batch from the gateway: records of unknown sub-users or of a product their sub-user lacks are
  * dropped and counted; the rest leave the request through the `usage` queue, grouped by account, in messages that
- * depend on the batch alone. A batch recorded before (its messages were enqueued: the record follows them) is
- * answered `duplicate: true` with the first answer's counts and enqueues nothing; a copy racing the first post
- * sends the same messages, which every store applies once. A deleted sub-user's records are judged by its
- * account's store (they count during the drain).
+ * depend on the batch alone. The batch's row is taken before its messages are enqueued and marked sent after: a
+ * batch sent before is answered `duplicate: true` with the first answer's counts and enqueues nothing; a copy
+ * racing the first post, or a retry of one that failed between enqueueing and marking, sends the same messages
+ * stamped with the first post's time, and every store applies a part once (it looks for the part's key among the
+ * parts it applied since then). A deleted sub-user's records are judged by its account's store (they count
+ * during the drain).
  */
 export async function ingestUsageBatch(ctx: DomainContext, batch: UsageBatch): Promise<IngestResult> {
   const ownerOf = ownerKeys(ctx);
   const ownerKeyOf = (record: UsageRecord) => ownerOf(record).key;
   const names = subuserNames(batch.records.map(ownerKeyOf));
-  // One round trip at most: whether the batch was recorded, and the owners of names never seen before.
-  const { owners, alongside: recorded } = await subuserOwners(
-    ctx,
-    names,
-    ctx.db
-      .select({ accepted: usageBatches.accepted, dropped: usageBatches.dropped })
-      .from(usageBatches)
-      .where(eq(usageBatches.id, batch.batch_id)),
-  );
-  const first = recorded[0];
-  if (first) return { ...first, duplicate: true };
+  // One round trip at most: the batch's row (taken, or the one a post before took), and the owners of names never
+  // seen before.
+  const { owners, alongside: taken } = await subuserOwners(ctx, names, takeBatch(ctx, batch.batch_id));
+  const first = taken[0];
+  if (!first) throw new Error(`Usage batch ${batch.batch_id} was not recorded.`);
+  if (first.sent) return { accepted: first.accepted, dropped: first.dropped, duplicate: true };
   const owned = batch.records.flatMap((record) => {
     const [product, name] = splitOwnerKey(ownerKeyOf(record));
     const owner = owners.get(name);
@@ -56,19 +53,38 @@ export async function ingestUsageBatch(ctx: DomainContext, batch: UsageBatch): P
       ),
     ),
   );
-  await enqueueMessages(ctx.env.USAGE_QUEUE, packBatch(batch.batch_id, shares));
-  return recordBatch(ctx, batch.batch_id, batch.records.length - dropped, dropped);
+  await enqueueMessages(ctx.env.USAGE_QUEUE, packBatch(batch.batch_id, shares, first.receivedAt));
+  return markSent(ctx, batch.batch_id, batch.records.length - dropped, dropped);
+}
+
+/** The batch's row: a new one, unsent, stamped now; or the row a post of the same batch took before, as it is. */
+function takeBatch(ctx: DomainContext, id: string) {
+  return ctx.db
+    .insert(usageBatches)
+    .values({ id, accepted: 0, dropped: 0, receivedAt: now(), copies: 0, sent: false })
+    .onConflictDoUpdate({ target: usageBatches.id, set: { copies: sql`${usageBatches.copies}` } })
+    .returning({
+      accepted: usageBatches.accepted,
+      dropped: usageBatches.dropped,
+      receivedAt: usageBatches.receivedAt,
+      sent: usageBatches.sent,
+    });
 }
 
 /**
- * Records the batch once its messages are enqueued: the first post stores its counts; a copy that raced it past
- * the check above counts itself and reads the first post's counts back.
+ * Marks the batch sent once its messages are enqueued: the first post to finish stores its counts; a copy that
+ * raced it counts itself and reads the first post's counts back.
  */
-async function recordBatch(ctx: DomainContext, id: string, accepted: number, dropped: number): Promise<IngestResult> {
+async function markSent(ctx: DomainContext, id: string, accepted: number, dropped: number): Promise<IngestResult> {
   const [row] = await ctx.db
-    .insert(usageBatches)
-    .values({ id, accepted, dropped, receivedAt: now() })
-    .onConflictDoUpdate({ target: usageBatches.id, set: { copies: sql`${usageBatches.copies} + 1` } })
+    .update(usageBatches)
+    .set({
+      accepted: sql`CASE WHEN ${usageBatches.sent} THEN ${usageBatches.accepted} ELSE ${accepted} END`,
+      dropped: sql`CASE WHEN ${usageBatches.sent} THEN ${usageBatches.dropped} ELSE ${dropped} END`,
+      copies: sql`${usageBatches.copies} + 1`,
+      sent: true,
+    })
+    .where(eq(usageBatches.id, id))
     .returning({ accepted: usageBatches.accepted, dropped: usageBatches.dropped, copies: usageBatches.copies });
   if (!row) throw new Error(`Usage batch ${id} was not recorded.`);
   return { accepted: row.accepted, dropped: row.dropped, duplicate: row.copies > 1 };

@@ -47,7 +47,10 @@ export type {
 export interface UsagePart {
   key: string;
   accountId: string;
-  /** When the usage route enqueued the part (its first message's time; set by the consumer). */
+  /**
+   * When the usage route first received the part's batch (a retry or a racing copy carries the first post's time):
+   * a store looks for the part's key among the parts it applied since then.
+   */
   receivedAt?: number;
   cells: Cell[];
   domains: DomainCell[];
@@ -72,13 +75,15 @@ export interface SentUsagePart {
   sessions?: SessionDelta[];
   gates: GateUsage[];
   samples: SampleRow[];
-  /** Set by the first queue's consumer when it forwards the part to the account's shard. */
+  /** Set on each part when the first queue's consumer forwards it to the account's shard. */
   receivedAt?: number;
 }
 
 /** A message as sent: the parts of one or more accounts of one batch. */
 export interface SentUsageMessage {
   batchId: string;
+  /** When the usage route first received the batch (absent in messages from before: their queue time stands in). */
+  receivedAt?: number;
   parts: SentUsagePart[];
 }
 
@@ -123,7 +128,11 @@ export function usagePartsOf(body: SentUsageMessage | SingleAccountMessage): Usa
 
 /** The parts of a message as sent (what the first consumer forwards to the accounts' shards unread). */
 export function sentPartsOf(body: SentUsageMessage | SingleAccountMessage): SentUsagePart[] {
-  if ("parts" in body) return body.parts;
+  if ("parts" in body) {
+    const { receivedAt } = body;
+    if (receivedAt === undefined) return body.parts;
+    return body.parts.map((part) => (part.receivedAt === undefined ? { ...part, receivedAt } : part));
+  }
   return [
     {
       key: body.key,

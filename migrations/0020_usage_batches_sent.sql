@@ -1,0 +1,1 @@
+ALTER TABLE `usage_batches` ADD `sent` integer DEFAULT true NOT NULL;

@@ -1,6 +1,6 @@
 import { HOUR, MINUTE } from "../../platform/clock";
 import { packJson, unpackJson } from "./blob-codec";
-import type { CellRow, SessionDelta, SourceRow, TrafficProduct } from "./contract";
+import type { CellRow, RequestSampleFields, SessionDelta, SourceRow } from "./contract";
 import type { DomainSums, MinuteTotal } from "./summary";
 
 /** One row per minute of arrival, kept 25 hours (the 1-minute resolution answers the last 24) in a ring of slots. */
@@ -13,21 +13,7 @@ const LEGACY_LOOKBACK_MS = HOUR;
 const CACHED_ROWS = 16;
 
 /** A request-log candidate as the store keeps it: the rate below which it is kept replaces its weight. */
-export type LoggedSample = [
-  requestId: string,
-  ts: number,
-  product: TrafficProduct,
-  subuserId: string,
-  method: string,
-  targetHost: string,
-  status: number,
-  bytes: number,
-  exitIp: string,
-  exitGeo: string,
-  exitAsn: number,
-  tag: string | null,
-  keptBelow: number | null,
-];
+export type LoggedSample = [...RequestSampleFields, keptBelow: number | null];
 
 /** What an ingest metered, per settlement number: bytes per pool (added up), capped months' figures (the highest). */
 export interface RowMeter {
@@ -165,8 +151,14 @@ export class ArrivalRows {
       this.#open = this.read(slot);
       return { row: this.#open, replaced: null };
     }
-    this.#open = {
-      slot,
+    this.#open = ArrivalRows.empty(minute);
+    return { row: this.#open, replaced: head ? this.read(slot) : null };
+  }
+
+  /** A new row for the minute of arrival `minute`, holding nothing yet. */
+  static empty(minute: number): ArrivalRow {
+    return {
+      slot: ArrivalRows.slotOf(minute),
       minute,
       firstMinute: minute,
       lastMinute: minute,
@@ -178,7 +170,6 @@ export class ArrivalRows {
       sources: [],
       content: { cells: [], domains: [] },
     };
-    return { row: this.#open, replaced: head ? this.read(slot) : null };
   }
 
   /** A whole row (the open one as it stands). */

@@ -216,8 +216,8 @@ export interface SampleCandidate extends RequestSample {
   weight: number;
 }
 
-/** A sample candidate as usage messages carry it: the fields in `SampleCandidate`'s order, without their names. */
-export type SampleRow = [
+/** A request sample's fields in `RequestSample`'s order, without their names (rows travel and store lighter). */
+export type RequestSampleFields = [
   requestId: string,
   ts: number,
   product: TrafficProduct,
@@ -230,8 +230,10 @@ export type SampleRow = [
   exitGeo: string,
   exitAsn: number,
   tag: string | null,
-  weight: number,
 ];
+
+/** A sample candidate as usage messages carry it: the fields in `SampleCandidate`'s order, without their names. */
+export type SampleRow = [...RequestSampleFields, weight: number];
 
 export function sampleRow(s: SampleCandidate): SampleRow {
   return [
@@ -343,20 +345,20 @@ export interface GateUsage {
  * gate's decision gave it) or the gate resolved: who it is (the username's segments, its times from the gate's pin)
  * and what it carried. The account's store sums these into the session's record.
  */
-export interface SessionDelta {
-  id: string;
-  subuserId: string;
-  gateName: string;
-  product: TrafficProduct;
-  sessionId: string;
-  region: string;
-  state: string | null;
-  city: string | null;
-  asn: number | null;
-  startedAt: number;
-  expiresAt: number;
-  usage: SessionUsage;
-}
+export type SessionDelta = Pick<
+  SessionSnapshot,
+  | "id"
+  | "subuserId"
+  | "gateName"
+  | "product"
+  | "sessionId"
+  | "region"
+  | "state"
+  | "city"
+  | "asn"
+  | "startedAt"
+  | "expiresAt"
+> & { usage: SessionUsage };
 
 /**
  * The account's billing figures as D1 holds them (the source of truth for what was bought and for caps): what the

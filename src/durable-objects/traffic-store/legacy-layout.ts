@@ -96,19 +96,7 @@ export function convertLegacyLayout(sql: SqlStorage): void {
   const rowOf = (m: number) => {
     let row = rows.get(m);
     if (!row) {
-      row = {
-        slot: ArrivalRows.slotOf(m),
-        minute: m,
-        firstMinute: m,
-        lastMinute: m,
-        totals: [],
-        metered: {},
-        keys: [],
-        sessions: [],
-        samples: [],
-        sources: [],
-        content: { cells: [], domains: [] },
-      };
+      row = ArrivalRows.empty(m);
       rows.set(m, row);
     }
     return row;

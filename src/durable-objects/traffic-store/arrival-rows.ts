@@ -1,5 +1,6 @@
 import { HOUR, MINUTE } from "../../platform/clock";
 import { packJson, unpackJson } from "./blob-codec";
+import { BoundedCache } from "./bounded-cache";
 import type { CellRow, RequestSampleFields, SessionDelta, SourceRow } from "./contract";
 import type { DomainSums, MinuteTotal } from "./summary";
 
@@ -10,7 +11,8 @@ export const ARRIVALS_KEPT_MS = ARRIVAL_SLOTS * MINUTE;
 export const RECEIVED_SKEW_MS = MINUTE;
 /** Parts from before `receivedAt` was carried: their key is looked for from this long before their oldest usage. */
 const LEGACY_LOOKBACK_MS = HOUR;
-const CACHED_ROWS = 16;
+/** Arrival rows read back and kept decoded, by the rows they hold (cells, domains, samples, sessions, sources). */
+const CACHED_ROW_ITEMS = 20_000;
 
 /** A request-log candidate as the store keeps it: the rate below which it is kept replaces its weight. */
 export type LoggedSample = [...RequestSampleFields, keptBelow: number | null];
@@ -86,7 +88,7 @@ export class ArrivalRows {
   /** Part keys of rows read so far, by slot (a row's keys change only through `write`). */
   readonly #keys = new Map<number, Set<string>>();
   /** Rows read lately (queries read the same recent rows again and again). */
-  readonly #read = new Map<number, ArrivalRow>();
+  readonly #read = new BoundedCache<number, ArrivalRow>(CACHED_ROW_ITEMS, itemsOf);
   #open: ArrivalRow | null = null;
 
   constructor(sql: SqlStorage) {
@@ -178,7 +180,6 @@ export class ArrivalRows {
     const cached = this.#read.get(slot);
     if (cached) return cached;
     const row = this.#decode(this.#sql.exec<StoredRow>("SELECT * FROM arrivals WHERE slot = ?", slot).one());
-    if (this.#read.size >= CACHED_ROWS) this.#read.delete(this.#read.keys().next().value as number);
     this.#read.set(slot, row);
     return row;
   }
@@ -282,4 +283,10 @@ export class ArrivalRows {
     this.#keys.delete(slot);
     this.#read.delete(slot);
   }
+}
+
+/** What a row holds, counted in items (its weight in memory). */
+function itemsOf(row: ArrivalRow): number {
+  const sources = row.sources.reduce((sum, [, chunk]) => sum + chunk.length, 0);
+  return row.content.cells.length + row.content.domains.length + row.samples.length + row.sessions.length + sources;
 }

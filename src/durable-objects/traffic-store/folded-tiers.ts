@@ -1,6 +1,7 @@
 import { DAY, HOUR, MINUTE } from "../../platform/clock";
 import type { ArrivalRows, LoggedSample } from "./arrival-rows";
 import { packJson, unpackJson } from "./blob-codec";
+import { BoundedCache } from "./bounded-cache";
 import type { CellRow, TrafficProduct } from "./contract";
 import {
   addCellsToMarginals,
@@ -59,7 +60,9 @@ export const BUCKET_TABLES = `
   CREATE TABLE IF NOT EXISTS bucket_1d (slot INTEGER PRIMARY KEY, bucket INTEGER NOT NULL, totals TEXT NOT NULL,
     cum_totals TEXT NOT NULL, body BLOB NOT NULL, cum BLOB NOT NULL);`;
 
-const CACHED_CONTENTS = 64;
+/** Decoded buckets kept in memory, by the rows they hold (~200 bytes each): a few MB whatever the account's size. */
+const CACHED_CONTENT_ROWS = 40_000;
+const CACHED_SERIES_VALUES = 40_000;
 
 /**
  * The folded tiers of one account: a row per 5-minute bucket, hour and day, each written once when its bucket
@@ -73,8 +76,11 @@ export class FoldedTiers {
   readonly #sorted: Partial<Record<TierName, number[]>> = {};
   /** Every bucket before the watermark is folded: its row, or none when it had no usage. */
   readonly #watermark: Record<TierName, number> = { "5m": 0, "1h": 0, "1d": 0 };
-  readonly #contents = new Map<string, BucketContent>();
-  readonly #cums = new Map<string, Marginals>();
+  readonly #contents = new BoundedCache<string, BucketContent>(
+    CACHED_CONTENT_ROWS,
+    (content) => content.cells.length + content.domains.length,
+  );
+  readonly #cums = new BoundedCache<string, Marginals>(CACHED_SERIES_VALUES, seriesValues);
 
   constructor(sql: SqlStorage) {
     this.#sql = sql;
@@ -121,7 +127,6 @@ export class FoldedTiers {
         ? this.#sql.exec<{ body: ArrayBuffer }>(`SELECT body FROM bucket_${tier} WHERE slot = ?`, head.slot).one().body
         : null;
       content = unpackJson<BucketContent>(body, { cells: [], domains: [] });
-      if (this.#contents.size >= CACHED_CONTENTS) this.#contents.delete(this.#contents.keys().next().value as string);
       this.#contents.set(key, content);
     }
     return content;
@@ -137,7 +142,6 @@ export class FoldedTiers {
         ? this.#sql.exec<{ cum: ArrayBuffer }>(`SELECT cum FROM bucket_${tier} WHERE slot = ?`, head.slot).one().cum
         : null;
       cum = unpackJson<Marginals>(blob, {});
-      if (this.#cums.size >= 4) this.#cums.delete(this.#cums.keys().next().value as string);
       this.#cums.set(key, cum);
     }
     return cum;
@@ -510,4 +514,13 @@ function addToTotals(totals: CumulativeTotals, cells: Iterable<CellRow>): Cumula
     addSums(sums, cell, 8);
   }
   return totals;
+}
+
+/** The values a cumulative series holds, across products and dimensions (its weight in memory). */
+function seriesValues(series: Marginals): number {
+  let values = 0;
+  for (const dimensions of Object.values(series)) {
+    for (const byValue of Object.values(dimensions ?? {})) values += Object.keys(byValue ?? {}).length;
+  }
+  return values;
 }

@@ -116,7 +116,8 @@ async function seedAccount(api, tokens, rows) {
   const seededAt = Date.now();
   const today = seededAt - (seededAt % DAY);
   const records = [];
-  for (let day = 0; day < DAYS; day++) {
+  // Oldest first, as a gateway reports: usage older than what a store has folded is patched into its folded rows.
+  for (let day = DAYS - 1; day >= 0; day--) {
     for (const subuser of subusers) {
       records.push(
         usageRecord(rng, {

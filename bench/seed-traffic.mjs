@@ -83,10 +83,11 @@ function historyRecords(subusers, seededAt, minuteSubusers) {
         ts,
       }),
     );
-  for (let day = 0; day < DAYS; day++) {
+  // Oldest first, as a gateway reports: usage older than what a store has folded is patched into its folded rows.
+  for (let day = DAYS - 1; day >= 0; day--) {
     for (const [s, subuser] of subusers.entries()) add(subuser, seededAt - day * DAY - (30 + ((s * 7) % 690)) * MINUTE);
   }
-  for (let minute = 1; minute <= MINUTE_RECORDS_SPAN; minute++) {
+  for (let minute = MINUTE_RECORDS_SPAN; minute >= 1; minute--) {
     for (const subuser of subusers.slice(0, minuteSubusers)) add(subuser, seededAt - minute * MINUTE);
   }
   return records;

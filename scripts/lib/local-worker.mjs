@@ -69,11 +69,16 @@ function localConfig() {
 /**
  * Starts `wrangler dev` on `port`; resolves once /healthz answers. `https` serves it with wrangler's local
  * self-signed certificate (fetch it with `getInsecure`); `persistTo` keeps its local state apart; `inspectorPort`
- * fixes the port of the worker's DevTools inspector (wrangler picks a free one otherwise).
+ * fixes the port of the worker's DevTools inspector (wrangler picks a free one otherwise). `queueWindows`:
+ * `instant` (every queue delivers at once) or `production` (wrangler.toml's batch windows).
  */
-export async function startWorker(port, { quiet = false, vars = {}, https = false, persistTo, inspectorPort } = {}) {
+export async function startWorker(
+  port,
+  { quiet = false, vars = {}, https = false, persistTo, inspectorPort, queueWindows = "instant" } = {},
+) {
   const base = `${https ? "https" : "http"}://127.0.0.1:${port}`;
-  const args = [wranglerBin, "dev", "--config", localConfig(), "--port", String(port), "--ip", "127.0.0.1"];
+  const config = queueWindows === "production" ? path.join(root, "wrangler.toml") : localConfig();
+  const args = [wranglerBin, "dev", "--config", config, "--port", String(port), "--ip", "127.0.0.1"];
   if (https) args.push("--local-protocol", "https");
   if (persistTo) args.push("--persist-to", persistTo);
   if (inspectorPort) args.push("--inspector-port", String(inspectorPort));

@@ -1,5 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { random } from "../../bench/scale/fleet";
 import { alignRange, resolutionFor } from "../../src/domain/traffic/resolution";
 import { AccountTraffic } from "../../src/durable-objects/traffic-store/account-traffic";
 import type { Cell, GroupBy, TrafficQuery, TrafficRow } from "../../src/durable-objects/traffic-store/contract";
@@ -9,18 +10,6 @@ const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 const T0 = Date.UTC(2026, 5, 1, 0, 0, 0);
 const FIGURES = { pools: [], subusers: [], months: [] };
-
-/** A seeded PRNG (mulberry32): every run tests the same traffic. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const pick = <T>(rng: () => number, values: T[]): T => values[Math.floor(rng() * values.length)] as T;
 

@@ -4,7 +4,7 @@
 /** JSON calls to the local worker; a non-2xx answer throws with its body. */
 export function apiClient(base) {
   async function call(method, route, { headers = {}, body } = {}) {
-    const response = await fetch(`${base}${route}`, {
+    const response = await fetchFresh(`${base}${route}`, {
       method,
       headers: body === undefined ? headers : { ...headers, "Content-Type": "application/json" },
       body: body === undefined || typeof body === "string" ? body : JSON.stringify(body),
@@ -33,6 +33,20 @@ export async function inParallel(items, limit, task) {
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return results;
+}
+
+/**
+ * `fetch`, sent again once when it went out on a kept-alive connection the worker had already closed: after a long
+ * synchronous stretch (building a million usage records) the client has not yet seen the close, and the request
+ * never reached the worker, so sending it again is safe.
+ */
+export async function fetchFresh(url, init) {
+  try {
+    return await fetch(url, init);
+  } catch (error) {
+    if (error?.cause?.code !== "UND_ERR_SOCKET") throw error;
+    return fetch(url, init);
+  }
 }
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -2,7 +2,7 @@
 // batches of up to 1,000 posted concurrently to POST /internal/gateway/usage, and a wait until the account's
 // traffic store has absorbed them (the `usage` queue's consumer applies them asynchronously).
 import { gzipSync } from "node:zlib";
-import { inParallel, percentile, sleep } from "./http.mjs";
+import { fetchFresh, inParallel, percentile, sleep } from "./http.mjs";
 
 export const RECORDS_PER_BATCH = 1000;
 /**
@@ -118,7 +118,7 @@ export async function postBatches(api, gatewayToken, bodies, concurrency) {
   const startedAt = performance.now();
   await inParallel(bodies, concurrency, async (body) => {
     const sent = performance.now();
-    const response = await fetch(`${api.base}/internal/gateway/usage`, { method: "POST", headers, body });
+    const response = await fetchFresh(`${api.base}/internal/gateway/usage`, { method: "POST", headers, body });
     const text = await response.text();
     latencies.push(performance.now() - sent);
     const result = response.status === 202 ? JSON.parse(text) : null;

@@ -43,6 +43,8 @@ export const LIMITS = {
   objectRequestsPerSecond: 1_000,
   objectCpuSecondsPerSecond: 1,
   objectBytes: 10e9,
+  /** A store's largest string, blob or row (SQLite-backed Durable Objects). */
+  objectRowBytes: 2e6,
 };
 
 /** List prices in USD (Workers Paid; included amounts left out: they are noise at this scale). */
@@ -475,7 +477,20 @@ function measureRows(sql: NodeSqlStorage): Record<string, number> {
     }
   }
   const seriesValue = values > 0 ? cums.reduce((n, row) => n + row.cum.byteLength, 0) / values : 14;
-  return { cell, arrivalOverhead: (arrivals.extra ?? 400) + 100, seriesValue };
+  return { cell, arrivalOverhead: (arrivals.extra ?? 400) + 100, seriesValue, largestRow: largestRow(sql) };
+}
+
+/** The largest row of the store's tables, in bytes (every column's length added up). */
+function largestRow(sql: NodeSqlStorage): number {
+  const tables = sql.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>;
+  let largest = 0;
+  for (const { name } of tables) {
+    const columns = sql.db.prepare(`SELECT name FROM pragma_table_info('${name}')`).all() as Array<{ name: string }>;
+    const size = columns.map((column) => `coalesce(length("${column.name}"), 0)`).join(" + ");
+    const row = sql.db.prepare(`SELECT max(${size}) AS bytes FROM "${name}"`).get() as { bytes: number | null };
+    largest = Math.max(largest, row.bytes ?? 0);
+  }
+  return largest;
 }
 
 /** An account's store load per second at `rate`, from the run of a sampled account at its own rate. */
@@ -691,6 +706,12 @@ export function simulateScenario(
       unit: "s/s",
     },
     { part: "hottest store storage", load: hotLoad.retainedBytes, limit: LIMITS.objectBytes, unit: "B" },
+    {
+      part: "largest store row",
+      load: Math.max(...[...runs.values()].map(({ run }) => run.rowBytes.largestRow ?? 0)),
+      limit: LIMITS.objectRowBytes,
+      unit: "B",
+    },
   ];
   const perBillion = (usdPerSecond: number) => (usdPerSecond / recordsPerSecond) * 1e9;
   const objectGbSeconds = objectCpu * PRICES.objectMemoryGb;

@@ -73,8 +73,16 @@ export async function routeUsage(batch: MessageBatch<unknown>, env: Cloudflare.E
   }
 }
 
+/**
+ * The usage JSON one store call carries at most: an RPC's arguments are limited to 32 MiB serialized, and a busy
+ * account's parts in one batch (up to 100 messages of 800 KB of JSON) can pass it. Past it, the account's parts are
+ * applied in several calls, one after another (each part still once: a retry skips what a call before applied).
+ */
+export const INGEST_CALL_BYTES = 8_000_000;
+
 interface AccountWork {
-  parts: UsagePart[];
+  /** Each part with its share of its message's JSON size (what it weighs in a store call). */
+  parts: Array<{ part: UsagePart; bytes: number }>;
   /** The account's traffic store asked for its metered usage to be settled. */
   settle: boolean;
   messages: Set<Message<unknown>>;
@@ -101,15 +109,16 @@ export async function consumeUsage(batch: MessageBatch<unknown>, env: Cloudflare
     return entry;
   };
   for (const message of batch.messages) {
-    const body = await read(message);
-    if (body === null) continue;
-    const content = readUsageMessage(body);
+    const read = await readSized(message);
+    if (read === null) continue;
+    const content = readUsageMessage(read.body);
     if ("settle" in content) workOf(content.settle, message).settle = true;
     else {
+      const bytes = read.bytes / Math.max(1, content.parts.length);
       for (const part of content.parts) {
         const entry = workOf(part.accountId, message);
         part.receivedAt ??= message.timestamp.getTime();
-        if (!seen.has(part.key)) entry.parts.push(part);
+        if (!seen.has(part.key)) entry.parts.push({ part, bytes });
         seen.add(part.key);
       }
     }
@@ -118,12 +127,12 @@ export async function consumeUsage(batch: MessageBatch<unknown>, env: Cloudflare
   await Promise.all(
     [...work].map(async ([accountId, { parts, settle, messages }]) => {
       try {
-        if (parts.length > 0) await applyUsageParts(ctx, accountId, parts);
-        else if (settle) await settleAccountUsage(ctx, accountId);
+        for (const group of storeCalls(parts)) await applyUsageParts(ctx, accountId, group);
+        if (parts.length === 0 && settle) await settleAccountUsage(ctx, accountId);
       } catch (error) {
         failed.add(accountId);
         const attempts = Math.max(...[...messages].map((message) => message.attempts));
-        const keys = parts.map((part) => part.key).join(" ");
+        const keys = parts.map(({ part }) => part.key).join(" ");
         logError("usage_failed", { accountId, keys, settle, attempts }, error);
       }
     }),
@@ -137,20 +146,47 @@ export async function consumeUsage(batch: MessageBatch<unknown>, env: Cloudflare
   }
 }
 
+/** An account's parts, in order, cut into store calls of at most `INGEST_CALL_BYTES` (a part alone may pass it). */
+export function storeCalls(
+  parts: Array<{ part: UsagePart; bytes: number }>,
+  maxBytes = INGEST_CALL_BYTES,
+): UsagePart[][] {
+  const calls: UsagePart[][] = [];
+  let call: UsagePart[] = [];
+  let bytes = 0;
+  for (const { part, bytes: size } of parts) {
+    if (call.length > 0 && bytes + size > maxBytes) {
+      calls.push(call);
+      call = [];
+      bytes = 0;
+    }
+    call.push(part);
+    bytes += size;
+  }
+  if (call.length > 0) calls.push(call);
+  return calls;
+}
+
 /**
  * A message's content: gzipped JSON (message-packing.ts), or JSON text or a JSON value as sent before. A body that
  * is none of these is retried on its own, so it reaches the dead-letter queue without holding back the rest.
  */
 async function read(message: Message<unknown>): Promise<UsageMessageBody | null> {
+  return (await readSized(message))?.body ?? null;
+}
+
+/** `read`, with the size of the message's JSON. */
+async function readSized(message: Message<unknown>): Promise<{ body: UsageMessageBody; bytes: number } | null> {
   try {
     const { body } = message;
-    let value: UsageMessageBody;
+    let text: string;
     if (body instanceof ArrayBuffer || ArrayBuffer.isView(body)) {
       const bytes = body instanceof ArrayBuffer ? body : new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
-      value = JSON.parse(await gunzipText(bytes)) as UsageMessageBody;
-    } else value = (typeof body === "string" ? JSON.parse(body) : body) as UsageMessageBody;
+      text = await gunzipText(bytes);
+    } else text = typeof body === "string" ? body : JSON.stringify(body);
+    const value = JSON.parse(text) as UsageMessageBody;
     readUsageMessage(value);
-    return value;
+    return { body: value, bytes: text.length };
   } catch (error) {
     logError("usage_message_unreadable", { id: message.id, attempts: message.attempts }, error);
     message.retry();

@@ -110,7 +110,7 @@ export function holdUsageMessages() {
       retryMessages: [...routed.retryMessages, ...applied.flatMap((result) => result.retryMessages)],
     };
   };
-  return { sent, deliver };
+  return { sent, deliver, deliverTo };
 }
 
 /** A usage message's content as sent (gzipped JSON). */

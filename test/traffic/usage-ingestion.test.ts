@@ -284,6 +284,25 @@ describe("POST /internal/gateway/usage (usage reports)", () => {
     expect(balance.gb_used).toBe((9 * 1100) / 1e9);
   });
 
+  it("splits an account's parts across store calls when one call would pass an RPC's size limit, each part applied once", async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const subuser = await createSubuser(account);
+    const { sent, deliverTo } = holdUsageMessages();
+    for (const n of [2, 3, 4]) expect((await reportUsage(recordsOf(subuser, n))).status).toBe(202);
+    expect(sent).toHaveLength(3);
+    // Each message weighs 5 MB of JSON (padding): two of them pass one store call's 8 MB.
+    const heavy = await Promise.all(
+      sent.map(async ({ body }) => ({ body: JSON.stringify(await usageMessageBody(body)) + " ".repeat(5_000_000) })),
+    );
+    const ingest = vi.spyOn(TrafficStoreClient.prototype, "ingest");
+    // A copy of the first message beside them (a redelivery) is applied once.
+    const delivered = await deliverTo("usage-accounts-0", [...heavy, heavy[0] as { body: string }]);
+    expect(delivered.retryMessages).toHaveLength(0);
+    expect(delivered.explicitAcks).toHaveLength(4);
+    expect(ingest).toHaveBeenCalledTimes(3);
+    expect((await traffic(account, "residential", window())).rows[0]).toMatchObject({ requests: 9 });
+  });
+
   it("applies messages of packed parts, or of one account's part as sent before (JSON text or value, cell rows or named cells), and retries an unreadable one alone", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);

@@ -39,7 +39,7 @@ export class TrafficStore extends DurableObject {
   }
 
   ingest(input: StoreIngest, figures?: MeterFigures): IngestOutcome {
-    const outcome = this.#traffic.ingest(input, figures, now());
+    const outcome = this.#change(() => this.#traffic.ingest(input, figures, now()));
     this.#wake();
     return outcome;
   }
@@ -49,13 +49,13 @@ export class TrafficStore extends DurableObject {
   }
 
   confirmSettlement(seq: number, figures: MeterFigures): Settlement | null {
-    const next = this.#traffic.confirmSettlement(seq, figures, now());
+    const next = this.#change(() => this.#traffic.confirmSettlement(seq, figures, now()));
     this.#wake();
     return next;
   }
 
   learnFigures(figures: Partial<MeterFigures>): Settlement | null {
-    const settlement = this.#traffic.learnFigures(figures, now());
+    const settlement = this.#change(() => this.#traffic.learnFigures(figures, now()));
     this.#wake();
     return settlement;
   }
@@ -69,7 +69,7 @@ export class TrafficStore extends DurableObject {
   }
 
   upsertSessions(snapshots: SessionSnapshot[]): void {
-    this.#traffic.upsertSessions(snapshots);
+    this.#change(() => this.#traffic.upsertSessions(snapshots));
   }
 
   traffic(query: TrafficQuery): TrafficRow[] {
@@ -81,7 +81,7 @@ export class TrafficStore extends DurableObject {
   }
 
   confirmSourceAlerts(alerts: SourceAlertReceipt[]): void {
-    this.#traffic.confirmSourceAlerts(alerts);
+    this.#change(() => this.#traffic.confirmSourceAlerts(alerts));
   }
 
   requests(query: { product: TrafficProduct; subuserId?: string; limit: number }): RequestSample[] {
@@ -121,9 +121,23 @@ export class TrafficStore extends DurableObject {
    */
   override async alarm(): Promise<void> {
     this.#alarm.rang();
-    const settleFor = this.#traffic.maintain(now());
+    const settleFor = this.#change(() => this.#traffic.maintain(now()));
     this.#wake();
     if (settleFor) await this.env.USAGE_QUEUE.send(JSON.stringify({ settle: settleFor }), { contentType: "text" });
+  }
+
+  /**
+   * Runs a change in one storage transaction. When it throws (a row past SQLite's limit, say), its writes roll back
+   * but the store's memory (the open row, the meter, caches) may already hold part of it: the object is reset, so
+   * the next call starts from storage and a retry applies the change once.
+   */
+  #change<T>(change: () => T): T {
+    try {
+      return this.ctx.storage.transactionSync(change);
+    } catch (error) {
+      this.ctx.abort(`a change failed and was rolled back: ${error instanceof Error ? error.message : String(error)}`);
+      throw error;
+    }
   }
 
   /** Sets the alarm for the store's next wake (a storage write: no await needed). */

@@ -181,4 +181,52 @@ describe("the store's layout (rows per account-minute): every answer is exact", 
       );
     });
   }, 60_000);
+
+  it("keeps a minute's body past a row's 2 MB in pages (a backfill of many sub-users in one minute), read back exactly after a restart", async () => {
+    const stub = env.TRAFFIC_STORE.get(env.TRAFFIC_STORE.idFromName("layout-paged"));
+    await runInDurableObject(stub, (_instance, state) => {
+      const rng = random(13);
+      let traffic = new AccountTraffic(state.storage);
+      const at = T0 + 10 * DAY;
+      // 150,000 distinct cells (a sub-user each, a minute of each of ten days): a compressed body of over 2 MB.
+      const cells = Array.from({ length: 150_000 }, (_, i) => {
+        const minute = at - 10 * DAY + (i % 10) * DAY;
+        return { ...randomCell(rng, minute), product: "residential" as const, subuserId: `sub_${i}` };
+      });
+      const ingest = (key: string, part: Cell[]) =>
+        traffic.ingest({ accountId: "usr_x", parts: [{ key, receivedAt: at, cells: part, samples: [] }] }, FIGURES, at);
+      ingest("history-0", cells.slice(0, 75_000));
+      ingest("history-1", cells.slice(75_000));
+      const pages = () => state.storage.sql.exec("SELECT count(*) AS n FROM arrival_pages").one().n as number;
+      expect(pages()).toBeGreaterThan(2);
+      const query: TrafficQuery = {
+        product: "residential",
+        from: at - 10 * DAY,
+        to: at + MINUTE,
+        resolution: "1h",
+        groupBy: "day",
+        filters: {},
+      };
+      const want = expected(cells, query, DAY);
+      expect(answered(traffic.traffic(query))).toEqual(want);
+      traffic = new AccountTraffic(state.storage);
+      expect(answered(traffic.traffic(query))).toEqual(want);
+      // A part applied in the paged row is still recognised.
+      expect(ingest("history-1", cells.slice(75_000))).toMatchObject({ outcome: "applied", applied: 0 });
+      // A day later its slot is overwritten by a small row: the pages go with it.
+      const later = at + 25 * HOUR;
+      const small = { ...randomCell(rng, later), product: "residential" as const };
+      cells.push(small);
+      traffic.ingest(
+        { accountId: "usr_x", parts: [{ key: "small", receivedAt: later, cells: [small], samples: [] }] },
+        FIGURES,
+        later,
+      );
+      traffic.maintain(later);
+      expect(pages()).toBe(0);
+      expect(answered(traffic.traffic({ ...query, to: later + MINUTE }))).toEqual(
+        expected(cells, { ...query, to: later + MINUTE }, DAY),
+      );
+    });
+  }, 120_000);
 });

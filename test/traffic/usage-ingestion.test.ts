@@ -5,7 +5,6 @@ import { domainContext } from "../../src/domain/context";
 import { settleAccountUsage } from "../../src/domain/traffic/apply-usage";
 import { accountStore } from "../../src/domain/traffic/store";
 import { TrafficStoreClient } from "../../src/durable-objects/traffic-store";
-import { ArrivalRows } from "../../src/durable-objects/traffic-store/arrival-rows";
 import { type CellRow, cellOf, sampleOf } from "../../src/durable-objects/traffic-store/contract";
 import { buyBandwidth, createAccount } from "../helpers/accounts";
 import { runCron } from "../helpers/cron";
@@ -369,29 +368,6 @@ describe("POST /internal/gateway/usage (usage reports)", () => {
     const store = env.TRAFFIC_STORE.get(env.TRAFFIC_STORE.idFromName(account.id));
     await runDurableObjectAlarm(store);
     expect((await traffic(account, "residential", window())).rows[0]).toMatchObject({ requests: 5 });
-  });
-
-  it("a store whose write fails half-way through an ingest (a row past SQLite's limit) keeps nothing of it: the redelivery counts each record once", async () => {
-    const account = await createAccount({ bandwidthGb: 1 });
-    const subuser = await createSubuser(account);
-    const { sent, deliver } = holdUsageMessages();
-    const first = Array.from({ length: 3 }, () => usageRecord(username(subuser.name), { bytes_in: 100_000_000 }));
-    expect((await reportUsage(first)).status).toBe(202);
-    expect((await deliver()).retryMessages).toHaveLength(0);
-    sent.length = 0;
-    const second = Array.from({ length: 5 }, () => usageRecord(username(subuser.name), { bytes_in: 200_000_000 }));
-    expect((await reportUsage(second)).status).toBe(202);
-    // The store has applied the parts in memory (open row, meter, request log) when its row's write is refused.
-    vi.spyOn(ArrivalRows.prototype, "write").mockImplementationOnce(() => {
-      throw new Error("string or blob too big: SQLITE_TOOBIG");
-    });
-    expect((await deliver()).retryMessages).toHaveLength(1);
-    vi.restoreAllMocks();
-    expect((await deliver()).retryMessages).toHaveLength(0);
-    expect((await traffic(account, "residential", window())).rows[0]).toMatchObject({ requests: 8 });
-    await settleUsage(account);
-    const balance = await json(await call("GET", "/v1/residential/balance", { token: account.token }));
-    expect(balance.gb_used).toBe(1.300_000_8);
   });
 });
 

@@ -11,6 +11,13 @@ export const ARRIVALS_KEPT_MS = ARRIVAL_SLOTS * MINUTE;
 export const RECEIVED_SKEW_MS = MINUTE;
 /** Parts from before `receivedAt` was carried: their key is looked for from this long before their oldest usage. */
 const LEGACY_LOOKBACK_MS = HOUR;
+/**
+ * A row may hold 2 MB (SQLite in a Durable Object). A row's cells and domains are kept in it up to this many
+ * compressed bytes; past it (a backfill of many days and sub-users arriving in one minute), they go in pages of
+ * `arrival_pages`, the row's body left empty. Steady traffic stays far below: cells merge by their dimensions.
+ */
+const BODY_BYTES_IN_ROW = 1_000_000;
+const PAGE_BYTES = 1_000_000;
 /** Arrival rows read back and kept decoded, by the rows they hold (cells, domains, samples, sessions, sources). */
 const CACHED_ROW_ITEMS = 20_000;
 
@@ -73,6 +80,10 @@ export const ARRIVALS_TABLE = `CREATE TABLE IF NOT EXISTS arrivals (
   totals TEXT NOT NULL, metered TEXT NOT NULL, keys TEXT NOT NULL, sessions BLOB, samples BLOB, sources BLOB,
   body BLOB NOT NULL)`;
 
+/** The bodies of arrival rows past `BODY_BYTES_IN_ROW`, in pages (a row's body is then empty). */
+export const ARRIVAL_PAGES_TABLE = `CREATE TABLE IF NOT EXISTS arrival_pages (
+  slot INTEGER NOT NULL, page INTEGER NOT NULL, bytes BLOB NOT NULL, PRIMARY KEY (slot, page))`;
+
 /**
  * The finest tier: everything an account's store took in one minute of arrival, in one row — usage cells (per
  * record minute and dimensions), domains, client sources, request-log candidates, sessions' usage, the part keys and
@@ -89,6 +100,8 @@ export class ArrivalRows {
   readonly #keys = new Map<number, Set<string>>();
   /** Rows read lately (queries read the same recent rows again and again). */
   readonly #read = new BoundedCache<number, ArrivalRow>(CACHED_ROW_ITEMS, itemsOf);
+  /** Slots whose body is in `arrival_pages`. */
+  readonly #paged = new Set<number>();
   #open: ArrivalRow | null = null;
 
   constructor(sql: SqlStorage) {
@@ -104,6 +117,7 @@ export class ArrivalRows {
         totals: JSON.parse(row.totals) as MinuteTotal[],
       });
     }
+    for (const { slot } of sql.exec<{ slot: number }>("SELECT DISTINCT slot FROM arrival_pages")) this.#paged.add(slot);
   }
 
   static slotOf(minute: number): number {
@@ -153,8 +167,11 @@ export class ArrivalRows {
       this.#open = this.read(slot);
       return { row: this.#open, replaced: null };
     }
-    this.#open = ArrivalRows.empty(minute);
-    return { row: this.#open, replaced: head ? this.read(slot) : null };
+    const row = ArrivalRows.empty(minute);
+    // A replaced row stays readable (its fold reads it) until the new one is written over it.
+    if (head) return { row, replaced: this.read(slot) };
+    this.#open = row;
+    return { row, replaced: null };
   }
 
   /** A new row for the minute of arrival `minute`, holding nothing yet. */
@@ -196,8 +213,38 @@ export class ArrivalRows {
       sessions: unpackJson<SessionDelta[]>(row.sessions, []),
       samples: unpackJson<LoggedSample[]>(row.samples, []),
       sources: unpackJson<SourceChunk[]>(row.sources, []),
-      content: unpackJson<ArrivalContent>(row.body, { cells: [], domains: [] }),
+      content: unpackJson<ArrivalContent>(this.#paged.has(row.slot) ? this.#pages(row.slot) : row.body, {
+        cells: [],
+        domains: [],
+      }),
     };
+  }
+
+  /** A paged body, its pages joined. */
+  #pages(slot: number): Uint8Array {
+    const pages = this.#sql
+      .exec<{ bytes: ArrayBuffer }>("SELECT bytes FROM arrival_pages WHERE slot = ? ORDER BY page", slot)
+      .toArray()
+      .map((page) => new Uint8Array(page.bytes));
+    const body = new Uint8Array(pages.reduce((sum, page) => sum + page.length, 0));
+    let offset = 0;
+    for (const page of pages) {
+      body.set(page, offset);
+      offset += page.length;
+    }
+    return body;
+  }
+
+  /** Writes a body that does not fit in its row as pages (and removes a slot's old pages): what the row keeps. */
+  #pageBody(slot: number, body: Uint8Array): Uint8Array {
+    if (this.#paged.delete(slot)) this.#sql.exec("DELETE FROM arrival_pages WHERE slot = ?", slot);
+    if (body.length <= BODY_BYTES_IN_ROW) return body;
+    for (let page = 0; page * PAGE_BYTES < body.length; page++) {
+      const bytes = body.subarray(page * PAGE_BYTES, (page + 1) * PAGE_BYTES);
+      this.#sql.exec("INSERT INTO arrival_pages (slot, page, bytes) VALUES (?, ?, ?)", slot, page, bytes);
+    }
+    this.#paged.add(slot);
+    return new Uint8Array(0);
   }
 
   /** One column of a row, without decoding the others. */
@@ -210,7 +257,7 @@ export class ArrivalRows {
     return unpackJson(value as ArrayBuffer | null, [] as unknown) as ArrivalRow[K];
   }
 
-  /** Writes a row: one row written, however much it holds. */
+  /** Writes a row: one row written, however much it holds (and a page per MB of a body past a row's room). */
   write(row: ArrivalRow): void {
     this.#sql.exec(
       `INSERT INTO arrivals (slot, minute, first_minute, last_minute, totals, metered, keys, sessions, samples,
@@ -229,7 +276,7 @@ export class ArrivalRows {
       row.sessions.length > 0 ? packJson(row.sessions) : null,
       row.samples.length > 0 ? packJson(row.samples) : null,
       row.sources.length > 0 ? packJson(row.sources) : null,
-      packJson(row.content),
+      this.#pageBody(row.slot, packJson(row.content)),
     );
     this.#forget(row.slot);
     this.#remember(row);
@@ -242,6 +289,7 @@ export class ArrivalRows {
     for (const head of this.heads()) {
       if (!expired(head)) continue;
       this.#sql.exec("DELETE FROM arrivals WHERE slot = ?", head.slot);
+      this.#pageBody(head.slot, new Uint8Array(0));
       this.#forget(head.slot);
       if (this.#open?.slot === head.slot) this.#open = null;
     }

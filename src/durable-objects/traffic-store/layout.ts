@@ -1,5 +1,5 @@
 import type { StorageStep } from "../shared/storage-versions";
-import { ARRIVALS_TABLE } from "./arrival-rows";
+import { ARRIVAL_PAGES_TABLE, ARRIVALS_TABLE } from "./arrival-rows";
 import { SOURCE_TABLES } from "./client-sources";
 import { BUCKET_TABLES } from "./folded-tiers";
 import { convertLegacyLayout } from "./legacy-layout";
@@ -18,4 +18,6 @@ export const TRAFFIC_LAYOUT: StorageStep[] = [
       CREATE TABLE IF NOT EXISTS asn_carriers (asn INTEGER PRIMARY KEY, carrier TEXT NOT NULL);`);
     convertLegacyLayout(sql);
   },
+  // 2: the body of an arrival row past a row's room (a backfill arriving in one minute), in pages.
+  (sql) => sql.exec(ARRIVAL_PAGES_TABLE),
 ];

@@ -1,5 +1,5 @@
 import { MINUTE, now } from "../../platform/clock";
-import { ARRIVALS_KEPT_MS, type ArrivalRow, ArrivalRows, type LoggedSample } from "./arrival-rows";
+import { ARRIVAL_PAGES_TABLE, ARRIVALS_KEPT_MS, type ArrivalRow, ArrivalRows, type LoggedSample } from "./arrival-rows";
 import { packJson } from "./blob-codec";
 import type { CellRow, SourceRow, TrafficProduct } from "./contract";
 import { FoldedTiers, floorTo, type TierName } from "./folded-tiers";
@@ -91,6 +91,8 @@ export function convertLegacyLayout(sql: SqlStorage): void {
     }
   }
 
+  // Arrival rows write a body past a row's room in pages (a later step's table, needed here already).
+  sql.exec(ARRIVAL_PAGES_TABLE);
   const arrivals = new ArrivalRows(sql);
   const rows = new Map<number, ArrivalRow>();
   const rowOf = (m: number) => {

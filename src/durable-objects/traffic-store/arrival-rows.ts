@@ -12,12 +12,15 @@ export const RECEIVED_SKEW_MS = MINUTE;
 /** Parts from before `receivedAt` was carried: their key is looked for from this long before their oldest usage. */
 const LEGACY_LOOKBACK_MS = HOUR;
 /**
- * A row may hold 2 MB (SQLite in a Durable Object). A row's cells and domains are kept in it up to this many
- * compressed bytes; past it (a backfill of many days and sub-users arriving in one minute), they go in pages of
- * `arrival_pages`, the row's body left empty. Steady traffic stays far below: cells merge by their dimensions.
+ * A row may hold 2 MB (SQLite in a Durable Object). An arrival row keeps its blob columns (cells and domains,
+ * samples, sessions, sources) while it stays within `ROW_BYTES`; past it (the sessions of the busiest accounts'
+ * minutes, a backfill of many days and sub-users arriving in one minute), its largest columns go in pages of
+ * `arrival_pages`, one row written per MB, their columns left empty.
  */
-const BODY_BYTES_IN_ROW = 1_000_000;
+const ROW_BYTES = 1_800_000;
 const PAGE_BYTES = 1_000_000;
+const BLOB_COLUMNS = ["body", "samples", "sessions", "sources"] as const;
+type BlobColumn = (typeof BLOB_COLUMNS)[number];
 /** Arrival rows read back and kept decoded, by the rows they hold (cells, domains, samples, sessions, sources). */
 const CACHED_ROW_ITEMS = 20_000;
 
@@ -80,9 +83,9 @@ export const ARRIVALS_TABLE = `CREATE TABLE IF NOT EXISTS arrivals (
   totals TEXT NOT NULL, metered TEXT NOT NULL, keys TEXT NOT NULL, sessions BLOB, samples BLOB, sources BLOB,
   body BLOB NOT NULL)`;
 
-/** The bodies of arrival rows past `BODY_BYTES_IN_ROW`, in pages (a row's body is then empty). */
+/** The blob columns of arrival rows past `ROW_BYTES`, in pages (the row's column is then empty). */
 export const ARRIVAL_PAGES_TABLE = `CREATE TABLE IF NOT EXISTS arrival_pages (
-  slot INTEGER NOT NULL, page INTEGER NOT NULL, bytes BLOB NOT NULL, PRIMARY KEY (slot, page))`;
+  slot INTEGER NOT NULL, col TEXT NOT NULL, page INTEGER NOT NULL, bytes BLOB NOT NULL, PRIMARY KEY (slot, col, page))`;
 
 /**
  * The finest tier: everything an account's store took in one minute of arrival, in one row — usage cells (per
@@ -100,8 +103,8 @@ export class ArrivalRows {
   readonly #keys = new Map<number, Set<string>>();
   /** Rows read lately (queries read the same recent rows again and again). */
   readonly #read = new BoundedCache<number, ArrivalRow>(CACHED_ROW_ITEMS, itemsOf);
-  /** Slots whose body is in `arrival_pages`. */
-  readonly #paged = new Set<number>();
+  /** The columns in `arrival_pages`, as `slot:column`. */
+  readonly #paged = new Set<string>();
   #open: ArrivalRow | null = null;
 
   constructor(sql: SqlStorage) {
@@ -117,7 +120,11 @@ export class ArrivalRows {
         totals: JSON.parse(row.totals) as MinuteTotal[],
       });
     }
-    for (const { slot } of sql.exec<{ slot: number }>("SELECT DISTINCT slot FROM arrival_pages")) this.#paged.add(slot);
+    for (const { slot, col } of sql.exec<{ slot: number; col: string }>(
+      "SELECT DISTINCT slot, col FROM arrival_pages",
+    )) {
+      this.#paged.add(`${slot}:${col}`);
+    }
   }
 
   static slotOf(minute: number): number {
@@ -210,41 +217,62 @@ export class ArrivalRows {
       totals: JSON.parse(row.totals) as MinuteTotal[],
       metered: JSON.parse(row.metered) as Record<string, RowMeter>,
       keys: JSON.parse(row.keys) as string[],
-      sessions: unpackJson<SessionDelta[]>(row.sessions, []),
-      samples: unpackJson<LoggedSample[]>(row.samples, []),
-      sources: unpackJson<SourceChunk[]>(row.sources, []),
-      content: unpackJson<ArrivalContent>(this.#paged.has(row.slot) ? this.#pages(row.slot) : row.body, {
-        cells: [],
-        domains: [],
-      }),
+      sessions: unpackJson<SessionDelta[]>(this.#blob(row.slot, "sessions", row.sessions), []),
+      samples: unpackJson<LoggedSample[]>(this.#blob(row.slot, "samples", row.samples), []),
+      sources: unpackJson<SourceChunk[]>(this.#blob(row.slot, "sources", row.sources), []),
+      content: unpackJson<ArrivalContent>(this.#blob(row.slot, "body", row.body), { cells: [], domains: [] }),
     };
   }
 
-  /** A paged body, its pages joined. */
-  #pages(slot: number): Uint8Array {
+  /** A blob column as stored: in its row, or its pages joined. */
+  #blob(slot: number, column: BlobColumn, inRow: ArrayBuffer | null): ArrayBuffer | Uint8Array | null {
+    if (!this.#paged.has(`${slot}:${column}`)) return inRow;
     const pages = this.#sql
-      .exec<{ bytes: ArrayBuffer }>("SELECT bytes FROM arrival_pages WHERE slot = ? ORDER BY page", slot)
+      .exec<{ bytes: ArrayBuffer }>(
+        "SELECT bytes FROM arrival_pages WHERE slot = ? AND col = ? ORDER BY page",
+        slot,
+        column,
+      )
       .toArray()
       .map((page) => new Uint8Array(page.bytes));
-    const body = new Uint8Array(pages.reduce((sum, page) => sum + page.length, 0));
+    const blob = new Uint8Array(pages.reduce((sum, page) => sum + page.length, 0));
     let offset = 0;
     for (const page of pages) {
-      body.set(page, offset);
+      blob.set(page, offset);
       offset += page.length;
     }
-    return body;
+    return blob;
   }
 
-  /** Writes a body that does not fit in its row as pages (and removes a slot's old pages): what the row keeps. */
-  #pageBody(slot: number, body: Uint8Array): Uint8Array {
-    if (this.#paged.delete(slot)) this.#sql.exec("DELETE FROM arrival_pages WHERE slot = ?", slot);
-    if (body.length <= BODY_BYTES_IN_ROW) return body;
-    for (let page = 0; page * PAGE_BYTES < body.length; page++) {
-      const bytes = body.subarray(page * PAGE_BYTES, (page + 1) * PAGE_BYTES);
-      this.#sql.exec("INSERT INTO arrival_pages (slot, page, bytes) VALUES (?, ?, ?)", slot, page, bytes);
+  /**
+   * What a row keeps of its blob columns: all of them while the row stays within `ROW_BYTES`, else the largest go
+   * in pages (their columns left empty) until it does. A slot's old pages are removed.
+   */
+  #placed(slot: number, textBytes: number, blobs: Record<BlobColumn, Uint8Array | null>) {
+    for (const column of BLOB_COLUMNS) {
+      if (this.#paged.delete(`${slot}:${column}`)) {
+        this.#sql.exec("DELETE FROM arrival_pages WHERE slot = ? AND col = ?", slot, column);
+      }
     }
-    this.#paged.add(slot);
-    return new Uint8Array(0);
+    const size = () => BLOB_COLUMNS.reduce((sum, column) => sum + (blobs[column]?.length ?? 0), textBytes);
+    while (size() > ROW_BYTES) {
+      const largest = BLOB_COLUMNS.reduce((a, b) => ((blobs[b]?.length ?? 0) > (blobs[a]?.length ?? 0) ? b : a));
+      const blob = blobs[largest];
+      if (!blob?.length) break;
+      for (let page = 0; page * PAGE_BYTES < blob.length; page++) {
+        const bytes = blob.subarray(page * PAGE_BYTES, (page + 1) * PAGE_BYTES);
+        this.#sql.exec(
+          "INSERT INTO arrival_pages (slot, col, page, bytes) VALUES (?, ?, ?, ?)",
+          slot,
+          largest,
+          page,
+          bytes,
+        );
+      }
+      this.#paged.add(`${slot}:${largest}`);
+      blobs[largest] = new Uint8Array(0);
+    }
+    return blobs;
   }
 
   /** One column of a row, without decoding the others. */
@@ -254,11 +282,23 @@ export class ArrivalRows {
       .exec<Record<string, SqlStorageValue>>(`SELECT ${column} FROM arrivals WHERE slot = ?`, slot)
       .one()[column];
     if (column === "metered") return JSON.parse(value as string) as ArrivalRow[K];
-    return unpackJson(value as ArrayBuffer | null, [] as unknown) as ArrivalRow[K];
+    const blob = this.#blob(slot, column as BlobColumn, value as ArrayBuffer | null);
+    return unpackJson(blob, [] as unknown) as ArrivalRow[K];
   }
 
-  /** Writes a row: one row written, however much it holds (and a page per MB of a body past a row's room). */
+  /** Writes a row: one row written, however much it holds (and a page per MB of a column past its room). */
   write(row: ArrivalRow): void {
+    const texts = [JSON.stringify(row.totals), JSON.stringify(row.metered), JSON.stringify(row.keys)];
+    const blobs = this.#placed(
+      row.slot,
+      texts.reduce((sum, text) => sum + text.length, 0),
+      {
+        sessions: row.sessions.length > 0 ? packJson(row.sessions) : null,
+        samples: row.samples.length > 0 ? packJson(row.samples) : null,
+        sources: row.sources.length > 0 ? packJson(row.sources) : null,
+        body: packJson(row.content),
+      },
+    );
     this.#sql.exec(
       `INSERT INTO arrivals (slot, minute, first_minute, last_minute, totals, metered, keys, sessions, samples,
          sources, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -270,13 +310,11 @@ export class ArrivalRows {
       row.minute,
       row.firstMinute,
       row.lastMinute,
-      JSON.stringify(row.totals),
-      JSON.stringify(row.metered),
-      JSON.stringify(row.keys),
-      row.sessions.length > 0 ? packJson(row.sessions) : null,
-      row.samples.length > 0 ? packJson(row.samples) : null,
-      row.sources.length > 0 ? packJson(row.sources) : null,
-      this.#pageBody(row.slot, packJson(row.content)),
+      ...texts,
+      blobs.sessions,
+      blobs.samples,
+      blobs.sources,
+      blobs.body,
     );
     this.#forget(row.slot);
     this.#remember(row);
@@ -289,7 +327,7 @@ export class ArrivalRows {
     for (const head of this.heads()) {
       if (!expired(head)) continue;
       this.#sql.exec("DELETE FROM arrivals WHERE slot = ?", head.slot);
-      this.#pageBody(head.slot, new Uint8Array(0));
+      this.#placed(head.slot, 0, { body: null, samples: null, sessions: null, sources: null });
       this.#forget(head.slot);
       if (this.#open?.slot === head.slot) this.#open = null;
     }

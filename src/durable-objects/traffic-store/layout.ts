@@ -18,6 +18,6 @@ export const TRAFFIC_LAYOUT: StorageStep[] = [
       CREATE TABLE IF NOT EXISTS asn_carriers (asn INTEGER PRIMARY KEY, carrier TEXT NOT NULL);`);
     convertLegacyLayout(sql);
   },
-  // 2: the body of an arrival row past a row's room (a backfill arriving in one minute), in pages.
+  // 2: the blob columns of an arrival row past their room in a row (2 MB in all), in pages.
   (sql) => sql.exec(ARRIVAL_PAGES_TABLE),
 ];

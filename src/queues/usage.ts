@@ -29,7 +29,7 @@ export async function routeUsage(batch: MessageBatch<unknown>, env: Cloudflare.E
   const seen = new Set<string>();
   const handled = new Set<Message<unknown>>();
   for (const message of batch.messages) {
-    const body = await read(message);
+    const body = (await read(message))?.body ?? null;
     if (body === null) continue;
     handled.add(message);
     if ("settle" in body) {
@@ -78,7 +78,7 @@ export async function routeUsage(batch: MessageBatch<unknown>, env: Cloudflare.E
  * account's parts in one batch (up to 100 messages of 800 KB of JSON) can pass it. Past it, the account's parts are
  * applied in several calls, one after another (each part still once: a retry skips what a call before applied).
  */
-export const INGEST_CALL_BYTES = 8_000_000;
+const INGEST_CALL_BYTES = 8_000_000;
 
 interface AccountWork {
   /** Each part with its share of its message's JSON size (what it weighs in a store call). */
@@ -109,12 +109,12 @@ export async function consumeUsage(batch: MessageBatch<unknown>, env: Cloudflare
     return entry;
   };
   for (const message of batch.messages) {
-    const read = await readSized(message);
-    if (read === null) continue;
-    const content = readUsageMessage(read.body);
+    const received = await read(message);
+    if (received === null) continue;
+    const content = readUsageMessage(received.body);
     if ("settle" in content) workOf(content.settle, message).settle = true;
     else {
-      const bytes = read.bytes / Math.max(1, content.parts.length);
+      const bytes = received.bytes / Math.max(1, content.parts.length);
       for (const part of content.parts) {
         const entry = workOf(part.accountId, message);
         part.receivedAt ??= message.timestamp.getTime();
@@ -147,15 +147,12 @@ export async function consumeUsage(batch: MessageBatch<unknown>, env: Cloudflare
 }
 
 /** An account's parts, in order, cut into store calls of at most `INGEST_CALL_BYTES` (a part alone may pass it). */
-export function storeCalls(
-  parts: Array<{ part: UsagePart; bytes: number }>,
-  maxBytes = INGEST_CALL_BYTES,
-): UsagePart[][] {
+function storeCalls(parts: Array<{ part: UsagePart; bytes: number }>): UsagePart[][] {
   const calls: UsagePart[][] = [];
   let call: UsagePart[] = [];
   let bytes = 0;
   for (const { part, bytes: size } of parts) {
-    if (call.length > 0 && bytes + size > maxBytes) {
+    if (call.length > 0 && bytes + size > INGEST_CALL_BYTES) {
       calls.push(call);
       call = [];
       bytes = 0;
@@ -170,13 +167,9 @@ export function storeCalls(
 /**
  * A message's content: gzipped JSON (message-packing.ts), or JSON text or a JSON value as sent before. A body that
  * is none of these is retried on its own, so it reaches the dead-letter queue without holding back the rest.
+ * Returned with the size of its JSON.
  */
-async function read(message: Message<unknown>): Promise<UsageMessageBody | null> {
-  return (await readSized(message))?.body ?? null;
-}
-
-/** `read`, with the size of the message's JSON. */
-async function readSized(message: Message<unknown>): Promise<{ body: UsageMessageBody; bytes: number } | null> {
+async function read(message: Message<unknown>): Promise<{ body: UsageMessageBody; bytes: number } | null> {
   try {
     const { body } = message;
     let text: string;

@@ -1,21 +1,37 @@
-// The gateway side of the internal contract (docs/gateway.md): authorize, release, usage.
+// The gateway side of the internal contract (docs/gateway.md): snapshots, leases, sessions and the change feed
+// for the node's own decisions; authorize and release (ISP only); usage.
 
-const AUTHORIZE_TIMEOUT_MS = 10_000;
+const CALL_TIMEOUT_MS = 10_000;
 
-/** Calls the API's internal gateway routes with the gateway token. */
-export function apiClient({ origin, token }) {
+/** Calls the API's internal gateway routes with the gateway token; `calls` counts the calls made, per path. */
+export function apiClient({ origin, token, nodeId }) {
+  const calls = {};
   const call = async (path, body, headers = {}) => {
+    calls[path] = (calls[path] ?? 0) + 1;
     const response = await fetch(`${origin}/internal/gateway${path}`, {
       method: "POST",
       headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json", ...headers },
       body,
-      signal: AbortSignal.timeout(AUTHORIZE_TIMEOUT_MS),
+      signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
     });
     const payload = await response.json().catch(() => null);
     if (!response.ok) throw new Error(`POST ${path}: ${response.status} ${payload?.code ?? ""}`);
     return payload;
   };
+  const post = (path, body) => call(path, JSON.stringify({ node: nodeId, ...body }));
   return {
+    calls,
+    /** `{subusers: [snapshot], unknown: [name]}` for 1–100 gateway names. */
+    subusers: (names) => post("/subusers", { names }),
+    /** `{leases: [{name, product, concurrent, rps, expires_at, version}]}` for 1–100 `{name, product, held, open, want}`. */
+    leases: (leases) => post("/leases", { leases }),
+    /** `{session: {id, exit_ip, started_at, expires_at}}`: the sticky session of `username`, pinned to `exit_ip` if new. */
+    session: ({ name, username, exitIp }) => post("/sessions", { name, username, exit_ip: exitIp }),
+    /** The change feed's WebSocket address and the headers to open it with. */
+    changes: () => ({
+      url: `${origin.replace(/^http/, "ws")}/internal/gateway/changes?node=${encodeURIComponent(nodeId)}`,
+      headers: { Authorization: `Bearer ${token}` },
+    }),
     /** @returns the decision: `{allow: true, lease, cache_ttl_s, target, session, …}` or `{allow: false, status, error_code, …}` */
     authorize: (request) => call("/authorize", JSON.stringify(request)),
     /** `exit` (a sticky session's connection): the exit it used, which pins the session (or moves it on a repin). */
@@ -30,7 +46,7 @@ export function apiClient({ origin, token }) {
 export const AUTH_UNAVAILABLE = { allow: false, status: 503, error_code: "auth-unavailable" };
 
 /**
- * The authorization of one client connection. New connections always ask; a connection may serve further requests
+ * The authorization of one ISP client connection (ISP stays on the per-connection calls). New connections always ask; a connection may serve further requests
  * with the same credentials for `cache_ttl_s` without asking again. Each allow holds a lease (one open connection),
  * released when the decision is replaced and when the connection closes; a sticky session's release names the exit
  * the connection used, which pins the session for later decisions.
@@ -73,6 +89,22 @@ export class ConnectionAuth {
   /** The exit the current decision's requests leave from (a sticky session's is named when its lease is released). */
   useExit(exit) {
     this.#exit = exit;
+  }
+
+  /**
+   * A tunnel carries no requests the gateway can see, so while it is open its decision is renewed every
+   * `cache_ttl_s`; a refusal closes it (`onRefused`).
+   */
+  watch(credentials, onRefused) {
+    const ttl = this.#cached?.decision.cache_ttl_s ?? 0;
+    const timer = setInterval(
+      async () => {
+        if (!(await this.decide(credentials)).allow) onRefused();
+      },
+      ttl > 0 ? ttl * 1000 + 50 : 1000,
+    );
+    timer.unref();
+    return () => clearInterval(timer);
   }
 
   /** Frees the lease of the current decision (harmless when there is none). */

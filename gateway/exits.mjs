@@ -16,6 +16,11 @@ function hostIn(network, seed) {
   return `${network}.${1 + (stableHash(seed) % 254)}`;
 }
 
+/** The exit a node proposes for a new sticky session (the API pins it unless another node pinned one first). */
+export function proposedSessionExit(product, sessionKey) {
+  return hostIn(EXIT_NETWORKS[product], sessionKey);
+}
+
 /**
  * The exit of one admitted connection. `decision` is the API's allow; `connectionSeed` differs per connection
  * (a rotating username gets a new exit for each one); `repin` asks for a new exit of a sticky session.

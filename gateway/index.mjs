@@ -1,17 +1,24 @@
 // The local development gateway: `node gateway/index.mjs` (started by `npm run dev`).
 // Env: GATEWAY_PORT (7777), GATEWAY_API_ORIGIN (http://127.0.0.1:8787), GATEWAY_TOKEN (the API's, from .dev.vars),
-// GATEWAY_USAGE_FLUSH_MS (1000).
+// GATEWAY_USAGE_FLUSH_MS (1000), GATEWAY_NODE_ID (node-<port>).
+import { randomBytes } from "node:crypto";
 import { apiClient } from "./api-client.mjs";
+import { nodeDecider } from "./node-decider.mjs";
 import { createProxyServer } from "./proxy-server.mjs";
 import { usageReporter } from "./usage-reporter.mjs";
 
-/** Starts the gateway on 127.0.0.1 (and ::1 when the machine has it); resolves once it listens. */
-export async function startGateway({ port = 7777, apiOrigin, token, flushMs = 1000 }) {
-  const api = apiClient({ origin: apiOrigin, token });
+/**
+ * Starts one gateway node on 127.0.0.1 (and ::1 when the machine has it); resolves once it listens. `nodeId`: its
+ * stable id towards the API (`[a-z0-9-]{1,64}`; `node-<port>` unless given, random on port 0).
+ */
+export async function startGateway({ port = 7777, apiOrigin, token, flushMs = 1000, nodeId = null }) {
+  const id = nodeId ?? `node-${port || randomBytes(4).toString("hex")}`;
+  const api = apiClient({ origin: apiOrigin, token, nodeId: id });
   const usage = usageReporter(api, { flushMs });
+  const decider = nodeDecider({ api });
   const listen = (host, onPort) =>
     new Promise((resolve, reject) => {
-      const server = createProxyServer({ api, usage });
+      const server = createProxyServer({ decider, usage });
       server.once("error", reject);
       server.listen(onPort, host, () => resolve(server));
     });
@@ -21,10 +28,14 @@ export async function startGateway({ port = 7777, apiOrigin, token, flushMs = 10
   if (ipv6) servers.push(ipv6);
   return {
     port: servers[0].address().port,
+    nodeId: id,
     usage,
+    /** The API calls the node made so far, per path. */
+    apiCalls: api.calls,
     /** Stops listening and sends the usage still waiting (for at most `drainMs`: the API may be gone). */
     async close({ drainMs = 5000 } = {}) {
       for (const server of servers) server.close();
+      decider.close();
       await Promise.race([usage.drain(), new Promise((resolve) => setTimeout(resolve, drainMs).unref())]);
     },
   };
@@ -38,8 +49,9 @@ if (import.meta.main) {
     apiOrigin: env.GATEWAY_API_ORIGIN ?? "http://127.0.0.1:8787",
     token: env.GATEWAY_TOKEN,
     flushMs: Number(env.GATEWAY_USAGE_FLUSH_MS ?? 1000),
+    nodeId: env.GATEWAY_NODE_ID ?? null,
   });
-  console.log(`[gateway] listening on localhost:${gateway.port} (HTTP, CONNECT, SOCKS5)`);
+  console.log(`[gateway] ${gateway.nodeId} listening on localhost:${gateway.port} (HTTP, CONNECT, SOCKS5)`);
   for (const signal of ["SIGINT", "SIGTERM"]) {
     process.once(signal, async () => {
       await gateway.close();

@@ -1,11 +1,10 @@
-// One port, three protocols: plain HTTP proxy requests, HTTP CONNECT tunnels and SOCKS5. Every new connection is
-// authorized by the API (ConnectionAuth); refusals carry the spec's status and `X-Service-Error-Code`; admitted
+// One port, three protocols: plain HTTP proxy requests, HTTP CONNECT tunnels and SOCKS5. Every request is decided
+// by the decider (node-decider.mjs: at the node, from what the API hands it; ISP asks the API); refusals carry the spec's status and `X-Service-Error-Code`; admitted
 // requests get the exit headers and are reported as usage. With no internet here, only loopback targets are
 // forwarded; the echo host (`echo.gateway.local` by default) is answered by the gateway itself and uses no credit.
 import { randomBytes } from "node:crypto";
 import http from "node:http";
 import net from "node:net";
-import { ConnectionAuth } from "./api-client.mjs";
 import { chooseExit, echoBody, exitHeaders } from "./exits.mjs";
 import { handleSocks5, REPLY } from "./socks5.mjs";
 
@@ -49,7 +48,7 @@ function basicCredentials(header) {
     : { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
-/** The listener the username addresses; the API checks the grammar (and that `type` matches). */
+/** The listener the username addresses; the decider checks the grammar. */
 function productOf(username, destIp) {
   if (destIp) return "isp";
   return /-type-mob(-|$)/.test(username) ? "mobile" : "residential";
@@ -76,10 +75,11 @@ function rawResponse(status, reason, headers) {
 }
 
 /**
- * `api`: the internal contract (api-client.mjs or a stub with `authorize` and `release`); `usage`: a reporter with
- * `add(record)`; `allowTarget(host)`: which hosts may be forwarded to (loopback by default).
+ * `decider`: `connection(sourceIp)` → `{decide(credentials), useExit(exit, decision), watch(onRevoked), close()}`
+ * (node-decider.mjs, or a stub); `usage`: a reporter with `add(record)`; `allowTarget(host)`: which hosts may be
+ * forwarded to (loopback by default).
  */
-export function createProxyServer({ api, usage, echoHost = ECHO_HOST, allowTarget = isLoopback }) {
+export function createProxyServer({ decider, usage, echoHost = ECHO_HOST, allowTarget = isLoopback }) {
   const connections = new WeakMap();
   const echoContexts = new WeakMap();
   let connectionCount = 0;
@@ -88,14 +88,14 @@ export function createProxyServer({ api, usage, echoHost = ECHO_HOST, allowTarge
     let state = connections.get(socket);
     if (!state) {
       const sourceIp = (socket.remoteAddress ?? "127.0.0.1").replace(/^::ffff:/, "");
-      state = { auth: new ConnectionAuth(api, sourceIp), sourceIp, seed: `${process.pid}:${++connectionCount}` };
+      state = { auth: decider.connection(sourceIp), sourceIp, seed: `${process.pid}:${++connectionCount}` };
       connections.set(socket, state);
       socket.once("close", () => state.auth.close());
     }
     return state;
   }
 
-  /** Authorizes a request on a connection; on an allow, picks its exit. */
+  /** Decides a request on a connection; on an allow, picks its exit. */
   async function admit(socket, { username, password, destIp, repin = false }) {
     if (!username) return { decision: { allow: false, status: 407, error_code: "auth-failed" } };
     const state = connectionOf(socket);
@@ -103,23 +103,9 @@ export function createProxyServer({ api, usage, echoHost = ECHO_HOST, allowTarge
     const decision = await state.auth.decide(credentials);
     if (!decision.allow) return { decision };
     const exit = chooseExit(decision, { connectionSeed: state.seed, repin });
-    state.auth.useExit(exit);
+    state.auth.useExit(exit, decision);
     const clientIp = state.sourceIp;
-    return { decision, exit, requestId: newRequestId(), username, destIp: destIp ?? null, credentials, clientIp };
-  }
-
-  /**
-   * A tunnel carries no requests the gateway can see, so while it is open its decision is renewed every
-   * `cache_ttl_s`; a refusal (disabled, deleted, password expired, whitelist removed) closes it.
-   */
-  function keepAuthorized(socket, admission, close) {
-    const everyMs = admission.decision.cache_ttl_s > 0 ? admission.decision.cache_ttl_s * 1000 + 50 : 1000;
-    const timer = setInterval(async () => {
-      const decision = await connectionOf(socket).auth.decide(admission.credentials);
-      if (!decision.allow) close();
-    }, everyMs);
-    timer.unref();
-    socket.once("close", () => clearInterval(timer));
+    return { decision, exit, requestId: newRequestId(), username, destIp: destIp ?? null, clientIp };
   }
 
   function report(admission, { method, targetHost, status, bytesIn, bytesOut, tag, errorCode = null }) {
@@ -176,7 +162,8 @@ export function createProxyServer({ api, usage, echoHost = ECHO_HOST, allowTarge
     upstream.once("connect", () => {
       opened = true;
       open(null);
-      keepAuthorized(client, admission, () => upstream.destroy());
+      // A tunnel shows no requests: it is closed once its sub-user no longer admits it.
+      connectionOf(client).auth.watch(() => upstream.destroy());
       if (head.length) upstream.write(head);
       client.pipe(upstream);
       upstream.pipe(client);

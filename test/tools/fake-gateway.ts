@@ -1,11 +1,11 @@
 /**
  * The gateway the proxy-test tests talk to (runs in Node, started by vitest.config.ts): the local gateway's own
- * protocol code (gateway/proxy-server.mjs: HTTP CONNECT and SOCKS5 on one port) with a stubbed API that decides by
- * the password, plus a loopback HTTP target. workerd reaches both over `connect()` on 127.0.0.1.
+ * protocol code (gateway/proxy-server.mjs: HTTP CONNECT and SOCKS5 on one port) with a stubbed decider that decides
+ * by the password, plus a loopback HTTP target. workerd reaches both over `connect()` on 127.0.0.1.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { createProxyServer, type GatewayApi } from "../../gateway/proxy-server.mjs";
+import { createProxyServer, type GatewayDecider } from "../../gateway/proxy-server.mjs";
 
 /** Passwords the stub understands; any other password is admitted. */
 export const STUB_PASSWORDS = {
@@ -27,16 +27,18 @@ export const STUB_TARGET = {
   sesstime: null,
 };
 
-const stubApi: GatewayApi = {
-  async authorize(request) {
-    if (request.password === HANG_PASSWORD) return new Promise<never>(() => {});
-    const refusal = STUB_PASSWORDS[request.password as keyof typeof STUB_PASSWORDS];
-    if (refusal) return refusal;
-    return { allow: true, product: request.product, lease: null, cache_ttl_s: 30, target: STUB_TARGET, session: null };
-  },
-  async release() {
-    return { released: true };
-  },
+const stubDecider: GatewayDecider = {
+  connection: () => ({
+    async decide({ password = "", product }) {
+      if (password === HANG_PASSWORD) return new Promise<never>(() => {});
+      const refusal = STUB_PASSWORDS[password as keyof typeof STUB_PASSWORDS];
+      if (refusal) return refusal;
+      return { allow: true, product, target: STUB_TARGET, session: null };
+    },
+    useExit() {},
+    watch() {},
+    close() {},
+  }),
 };
 
 function listening(server: http.Server | ReturnType<typeof createProxyServer>): Promise<number> {
@@ -48,7 +50,7 @@ function listening(server: http.Server | ReturnType<typeof createProxyServer>): 
 
 /** Starts the gateway and a target on free ports; neither keeps the test process alive. */
 export async function startFakeGateway(): Promise<{ port: number; targetUrl: string }> {
-  const gateway = createProxyServer({ api: stubApi, usage: { add() {} } });
+  const gateway = createProxyServer({ decider: stubDecider, usage: { add() {} } });
   const target = http.createServer((_request, response) => {
     response.writeHead(200, { "Content-Type": "text/plain" });
     response.end("hello through the proxy\n");

@@ -1,0 +1,206 @@
+// A node's shares of its sub-users' limits (docs/gateway.md, "Leases"): asked for when a limited sub-user first
+// needs one, renewed for all busy ones in one call every second, given back after 2 s idle.
+import { RollingWindow } from "./rolling-window.mjs";
+
+const MAX_LEASES_PER_CALL = 100;
+const SECOND_MS = 1000;
+
+/** What the node knows of one sub-user's product: its share, and the demand and use that ask for it. */
+class LeaseEntry {
+  constructor(name, product, limits) {
+    this.name = name;
+    this.product = product;
+    /** The sub-user's limits from its snapshot (null: none). */
+    this.limits = limits;
+    /** The share the node enforces: `{concurrent, rps}` (null: unlimited), valid until `expiresAt`. */
+    this.grant = null;
+    this.expiresAt = 0;
+    this.version = 0;
+    this.open = 0;
+    /** Requests admitted in the last second (bounded by the rps share). */
+    this.admitted = new RollingWindow(SECOND_MS);
+    /** Requests attempted in the last second, refused ones too: the rps demand. */
+    this.attempted = new RollingWindow(SECOND_MS);
+    /** New connections refused for concurrency in the last second: they wait, and count as demand. */
+    this.waiting = new RollingWindow(SECOND_MS);
+    this.activeAt = 0;
+    /** The first request of a share: resolves once the API answered (or failed). */
+    this.asking = null;
+  }
+
+  live(now) {
+    return this.grant !== null && now < this.expiresAt;
+  }
+}
+
+const keyOf = (name, product) => `${name}\n${product}`;
+
+/**
+ * `api.leases(list)`: the API's `/leases` call. `onVersion(name, version)`: a lease answered a gate version (the
+ * node's snapshot may be older).
+ */
+export class LeaseManager {
+  #api;
+  #now;
+  #onVersion;
+  #idleMs;
+  #leaseMs;
+  #log;
+  #entries = new Map();
+  #timer = null;
+  #renewing = false;
+  #failedAt = -Infinity;
+
+  constructor({
+    api,
+    now = Date.now,
+    onVersion = () => {},
+    renewEveryMs = 1000,
+    idleMs = 2000,
+    leaseMs = 5000,
+    log = console,
+  }) {
+    this.#api = api;
+    this.#now = now;
+    this.#onVersion = onVersion;
+    this.#idleMs = idleMs;
+    this.#leaseMs = leaseMs;
+    this.#log = log;
+    this.#timer = setInterval(() => this.renew(), renewEveryMs);
+    this.#timer.unref();
+  }
+
+  /** The entry of a limited sub-user's product (made on first use); `limits` from its current snapshot. */
+  entry(name, product, limits) {
+    const key = keyOf(name, product);
+    let entry = this.#entries.get(key);
+    if (!entry) {
+      entry = new LeaseEntry(name, product, limits);
+      this.#entries.set(key, entry);
+    }
+    entry.limits = limits;
+    entry.activeAt = this.#now();
+    return entry;
+  }
+
+  /** Resolves true once the entry holds a live share; false when none could be had (the API failed). */
+  async ready(entry) {
+    if (entry.live(this.#now())) return true;
+    // After a failed call, requests are refused for a second rather than each asking the API again.
+    if (this.#now() - this.#failedAt < SECOND_MS) return false;
+    if (!entry.asking) {
+      entry.asking = new Promise((resolve) => setImmediate(resolve)).then(() => this.#askFirst());
+    }
+    await entry.asking;
+    return entry.live(this.#now());
+  }
+
+  opened(entry) {
+    entry.open += 1;
+    entry.activeAt = this.#now();
+  }
+
+  closed(entry) {
+    entry.open -= 1;
+    entry.activeAt = this.#now();
+  }
+
+  /** Renews every share in one call (1–100 per call); idle ones are given back. */
+  async renew() {
+    if (this.#renewing || this.#entries.size === 0) return;
+    this.#renewing = true;
+    try {
+      const now = this.#now();
+      for (const [key, entry] of this.#entries) {
+        if (entry.grant === null && !entry.asking && this.#idle(entry, now)) this.#entries.delete(key);
+      }
+      await this.#call([...this.#entries.values()].filter((entry) => !entry.asking));
+    } finally {
+      this.#renewing = false;
+    }
+  }
+
+  stop() {
+    clearInterval(this.#timer);
+  }
+
+  /** The entries waiting for their first share, in one call: all that asked in the same turn. */
+  async #askFirst() {
+    const asking = [...this.#entries.values()].filter((entry) => entry.asking && !entry.live(this.#now()));
+    try {
+      await this.#call(asking);
+    } finally {
+      for (const entry of asking) entry.asking = null;
+    }
+  }
+
+  async #call(entries) {
+    const now = this.#now();
+    for (let i = 0; i < entries.length; i += MAX_LEASES_PER_CALL) {
+      const batch = entries.slice(i, i + MAX_LEASES_PER_CALL);
+      const requests = batch.map((entry) => this.#request(entry, now));
+      const givingBack = batch.map((entry) => entry.grant !== null && this.#idle(entry, now));
+      let answer;
+      try {
+        answer = await this.#api.leases(requests);
+      } catch (error) {
+        // The shares held stay valid until they expire; past that the node refuses (fail closed).
+        this.#log.error(`[gateway] lease renewal failed: ${error.message}`);
+        this.#failedAt = this.#now();
+        continue;
+      }
+      const byKey = new Map(answer.leases.map((lease) => [keyOf(lease.name, lease.product), lease]));
+      batch.forEach((entry, index) => {
+        const lease = byKey.get(keyOf(entry.name, entry.product));
+        if (lease) this.#take(entry, lease, { gaveBack: givingBack[index], sentAt: now });
+      });
+    }
+  }
+
+  #request(entry, now) {
+    const held = entry.live(now) ? entry.grant : { concurrent: 0, rps: 0 };
+    return {
+      name: entry.name,
+      product: entry.product,
+      held: { concurrent: held.concurrent ?? 0, rps: held.rps ?? 0 },
+      open: entry.open,
+      want: this.#want(entry, now),
+    };
+  }
+
+  /**
+   * A first share asks for the whole limit (the node has seen no demand yet: it gives the rest back at its next
+   * renewal); later ones for what the last second asked, with room for one more; an idle entry asks for nothing.
+   */
+  #want(entry, now) {
+    const { limits } = entry;
+    if (entry.grant === null) return { concurrent: limits.concurrent ?? 0, rps: limits.rps ?? 0 };
+    if (this.#idle(entry, now)) return { concurrent: 0, rps: 0 }; // given back
+    const capped = (limit, demand) => (limit === null ? 0 : Math.min(limit, demand));
+    return {
+      concurrent: capped(limits.concurrent, entry.open + entry.waiting.count(now) + 1),
+      rps: capped(limits.rps, entry.attempted.count(now) + 1),
+    };
+  }
+
+  #idle(entry, now) {
+    return entry.open === 0 && now - entry.activeAt >= this.#idleMs;
+  }
+
+  #take(entry, lease, { gaveBack, sentAt }) {
+    if (lease.version > entry.version) {
+      entry.version = lease.version;
+      this.#onVersion(entry.name, lease.version);
+    }
+    if (gaveBack) {
+      // A later request asks for a share afresh; the entry goes unless one came meanwhile.
+      entry.grant = null;
+      entry.expiresAt = 0;
+      if (this.#idle(entry, this.#now())) this.#entries.delete(keyOf(entry.name, entry.product));
+      return;
+    }
+    entry.grant = { concurrent: lease.concurrent, rps: lease.rps };
+    // Counted from when the call left, so the node's share ends no later than the gate thinks.
+    entry.expiresAt = Math.min(Date.parse(lease.expires_at), sentAt + this.#leaseMs);
+  }
+}

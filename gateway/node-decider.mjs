@@ -1,0 +1,270 @@
+// The node's own decisions (docs/gateway.md, "Deciding at the node"): every request of a sub-user is decided here,
+// from its snapshot and the node's share of its limits; the API is asked when the node first meets a sub-user,
+// to renew busy shares, once per sticky session, and when a push tells of a change. ISP stays on ConnectionAuth.
+import { AUTH_UNAVAILABLE, ConnectionAuth } from "./api-client.mjs";
+import { FailureThrottle, nextPasswordExpiry, passwordValid, sha256Hex, whitelisted } from "./credentials.mjs";
+import { proposedSessionExit } from "./exits.mjs";
+import { LeaseManager } from "./lease-manager.mjs";
+import { changeFeed } from "./push-client.mjs";
+import { StickySessions } from "./session-cache.mjs";
+import { SnapshotCache } from "./snapshot-cache.mjs";
+import { parseUsername } from "./username.mjs";
+
+/** Sandbox sub-users (names starting with `t`) are simulated by the API and never routed: unknown names here. */
+const SANDBOX_NAME = /^t/;
+const LIMIT_SERVICE_CODE = 30002;
+/** While the change feed is down, held snapshots are fetched again this often. */
+const REFRESH_MS = 5000;
+/** A snapshot unused this long (and with no open connection) is forgotten. */
+const SNAPSHOT_KEPT_MS = 10 * 60_000;
+const NO_LIMITS = { concurrent: null, rps: null };
+
+const refuse = (status, error_code) => ({ allow: false, status, error_code });
+const limited = (error_code, retry_after_s) => ({
+  ...refuse(429, error_code),
+  service_code: LIMIT_SERVICE_CODE,
+  retry_after_s,
+});
+const utcMonth = (at) => new Date(at).toISOString().slice(0, 7);
+
+/**
+ * Everything but the rate limits, in the contract's order: credentials (or whitelist), status, product, pool, cap.
+ * `access`: `{product, passwordHash (null: none presented), sourceIp}`. Null when allowed.
+ */
+function accessRefusal(snapshot, { product, passwordHash, sourceIp }, at) {
+  if (passwordHash !== null ? !passwordValid(snapshot, passwordHash, at) : !whitelisted(snapshot, product, sourceIp)) {
+    return refuse(407, passwordHash !== null ? "auth-failed" : "not-whitelisted");
+  }
+  if (snapshot.status === "deleted") return refuse(407, "auth-failed");
+  if (snapshot.status === "disabled") return refuse(403, "subuser-disabled");
+  if (!snapshot.products.includes(product)) return refuse(403, "product-not-allowed");
+  // A product missing from `exhausted` has no pool bought.
+  if (snapshot.exhausted[product] !== false) return refuse(402, "bandwidth-exhausted");
+  if (snapshot.cap?.reached && snapshot.cap.month === utcMonth(at)) return refuse(402, "traffic-limit-reached");
+  return null;
+}
+
+/**
+ * `api`: api-client.mjs (or a stub with `subusers`, `leases`, `session`, `changes`, and `authorize`/`release` for
+ * ISP). `feed: false` opens no change feed (tests that push by hand). `leaseOptions`: LeaseManager's timings.
+ */
+export function nodeDecider({ api, prefix = "user", now = Date.now, feed = true, log = console, leaseOptions = {} }) {
+  /** Open connections admitted per sub-user name, re-checked when its snapshot changes. */
+  const admittedByName = new Map();
+  const passwordTimers = new Map();
+  const throttle = new FailureThrottle();
+  const snapshots = new SnapshotCache({ fetch: (names) => api.subusers(names), onChange: snapshotChanged, now });
+  const leases = new LeaseManager({ api, now, log, onVersion: refetchOlderThan, ...leaseOptions });
+  const sessions = new StickySessions({ api, now });
+
+  function snapshotChanged(name) {
+    recheck(name);
+    clearTimeout(passwordTimers.get(name));
+    passwordTimers.delete(name);
+    const snapshot = snapshots.peek(name);
+    const expiry = snapshot && nextPasswordExpiry(snapshot, now());
+    if (expiry === null || expiry === undefined) return;
+    // A rotated-out password stops working at its `until`, with no push: connections using it are re-checked then.
+    const timer = setTimeout(() => snapshotChanged(name), expiry - now() + 1);
+    timer.unref();
+    passwordTimers.set(name, timer);
+  }
+
+  /** Tunnels whose sub-user no longer admits them are closed; other connections' next request is refused anyway. */
+  function recheck(name) {
+    const snapshot = snapshots.peek(name);
+    for (const connection of admittedByName.get(name) ?? []) {
+      const refused = !snapshot || accessRefusal(snapshot, connection.admission.access, now());
+      if (refused) connection.revoke();
+    }
+  }
+
+  function refetchOlderThan(name, version) {
+    const held = snapshots.peek(name);
+    if (!held || held.version >= version) return;
+    snapshots.refresh([name]).catch((error) => log.error(`[gateway] snapshot refetch failed: ${error.message}`));
+  }
+
+  function failedCredentials(connection, refusal) {
+    throttle.fail(connection.sourceIp, now());
+    return refusal;
+  }
+
+  async function decide(connection, { username, password }) {
+    const parsed = parseUsername(username, prefix);
+    if (!parsed.ok) return refuse(400, parsed.error);
+    const { name, product, target } = parsed.value;
+    const wait = throttle.retryAfterS(connection.sourceIp, now());
+    if (wait > 0) return limited("auth-throttled", wait);
+    if (SANDBOX_NAME.test(name)) return failedCredentials(connection, refuse(407, "auth-failed"));
+
+    let snapshot;
+    try {
+      snapshot = await snapshots.get(name);
+    } catch (error) {
+      log.error(`[gateway] sub-user lookup failed: ${error.message}`);
+      return AUTH_UNAVAILABLE;
+    }
+    if (!snapshot) return failedCredentials(connection, refuse(407, "auth-failed"));
+
+    const limits = snapshot.limits?.[product] ?? NO_LIMITS;
+    const lease = limits.concurrent !== null || limits.rps !== null ? leases.entry(name, product, limits) : null;
+    // A snapshot nobody confirmed lately may be out of date: it is trusted only within a live share.
+    if (!snapshots.fresh(name) && !lease?.live(now())) return AUTH_UNAVAILABLE;
+    const access = { product, passwordHash: password ? sha256Hex(password) : null, sourceIp: connection.sourceIp };
+    const refusal = accessRefusal(snapshot, access, now());
+    if (refusal) return refusal.status === 407 ? failedCredentials(connection, refusal) : refusal;
+
+    const key = `${name}\n${product}`;
+    const newConnection = connection.admission?.key !== key;
+    if (lease) {
+      if (!(await leases.ready(lease))) return AUTH_UNAVAILABLE;
+      // From here to the admission nothing awaits, so concurrent requests cannot both take the last place.
+      const at = now();
+      lease.attempted.add(at);
+      const { rps, concurrent } = lease.grant;
+      if (rps !== null && lease.admitted.count(at) >= rps) {
+        const freesAt = lease.admitted.nextExpiry(at) ?? at + 1000;
+        return limited("rps-limit", Math.max(1, Math.ceil((freesAt - at) / 1000)));
+      }
+      if (newConnection && concurrent !== null && lease.open >= concurrent) {
+        lease.waiting.add(at);
+        return limited("concurrent-limit", 1);
+      }
+      lease.admitted.add(at);
+    }
+    if (newConnection) connection.admit({ key, name, lease, access });
+    else connection.admission.access = access;
+
+    let session = null;
+    if (target.session_id !== null) {
+      try {
+        session = await sessions.get({ name, username, exitIp: proposedSessionExit(product, username.toLowerCase()) });
+      } catch (error) {
+        log.error(`[gateway] session lookup failed: ${error.message}`);
+        return AUTH_UNAVAILABLE;
+      }
+    }
+    return { allow: true, subuser: snapshot.subuser, product, lease: null, target, session };
+  }
+
+  /** One client connection: its admission (which sub-user's place it holds) and the tunnel to close if revoked. */
+  class NodeConnection {
+    admission = null;
+    #onRevoked = null;
+    #isp = null;
+    #ispCredentials = null;
+    #stopIspWatch = null;
+
+    constructor(sourceIp) {
+      this.sourceIp = sourceIp;
+    }
+
+    decide(credentials) {
+      if (!credentials.destIp) return decide(this, credentials);
+      this.#isp ??= new ConnectionAuth(api, this.sourceIp);
+      this.#ispCredentials = credentials;
+      return this.#isp.decide(credentials);
+    }
+
+    /** The exit an allow's requests leave from: an ISP lease's release names it; a repin moves a session's. */
+    useExit(exit, decision) {
+      if (decision.product === "isp") return this.#isp.useExit(exit);
+      if (decision.session && exit.repinned) sessions.repinned(decision.session.id, exit.ip);
+    }
+
+    /** `onRevoked`: closes the connection's tunnel once its sub-user no longer admits it. */
+    watch(onRevoked) {
+      if (this.#ispCredentials) this.#stopIspWatch = this.#isp.watch(this.#ispCredentials, onRevoked);
+      else this.#onRevoked = onRevoked;
+    }
+
+    admit({ key, name, lease, access }) {
+      this.#release();
+      this.admission = { key, name, lease, access };
+      if (lease) leases.opened(lease);
+      if (!admittedByName.has(name)) admittedByName.set(name, new Set());
+      admittedByName.get(name).add(this);
+    }
+
+    revoke() {
+      const onRevoked = this.#onRevoked;
+      this.#onRevoked = null;
+      onRevoked?.();
+    }
+
+    close() {
+      this.#release();
+      this.#stopIspWatch?.();
+      this.#isp?.close();
+    }
+
+    #release() {
+      const admission = this.admission;
+      if (!admission) return;
+      this.admission = null;
+      if (admission.lease) leases.closed(admission.lease);
+      const admitted = admittedByName.get(admission.name);
+      admitted?.delete(this);
+      if (admitted?.size === 0) admittedByName.delete(admission.name);
+    }
+  }
+
+  function onPush(message) {
+    if (message.type === "subuser") {
+      const name = message.subuser?.name;
+      snapshots.forgetUnknown(name);
+      // Only sub-users the node has met are kept: the others are fetched when first met.
+      if (snapshots.peek(name)) snapshots.apply(message.subuser);
+    } else if (message.type === "session_ended") {
+      sessions.end(message.session);
+    }
+  }
+
+  const feedConnection = feed
+    ? changeFeed({
+        target: () => api.changes(),
+        log,
+        onMessage: onPush,
+        onState(connected) {
+          snapshots.feedConnected(connected);
+          // Pushes may have been missed while the feed was down.
+          if (connected) refreshHeld();
+        },
+      })
+    : null;
+
+  let refreshFailing = false;
+  function refreshHeld() {
+    snapshots.refresh().then(
+      () => {
+        refreshFailing = false;
+      },
+      (error) => {
+        if (!refreshFailing) log.error(`[gateway] snapshot refresh failed: ${error.message}`);
+        refreshFailing = true;
+      },
+    );
+  }
+
+  const maintenance = setInterval(() => {
+    if (!snapshots.isFeedConnected) refreshHeld();
+    snapshots.sweep(now() - SNAPSHOT_KEPT_MS, (name) => admittedByName.has(name));
+    sessions.sweep();
+  }, REFRESH_MS);
+  maintenance.unref();
+
+  return {
+    connection: (sourceIp) => new NodeConnection(sourceIp),
+    /** Takes a message as if the change feed had carried it (tests). */
+    push: onPush,
+    snapshots,
+    leases,
+    close() {
+      feedConnection?.close();
+      leases.stop();
+      clearInterval(maintenance);
+      for (const timer of passwordTimers.values()) clearTimeout(timer);
+    },
+  };
+}

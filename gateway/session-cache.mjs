@@ -1,0 +1,49 @@
+// Sticky sessions at the node: asked of the API once per session (one pin across nodes), kept until they expire
+// or a push ends them.
+
+export class StickySessions {
+  #api;
+  #now;
+  #byKey = new Map();
+  #asking = new Map();
+
+  constructor({ api, now = Date.now }) {
+    this.#api = api;
+    this.#now = now;
+  }
+
+  /** The session of `username` (`{id, exit_ip, started_at, expires_at}`); rejects when the API cannot be asked. */
+  async get({ name, username, exitIp }) {
+    const key = username.toLowerCase();
+    const known = this.#byKey.get(key);
+    if (known && Date.parse(known.expires_at) > this.#now()) return known;
+    let asking = this.#asking.get(key);
+    if (!asking) {
+      asking = this.#api
+        .session({ name, username, exitIp })
+        .then(({ session }) => {
+          this.#byKey.set(key, session);
+          return session;
+        })
+        .finally(() => this.#asking.delete(key));
+      this.#asking.set(key, asking);
+    }
+    return asking;
+  }
+
+  /** A push ended a session: the next request of its username asks for a new one. */
+  end(sessionId) {
+    for (const [key, session] of this.#byKey) if (session.id === sessionId) this.#byKey.delete(key);
+  }
+
+  /** The upstream network moved a session's exit (the usage record says so; the API moves its pin from it). */
+  repinned(sessionId, exitIp) {
+    for (const session of this.#byKey.values()) if (session.id === sessionId) session.exit_ip = exitIp;
+  }
+
+  /** Forgets expired sessions. */
+  sweep() {
+    const now = this.#now();
+    for (const [key, session] of this.#byKey) if (Date.parse(session.expires_at) <= now) this.#byKey.delete(key);
+  }
+}

@@ -1,0 +1,150 @@
+// The sub-users a node has met: their snapshots (fetched in batches, replaced by pushes) and, for a while, the
+// names that have none.
+
+const MAX_NAMES_PER_CALL = 100;
+
+/**
+ * `fetch(names)`: the API's `/subusers` call. `onChange(name)`: a name's snapshot is new, replaced or dropped (its open
+ * connections need a re-check). A snapshot is fresh while the change feed is connected, or for `staleMs` after it
+ * was last confirmed (by a fetch or a push).
+ */
+export class SnapshotCache {
+  #fetch;
+  #onChange;
+  #now;
+  #staleMs;
+  #unknownTtlMs;
+  #maxUnknown;
+  #held = new Map();
+  #unknown = new Map();
+  /** Names asked for and not yet answered: the promise each caller shares. */
+  #waiting = new Map();
+  #queued = [];
+  #feedConnected = false;
+  #feedLostAt = 0;
+
+  constructor({
+    fetch,
+    onChange = () => {},
+    now = Date.now,
+    staleMs = 30_000,
+    unknownTtlMs = 60_000,
+    maxUnknown = 10_000,
+  }) {
+    this.#fetch = fetch;
+    this.#onChange = onChange;
+    this.#now = now;
+    this.#staleMs = staleMs;
+    this.#unknownTtlMs = unknownTtlMs;
+    this.#maxUnknown = maxUnknown;
+  }
+
+  /** The snapshot of `name`, or null for an unknown name; rejects when the API cannot be asked. */
+  get(name) {
+    const held = this.#held.get(name);
+    if (held) {
+      held.usedAt = this.#now();
+      return Promise.resolve(held.snapshot);
+    }
+    const unknownUntil = this.#unknown.get(name);
+    if (unknownUntil !== undefined && unknownUntil > this.#now()) return Promise.resolve(null);
+    const waiting = this.#waiting.get(name);
+    if (waiting) return waiting.promise;
+    const entry = Promise.withResolvers();
+    this.#waiting.set(name, entry);
+    this.#queued.push(name);
+    // Names asked for in the same turn leave in one call.
+    if (this.#queued.length === 1) setImmediate(() => this.#sendQueued());
+    return entry.promise;
+  }
+
+  /** The held snapshot (no fetch), or null. */
+  peek(name) {
+    return this.#held.get(name)?.snapshot ?? null;
+  }
+
+  /** False for a snapshot not confirmed for `staleMs` while the change feed was down. */
+  fresh(name) {
+    const held = this.#held.get(name);
+    if (!held) return false;
+    if (this.#feedConnected) return true;
+    return this.#now() - Math.max(held.confirmedAt, this.#feedLostAt) < this.#staleMs;
+  }
+
+  /** The change feed's state: while it is connected, every held snapshot is current. */
+  feedConnected(connected) {
+    if (this.#feedConnected && !connected) this.#feedLostAt = this.#now();
+    this.#feedConnected = connected;
+  }
+
+  get isFeedConnected() {
+    return this.#feedConnected;
+  }
+
+  /** Takes a snapshot from a push or a fetch; an older version than the one held is ignored (but confirms it). */
+  apply(snapshot) {
+    const { name } = snapshot;
+    this.#unknown.delete(name);
+    const held = this.#held.get(name);
+    if (held && held.snapshot.version > snapshot.version) {
+      held.confirmedAt = this.#now();
+      return;
+    }
+    const changed = !held || held.snapshot.version !== snapshot.version;
+    this.#held.set(name, { snapshot, confirmedAt: this.#now(), usedAt: held?.usedAt ?? this.#now() });
+    if (changed) this.#onChange(name);
+  }
+
+  /** Forgets a name's unknown answer (a push named it: it may have been created since). */
+  forgetUnknown(name) {
+    this.#unknown.delete(name);
+  }
+
+  /** Fetches `names` again (all held ones by default); resolves when answered, rejects when the API failed. */
+  async refresh(names = [...this.#held.keys()]) {
+    for (let i = 0; i < names.length; i += MAX_NAMES_PER_CALL) {
+      this.#take(await this.#fetch(names.slice(i, i + MAX_NAMES_PER_CALL)));
+    }
+  }
+
+  /** Drops snapshots not used since `before` unless `inUse(name)` (open connections still need them). */
+  sweep(before, inUse) {
+    for (const [name, held] of this.#held) if (held.usedAt < before && !inUse(name)) this.#held.delete(name);
+    for (const [name, until] of this.#unknown) if (until <= this.#now()) this.#unknown.delete(name);
+  }
+
+  async #sendQueued() {
+    const names = this.#queued;
+    this.#queued = [];
+    for (let i = 0; i < names.length; i += MAX_NAMES_PER_CALL) {
+      const batch = names.slice(i, i + MAX_NAMES_PER_CALL);
+      try {
+        this.#take(await this.#fetch(batch));
+        for (const name of batch) this.#settle(name, (entry) => entry.resolve(this.peek(name)));
+      } catch (error) {
+        for (const name of batch) this.#settle(name, (entry) => entry.reject(error));
+      }
+    }
+  }
+
+  #settle(name, how) {
+    const entry = this.#waiting.get(name);
+    this.#waiting.delete(name);
+    if (entry) how(entry);
+  }
+
+  #take({ subusers, unknown }) {
+    for (const snapshot of subusers) this.apply(snapshot);
+    for (const name of unknown) this.#markUnknown(name);
+  }
+
+  #markUnknown(name) {
+    if (this.#held.delete(name)) this.#onChange(name);
+    this.#unknown.delete(name);
+    if (this.#unknown.size >= this.#maxUnknown) {
+      // The oldest entry goes first: a Map iterates in insertion order.
+      this.#unknown.delete(this.#unknown.keys().next().value);
+    }
+    this.#unknown.set(name, this.#now() + this.#unknownTtlMs);
+  }
+}

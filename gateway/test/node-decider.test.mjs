@@ -1,0 +1,309 @@
+// The node's own decisions against a stub API (no wrangler): `node --test gateway/test/node-decider.test.mjs`.
+import assert from "node:assert/strict";
+import { afterEach, describe, it } from "node:test";
+import { sha256Hex } from "../credentials.mjs";
+import { nodeDecider } from "../node-decider.mjs";
+import { snapshotOf, stubApi } from "./stub-api.mjs";
+
+const quiet = { error() {} };
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const user = (name, segments = "type-res-region-us") => `user_${name}-${segments}`;
+
+let deciders = [];
+afterEach(() => {
+  for (const decider of deciders) decider.close();
+  deciders = [];
+});
+
+/** A decider on a stub API; `clock.at` moves its time (lease and session times follow it). */
+function setup({ leaseOptions = { renewEveryMs: 50, idleMs: 150, leaseMs: 400 } } = {}) {
+  const clock = { at: Date.now() };
+  const now = () => clock.at + (Date.now() - clock.started);
+  clock.started = Date.now();
+  const api = stubApi({ now });
+  const decider = nodeDecider({ api, now, feed: false, log: quiet, leaseOptions });
+  deciders.push(decider);
+  return { api, decider, clock };
+}
+
+const ask = (connection, name, { password = "secret", segments } = {}) =>
+  connection.decide({ username: user(name, segments), password, product: "residential" });
+
+describe("the node decider: credentials and state", () => {
+  it("refuses a username the grammar refuses with its 400 code, asking nothing", async () => {
+    const { api, decider } = setup();
+    const connection = decider.connection("127.0.0.1");
+    assert.deepEqual(
+      await connection.decide({ username: "user_abc-type-res", password: "x", product: "residential" }),
+      {
+        allow: false,
+        status: 400,
+        error_code: "bad-username",
+      },
+    );
+    const decision = await ask(connection, "abc", { segments: "type-res-region-xx" });
+    assert.equal(decision.error_code, "unknown-region");
+    assert.equal(api.calls.subusers.length, 0);
+  });
+
+  it("admits with the target parsed at the node and the snapshot's sub-user", async () => {
+    const { api, decider } = setup();
+    api.add(snapshotOf("s1"));
+    const decision = await ask(decider.connection("127.0.0.1"), "s1", {
+      segments: "type-res-region-us-state-ca-city-la",
+    });
+    assert.deepEqual(decision, {
+      allow: true,
+      subuser: "sub_s1",
+      product: "residential",
+      lease: null,
+      target: { type: "res", region: "us", state: "ca", city: "la", asn: null, session_id: null, sesstime: null },
+      session: null,
+    });
+  });
+
+  it("fetches a sub-user once for concurrent first requests, and warm credentials ask nothing", async () => {
+    const { api, decider } = setup();
+    api.add(snapshotOf("s1"));
+    api.add(snapshotOf("s2"));
+    const first = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => ask(decider.connection("127.0.0.1"), i % 2 ? "s1" : "s2")),
+    );
+    assert.ok(first.every((decision) => decision.allow));
+    assert.deepEqual(api.calls.subusers, [["s2", "s1"]]);
+    for (let i = 0; i < 100; i++) assert.equal((await ask(decider.connection("127.0.0.1"), "s1")).allow, true);
+    assert.equal(api.calls.subusers.length, 1);
+    assert.equal(api.calls.leases.length, 0, "no limits, no lease");
+  });
+
+  it("remembers unknown names (one call), and forgets one when a push names it", async () => {
+    const { api, decider } = setup();
+    const connection = decider.connection("127.0.0.1");
+    for (let i = 0; i < 3; i++) assert.equal((await ask(connection, "s9")).error_code, "auth-failed");
+    assert.equal(api.calls.subusers.length, 1);
+    const created = api.add(snapshotOf("s9"));
+    decider.push({ type: "subuser", subuser: created });
+    assert.equal((await ask(connection, "s9")).allow, true);
+    assert.equal(api.calls.subusers.length, 2);
+  });
+
+  it("throttles a source past 20 failed credentials in 10 s (429 auth-throttled), others unaffected", async () => {
+    const { api, decider, clock } = setup();
+    api.add(snapshotOf("s1"));
+    const guesser = decider.connection("192.0.2.1");
+    for (let i = 0; i < 20; i++) assert.equal((await ask(guesser, "s1", { password: `guess${i}` })).status, 407);
+    const throttled = await ask(guesser, "s1");
+    assert.deepEqual([throttled.status, throttled.error_code], [429, "auth-throttled"]);
+    assert.ok(throttled.retry_after_s >= 1 && throttled.retry_after_s <= 10);
+    assert.equal((await ask(decider.connection("192.0.2.2"), "s1")).allow, true);
+    clock.at += 10_001;
+    assert.equal((await ask(guesser, "s1")).allow, true);
+  });
+
+  it("keeps the contract's order: credentials, status, product, pool, cap", async () => {
+    const { api, decider } = setup();
+    const month = new Date().toISOString().slice(0, 7);
+    const cases = [
+      [snapshotOf("s1", { status: "disabled" }), "wrong", [407, "auth-failed"]],
+      [snapshotOf("s2", { status: "disabled" }), "secret", [403, "subuser-disabled"]],
+      [snapshotOf("s3", { status: "deleted" }), "secret", [407, "auth-failed"]],
+      [snapshotOf("s4", { products: ["mobile"], status: "disabled" }), "secret", [403, "subuser-disabled"]],
+      [
+        snapshotOf("s5", { products: ["mobile"], exhausted: { residential: true } }),
+        "secret",
+        [403, "product-not-allowed"],
+      ],
+      [
+        snapshotOf("s6", { exhausted: { residential: true }, cap: { month, reached: true } }),
+        "secret",
+        [402, "bandwidth-exhausted"],
+      ],
+      [snapshotOf("s7", { exhausted: { mobile: false } }), "secret", [402, "bandwidth-exhausted"]],
+      [snapshotOf("s8", { cap: { month, reached: true } }), "secret", [402, "traffic-limit-reached"]],
+      [snapshotOf("s9", { cap: { month: "2020-01", reached: true } }), "secret", null],
+    ];
+    for (const [snapshot, password, expected] of cases) {
+      api.add(snapshot);
+      const decision = await ask(decider.connection("127.0.0.1"), snapshot.name, { password });
+      assert.deepEqual(decision.allow ? null : [decision.status, decision.error_code], expected, snapshot.name);
+    }
+  });
+
+  it("a rotated-out password works until its `until`, then 407 (and its connections are re-checked then)", async () => {
+    const { api, decider } = setup();
+    const until = new Date(Date.now() + 300).toISOString();
+    api.add(
+      snapshotOf("s1", {
+        passwords: [
+          { sha256: sha256Hex("new"), until: null },
+          { sha256: sha256Hex("old"), until },
+        ],
+      }),
+    );
+    const connection = decider.connection("127.0.0.1");
+    assert.equal((await ask(connection, "s1", { password: "old" })).allow, true);
+    let revoked = false;
+    connection.watch(() => {
+      revoked = true;
+    });
+    assert.equal((await ask(decider.connection("127.0.0.1"), "s1", { password: "new" })).allow, true);
+    await sleep(400);
+    assert.equal(revoked, true, "the tunnel using the old password is closed at its until");
+    assert.equal((await ask(connection, "s1", { password: "old" })).error_code, "auth-failed");
+    assert.equal((await ask(connection, "s1", { password: "new" })).allow, true);
+  });
+
+  it("with no password, the source must be on the whitelist for the product (407 not-whitelisted)", async () => {
+    const { api, decider } = setup();
+    api.add(snapshotOf("s1", { whitelist: [{ product: "residential", ip: "198.51.100.0/24" }] }));
+    assert.equal((await ask(decider.connection("198.51.100.9"), "s1", { password: "" })).allow, true);
+    const refused = await ask(decider.connection("198.51.101.9"), "s1", { password: "" });
+    assert.deepEqual([refused.status, refused.error_code], [407, "not-whitelisted"]);
+    const mobile = await decider.connection("198.51.100.9").decide({
+      username: user("s1", "type-mob-region-us"),
+      password: "",
+      product: "mobile",
+    });
+    assert.equal(mobile.error_code, "not-whitelisted");
+  });
+
+  it("a push re-checks open connections at once: disabled, whitelist removed; a lower version is ignored", async () => {
+    const { api, decider } = setup();
+    const snapshot = api.add(snapshotOf("s1", { whitelist: [{ product: "residential", ip: "198.51.100.9" }] }));
+    const byPassword = decider.connection("127.0.0.1");
+    const byWhitelist = decider.connection("198.51.100.9");
+    assert.equal((await ask(byPassword, "s1")).allow, true);
+    assert.equal((await ask(byWhitelist, "s1", { password: "" })).allow, true);
+    const closed = [];
+    byPassword.watch(() => closed.push("password"));
+    byWhitelist.watch(() => closed.push("whitelist"));
+
+    decider.push({ type: "subuser", subuser: { ...snapshot, version: 2, whitelist: [] } });
+    assert.deepEqual(closed, ["whitelist"]);
+    assert.equal((await ask(byWhitelist, "s1", { password: "" })).error_code, "not-whitelisted");
+
+    decider.push({ type: "subuser", subuser: { ...snapshot, version: 1, status: "disabled" } });
+    assert.equal((await ask(byPassword, "s1")).allow, true, "an older version changes nothing");
+    decider.push({ type: "subuser", subuser: { ...snapshot, version: 3, status: "disabled" } });
+    assert.deepEqual(closed, ["whitelist", "password"]);
+    assert.equal((await ask(byPassword, "s1")).error_code, "subuser-disabled");
+  });
+
+  it("asks for a sticky session once per session, and again after a push ended it", async () => {
+    const { api, decider } = setup();
+    api.add(snapshotOf("s1"));
+    const segments = "type-res-region-us-session-abc-sesstime-10";
+    const decisions = await Promise.all([1, 2, 3].map(() => ask(decider.connection("127.0.0.1"), "s1", { segments })));
+    assert.equal(api.calls.sessions.length, 1);
+    assert.ok(decisions.every((decision) => decision.session.id === "ses_1"));
+    assert.match(api.calls.sessions[0].exitIp, /^198\.51\.100\.\d+$/);
+    assert.equal(decisions[0].target.session_id, "abc");
+    decider.push({ type: "session_ended", name: "s1", session: "ses_1" });
+    assert.equal((await ask(decider.connection("127.0.0.1"), "s1", { segments })).session.id, "ses_2");
+  });
+
+  it("503 auth-unavailable when the API cannot be asked, and for a snapshot unconfirmed for 30 s", async () => {
+    const { api, decider, clock } = setup();
+    api.add(snapshotOf("s1"));
+    api.down = true;
+    assert.equal((await ask(decider.connection("127.0.0.1"), "s1")).error_code, "auth-unavailable");
+    api.down = false;
+    assert.equal((await ask(decider.connection("127.0.0.1"), "s1")).allow, true);
+    clock.at += 31_000;
+    assert.equal((await ask(decider.connection("127.0.0.1"), "s1")).error_code, "auth-unavailable");
+    await decider.snapshots.refresh();
+    assert.equal((await ask(decider.connection("127.0.0.1"), "s1")).allow, true);
+  });
+});
+
+describe("the node decider: limits and leases", () => {
+  const limited = (name, limits) =>
+    snapshotOf(name, { limits: { residential: limits, mobile: { concurrent: null, rps: null } } });
+
+  it("every request counts against the rps share, keep-alive ones too (429 rps-limit, 30002, Retry-After)", async () => {
+    const { api, decider } = setup();
+    api.add(limited("s1", { concurrent: null, rps: 3 }));
+    const connection = decider.connection("127.0.0.1");
+    const answers = [];
+    for (let i = 0; i < 5; i++) answers.push(await ask(connection, "s1"));
+    assert.deepEqual(
+      answers.map((decision) => decision.allow),
+      [true, true, true, false, false],
+    );
+    assert.deepEqual(
+      [answers[3].status, answers[3].error_code, answers[3].service_code, answers[3].retry_after_s],
+      [429, "rps-limit", 30002, 1],
+    );
+    await sleep(1000);
+    assert.equal((await ask(connection, "s1")).allow, true);
+  });
+
+  it("open connections stay within the concurrent share; closing one frees its place", async () => {
+    const { api, decider } = setup();
+    api.add(limited("s1", { concurrent: 2, rps: null }));
+    const [a, b, c] = [1, 2, 3].map(() => decider.connection("127.0.0.1"));
+    const answers = await Promise.all([a, b, c].map((connection) => ask(connection, "s1")));
+    assert.deepEqual(
+      answers.map((decision) => decision.error_code ?? "ok"),
+      ["ok", "ok", "concurrent-limit"],
+    );
+    assert.equal((await ask(a, "s1")).allow, true, "a further request on an open connection is no new connection");
+    a.close();
+    assert.equal((await ask(c, "s1")).allow, true);
+    assert.equal(api.calls.leases.length, 1, "one lease call for the three first requests");
+  });
+
+  it("renews all busy shares in one call every period, with the demand; gives back after idle", async () => {
+    const { api, decider } = setup();
+    api.add(limited("s1", { concurrent: 5, rps: 10 }));
+    api.add(limited("s2", { concurrent: 5, rps: null }));
+    const one = decider.connection("127.0.0.1");
+    const two = decider.connection("127.0.0.1");
+    await Promise.all([ask(one, "s1"), ask(two, "s2")]);
+    assert.equal(api.calls.leases.length, 1);
+    assert.equal(api.calls.leases[0].length, 2);
+    await sleep(120);
+    const renewal = api.calls.leases[1];
+    assert.deepEqual(
+      renewal.map((lease) => [lease.name, lease.open, lease.want]),
+      [
+        ["s1", 1, { concurrent: 2, rps: 2 }],
+        ["s2", 1, { concurrent: 2, rps: 0 }],
+      ],
+    );
+    assert.deepEqual(renewal[0].held, { concurrent: 5, rps: 10 });
+
+    one.close();
+    two.close();
+    await sleep(400);
+    const gaveBack = api.calls.leases.flat().filter((lease) => lease.want.concurrent === 0 && lease.want.rps === 0);
+    assert.deepEqual([...new Set(gaveBack.map((lease) => lease.name))].sort(), ["s1", "s2"]);
+    const calls = api.calls.leases.length;
+    await sleep(200);
+    assert.equal(api.calls.leases.length, calls, "nothing left to renew");
+    assert.equal((await ask(decider.connection("127.0.0.1"), "s1")).allow, true, "a share is asked for afresh");
+  });
+
+  it("keeps deciding within its lease while renewals fail, then refuses 503 (fail closed)", async () => {
+    const { api, decider } = setup();
+    api.add(limited("s1", { concurrent: 5, rps: 100 }));
+    const connection = decider.connection("127.0.0.1");
+    assert.equal((await ask(connection, "s1")).allow, true);
+    api.down = true;
+    await sleep(150);
+    assert.equal((await ask(connection, "s1")).allow, true, "within the lease");
+    await sleep(400);
+    assert.equal((await ask(connection, "s1")).error_code, "auth-unavailable");
+  });
+
+  it("fetches the snapshot again when a lease names a newer version (a missed push)", async () => {
+    const { api, decider } = setup();
+    const snapshot = api.add(limited("s1", { concurrent: 5, rps: 100 }));
+    const connection = decider.connection("127.0.0.1");
+    assert.equal((await ask(connection, "s1")).allow, true);
+    api.add({ ...snapshot, version: 2, status: "disabled" });
+    api.gateVersion.set("s1", 2);
+    await sleep(150);
+    assert.equal((await ask(connection, "s1")).error_code, "subuser-disabled");
+  });
+});

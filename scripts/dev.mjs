@@ -1,7 +1,8 @@
 // `npm run dev`: local D1 migrated, a demo account seeded, its API key and the docs URL printed,
 // the API served on http://localhost:8787, and the Cron Trigger's jobs run every few seconds.
 //
-//   npm run dev [-- --port 8787 --gateway-port 7777]
+//   npm run dev [-- --port 8787 --gateway-port 7777 --persist-to <dir>]
+import path from "node:path";
 import { parseArgs } from "node:util";
 import { startDemoGateway } from "./lib/demo-gateway.mjs";
 import { ensureAccount, ensureSandboxKey, LOCAL_GATEWAY_PORT, prepare, startWorker } from "./lib/local-worker.mjs";
@@ -10,6 +11,8 @@ const { values: options } = parseArgs({
   options: {
     port: { type: "string", default: "8787" },
     "gateway-port": { type: "string", default: String(LOCAL_GATEWAY_PORT) },
+    // Local state (D1, Durable Objects, R2, the demo keys) in another folder than .wrangler/.
+    "persist-to": { type: "string" },
   },
 });
 const PORT = Number(options.port);
@@ -24,23 +27,34 @@ const LOCAL_VARS = {
   GATEWAY_PORT: String(GATEWAY_PORT),
 };
 
-const vars = prepare();
-const { child, base } = await startWorker(PORT, { vars: LOCAL_VARS });
-const demo = await ensureAccount(base, vars.ADMIN_TOKEN, {
-  email: "demo@example.com",
-  plan: "pro",
-  balance_usd: 500,
-  topUpTo: 500,
-  file: "demo-account.json",
+const persistTo = options["persist-to"] && path.resolve(options["persist-to"]);
+const vars = prepare({ persistTo });
+const { child, base } = await startWorker(PORT, { vars: LOCAL_VARS, persistTo });
+// A seed step that fails stops the worker too, rather than leaving it serving with nobody to stop it.
+const { demo, sandbox, demoGateway } = await seed().catch((error) => {
+  child.kill();
+  throw error;
 });
 
-const sandbox = await ensureSandboxKey(base, vars.ADMIN_TOKEN, demo.accountId, "demo-sandbox.json");
+async function seed() {
+  const demo = await ensureAccount(base, vars.ADMIN_TOKEN, {
+    email: "demo@example.com",
+    plan: "pro",
+    balance_usd: 500,
+    topUpTo: 500,
+    file: "demo-account.json",
+    stateDir: persistTo,
+  });
 
-const demoGateway = await startDemoGateway(base, {
-  gatewayToken: vars.GATEWAY_TOKEN,
-  apiKey: demo.token,
-  port: GATEWAY_PORT,
-});
+  const sandbox = await ensureSandboxKey(base, vars.ADMIN_TOKEN, demo.accountId, "demo-sandbox.json", persistTo);
+
+  const demoGateway = await startDemoGateway(base, {
+    gatewayToken: vars.GATEWAY_TOKEN,
+    apiKey: demo.token,
+    port: GATEWAY_PORT,
+  });
+  return { demo, sandbox, demoGateway };
+}
 
 const tick = setInterval(() => {
   fetch(`${base}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent("* * * * *")}`).catch(() => {});

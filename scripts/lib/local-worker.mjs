@@ -44,6 +44,9 @@ export function prepare({ persistTo } = {}) {
   return vars;
 }
 
+/** Where local runs keep their state: wrangler's, and the demo keys beside it. */
+const DEFAULT_STATE_DIR = path.join(root, ".wrangler");
+
 /** The local gateway's port (`npm run dev` starts it; `gateway/` defaults to it too). */
 export const LOCAL_GATEWAY_PORT = 7777;
 
@@ -134,9 +137,14 @@ export async function adminCall(base, adminToken, method, route, body) {
 /**
  * An account with an API key. The token is kept in .wrangler/ (git-ignored) so later runs print the
  * same key; a key that no longer works is replaced. `topUpTo`: credit the balance back up to this amount.
+ * `stateDir`: where the token is kept (`.wrangler/` unless the local state lives elsewhere).
  */
-export async function ensureAccount(base, adminToken, { email, plan, balance_usd, limits, topUpTo, file }) {
-  const stateFile = path.join(root, ".wrangler", file);
+export async function ensureAccount(
+  base,
+  adminToken,
+  { email, plan, balance_usd, limits, topUpTo, file, stateDir = DEFAULT_STATE_DIR },
+) {
+  const stateFile = path.join(stateDir, file);
   if (existsSync(stateFile)) {
     const saved = JSON.parse(readFileSync(stateFile, "utf8"));
     const check = await fetch(`${base}/v1/users/me`, { headers: { Authorization: `Bearer ${saved.token}` } });
@@ -165,8 +173,8 @@ export async function ensureAccount(base, adminToken, { email, plan, balance_usd
  * A sandbox (`test_`) key of an account, kept in .wrangler/ like the account's own key and replaced when it no
  * longer works (e.g. after the local state was wiped).
  */
-export async function ensureSandboxKey(base, adminToken, accountId, file) {
-  const stateFile = path.join(root, ".wrangler", file);
+export async function ensureSandboxKey(base, adminToken, accountId, file, stateDir = DEFAULT_STATE_DIR) {
+  const stateFile = path.join(stateDir, file);
   if (existsSync(stateFile)) {
     const saved = JSON.parse(readFileSync(stateFile, "utf8"));
     const check = await fetch(`${base}/v1/users/me`, { headers: { Authorization: `Bearer ${saved.token}` } });

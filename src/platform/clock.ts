@@ -13,6 +13,18 @@ export function utcMonth(ms: number): string {
   return new Date(ms).toISOString().slice(0, 7);
 }
 
+/**
+ * The instants the API takes and answers: years 0000 to 9999, the range RFC 3339 can write (an offset can carry a
+ * timestamp's text past it; such an input is refused).
+ */
+export const EARLIEST_INSTANT = -62_167_219_200_000; // 0000-01-01T00:00:00.000Z
+export const LATEST_INSTANT = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
+
+export function isWithinInstants(ms: number): boolean {
+  return ms >= EARLIEST_INSTANT && ms <= LATEST_INSTANT;
+}
+
+/** RFC 3339 in UTC; every instant the API computes lies within `EARLIEST_INSTANT`…`LATEST_INSTANT`. */
 export function toIso(ms: number): string {
   return new Date(ms).toISOString();
 }

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { isWithinInstants } from "./clock";
 import type { ErrorCode } from "./errors";
 import { type IdKind, idPrefixes } from "./ids";
 
@@ -129,8 +130,8 @@ export function instant() {
   )
     .transform((value, context) => {
       const ms = Date.parse(value.length === 10 ? `${value}T00:00:00Z` : value);
-      if (Number.isFinite(ms)) return ms;
-      context.addIssue({ code: "custom", message: "is not a valid date" });
+      if (isWithinInstants(ms)) return ms;
+      context.addIssue({ code: "custom", message: "is not a valid date between years 0000 and 9999 (UTC)" });
       return z.NEVER;
     })
     .openapi({ example: "2026-11-01T00:00:00Z" });

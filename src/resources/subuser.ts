@@ -1,10 +1,10 @@
 import { z } from "@hono/zod-openapi";
 import { products, type SubuserRow, subuserStatuses } from "../db/schema";
-import { gbToBytes } from "../domain/billing/pools";
 import { LIMIT_MAX, LIMIT_MIN } from "../domain/subusers/limits";
 import type { SourceEntry } from "../durable-objects/traffic-store/contract";
 import { toIso } from "../platform/clock";
 import { decimal, id, idParam, integer, list, timestamp, token } from "../platform/fields";
+import { bytesToGb, gbToBytes } from "../platform/units";
 
 export const labelSchema = token(/^[a-z0-9-]{1,64}$/, 64, "must be 1-64 characters of a-z, 0-9 and -").openapi({
   example: "scraper-eu-1",
@@ -68,8 +68,8 @@ export function presentSubuser(subuser: SubuserRow, monthUsedBytes = 0): z.infer
     status: subuser.status,
     concurrent_max: subuser.concurrentMax,
     rps_max: subuser.rpsMax,
-    traffic_limit_gb: subuser.trafficLimitBytes === null ? null : subuser.trafficLimitBytes / 1e9,
-    traffic_used_gb: monthUsedBytes / 1e9,
+    traffic_limit_gb: subuser.trafficLimitBytes === null ? null : bytesToGb(subuser.trafficLimitBytes),
+    traffic_used_gb: bytesToGb(monthUsedBytes),
     alert_on_new_source: subuser.alertOnNewSource,
     created_at: toIso(subuser.createdAt),
   };

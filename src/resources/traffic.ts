@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { GroupBy, RequestSample, TrafficRow } from "../durable-objects/traffic-store/contract";
 import { toIso } from "../platform/clock";
 import { id, integer, list, text, timestamp, token } from "../platform/fields";
+import { fractionOf } from "../platform/units";
 
 const count = () => integer(0, Number.MAX_SAFE_INTEGER).openapi({ format: "int64" });
 
@@ -59,7 +60,7 @@ export function presentTraffic(
       bytes_out: row.bytesOut,
       requests: row.requests,
       errors: row.errors,
-      error_rate: row.requests === 0 ? 0 : row.errors / row.requests,
+      error_rate: fractionOf(row.errors, row.requests),
     })),
   };
 }

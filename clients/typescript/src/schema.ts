@@ -3758,7 +3758,7 @@ export interface components {
       avg_daily_gb: number;
       /**
        * Format: date-time
-       * @description When the pool runs out at that average; null when nothing was used or is left.
+       * @description When the pool runs out at that average. null when nothing was used in the window, nothing is left, or the pool lasts beyond the forecast's horizon of 365 days at that pace (no run-out in sight).
        */
       projected_exhaustion_at: string | null;
     };
@@ -14699,4 +14699,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "ad2330378134efe39962948357a14340b002a9458211325b5a1bb57731c9884a";
+export const CONTRACT_SHA256 = "ff9bdf9683bbd6a64c2fdf699899cbd5ae0d8daaf0e713bb05bfeffb027789a6";

@@ -69,9 +69,11 @@ export function OverviewPage() {
                 <p class="muted">
                   {pool.forecast.projected_exhaustion_at
                     ? `Runs out ${format.relative(pool.forecast.projected_exhaustion_at)} at ${format.gb(pool.forecast.avg_daily_gb)} a day (last 7 days).`
-                    : pool.gb_remaining > 0
-                      ? "No use in the last 7 days: no run-out in sight."
-                      : "Nothing left: buy bandwidth to use this product."}
+                    : pool.gb_remaining <= 0
+                      ? "Nothing left: buy bandwidth to use this product."
+                      : pool.forecast.avg_daily_gb > 0
+                        ? `No run-out in sight: at ${format.gb(pool.forecast.avg_daily_gb)} a day (last 7 days), it lasts over a year.`
+                        : "No use in the last 7 days: no run-out in sight."}
                 </p>
                 {can("billing", "write") ? <a href="#/orders">Buy bandwidth</a> : null}
               </Section>

@@ -10,15 +10,6 @@ import { accountStore } from "../traffic/store";
 import { Write } from "../unit-of-work";
 import type { BandwidthProduct } from "./prices";
 
-/** Bandwidth is counted in bytes: 1 GB = 10^9 bytes (1 MB = 10^6), as gateways count it. */
-export const BYTES_PER_GB = 1_000_000_000;
-export const BYTES_PER_MB = 1_000_000;
-
-/** GB with at most 3 decimals (whole MB) as exact bytes. */
-export function gbToBytes(gb: number): number {
-  return Math.round(gb * 1000) * BYTES_PER_MB;
-}
-
 export interface Pool {
   accountId: string;
   product: BandwidthProduct;

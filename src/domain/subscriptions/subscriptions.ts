@@ -6,10 +6,11 @@ import { ApiError } from "../../platform/errors";
 import { isId, newId } from "../../platform/ids";
 import type { Minor } from "../../platform/money";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
+import { BYTES_PER_GB, bytesToGb } from "../../platform/units";
 import { currentAccount } from "../accounts/accounts";
 import { type AuditAction, auditStatements } from "../audit/audit-log";
 import { movementStatements } from "../billing/ledger";
-import { addToPool, BYTES_PER_GB, findPool } from "../billing/pools";
+import { addToPool, findPool } from "../billing/pools";
 import { type BandwidthProduct, cycleMonths, cyclePrice, findTier, remainingShare } from "../billing/prices";
 import type { DomainContext, Principal } from "../context";
 import { assertIspQuantity, findBatch, growBatchStatements, updateBatchStatement } from "../isp/batches";
@@ -307,7 +308,7 @@ async function changePlan(
     if (usedBytes > newGb * BYTES_PER_GB) {
       throw new ApiError(
         "downgrade_below_usage",
-        `This period already used ${usedBytes / BYTES_PER_GB} GB; the ${plan} tier includes ${newGb} GB.`,
+        `This period already used ${bytesToGb(usedBytes)} GB; the ${plan} tier includes ${newGb} GB.`,
       );
     }
     change.fields.pendingPlan = plan;

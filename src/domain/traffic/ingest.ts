@@ -1,6 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import { type Product, usageBatches } from "../../db/schema";
-import { now } from "../../platform/clock";
+import { DAY, MINUTE, now } from "../../platform/clock";
 import type { DomainContext } from "../context";
 import { type GatewayTarget, parseUsername } from "../gateway/username";
 import { accountShare, type OwnedRecord } from "./aggregate";
@@ -47,7 +47,7 @@ export async function ingestUsageBatch(ctx: DomainContext, batch: UsageBatch): P
         ({ record, owner }): OwnedRecord => ({
           record,
           owner,
-          ts: Date.parse(record.ts),
+          ts: countedAt(Date.parse(record.ts), first.receivedAt),
           target: ownerOf(record).target,
         }),
       ),
@@ -55,6 +55,21 @@ export async function ingestUsageBatch(ctx: DomainContext, batch: UsageBatch): P
   );
   await enqueueMessages(ctx.env.USAGE_QUEUE, packBatch(batch.batch_id, shares, first.receivedAt));
   return markSent(ctx, batch.batch_id, batch.records.length - dropped, dropped);
+}
+
+/** How far before its batch's arrival a record may be counted: the daily traffic the stores keep (401 days). */
+export const USAGE_KEPT_BACK_MS = 400 * DAY;
+/** How far after its batch's arrival a record may be counted: a gateway's clock running a little ahead. */
+export const USAGE_CLOCK_SKEW_MS = 5 * MINUTE;
+
+/**
+ * The time a record is counted at: its own, within the 400 days before its batch first arrived and 5 minutes
+ * after. A record stamped outside (a gateway's clock gone wrong: the contract takes years 0000 to 9999) is still
+ * billed, at the nearest end of that span, and every figure and date of it stays one the API can show.
+ */
+export function countedAt(ts: number, receivedAt: number): number {
+  if (Number.isNaN(ts)) return receivedAt;
+  return Math.min(receivedAt + USAGE_CLOCK_SKEW_MS, Math.max(receivedAt - USAGE_KEPT_BACK_MS, ts));
 }
 
 /** The batch's row: a new one, unsent, stamped now; or the row a post of the same batch took before, as it is. */

@@ -22,7 +22,11 @@ export const usageRecordSchema = z
     ts: z.iso
       .datetime({ offset: true })
       .max(40)
-      .openapi({ description: "When the request finished (RFC 3339, `Z` or an offset)." }),
+      .openapi({
+        description:
+          "When the request finished (RFC 3339, `Z` or an offset). Counted within 400 days before the batch first " +
+          "arrived and 5 minutes after: a time outside is billed at the nearer end.",
+      }),
     product: z.enum(products),
     username: text(512, 1).openapi({
       description: "The full gateway username (the session key); for ISP the `{prefix}_{name}` user.",

@@ -1,4 +1,5 @@
 import { DAY, MINUTE, utcMonth } from "../../platform/clock";
+import { reachesPercent } from "../../platform/units";
 import { type AreaStorage, migrate, type StorageStep } from "../shared/storage-versions";
 import type { RowMeter } from "./arrival-rows";
 import type { Cell, MeterFigures, SampleCandidate, Settlement } from "./contract";
@@ -477,5 +478,5 @@ function rises(settledBytes: number, meteredBytes: number, size: number): boolea
 }
 
 function level(usedBytes: number, size: number): number {
-  return THRESHOLDS_PERCENT.filter((percent) => usedBytes * 100 >= size * percent).length;
+  return THRESHOLDS_PERCENT.filter((percent) => reachesPercent(usedBytes, size, percent)).length;
 }

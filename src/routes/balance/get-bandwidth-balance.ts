@@ -1,10 +1,11 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
-import { FORECAST_WINDOW_DAYS, usageForecast } from "../../domain/billing/forecast";
-import { BYTES_PER_GB, bandwidthBalance } from "../../domain/billing/pools";
+import { FORECAST_HORIZON_DAYS, FORECAST_WINDOW_DAYS, usageForecast } from "../../domain/billing/forecast";
+import { bandwidthBalance } from "../../domain/billing/pools";
 import type { AppEnv } from "../../env";
 import { toIso } from "../../platform/clock";
 import { timestamp } from "../../platform/fields";
 import { apiRoute, jsonContent } from "../../platform/route-definitions";
+import { bytesToGb } from "../../platform/units";
 import { bandwidthProductSchema } from "../../resources/vocabulary";
 
 const gb = () => z.number().openapi({ description: "GB (10^9 bytes)." });
@@ -35,7 +36,12 @@ const balanceSchema = z
         avg_daily_gb: gb().openapi({ description: "Average GB used per day over the window.", example: 2.4 }),
         projected_exhaustion_at: timestamp()
           .nullable()
-          .openapi({ description: "When the pool runs out at that average; null when nothing was used or is left." }),
+          .openapi({
+            description:
+              "When the pool runs out at that average. null when nothing was used in the window, nothing is left, " +
+              `or the pool lasts beyond the forecast's horizon of ${FORECAST_HORIZON_DAYS} days at that pace (no ` +
+              "run-out in sight).",
+          }),
       })
       .openapi("BandwidthForecast", {
         description: "The last 7 days' average use (exact sums of the traffic reported) and where it leads.",
@@ -65,16 +71,16 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   return c.json(
     {
       product,
-      gb_purchased: pool.purchasedBytes / BYTES_PER_GB,
-      gb_used: pool.usedBytes / BYTES_PER_GB,
-      gb_remaining: Math.max(0, pool.purchasedBytes - pool.usedBytes) / BYTES_PER_GB,
-      gb_overdrawn: Math.max(0, pool.usedBytes - pool.purchasedBytes) / BYTES_PER_GB,
+      gb_purchased: bytesToGb(pool.purchasedBytes),
+      gb_used: bytesToGb(pool.usedBytes),
+      gb_remaining: bytesToGb(Math.max(0, pool.purchasedBytes - pool.usedBytes)),
+      gb_overdrawn: bytesToGb(Math.max(0, pool.usedBytes - pool.purchasedBytes)),
       exhausted: pool.usedBytes >= pool.purchasedBytes,
       forecast: {
         window_days: FORECAST_WINDOW_DAYS,
         from: toIso(forecast.from),
         to: toIso(forecast.to),
-        avg_daily_gb: forecast.avgDailyBytes / BYTES_PER_GB,
+        avg_daily_gb: bytesToGb(forecast.avgDailyBytes),
         projected_exhaustion_at: forecast.exhaustsAt === null ? null : toIso(forecast.exhaustsAt),
       },
     },

@@ -1,8 +1,9 @@
 import { sql } from "drizzle-orm";
 import { TrafficStoreClient } from "../../../durable-objects/traffic-store";
+import { fractionOf } from "../../../platform/units";
 import type { DomainContext } from "../../context";
 import type { Row } from "../formats";
-import { errorRate, PAGE_SIZE, type ReportKind, type RunScope } from "./scope";
+import { PAGE_SIZE, type ReportKind, type RunScope } from "./scope";
 
 interface BatchIp {
   batch_id: string;
@@ -86,7 +87,7 @@ async function* batchIpPages(ctx: DomainContext, scope: RunScope): AsyncIterable
         carrier: row.carrier,
         requests,
         errors,
-        error_rate: errorRate(requests, errors),
+        error_rate: fractionOf(errors, requests),
         last_seen_at: ip?.lastSeenAt ?? null,
       };
     });

@@ -22,10 +22,6 @@ export interface ReportKind {
 /** Rows per page read from D1 or the traffic store. */
 export const PAGE_SIZE = 5_000;
 
-export function errorRate(requests: number, errors: number): number {
-  return requests > 0 ? errors / requests : 0;
-}
-
 /** Reads pages until one comes back short: `read(last)` gets the last row of the previous page (keyset). */
 export async function* keysetPages<T>(read: (last: T | null) => Promise<T[]>, present: (row: T) => Row) {
   let last: T | null = null;

@@ -1,4 +1,5 @@
 import { sql } from "drizzle-orm";
+import { bytesToGb } from "../../../platform/units";
 import { keysetPages, PAGE_SIZE, type ReportKind } from "./scope";
 
 interface SubuserLine {
@@ -52,7 +53,7 @@ export const subusersReport: ReportKind = {
         status: line.status,
         concurrent_max: line.concurrent_max,
         rps_max: line.rps_max,
-        traffic_limit_gb: line.traffic_limit_bytes === null ? null : line.traffic_limit_bytes / 1e9,
+        traffic_limit_gb: line.traffic_limit_bytes === null ? null : bytesToGb(line.traffic_limit_bytes),
         created_at: line.created_at,
       }),
     );

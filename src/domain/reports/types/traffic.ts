@@ -1,7 +1,8 @@
 import { TrafficStoreClient } from "../../../durable-objects/traffic-store";
 import type { TrafficDayRow } from "../../../durable-objects/traffic-store/contract";
+import { fractionOf } from "../../../platform/units";
 import type { Column } from "../formats";
-import { errorRate, keysetPages, PAGE_SIZE, type ReportKind } from "./scope";
+import { keysetPages, PAGE_SIZE, type ReportKind } from "./scope";
 
 const MEASURES: Column[] = [
   { name: "bytes_in", type: "integer" },
@@ -32,7 +33,7 @@ function trafficDays(key: "subuser_id" | "domain"): ReportKind {
           bytes_out: row.bytesOut,
           requests: row.requests,
           errors: row.errors,
-          error_rate: errorRate(row.requests, row.errors),
+          error_rate: fractionOf(row.errors, row.requests),
         }),
       );
     },

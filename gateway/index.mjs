@@ -32,6 +32,7 @@ export async function startGateway({ port = 7777, apiOrigin, token, flushMs = 10
     usage,
     /** The API calls the node made so far, per path. */
     apiCalls: api.calls,
+    decider,
     /** Stops listening and sends the usage still waiting (for at most `drainMs`: the API may be gone). */
     async close({ drainMs = 5000 } = {}) {
       for (const server of servers) server.close();

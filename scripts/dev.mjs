@@ -17,6 +17,10 @@ const { values: options } = parseArgs({
 });
 const PORT = Number(options.port);
 const GATEWAY_PORT = Number(options["gateway-port"]);
+const GATEWAY_NODES = Number(options["gateway-nodes"]);
+if (!Number.isInteger(GATEWAY_NODES) || GATEWAY_NODES < 1 || GATEWAY_NODES > 32) {
+  throw new Error("--gateway-nodes: a whole number from 1 to 32");
+}
 // wrangler dev never fires Cron Triggers by itself: run the every-minute jobs often, so that local state
 // machines (ISP provisioning, renewals, expiry) move within seconds. Every job is idempotent.
 const CRON_TICK_MS = 5_000;
@@ -76,7 +80,7 @@ console.log(`
   Sandbox key  ${sandbox.token}
     separate data, simulated money, livemode: false; test helpers under /v1/test-helpers (docs: Test helpers)
 
-  Gateway    localhost:${GATEWAY_PORT} (HTTP, CONNECT, SOCKS5; usage reaches traffic within seconds)
+  Gateway    ${gatewayNodes} (HTTP, CONNECT, SOCKS5; usage reaches traffic within seconds)
     ${demoGateway.curl}
     ${demoGateway.sticky}
 
@@ -86,7 +90,7 @@ console.log(`
 for (const signal of ["SIGINT", "SIGTERM"]) {
   process.on(signal, () => {
     clearInterval(tick);
-    demoGateway.gateway.close();
+    for (const gateway of demoGateway.gateways) gateway.close();
     child.kill(signal);
   });
 }

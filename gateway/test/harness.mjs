@@ -29,11 +29,15 @@ function startTarget() {
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
 }
 
-export async function startStack() {
+/**
+ * `nodes`: how many gateway nodes to start (each on its own port, with its own node id); `gatewayPort` is the first.
+ */
+export async function startStack({ nodes = 1 } = {}) {
   const state = mkdtempSync(path.join(tmpdir(), "gateway-test-"));
   const vars = prepare({ persistTo: state });
-  // The gateway's port is chosen first so the worker names it (GET /v1/gateway, the proxy test) as it is.
-  const gatewayPort = await freePort();
+  // The gateways' ports are chosen first so the worker names the first (GET /v1/gateway, the proxy test) as it is.
+  const gatewayPorts = [];
+  for (let i = 0; i < nodes; i++) gatewayPorts.push(await freePort());
   const { child, base } = await startWorker(await freePort(), {
     quiet: true,
     persistTo: state,
@@ -41,14 +45,25 @@ export async function startStack() {
       LOG_REQUESTS: "false",
       ISP_PROVISIONING_DELAY_S: "0",
       ISP_LONG_TAIL_PROVISIONING_DELAY_S: "0",
-      GATEWAY_PORT: String(gatewayPort),
+      GATEWAY_PORT: String(gatewayPorts[0]),
     },
   });
-  const gateway = await startGateway({ port: gatewayPort, apiOrigin: base, token: vars.GATEWAY_TOKEN, flushMs: 100 });
+  const gateways = await Promise.all(
+    gatewayPorts.map((port, index) =>
+      startGateway({
+        port,
+        apiOrigin: base,
+        token: vars.GATEWAY_TOKEN,
+        flushMs: 100,
+        nodeId: `test-node-${index + 1}`,
+      }),
+    ),
+  );
   const target = await startTarget();
   return {
     base,
-    gatewayPort: gateway.port,
+    gatewayPort: gateways[0].port,
+    gateways,
     targetUrl: `http://127.0.0.1:${target.address().port}/hello`,
     targetPort: target.address().port,
     admin: (method, route, body) => adminCall(base, vars.ADMIN_TOKEN, method, route, body),
@@ -56,7 +71,7 @@ export async function startStack() {
     runCron: () => fetch(`${base}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent("* * * * *")}`),
     async stop() {
       target.close();
-      await gateway.close();
+      await Promise.all(gateways.map((gateway) => gateway.close()));
       child.kill("SIGTERM");
       await new Promise((resolve) => child.once("exit", resolve));
       rmSync(state, { recursive: true, force: true });

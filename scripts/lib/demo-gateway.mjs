@@ -1,5 +1,6 @@
-// `npm run dev`'s gateway demo: the local gateway (on :7777 unless told otherwise), and a sub-user of the demo account whose credentials
-// work through it at once (the account holds residential and mobile bandwidth).
+// `npm run dev`'s gateway demo: the local gateway's nodes (on :7777 and the ports after it unless told otherwise), and a
+// sub-user of the demo account whose credentials work through them at once (the account holds residential and mobile
+// bandwidth).
 import { startGateway } from "../../gateway/index.mjs";
 
 const DEMO_LABEL = "demo-gateway";
@@ -32,13 +33,21 @@ async function demoSubuser(base, token) {
   return { ...existing, password: rotated.password };
 }
 
-/** Starts the gateway against the local API and prepares the demo credentials; returns what to print. */
-export async function startDemoGateway(base, { gatewayToken, apiKey, port }) {
-  const gateway = await startGateway({ port, apiOrigin: base, token: gatewayToken });
+/**
+ * Starts `nodes` gateway nodes against the local API on consecutive ports from `port` (ids `node-1`, `node-2`, …) and
+ * prepares the demo credentials; returns what to print.
+ */
+export async function startDemoGateway(base, { gatewayToken, apiKey, port, nodes = 1 }) {
+  const gateways = [];
+  for (let index = 0; index < nodes; index++) {
+    gateways.push(
+      await startGateway({ port: port + index, apiOrigin: base, token: gatewayToken, nodeId: `node-${index + 1}` }),
+    );
+  }
   const subuser = await demoSubuser(base, apiKey);
   const user = `user_${subuser.name}-type-res-region-us`;
   return {
-    gateway,
+    gateways,
     curl: `curl -x http://${user}:${subuser.password}@localhost:${port} ${base}/healthz`,
     sticky: `curl -i -x http://${user}-session-demo1-sesstime-10:${subuser.password}@localhost:${port} ${base}/healthz`,
   };

@@ -1,0 +1,337 @@
+// Three gateway nodes in front of the real API (`wrangler dev`): limits hold across nodes, and changes reach open
+// connections at every node within a second. `node --test gateway/test/nodes.test.mjs` (about two minutes: the
+// rotated-out password's 60 s are real time).
+import assert from "node:assert/strict";
+import http from "node:http";
+import { after, before, describe, it } from "node:test";
+import { connectTunnel, proxiedGet, startStack, v1 } from "./harness.mjs";
+
+const NODES = 3;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const basic = (username, password) => `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`;
+
+let stack;
+let token;
+
+before(async () => {
+  stack = await startStack({ nodes: NODES });
+  const account = await stack.admin("POST", "/accounts", {
+    email: `nodes-${Date.now()}@example.com`,
+    plan: "pro",
+    balance_usd: 100,
+  });
+  token = (await stack.admin("POST", `/accounts/${account.id}/api-keys`, {})).token;
+  const order = await v1(stack.base, token, "POST", "/orders", { product: "residential", gb: 1 });
+  assert.equal(order.status, 201, JSON.stringify(order.body));
+});
+
+after(async () => {
+  await stack?.stop();
+});
+
+async function createSubuser(body = {}) {
+  const created = await v1(stack.base, token, "POST", "/subusers", {
+    label: `nodes-${Math.random().toString(36).slice(2, 10)}`,
+    products: ["residential"],
+    ...body,
+  });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  return created.body;
+}
+
+const user = (subuser) => `user_${subuser.name}-type-res-region-us`;
+
+/** Proxied GETs on one kept-alive connection to a node. */
+function keptAlive(port, { username, password }) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const sockets = new Set();
+  return {
+    get(url) {
+      return new Promise((resolve, reject) => {
+        const request = http.request({
+          host: "127.0.0.1",
+          port,
+          path: url,
+          agent,
+          headers: { Host: new URL(url).host, "Proxy-Authorization": basic(username, password) },
+        });
+        request.on("socket", (socket) => sockets.add(socket));
+        request.on("response", (response) => {
+          response.resume();
+          response.on("end", () =>
+            resolve({ status: response.statusCode, code: response.headers["x-service-error-code"] }),
+          );
+        });
+        request.on("error", reject);
+        request.end();
+      });
+    },
+    /** How many connections the client opened (1 while the gateway keeps it alive). */
+    get connections() {
+      return sockets.size;
+    },
+    close: () => agent.destroy(),
+  };
+}
+
+/** The instants (ms) at which any node admitted a request of `name`, taken as each decision returns. */
+function recordAdmissions(name) {
+  const instants = [];
+  for (const gateway of stack.gateways) {
+    const { decider } = gateway;
+    const connection = decider.connection;
+    decider.connection = (sourceIp) => {
+      const opened = connection(sourceIp);
+      const decide = opened.decide.bind(opened);
+      opened.decide = async (credentials) => {
+        const decision = await decide(credentials);
+        if (decision.allow && credentials.username.includes(name)) instants.push(Date.now());
+        return decision;
+      };
+      return opened;
+    };
+  }
+  return instants;
+}
+
+/** The most instants inside any window of `spanMs` starting at one of them. */
+function busiestWindow(instants, spanMs) {
+  const sorted = [...instants].sort((a, b) => a - b);
+  let most = 0;
+  let end = 0;
+  for (let start = 0; start < sorted.length; start++) {
+    while (end < sorted.length && sorted[end] - sorted[start] < spanMs) end++;
+    most = Math.max(most, end - start);
+  }
+  return most;
+}
+
+/** Polls `request` every 50 ms until `refused(answer)`; resolves with the time taken (ms). */
+async function timeUntil(request, refused, { limitMs = 5000 } = {}) {
+  const started = performance.now();
+  for (;;) {
+    if (refused(await request())) return performance.now() - started;
+    if (performance.now() - started > limitMs) return Infinity;
+    await sleep(50);
+  }
+}
+
+describe("three gateway nodes in front of the API", () => {
+  it("rps_max 5 holds in every rolling second across nodes, keep-alive requests included", async () => {
+    const subuser = await createSubuser({ rps_max: 5 });
+    const admitted = recordAdmissions(subuser.name);
+    const credentials = { username: user(subuser), password: subuser.password };
+    const clients = stack.gateways.flatMap((gateway) => [1, 2].map(() => keptAlive(gateway.port, credentials)));
+    const until = performance.now() + 4000;
+    const statuses = new Map();
+    await Promise.all(
+      clients.map(async (client) => {
+        while (performance.now() < until) {
+          const { status } = await client.get(stack.targetUrl);
+          statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        }
+      }),
+    );
+    for (const client of clients) client.close();
+    // A decision's instant is read as it returns, up to 1 ms late: the windows checked are 999 ms.
+    const busiest = busiestWindow(admitted, 999);
+    assert.ok(busiest <= 5, `${busiest} admitted within a second; statuses ${[...statuses]}`);
+    assert.ok(admitted.length >= 10, `only ${admitted.length} admitted in 4 s`);
+    assert.deepEqual([...statuses.keys()].sort(), [200, 429]);
+    assert.ok(
+      clients.every((client) => client.connections === 1),
+      "each client kept one connection",
+    );
+  });
+
+  it("concurrent_max 3 is never exceeded across nodes; a closed tunnel's place can be taken at another node", async () => {
+    const subuser = await createSubuser({ concurrent_max: 3 });
+    const credentials = { username: user(subuser), password: subuser.password };
+    const authority = `127.0.0.1:${stack.targetPort}`;
+    const open = [];
+    for (let wave = 0; wave < 3; wave++) {
+      const answers = await Promise.all(
+        stack.gateways.flatMap((gateway) =>
+          [1, 2].map(() => connectTunnel(gateway.port, { ...credentials, authority })),
+        ),
+      );
+      for (const answer of answers) {
+        if (answer.status === 200) open.push(answer.socket);
+        else {
+          assert.equal(answer.headers["x-service-error-code"], "concurrent-limit");
+          answer.socket.destroy();
+        }
+      }
+      assert.ok(open.length <= 3, `${open.length} tunnels open at once`);
+      await sleep(300);
+    }
+    assert.equal(open.length, 3, "the limit's places are all used");
+    for (const socket of open.splice(0)) socket.destroy();
+    // Each node may take a place once the others' shares come back (given back after 2 s idle, or renewed smaller).
+    for (const gateway of stack.gateways) {
+      let tunnel;
+      const took = await timeUntil(
+        async () => {
+          tunnel = await connectTunnel(gateway.port, { ...credentials, authority });
+          return tunnel;
+        },
+        (answer) => answer.status === 200,
+        { limitMs: 8000 },
+      );
+      assert.ok(took < 8000, `node ${gateway.nodeId} got no place`);
+      tunnel.socket.destroy();
+    }
+  });
+
+  it("a disabled sub-user's next request on an open connection is refused at every node within 1 s; tunnels close", async () => {
+    const subuser = await createSubuser();
+    const credentials = { username: user(subuser), password: subuser.password };
+    const clients = stack.gateways.map((gateway) => keptAlive(gateway.port, credentials));
+    for (const client of clients) assert.equal((await client.get(stack.targetUrl)).status, 200);
+    const tunnels = await Promise.all(
+      stack.gateways.map((gateway) =>
+        connectTunnel(gateway.port, { ...credentials, authority: `127.0.0.1:${stack.targetPort}` }),
+      ),
+    );
+    const closedAt = tunnels.map(
+      ({ socket }) => new Promise((resolve) => socket.on("close", () => resolve(performance.now()))),
+    );
+
+    const patched = await v1(stack.base, token, "PATCH", `/subusers/${subuser.id}`, { status: "disabled" });
+    assert.equal(patched.status, 200);
+    const changedAt = performance.now();
+    const took = await Promise.all(
+      clients.map((client) =>
+        timeUntil(
+          () => client.get(stack.targetUrl),
+          (answer) => answer.status === 403,
+        ),
+      ),
+    );
+    assert.ok(
+      took.every((ms) => ms <= 1000),
+      `refused after ${took.map(Math.round)} ms`,
+    );
+    const tunnelsClosed = await Promise.all(closedAt);
+    assert.ok(
+      tunnelsClosed.every((at) => at - changedAt <= 1000),
+      `tunnels closed after ${tunnelsClosed.map((at) => Math.round(at - changedAt))} ms`,
+    );
+    for (const client of clients) {
+      assert.equal((await client.get(stack.targetUrl)).code, "subuser-disabled");
+      assert.equal(client.connections, 1, "refused on the connection that was admitted");
+      client.close();
+    }
+  });
+
+  it("a whitelist removal reaches open connections at every node within 1 s", async () => {
+    const subuser = await createSubuser();
+    const entry = await v1(stack.base, token, "POST", "/whitelists", {
+      subuser: subuser.id,
+      product: "residential",
+      ip: "127.0.0.1",
+    });
+    assert.equal(entry.status, 201, JSON.stringify(entry.body));
+    const clients = stack.gateways.map((gateway) => keptAlive(gateway.port, { username: user(subuser), password: "" }));
+    for (const client of clients) assert.equal((await client.get(stack.targetUrl)).status, 200);
+
+    const removed = await fetch(`${stack.base}/v1/whitelists/${entry.body.id}`, {
+      method: "DELETE",
+      headers: { Authorization: `Bearer ${token}` },
+    });
+    assert.ok(removed.ok, `DELETE: ${removed.status}`);
+    const took = await Promise.all(
+      clients.map((client) =>
+        timeUntil(
+          () => client.get(stack.targetUrl),
+          (answer) => answer.status === 407,
+        ),
+      ),
+    );
+    assert.ok(
+      took.every((ms) => ms <= 1000),
+      `refused after ${took.map(Math.round)} ms`,
+    );
+    for (const client of clients) {
+      assert.equal((await client.get(stack.targetUrl)).code, "not-whitelisted");
+      client.close();
+    }
+  });
+
+  it("a rotated-out password works for 60 s, then is refused 407 on open connections at every node", async () => {
+    const subuser = await createSubuser();
+    const old = { username: user(subuser), password: subuser.password };
+    const clients = stack.gateways.map((gateway) => keptAlive(gateway.port, old));
+    for (const client of clients) assert.equal((await client.get(stack.targetUrl)).status, 200);
+    const tunnel = await connectTunnel(stack.gateways[1].port, { ...old, authority: `127.0.0.1:${stack.targetPort}` });
+    assert.equal(tunnel.status, 200);
+    let tunnelClosedAt = null;
+    tunnel.socket.on("close", () => {
+      tunnelClosedAt = performance.now();
+    });
+
+    const rotated = await v1(stack.base, token, "POST", `/subusers/${subuser.id}/rotate-password`);
+    assert.equal(rotated.status, 200, JSON.stringify(rotated.body));
+    const rotatedAt = performance.now();
+    const fresh = { username: user(subuser), password: rotated.body.password };
+    for (const gateway of stack.gateways) {
+      assert.equal((await proxiedGet(gateway.port, { ...fresh, url: stack.targetUrl })).status, 200);
+      assert.equal((await proxiedGet(gateway.port, { ...old, url: stack.targetUrl })).status, 200, "a new connection");
+    }
+
+    const refusedAt = await Promise.all(
+      clients.map(async (client) => {
+        for (;;) {
+          const answer = await client.get(stack.targetUrl);
+          if (answer.status !== 200) {
+            assert.deepEqual([answer.status, answer.code], [407, "auth-failed"]);
+            return performance.now() - rotatedAt;
+          }
+          if (performance.now() - rotatedAt > 70_000) return Infinity;
+          await sleep(200);
+        }
+      }),
+    );
+    // The API's overlap is 60 s from the rotation, which the answer above arrived a little after.
+    assert.ok(
+      refusedAt.every((ms) => ms >= 58_000 && ms <= 61_500),
+      `old password refused after ${refusedAt.map(Math.round)} ms`,
+    );
+    assert.ok(tunnelClosedAt !== null && tunnelClosedAt - rotatedAt <= 61_500, "the tunnel was closed too");
+    for (const client of clients) {
+      assert.equal(client.connections, 1);
+      client.close();
+    }
+  });
+
+  it("1,000 new connections with warm credentials cost a node at most 10 API calls", async () => {
+    const subuser = await createSubuser({ concurrent_max: 50, rps_max: 2000 });
+    const [gateway] = stack.gateways;
+    const credentials = { username: user(subuser), password: subuser.password };
+    assert.equal((await proxiedGet(gateway.port, { ...credentials, url: stack.targetUrl })).status, 200);
+    // Usage batches are reported apart from decisions (every 100 ms here): they are not counted.
+    const decisionCalls = () =>
+      Object.entries(gateway.apiCalls)
+        .filter(([path]) => path !== "/usage")
+        .reduce((sum, [, count]) => sum + count, 0);
+    const before = decisionCalls();
+    const started = performance.now();
+    let statuses = [];
+    for (let batch = 0; batch < 1000 / 25; batch++) {
+      const answers = await Promise.all(
+        Array.from({ length: 25 }, () => proxiedGet(gateway.port, { ...credentials, url: stack.targetUrl })),
+      );
+      statuses = statuses.concat(answers.map((answer) => answer.status));
+    }
+    const calls = decisionCalls() - before;
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    assert.ok(
+      statuses.every((status) => status === 200),
+      `statuses: ${[...new Set(statuses)]}`,
+    );
+    assert.ok(
+      calls <= 10,
+      `${calls} API calls for 1,000 connections in ${seconds} s: ${JSON.stringify(gateway.apiCalls)}`,
+    );
+  });
+});

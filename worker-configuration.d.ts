@@ -36,6 +36,7 @@ interface __BaseEnv_Env {
 	API_KEY_GUARD: DurableObjectNamespace<import("./src/index").ApiKeyGuard>;
 	SUBUSER_GATE: DurableObjectNamespace<import("./src/index").SubuserGate>;
 	TRAFFIC_STORE: DurableObjectNamespace<import("./src/index").TrafficStore>;
+	GATEWAY_HUB: DurableObjectNamespace<import("./src/index").GatewayHub>;
 	REPORT_RUNS_QUEUE: Queue;
 	REPORTS: R2Bucket;
 	EMAIL: SendEmail;

@@ -1,5 +1,6 @@
 // The Durable Object classes, for the worker's entry (src/index.ts) and wrangler.toml's bindings. Everything else
 // imports an object's own door: `src/durable-objects/<object>` or its `contract`.
 export { ApiKeyGuard } from "./api-key-guard";
+export { GatewayHub } from "./gateway-hub";
 export { SubuserGate } from "./subuser-gate";
 export { TrafficStore } from "./traffic-store";

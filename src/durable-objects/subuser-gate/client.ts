@@ -1,5 +1,16 @@
 import type { SessionSnapshot, SessionUsage } from "../traffic-store/contract";
-import type { DecideInput, Decision, ExitPin, GateConfig, PoolFigures } from "./contract";
+import type {
+  DecideInput,
+  Decision,
+  ExitPin,
+  GateConfig,
+  NodeSnapshot,
+  PoolFigures,
+  SessionPin,
+  SessionSpec,
+  ShareGrant,
+  ShareRenewal,
+} from "./contract";
 import type { SessionIdentity } from "./session-book";
 import type { SubuserGate } from "./subuser-gate";
 
@@ -23,6 +34,26 @@ export class SubuserGateClient {
     const config = await this.#loadConfig();
     if (!config) return { outcome: "deny", status: 407, errorCode: "auth-failed" };
     return this.#stub.decide(input, config);
+  }
+
+  /** What a gateway node decides from; null for a name D1 does not know. */
+  async snapshot(): Promise<NodeSnapshot | null> {
+    const snapshot = await this.#stub.snapshot();
+    if (snapshot) return snapshot;
+    const config = await this.#loadConfig();
+    return config ? this.#stub.snapshot(config) : null;
+  }
+
+  /** A node's new shares of the sub-user's limits of a product; null for an unknown name. */
+  async renewShares(renewal: ShareRenewal): Promise<ShareGrant | null> {
+    return (
+      (await this.#stub.renewShares(renewal)) ?? ((await this.snapshot()) ? this.#stub.renewShares(renewal) : null)
+    );
+  }
+
+  /** A node's sticky session (a known sub-user's: the node checked the credentials against its snapshot). */
+  pinSession(spec: SessionSpec, exitIp: string): Promise<SessionPin> {
+    return this.#stub.pinSession(spec, exitIp);
   }
 
   async configure(config: GateConfig): Promise<void> {

@@ -1,4 +1,4 @@
-import { DAY } from "../../platform/clock";
+import { DAY, toIso } from "../../platform/clock";
 import type { SessionRequest, SessionUsage, TrafficProduct } from "../traffic-store/contract";
 
 /**
@@ -49,6 +49,62 @@ export type Decision =
   | { outcome: "unconfigured" }
   | { outcome: "allow"; subuserId: string; lease: string; cacheTtlS: number; session: SessionPin | null }
   | { outcome: "deny"; status: 402 | 403 | 407 | 429; errorCode: string; retryAfterS?: number };
+
+/**
+ * What a gateway node needs to decide the sub-user's requests itself (docs/gateway.md, "Deciding at the node"):
+ * the gate's view with its version, which grows with every change a node must hear of.
+ */
+export interface NodeSnapshot {
+  name: string;
+  subuserId: string;
+  version: number;
+  status: GateConfig["status"];
+  products: GatewayProduct[];
+  /** SHA-256 of each password that works; the rotated-out one with the instant it stops. */
+  passwords: Array<{ sha256: string; until: number | null }>;
+  whitelist: GateConfig["whitelist"];
+  limits: GateConfig["limits"];
+  /** Per bandwidth product the sub-user has: the account's pool is used up (or none was bought). */
+  exhausted: Partial<Record<BandwidthProduct, boolean>>;
+  /** The monthly cap is reached in `month` (UTC). */
+  cap: { month: string; reached: boolean };
+}
+
+/** A snapshot as nodes receive it, fetched or pushed (docs/gateway.md: snake_case, RFC 3339 times). */
+export function snapshotOnWire(snapshot: NodeSnapshot) {
+  return {
+    name: snapshot.name,
+    subuser: snapshot.subuserId,
+    version: snapshot.version,
+    status: snapshot.status,
+    products: snapshot.products,
+    passwords: snapshot.passwords.map(({ sha256, until }) => ({ sha256, until: until === null ? null : toIso(until) })),
+    whitelist: snapshot.whitelist,
+    limits: snapshot.limits,
+    exhausted: snapshot.exhausted,
+    cap: snapshot.cap,
+  };
+}
+
+/** A node's renewal of its shares of one product's limits. */
+export interface ShareRenewal {
+  node: string;
+  product: GatewayProduct;
+  held: { concurrent: number; rps: number };
+  /** Open connections. */
+  open: number;
+  /** Requests admitted in the node's last rolling second. */
+  recent: number;
+  want: { concurrent: number; rps: number };
+}
+
+/** A node's new shares (null: no such limit), valid until `expiresAt`; `version` is the gate's snapshot's. */
+export interface ShareGrant {
+  concurrent: number | null;
+  rps: number | null;
+  expiresAt: number;
+  version: number;
+}
 
 /** What a username's session segments ask for. */
 export interface SessionSpec {

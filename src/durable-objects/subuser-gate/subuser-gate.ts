@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { MINUTE, now, SECOND, utcMonth } from "../../platform/clock";
 import { randomString } from "../../platform/crypto";
 import { blockContains, type IpBlock, parseBlock, parseIp } from "../../platform/ip";
+import { GatewayHubClient } from "../gateway-hub";
 import { Alarm } from "../shared/alarm";
 import { SlidingLog } from "../shared/sliding-log";
 import { migrate, type StorageStep } from "../shared/storage-versions";
@@ -14,9 +15,15 @@ import type {
   ExitPin,
   GateConfig,
   GatewayProduct,
+  NodeSnapshot,
   PoolFigures,
+  SessionPin,
+  SessionSpec,
+  ShareGrant,
+  ShareRenewal,
 } from "./contract";
-import { TERMINATED_KEPT_MS } from "./contract";
+import { snapshotOnWire, TERMINATED_KEPT_MS } from "./contract";
+import { NODE_LEASE_MS, NodeShares } from "./node-shares";
 import { SessionBook, type SessionIdentity } from "./session-book";
 
 /** The gate's storage steps (`migrate`; its `SessionBook` has its own): append, never edit. */
@@ -29,12 +36,21 @@ const GATE_STORAGE: StorageStep[] = [
     `),
   // 2: a lease remembers its sticky session, so that its release pins the exit it used.
   (sql) => sql.exec("ALTER TABLE leases ADD COLUMN session TEXT"),
+  // 3: the version of what gateway nodes know of the sub-user, and until when grants to nodes may be live.
+  (sql) =>
+    sql.exec(`
+      CREATE TABLE IF NOT EXISTS node_view (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL, view TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS node_grants (id INTEGER PRIMARY KEY CHECK (id = 1), live_until INTEGER NOT NULL);
+    `),
 ];
 
 /** A lease not released by the gateway is reclaimed after this long, so a crashed gateway cannot leak slots. */
 export const LEASE_TTL_MS = 10 * MINUTE;
 /** Sessions a gate starts are told to the account's session index this soon (one call for all started meanwhile). */
 const INDEX_DELAY_MS = SECOND;
+
+/** How far ahead the gate notes that its grants may be live (a row written at most once per this). */
+const GRANTS_NOTED_AHEAD_MS = MINUTE;
 
 /** The gateway may reuse an allow this long (at most 60 s: whitelist removal and deletion take effect within 60 s). */
 export const MAX_CACHE_TTL_S = 30;
@@ -54,6 +70,19 @@ export class SubuserGate extends DurableObject {
   readonly #leases = new Map<string, { expiresAt: number; session: string | null }>();
   readonly #sessions: SessionBook;
   readonly #alarm: Alarm;
+  /** What gateway nodes know of the sub-user, and its version. */
+  #nodeView: { version: number; view: string } = { version: 0, view: "" };
+  /** The nodes' shares of each product's limits (memory: a restart recovers as `NodeShares` says). */
+  readonly #shares = new Map<string, NodeShares>();
+  /** When this instance started: grants made before it are unknown until their leases have ended. */
+  readonly #startedAt = now();
+  /**
+   * Until when grants to nodes may be live, as stored: written ahead a minute at a time (one row a minute while
+   * nodes renew), so that a restart knows whether an instance before it may have granted shares still in force.
+   */
+  #grantsLiveUntil = 0;
+  /** Whether an instance before this one may have granted shares still in force. */
+  readonly #grantedBefore: boolean;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
@@ -66,6 +95,11 @@ export class SubuserGate extends DurableObject {
     migrate(ctx.storage, "subuser_gate", GATE_STORAGE);
     const stored = this.#sql.exec<{ value: string }>("SELECT value FROM config WHERE id = 1").toArray()[0];
     if (stored) this.#apply(JSON.parse(stored.value) as GateConfig);
+    const view = this.#sql.exec<{ version: number; view: string }>("SELECT version, view FROM node_view").toArray()[0];
+    if (view) this.#nodeView = { version: view.version, view: view.view };
+    const grants = this.#sql.exec<{ live_until: number }>("SELECT live_until FROM node_grants").toArray()[0];
+    this.#grantsLiveUntil = grants?.live_until ?? 0;
+    this.#grantedBefore = this.#grantsLiveUntil > this.#startedAt;
     for (const lease of this.#sql.exec<{ id: string; expires_at: number; session: string | null }>(
       "SELECT id, expires_at, session FROM leases",
     )) {
@@ -76,6 +110,58 @@ export class SubuserGate extends DurableObject {
   configure(config: GateConfig): void {
     this.#apply(config);
     this.#sql.exec("INSERT OR REPLACE INTO config (id, value) VALUES (1, ?)", JSON.stringify(config));
+    this.#publishIfChanged(config);
+  }
+
+  /** What a gateway node needs to decide this sub-user's requests itself; null before the gate is configured. */
+  snapshot(config?: GateConfig): NodeSnapshot | null {
+    if (config) this.configure(config);
+    const current = this.#config;
+    return current ? { ...nodeView(current, now()), version: this.#nodeView.version } : null;
+  }
+
+  /**
+   * A node's renewal of its shares of a product's limits: what it may enforce until the lease ends. Shares never
+   * sum past a limit (`NodeShares`); a limit the sub-user lacks is answered null.
+   */
+  renewShares(renewal: ShareRenewal): ShareGrant | null {
+    const config = this.#config;
+    if (!config) return null;
+    const at = now();
+    if (this.#grantsLiveUntil < at + NODE_LEASE_MS) {
+      this.#grantsLiveUntil = at + GRANTS_NOTED_AHEAD_MS;
+      this.#sql.exec("INSERT OR REPLACE INTO node_grants (id, live_until) VALUES (1, ?)", this.#grantsLiveUntil);
+    }
+    const limits = config.limits[renewal.product] ?? { concurrent: null, rps: null };
+    const share = (limit: number | null, kind: "concurrent" | "rps", inUse: number) =>
+      limit === null
+        ? null
+        : this.#nodeShares(renewal.product, kind).renew(
+            limit,
+            { node: renewal.node, held: renewal.held[kind], inUse, want: renewal.want[kind] },
+            at,
+          );
+    return {
+      concurrent: share(limits.concurrent, "concurrent", renewal.open),
+      rps: share(limits.rps, "rps", renewal.recent),
+      expiresAt: at + NODE_LEASE_MS,
+      version: this.#nodeView.version,
+    };
+  }
+
+  /**
+   * A node's sticky session: the active session of that username, or a new one. The exit the node chose pins a
+   * session that has none, so every node uses the same exit for it.
+   */
+  pinSession(spec: SessionSpec, exitIp: string): SessionPin {
+    const at = now();
+    const pin = this.#sessions.pin(spec, at);
+    if (pin.exitIp === null) {
+      this.#sessions.pinExit(pin.id, exitIp, false);
+      this.#alarm.wakeBy(at + INDEX_DELAY_MS);
+      return { ...pin, exitIp };
+    }
+    return pin;
   }
 
   /** Decides one proxy request. `config` (loaded from D1 by the client) is applied first when given. */
@@ -163,6 +249,10 @@ export class SubuserGate extends DurableObject {
     const at = now();
     const snapshot = this.#sessions.terminate(id, at);
     if (snapshot) this.#alarm.wakeBy(at + TERMINATED_KEPT_MS);
+    if (snapshot && this.#config) {
+      const ended = { type: "session_ended", name: this.#config.name, session: id };
+      this.ctx.waitUntil(new GatewayHubClient(this.env).publish(ended));
+    }
     return snapshot;
   }
 
@@ -191,6 +281,39 @@ export class SubuserGate extends DurableObject {
     this.#leases.delete(lease);
     this.#sql.exec("DELETE FROM leases WHERE id = ?", lease);
     return true;
+  }
+
+  #nodeShares(product: GatewayProduct, kind: "concurrent" | "rps"): NodeShares {
+    const key = `${product}:${kind}`;
+    let shares = this.#shares.get(key);
+    if (!shares) {
+      shares = new NodeShares({
+        startedAt: this.#startedAt,
+        inUseMs: kind === "rps" ? SECOND : NODE_LEASE_MS,
+        grantedBefore: this.#grantedBefore,
+      });
+      this.#shares.set(key, shares);
+    }
+    return shares;
+  }
+
+  /**
+   * When what nodes decide from changed (status, passwords, whitelist, limits, products, a pool or the cap), its
+   * version grows and every connected node is told at once.
+   */
+  #publishIfChanged(config: GateConfig): void {
+    const at = now();
+    const view = nodeView(config, at);
+    const text = JSON.stringify(view);
+    if (text === this.#nodeView.view) return;
+    this.#nodeView = { version: this.#nodeView.version + 1, view: text };
+    this.#sql.exec(
+      "INSERT OR REPLACE INTO node_view (id, version, view) VALUES (1, ?, ?)",
+      this.#nodeView.version,
+      text,
+    );
+    const message = { type: "subuser", subuser: snapshotOnWire({ ...view, version: this.#nodeView.version }) };
+    this.ctx.waitUntil(new GatewayHubClient(this.env).publish(message));
   }
 
   #apply(config: GateConfig): void {
@@ -234,6 +357,33 @@ export class SubuserGate extends DurableObject {
     if (!usedPrevious || config.previousPasswordUntil === null) return MAX_CACHE_TTL_S;
     return Math.max(0, Math.min(MAX_CACHE_TTL_S, Math.floor((config.previousPasswordUntil - at) / SECOND)));
   }
+}
+
+/** The gate's view as nodes decide from it (without its version). */
+function nodeView(config: GateConfig, at: number): Omit<NodeSnapshot, "version"> {
+  const month = utcMonth(at);
+  return {
+    name: config.name,
+    subuserId: config.subuserId,
+    status: config.status,
+    products: config.products,
+    passwords: [
+      { sha256: config.passwordHash, until: null },
+      ...(config.previousPasswordHash !== null &&
+      config.previousPasswordUntil !== null &&
+      config.previousPasswordUntil > at
+        ? [{ sha256: config.previousPasswordHash, until: config.previousPasswordUntil }]
+        : []),
+    ],
+    whitelist: config.whitelist,
+    limits: config.limits,
+    exhausted: Object.fromEntries(
+      config.products
+        .filter((product): product is BandwidthProduct => product !== "isp")
+        .map((product) => [product, exhausted(config.pools[product])]),
+    ),
+    cap: { month, reached: overCap(config, at) },
+  };
 }
 
 function exhausted(pool: PoolFigures | undefined): boolean {

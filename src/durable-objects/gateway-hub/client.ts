@@ -1,0 +1,23 @@
+import type { GatewayHub } from "./gateway-hub";
+
+/** The one hub all gateway nodes connect to (a single object serves thousands of hibernating sockets). */
+const HUB_NAME = "nodes";
+
+/** The typed client of the `GatewayHub`. */
+export class GatewayHubClient {
+  readonly #stub: DurableObjectStub<GatewayHub>;
+
+  constructor(env: Cloudflare.Env) {
+    this.#stub = env.GATEWAY_HUB.get(env.GATEWAY_HUB.idFromName(HUB_NAME));
+  }
+
+  /** Hands a node's WebSocket upgrade to the hub. */
+  connect(request: Request): Promise<Response> {
+    return this.#stub.fetch(request);
+  }
+
+  /** Sends a change to every connected node; how many it reached. */
+  publish(message: object): Promise<number> {
+    return this.#stub.publish(JSON.stringify(message));
+  }
+}

@@ -1,0 +1,2 @@
+export { GatewayHubClient } from "./client";
+export { GatewayHub } from "./gateway-hub";

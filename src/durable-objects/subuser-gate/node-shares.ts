@@ -1,0 +1,115 @@
+import { SECOND } from "../../platform/clock";
+
+/**
+ * Leased capacity: how a sub-user's gate splits one limit (`concurrent_max` or `rps_max` of a product) among the
+ * gateway nodes that decide its requests. Pure: the gate keeps one per limit, in memory.
+ *
+ * The invariant: what the nodes may be using at any instant never sums past the limit. A node is counted, until
+ * its lease ends, at the largest of: its grant; the share it reported enforcing (until it confirms a lower one:
+ * an answer that cut it may have been lost); and what it reported in use — its open connections, or the requests
+ * it admitted in its last rolling second (for the second after the report). Grants are split max-min fairly over
+ * what the nodes want, so a node above its fair share is cut at its next renewal and the capacity goes to the
+ * nodes that wait for it.
+ */
+
+/** A lease lasts this long: a node that stops renewing (dead, or cut off) has given its share back by then. */
+export const NODE_LEASE_MS = 5 * SECOND;
+
+export interface ShareRequest {
+  node: string;
+  /** The share the node enforces now. */
+  held: number;
+  /** What the node has in use: open connections, or the requests admitted in its last rolling second. */
+  inUse: number;
+  want: number;
+}
+
+interface NodeShare {
+  granted: number;
+  held: number;
+  inUse: number;
+  inUseUntil: number;
+  want: number;
+  expiresAt: number;
+}
+
+export class NodeShares {
+  readonly #nodes = new Map<string, NodeShare>();
+  /** Until then (after a restart) the gate cannot know the grants it made before: it grants no more than is held. */
+  readonly #recoveringUntil: number;
+  /** How long a reported use counts: the lease for open connections, a second for requests. */
+  readonly #inUseMs: number;
+
+  /**
+   * `startedAt`: when this instance started; `grantedBefore`: whether an instance before it may have made grants
+   * that are still live (every one of them ends within a lease of the restart).
+   */
+  constructor(options: { startedAt: number; inUseMs: number; grantedBefore: boolean }) {
+    this.#recoveringUntil = options.grantedBefore ? options.startedAt + NODE_LEASE_MS : options.startedAt;
+    this.#inUseMs = options.inUseMs;
+  }
+
+  /** The node's renewal: its new grant, valid until `at + NODE_LEASE_MS`. */
+  renew(limit: number, request: ShareRequest, at: number): number {
+    this.#expire(at);
+    const held = clamp(request.held, limit);
+    const share: NodeShare = {
+      granted: held,
+      held,
+      inUse: clamp(request.inUse, limit),
+      inUseUntil: at + this.#inUseMs,
+      want: clamp(request.want, limit),
+      expiresAt: at + NODE_LEASE_MS,
+    };
+    this.#nodes.set(request.node, share);
+    const available = limit - this.#countedOthers(request.node, at);
+    const ceiling = at < this.#recoveringUntil ? held : Math.min(this.#fairShare(limit, request.node), available);
+    share.granted = Math.max(0, Math.min(share.want, ceiling));
+    if (share.want === 0 && countedOf(share, at) === 0) this.#nodes.delete(request.node);
+    return share.granted;
+  }
+
+  /** What every node may be using now, summed: never above the limit. */
+  counted(at: number): number {
+    this.#expire(at);
+    let sum = 0;
+    for (const share of this.#nodes.values()) sum += countedOf(share, at);
+    return sum;
+  }
+
+  get nodes(): number {
+    return this.#nodes.size;
+  }
+
+  #countedOthers(node: string, at: number): number {
+    let sum = 0;
+    for (const [name, share] of this.#nodes) if (name !== node) sum += countedOf(share, at);
+    return sum;
+  }
+
+  /** The node's part of a max-min fair split of `limit` over the nodes' wants (water-filling, smallest first). */
+  #fairShare(limit: number, node: string): number {
+    const waiting = [...this.#nodes].sort(([, a], [, b]) => a.want - b.want);
+    let left = limit;
+    for (let index = 0; index < waiting.length; index++) {
+      const [name, share] = waiting[index] as [string, NodeShare];
+      const given = Math.min(share.want, Math.floor(left / (waiting.length - index)));
+      if (name === node) return given;
+      left -= given;
+    }
+    return 0;
+  }
+
+  #expire(at: number): void {
+    for (const [node, share] of this.#nodes) if (share.expiresAt <= at) this.#nodes.delete(node);
+  }
+}
+
+function countedOf(share: NodeShare, at: number): number {
+  if (share.expiresAt <= at) return 0;
+  return Math.max(share.granted, share.held, share.inUseUntil > at ? share.inUse : 0);
+}
+
+function clamp(value: number, limit: number): number {
+  return Math.max(0, Math.min(Number.isFinite(value) ? Math.floor(value) : 0, limit));
+}

@@ -1,0 +1,82 @@
+import { type RouteHandler, z } from "@hono/zod-openapi";
+import { nodeSnapshots } from "../../domain/gateway/node-decisions";
+import { snapshotOnWire } from "../../durable-objects/subuser-gate/contract";
+import type { AppEnv } from "../../env";
+import { id, integer, ipText, list, timestamp, token } from "../../platform/fields";
+import { internalRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
+import { gatewayName, gatewayProduct, nodeId, shareCount } from "./node-fields";
+
+const limitSchema = z.object({ concurrent: shareCount().nullable(), rps: shareCount().nullable() });
+
+const snapshotSchema = z
+  .object({
+    name: gatewayName(),
+    subuser: id("subuser"),
+    version: integer(0, Number.MAX_SAFE_INTEGER).openapi({
+      format: "int64",
+      description: "Grows with every change; a node keeps the highest it has seen.",
+    }),
+    status: z.enum(["active", "disabled", "deleted"]),
+    products: list(gatewayProduct(), 3),
+    passwords: list(
+      z.object({
+        sha256: token(/^[0-9a-f]{64}$/, 64).openapi({ description: "SHA-256 (hex) of a password that works." }),
+        until: timestamp()
+          .nullable()
+          .openapi({ description: "When a rotated-out password stops working (60 s after the rotation)." }),
+      }),
+      2,
+    ),
+    whitelist: list(z.object({ product: gatewayProduct(), ip: ipText().or(token(/^[0-9A-Fa-f:./]+$/, 49)) }), 10_000),
+    limits: z
+      .partialRecord(gatewayProduct(), limitSchema)
+      .openapi({ description: "Per product; null: no such limit." }),
+    exhausted: z
+      .partialRecord(z.enum(["residential", "mobile"]), z.boolean())
+      .openapi({ description: "The account's pool of the product is used up (402 bandwidth-exhausted)." }),
+    cap: z.object({
+      month: token(/^\d{4}-\d{2}$/, 7),
+      reached: z
+        .boolean()
+        .openapi({ description: "The monthly cap is reached in `month` (402 traffic-limit-reached)." }),
+    }),
+  })
+  .openapi("GatewaySubuserSnapshot");
+
+export const route = internalRoute(
+  {
+    operationId: "getGatewaySubuserSnapshots",
+    method: "post",
+    path: "/subusers",
+    tags: ["Gateway"],
+    summary: "Snapshots of sub-users, for deciding at the node",
+    description:
+      "What a gateway node needs to decide a sub-user's requests itself: password hashes (with a rotated-out " +
+      "password's end), whitelist, status, products, limits, pool and cap state, and a version. Names with no " +
+      "sub-user are listed in `unknown`; a node remembers them for at most 60 s. Changes are pushed on " +
+      "`GET /internal/gateway/changes`.",
+    request: {
+      body: jsonBody(
+        z
+          .strictObject({ node: nodeId(), names: list(gatewayName(), 100).min(1) })
+          .openapi("GatewaySubuserSnapshotsRequest", { example: { node: "node-1", names: ["s1a2b3c4d5e"] } }),
+      ),
+    },
+    secret: true,
+    responses: {
+      200: jsonContent(
+        z
+          .object({ subusers: list(snapshotSchema, 100), unknown: list(gatewayName(), 100) })
+          .openapi("GatewaySubuserSnapshots"),
+        "The snapshots.",
+      ),
+    },
+  },
+  "GatewayToken",
+);
+
+export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
+  const { names } = c.req.valid("json");
+  const { snapshots, unknown } = await nodeSnapshots(c.get("ctx"), names);
+  return c.json({ subusers: snapshots.map(snapshotOnWire), unknown }, 200);
+};

@@ -1,0 +1,166 @@
+import { describe, expect, it } from "vitest";
+import { sha256Hex } from "../../src/platform/crypto";
+import { createAccount } from "../helpers/accounts";
+import { call, GATEWAY_TOKEN, gateway, json } from "../helpers/http";
+import { createSubuser, username } from "../helpers/subusers";
+
+const NODE = "node-1";
+
+const snapshots = async (names: string[]) => json(await gateway("/subusers", { node: NODE, names }));
+
+const renew = async (lease: Record<string, unknown>, node = NODE) =>
+  (await json(await gateway("/leases", { node, leases: [lease] }))).leases[0];
+
+const busy = (name: string, want: { concurrent: number; rps: number }, held = { concurrent: 0, rps: 0 }) => ({
+  name,
+  product: "residential",
+  held,
+  open: 0,
+  recent: 0,
+  want,
+});
+
+/** A node's push channel: the messages the API sends on it, as they arrive. */
+async function subscribe(node = NODE) {
+  const response = await call("GET", `/internal/gateway/changes?node=${node}`, {
+    token: GATEWAY_TOKEN,
+    headers: { Upgrade: "websocket" },
+  });
+  expect(response.status).toBe(101);
+  const socket = response.webSocket as WebSocket;
+  socket.accept();
+  const messages: Array<Record<string, any>> = [];
+  socket.addEventListener("message", (event) => messages.push(JSON.parse(event.data as string)));
+  const next = async (holds: (message: Record<string, any>) => boolean, timeoutMs = 1000) => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = messages.find(holds);
+      if (found) return found;
+      if (Date.now() > deadline) throw new Error(`no such push in ${timeoutMs} ms: ${JSON.stringify(messages)}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+  return { socket, messages, next };
+}
+
+describe("deciding at the node: snapshots, leased shares, sessions and pushes (docs/gateway.md)", () => {
+  it("a snapshot carries what a node decides from; unknown and sandbox names are listed as unknown", async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const subuser = await createSubuser(account, { rps_max: 5, concurrent_max: 3 });
+    const body = await snapshots([subuser.name, "nosuchname", "t0000sandbox"]);
+    expect(body.unknown.sort()).toEqual(["nosuchname", "t0000sandbox"]);
+    const [snapshot] = body.subusers;
+    expect(snapshot).toMatchObject({
+      name: subuser.name,
+      subuser: subuser.id,
+      status: "active",
+      products: ["residential"],
+      passwords: [{ sha256: await sha256Hex(subuser.password), until: null }],
+      whitelist: [],
+      limits: { residential: { concurrent: 3, rps: 5 } },
+      exhausted: { residential: false },
+      cap: { month: new Date().toISOString().slice(0, 7), reached: false },
+    });
+    expect(snapshot.version).toBeGreaterThan(0);
+  });
+
+  it("requires the gateway token, and bounds what it is asked", async () => {
+    const anonymous = await call("POST", "/internal/gateway/subusers", { body: { node: NODE, names: ["x"] } });
+    expect(anonymous.status).toBe(401);
+    const tooMany = await gateway("/subusers", { node: NODE, names: Array.from({ length: 101 }, (_, i) => `n${i}`) });
+    expect(tooMany.status).toBe(422);
+    expect((await gateway("/subusers", { node: "Bad Node", names: ["x"] })).status).toBe(422);
+  });
+
+  it("shares of rps_max and concurrent_max never sum past the limits across nodes, and move to demand", async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const subuser = await createSubuser(account, { rps_max: 5, concurrent_max: 3 });
+    const first = await renew(busy(subuser.name, { concurrent: 3, rps: 5 }), "node-a");
+    expect(first).toMatchObject({ known: true, concurrent: 3, rps: 5 });
+    // Everything is leased to node-a: node-b gets nothing yet.
+    const waiting = await renew(busy(subuser.name, { concurrent: 3, rps: 5 }), "node-b");
+    expect(waiting).toMatchObject({ concurrent: 0, rps: 0 });
+    // node-a renews: it is cut to its fair share, and once it enforces that, node-b gets the rest.
+    const cut = await renew(busy(subuser.name, { concurrent: 3, rps: 5 }, { concurrent: 3, rps: 5 }), "node-a");
+    expect(cut.concurrent + cut.rps).toBeLessThan(8);
+    await renew(busy(subuser.name, { concurrent: 3, rps: 5 }, { concurrent: cut.concurrent, rps: cut.rps }), "node-a");
+    await new Promise((resolve) => setTimeout(resolve, 1100)); // requests made under the old share age out
+    await renew(busy(subuser.name, { concurrent: 3, rps: 5 }, { concurrent: cut.concurrent, rps: cut.rps }), "node-a");
+    const given = await renew(busy(subuser.name, { concurrent: 3, rps: 5 }), "node-b");
+    expect(given.concurrent).toBe(3 - cut.concurrent);
+    expect(given.rps).toBe(5 - cut.rps);
+    expect(given.concurrent).toBeGreaterThan(0);
+    expect(given.version).toBeGreaterThan(0);
+  });
+
+  it("a lease of an unknown name grants nothing", async () => {
+    expect(await renew(busy("nosuchname", { concurrent: 1, rps: 1 }))).toMatchObject({
+      known: false,
+      concurrent: 0,
+      rps: 0,
+    });
+  });
+
+  it("a sticky session is pinned once, to the first node's exit, for every node", async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const subuser = await createSubuser(account);
+    const sticky = username(subuser.name, "type-res-region-us-session-cart1-sesstime-10");
+    const ask = (node: string, exit: string) =>
+      gateway("/sessions", { node, name: subuser.name, username: sticky, exit_ip: exit });
+    const first = await json(await ask("node-a", "198.51.100.7"));
+    const second = await json(await ask("node-b", "198.51.100.99"));
+    expect(first.session.exit_ip).toBe("198.51.100.7");
+    expect(second.session).toEqual(first.session);
+    const plain = await gateway("/sessions", {
+      node: "node-a",
+      name: subuser.name,
+      username: username(subuser.name),
+      exit_ip: "198.51.100.7",
+    });
+    expect(plain.status).toBe(422);
+  });
+
+  it("pushes each change to every connected node within a second: disable, rotation, whitelist, delete", async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const subuser = await createSubuser(account, { rps_max: 5 });
+    const [a, b] = [await subscribe("node-a"), await subscribe("node-b")];
+    const changed = (check: (snapshot: Record<string, any>) => boolean) => (message: Record<string, any>) =>
+      message.type === "subuser" && message.subuser.name === subuser.name && check(message.subuser);
+
+    const patch = (body: unknown) => call("PATCH", `/v1/subusers/${subuser.id}`, { token: account.token, body });
+    expect((await patch({ status: "disabled" })).status).toBe(200);
+    const disabled = await a.next(changed((s) => s.status === "disabled"));
+    await b.next(changed((s) => s.status === "disabled"));
+
+    await patch({ status: "active" });
+    const rotated = await call("POST", `/v1/subusers/${subuser.id}/rotate-password`, { token: account.token });
+    const { password } = await json(rotated);
+    const afterRotation = await a.next(changed((s) => s.passwords.length === 2));
+    expect(afterRotation.subuser.passwords[0].sha256).toBe(await sha256Hex(password));
+    expect(Date.parse(afterRotation.subuser.passwords[1].until)).toBeGreaterThan(Date.now() + 55_000);
+    expect(afterRotation.subuser.version).toBeGreaterThan(disabled.subuser.version);
+
+    const added = await json(
+      await call("POST", "/v1/whitelists", {
+        token: account.token,
+        body: { ip: "198.51.100.0/24", subuser: subuser.id, product: "residential" },
+      }),
+    );
+    await a.next(changed((s) => s.whitelist.length === 1));
+    await call("DELETE", `/v1/whitelists/${added.id}`, { token: account.token });
+    await a.next(changed((s) => s.whitelist.length === 0 && s.version > afterRotation.subuser.version + 1));
+
+    await call("DELETE", `/v1/subusers/${subuser.id}`, { token: account.token });
+    await b.next(changed((s) => s.status === "deleted"));
+    a.socket.close();
+    b.socket.close();
+  });
+
+  it("the push channel is a WebSocket only, behind the gateway token", async () => {
+    expect((await call("GET", `/internal/gateway/changes?node=${NODE}`, { token: GATEWAY_TOKEN })).status).toBe(422);
+    const anonymous = await call("GET", `/internal/gateway/changes?node=${NODE}`, {
+      headers: { Upgrade: "websocket" },
+    });
+    expect(anonymous.status).toBe(401);
+  });
+});

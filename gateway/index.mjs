@@ -16,9 +16,14 @@ export async function startGateway({ port = 7777, apiOrigin, token, flushMs = 10
   const api = apiClient({ origin: apiOrigin, token, nodeId: id });
   const usage = usageReporter(api, { flushMs });
   const decider = nodeDecider({ api });
+  const clients = new Set();
   const listen = (host, onPort) =>
     new Promise((resolve, reject) => {
       const server = createProxyServer({ decider, usage });
+      server.on("connection", (socket) => {
+        clients.add(socket);
+        socket.once("close", () => clients.delete(socket));
+      });
       server.once("error", reject);
       server.listen(onPort, host, () => resolve(server));
     });
@@ -33,9 +38,11 @@ export async function startGateway({ port = 7777, apiOrigin, token, flushMs = 10
     /** The API calls the node made so far, per path. */
     apiCalls: api.calls,
     decider,
-    /** Stops listening and sends the usage still waiting (for at most `drainMs`: the API may be gone). */
+    /** Stops listening, closes open connections and sends the usage still waiting (for at most `drainMs`: the API may be gone). */
     async close({ drainMs = 5000 } = {}) {
       for (const server of servers) server.close();
+      // Kept-alive connections and tunnels would hold the process open.
+      for (const socket of clients) socket.destroy();
       decider.close();
       await Promise.race([usage.drain(), new Promise((resolve) => setTimeout(resolve, drainMs).unref())]);
     },

@@ -23,6 +23,8 @@ class LeaseEntry {
     this.attempted = new RollingWindow(SECOND_MS);
     /** New connections refused for concurrency in the last second: they wait, and count as demand. */
     this.waiting = new RollingWindow(SECOND_MS);
+    /** New connections waiting for the entry's first share. */
+    this.pending = 0;
     this.activeAt = 0;
     /** The first request of a share: resolves once the API answered (or failed). */
     this.asking = null;
@@ -164,22 +166,23 @@ export class LeaseManager {
       product: entry.product,
       held: { concurrent: held.concurrent ?? 0, rps: held.rps ?? 0 },
       open: entry.open,
+      recent: entry.admitted.count(now),
       want: this.#want(entry, now),
     };
   }
 
   /**
-   * A first share asks for the whole limit (the node has seen no demand yet: it gives the rest back at its next
-   * renewal); later ones for what the last second asked, with room for one more; an idle entry asks for nothing.
+   * What the last second asked for (requests attempted, refused ones too; connections open and waiting), with room
+   * to grow: shares are split over what nodes want, so a node asking for more than it uses only takes what nobody
+   * else wants. An idle entry asks for nothing.
    */
   #want(entry, now) {
     const { limits } = entry;
-    if (entry.grant === null) return { concurrent: limits.concurrent ?? 0, rps: limits.rps ?? 0 };
-    if (this.#idle(entry, now)) return { concurrent: 0, rps: 0 }; // given back
+    if (entry.grant !== null && this.#idle(entry, now)) return { concurrent: 0, rps: 0 }; // given back
     const capped = (limit, demand) => (limit === null ? 0 : Math.min(limit, demand));
     return {
-      concurrent: capped(limits.concurrent, entry.open + entry.waiting.count(now) + 1),
-      rps: capped(limits.rps, entry.attempted.count(now) + 1),
+      concurrent: capped(limits.concurrent, entry.open + entry.pending + entry.waiting.count(now) + 1),
+      rps: capped(limits.rps, 2 * entry.attempted.count(now) + 1),
     };
   }
 

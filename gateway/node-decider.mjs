@@ -118,10 +118,13 @@ export function nodeDecider({ api, prefix = "user", now = Date.now, feed = true,
     const key = `${name}\n${product}`;
     const newConnection = connection.admission?.key !== key;
     if (lease) {
-      if (!(await leases.ready(lease))) return AUTH_UNAVAILABLE;
+      lease.attempted.add(now());
+      if (newConnection) lease.pending += 1;
+      const ready = await leases.ready(lease);
+      if (newConnection) lease.pending -= 1;
+      if (!ready) return AUTH_UNAVAILABLE;
       // From here to the admission nothing awaits, so concurrent requests cannot both take the last place.
       const at = now();
-      lease.attempted.add(at);
       const { rps, concurrent } = lease.grant;
       if (rps !== null && lease.admitted.count(at) >= rps) {
         const freesAt = lease.admitted.nextExpiry(at) ?? at + 1000;

@@ -267,11 +267,12 @@ describe("the node decider: limits and leases", () => {
     assert.deepEqual(
       renewal.map((lease) => [lease.name, lease.open, lease.want]),
       [
-        ["s1", 1, { concurrent: 2, rps: 2 }],
+        ["s1", 1, { concurrent: 2, rps: 3 }],
         ["s2", 1, { concurrent: 2, rps: 0 }],
       ],
     );
-    assert.deepEqual(renewal[0].held, { concurrent: 5, rps: 10 });
+    assert.deepEqual(renewal[0].held, { concurrent: 2, rps: 3 }, "the first share: the demand, with room");
+    assert.equal(renewal[0].recent, 1);
 
     one.close();
     two.close();

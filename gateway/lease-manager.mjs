@@ -26,8 +26,9 @@ class LeaseEntry {
     /** New connections waiting for the entry's first share. */
     this.pending = 0;
     this.activeAt = 0;
-    /** The first request of a share: resolves once the API answered (or failed). */
+    /** A call for this entry's share out of turn (its first, or to grow it): resolves once answered (or failed). */
     this.asking = null;
+    this.grewAt = -Infinity;
   }
 
   live(now) {
@@ -52,6 +53,9 @@ export class LeaseManager {
   #timer = null;
   #renewing = false;
   #failedAt = -Infinity;
+  #growEveryMs;
+  #queued = [];
+  #queuedCall = null;
 
   constructor({
     api,
@@ -60,6 +64,7 @@ export class LeaseManager {
     renewEveryMs = 1000,
     idleMs = 2000,
     leaseMs = 5000,
+    growEveryMs = 250,
     log = console,
   }) {
     this.#api = api;
@@ -67,6 +72,7 @@ export class LeaseManager {
     this.#onVersion = onVersion;
     this.#idleMs = idleMs;
     this.#leaseMs = leaseMs;
+    this.#growEveryMs = growEveryMs;
     this.#log = log;
     this.#timer = setInterval(() => this.renew(), renewEveryMs);
     this.#timer.unref();
@@ -90,11 +96,23 @@ export class LeaseManager {
     if (entry.live(this.#now())) return true;
     // After a failed call, requests are refused for a second rather than each asking the API again.
     if (this.#now() - this.#failedAt < SECOND_MS) return false;
-    if (!entry.asking) {
-      entry.asking = new Promise((resolve) => setImmediate(resolve)).then(() => this.#askFirst());
-    }
-    await entry.asking;
+    await this.#ask(entry);
     return entry.live(this.#now());
+  }
+
+  /**
+   * The entry's demand outgrew its share (`limit`: `"rps"` or `"concurrent"`): when the share is below the
+   * sub-user's limit, asks for more at once rather than at the next renewal, at most every `growEveryMs`.
+   * Resolves true once answered (the caller checks again), false when there is nothing to ask.
+   */
+  async grow(entry, limit) {
+    const now = this.#now();
+    const share = entry.grant?.[limit];
+    if (share === null || share === undefined || share >= entry.limits[limit]) return false;
+    if (now - entry.grewAt < this.#growEveryMs || now - this.#failedAt < SECOND_MS) return false;
+    entry.grewAt = now;
+    await this.#ask(entry);
+    return true;
   }
 
   opened(entry) {
@@ -126,14 +144,22 @@ export class LeaseManager {
     clearInterval(this.#timer);
   }
 
-  /** The entries waiting for their first share, in one call: all that asked in the same turn. */
-  async #askFirst() {
-    const asking = [...this.#entries.values()].filter((entry) => entry.asking && !entry.live(this.#now()));
-    try {
-      await this.#call(asking);
-    } finally {
-      for (const entry of asking) entry.asking = null;
-    }
+  /** Asks for the entry's share now: all entries that ask in the same turn leave in one call. */
+  #ask(entry) {
+    if (entry.asking) return entry.asking;
+    this.#queued.push(entry);
+    this.#queuedCall ??= new Promise((resolve) => setImmediate(resolve)).then(async () => {
+      const batch = this.#queued;
+      this.#queued = [];
+      this.#queuedCall = null;
+      try {
+        await this.#call(batch);
+      } finally {
+        for (const asked of batch) asked.asking = null;
+      }
+    });
+    entry.asking = this.#queuedCall;
+    return entry.asking;
   }
 
   async #call(entries) {
@@ -191,6 +217,8 @@ export class LeaseManager {
   }
 
   #take(entry, lease, { gaveBack, sentAt }) {
+    // No such sub-user at the gate (deleted, say): its snapshot is fetched again, which drops it.
+    if (lease.known === false) this.#onVersion(entry.name, Number.POSITIVE_INFINITY);
     if (lease.version > entry.version) {
       entry.version = lease.version;
       this.#onVersion(entry.name, lease.version);

@@ -45,6 +45,24 @@ function accessRefusal(snapshot, { product, passwordHash, sourceIp }, at) {
 }
 
 /**
+ * Takes the request's place in the node's share of the sub-user's rps (and, for a new connection, concurrency); the
+ * refusal when the share is used up, else null.
+ */
+function takePlace(lease, newConnection, at) {
+  const { rps, concurrent } = lease.grant;
+  if (rps !== null && lease.admitted.count(at) >= rps) {
+    const freesAt = lease.admitted.nextExpiry(at) ?? at + 1000;
+    return limited("rps-limit", Math.max(1, Math.ceil((freesAt - at) / 1000)));
+  }
+  if (newConnection && concurrent !== null && lease.open >= concurrent) {
+    lease.waiting.add(at);
+    return limited("concurrent-limit", 1);
+  }
+  lease.admitted.add(at);
+  return null;
+}
+
+/**
  * `api`: api-client.mjs (or a stub with `subusers`, `leases`, `session`, `changes`, and `authorize`/`release` for
  * ISP). `feed: false` opens no change feed (tests that push by hand). `leaseOptions`: LeaseManager's timings.
  */
@@ -123,18 +141,13 @@ export function nodeDecider({ api, prefix = "user", now = Date.now, feed = true,
       const ready = await leases.ready(lease);
       if (newConnection) lease.pending -= 1;
       if (!ready) return AUTH_UNAVAILABLE;
-      // From here to the admission nothing awaits, so concurrent requests cannot both take the last place.
-      const at = now();
-      const { rps, concurrent } = lease.grant;
-      if (rps !== null && lease.admitted.count(at) >= rps) {
-        const freesAt = lease.admitted.nextExpiry(at) ?? at + 1000;
-        return limited("rps-limit", Math.max(1, Math.ceil((freesAt - at) / 1000)));
+      for (;;) {
+        // From a check to the admission nothing awaits, so concurrent requests cannot both take the last place.
+        const refusal = takePlace(lease, newConnection, now());
+        if (!refusal) break;
+        if (!(await leases.grow(lease, refusal.error_code === "rps-limit" ? "rps" : "concurrent"))) return refusal;
+        if (!lease.live(now())) return AUTH_UNAVAILABLE;
       }
-      if (newConnection && concurrent !== null && lease.open >= concurrent) {
-        lease.waiting.add(at);
-        return limited("concurrent-limit", 1);
-      }
-      lease.admitted.add(at);
     }
     if (newConnection) connection.admit({ key, name, lease, access });
     else connection.admission.access = access;

@@ -238,6 +238,20 @@ describe("the node decider: limits and leases", () => {
     assert.equal((await ask(connection, "s1")).allow, true);
   });
 
+  it("a share outgrown by demand is grown at once while below the limit (no wait for the next renewal)", async () => {
+    const { api, decider } = setup({ leaseOptions: { renewEveryMs: 60_000, idleMs: 2000, leaseMs: 5000 } });
+    api.add(limited("s1", { concurrent: 2, rps: 10 }));
+    const connection = decider.connection("127.0.0.1");
+    const answers = [];
+    for (let i = 0; i < 12; i++) answers.push((await ask(connection, "s1")).error_code ?? "ok");
+    assert.deepEqual(answers, [...Array(9).fill("ok"), "rps-limit", "rps-limit", "rps-limit"]);
+    assert.deepEqual(
+      api.calls.leases.map(([lease]) => lease.want.rps),
+      [3, 9],
+      "the first share, then one call to grow it (the next ask would be within 250 ms)",
+    );
+  });
+
   it("open connections stay within the concurrent share; closing one frees its place", async () => {
     const { api, decider } = setup();
     api.add(limited("s1", { concurrent: 2, rps: null }));

@@ -198,8 +198,8 @@ export class LeaseManager {
   }
 
   /**
-   * What the last second asked for (requests attempted, refused ones too; connections open and waiting), with room
-   * to grow: shares are split over what nodes want, so a node asking for more than it uses only takes what nobody
+   * What the last second asked for (requests attempted, refused ones too; connections open and waiting), twice over
+   * (room to grow): shares are split over what nodes want, so a node asking for more than it uses only takes what nobody
    * else wants. An idle entry asks for nothing.
    */
   #want(entry, now) {
@@ -207,7 +207,7 @@ export class LeaseManager {
     if (entry.grant !== null && this.#idle(entry, now)) return { concurrent: 0, rps: 0 }; // given back
     const capped = (limit, demand) => (limit === null ? 0 : Math.min(limit, demand));
     return {
-      concurrent: capped(limits.concurrent, entry.open + entry.pending + entry.waiting.count(now) + 1),
+      concurrent: capped(limits.concurrent, 2 * (entry.open + entry.pending + entry.waiting.count(now)) + 1),
       rps: capped(limits.rps, 2 * entry.attempted.count(now) + 1),
     };
   }

@@ -281,11 +281,11 @@ describe("the node decider: limits and leases", () => {
     assert.deepEqual(
       renewal.map((lease) => [lease.name, lease.open, lease.want]),
       [
-        ["s1", 1, { concurrent: 2, rps: 3 }],
-        ["s2", 1, { concurrent: 2, rps: 0 }],
+        ["s1", 1, { concurrent: 3, rps: 3 }],
+        ["s2", 1, { concurrent: 3, rps: 0 }],
       ],
     );
-    assert.deepEqual(renewal[0].held, { concurrent: 2, rps: 3 }, "the first share: the demand, with room");
+    assert.deepEqual(renewal[0].held, { concurrent: 3, rps: 3 }, "the first share: the demand, with room");
     assert.equal(renewal[0].recent, 1);
 
     one.close();

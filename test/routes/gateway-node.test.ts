@@ -47,7 +47,10 @@ describe("deciding at the node: snapshots, leased shares, sessions and pushes (d
   it("a snapshot carries what a node decides from; unknown and sandbox names are listed as unknown", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account, { rps_max: 5, concurrent_max: 3 });
-    const body = await snapshots([subuser.name, "nosuchname", "t0000sandbox"]);
+    const response = await gateway("/subusers", { node: NODE, names: [subuser.name, "nosuchname", "t0000sandbox"] });
+    // Password hashes: never cached on the way.
+    expect(response.headers.get("Cache-Control")).toBe("no-store");
+    const body = await json(response);
     expect(body.unknown.sort()).toEqual(["nosuchname", "t0000sandbox"]);
     const [snapshot] = body.subusers;
     expect(snapshot).toMatchObject({

@@ -96,6 +96,23 @@ describe("deciding at the node: snapshots, leased shares, sessions and pushes (d
     expect(given.version).toBeGreaterThan(0);
   });
 
+  it("a node that comes to wait gets the node holding the capacity asked, by a push to it alone, to renew now", async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const subuser = await createSubuser(account, { rps_max: 4, concurrent_max: 2 });
+    const [holder, bystander] = [await subscribe("node-h"), await subscribe("node-x")];
+    const quiet = await renew(busy(subuser.name, { concurrent: 2, rps: 4 }), "node-h");
+    // Nobody waits: a quiet lease of a minute.
+    expect(Date.parse(quiet.expires_at)).toBeGreaterThan(Date.now() + 55_000);
+    const waiting = await renew(busy(subuser.name, { concurrent: 1, rps: 2 }), "node-w");
+    expect(waiting).toMatchObject({ concurrent: 0, rps: 0 });
+    const cut = await holder.next((message) => message.type === "lease_cut");
+    expect(cut).toEqual({ type: "lease_cut", name: subuser.name, product: "residential" });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(bystander.messages.filter((message) => message.type === "lease_cut")).toEqual([]);
+    holder.socket.close();
+    bystander.socket.close();
+  });
+
   it("a lease of an unknown name grants nothing", async () => {
     expect(await renew(busy("nosuchname", { concurrent: 1, rps: 1 }))).toMatchObject({
       known: false,

@@ -6,8 +6,6 @@ import { createSubuser, username } from "../helpers/subusers";
 
 const NODE = "node-1";
 
-const snapshots = async (names: string[]) => json(await gateway("/subusers", { node: NODE, names }));
-
 const renew = async (lease: Record<string, unknown>, node = NODE) =>
   (await json(await gateway("/leases", { node, leases: [lease] }))).leases[0];
 

@@ -6,8 +6,6 @@ import { createSubuser, username } from "../helpers/subusers";
 
 const NODE = "node-1";
 
-const snapshots = async (names: string[]) => json(await gateway("/subusers", { node: NODE, names }));
-
 const renew = async (lease: Record<string, unknown>, node = NODE) =>
   (await json(await gateway("/leases", { node, leases: [lease] }))).leases[0];
 
@@ -47,7 +45,10 @@ describe("deciding at the node: snapshots, leased shares, sessions and pushes (d
   it("a snapshot carries what a node decides from; unknown and sandbox names are listed as unknown", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account, { rps_max: 5, concurrent_max: 3 });
-    const body = await snapshots([subuser.name, "nosuchname", "t0000sandbox"]);
+    const response = await gateway("/subusers", { node: NODE, names: [subuser.name, "nosuchname", "t0000sandbox"] });
+    // Password hashes: never cached on the way.
+    expect(response.headers.get("Cache-Control")).toBe("no-store");
+    const body = await json(response);
     expect(body.unknown.sort()).toEqual(["nosuchname", "t0000sandbox"]);
     const [snapshot] = body.subusers;
     expect(snapshot).toMatchObject({
@@ -91,6 +92,23 @@ describe("deciding at the node: snapshots, leased shares, sessions and pushes (d
     expect(given.rps).toBe(5 - cut.rps);
     expect(given.concurrent).toBeGreaterThan(0);
     expect(given.version).toBeGreaterThan(0);
+  });
+
+  it("a node that comes to wait gets the node holding the capacity asked, by a push to it alone, to renew now", async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const subuser = await createSubuser(account, { rps_max: 4, concurrent_max: 2 });
+    const [holder, bystander] = [await subscribe("node-h"), await subscribe("node-x")];
+    const quiet = await renew(busy(subuser.name, { concurrent: 2, rps: 4 }), "node-h");
+    // Nobody waits: a quiet lease of a minute.
+    expect(Date.parse(quiet.expires_at)).toBeGreaterThan(Date.now() + 55_000);
+    const waiting = await renew(busy(subuser.name, { concurrent: 1, rps: 2 }), "node-w");
+    expect(waiting).toMatchObject({ concurrent: 0, rps: 0 });
+    const cut = await holder.next((message) => message.type === "lease_cut");
+    expect(cut).toEqual({ type: "lease_cut", name: subuser.name, product: "residential" });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(bystander.messages.filter((message) => message.type === "lease_cut")).toEqual([]);
+    holder.socket.close();
+    bystander.socket.close();
   });
 
   it("a lease of an unknown name grants nothing", async () => {

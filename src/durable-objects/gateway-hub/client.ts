@@ -16,8 +16,8 @@ export class GatewayHubClient {
     return this.#stub.fetch(request);
   }
 
-  /** Sends a change to every connected node; how many it reached. */
-  publish(message: object): Promise<number> {
-    return this.#stub.publish(JSON.stringify(message));
+  /** Sends a message to every connected node, or to the nodes named; how many it reached. */
+  publish(message: object, nodes?: string[]): Promise<number> {
+    return this.#stub.publish(JSON.stringify(message), nodes);
   }
 }

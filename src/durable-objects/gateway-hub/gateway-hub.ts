@@ -21,10 +21,11 @@ export class GatewayHub extends DurableObject {
     return new Response(null, { status: 101, webSocket: client });
   }
 
-  /** Sends `message` to every connected node; returns how many it reached. */
-  publish(message: string): number {
+  /** Sends `message` to every connected node, or to the nodes named; returns how many it reached. */
+  publish(message: string, nodes?: string[]): number {
     let sent = 0;
-    for (const socket of this.ctx.getWebSockets()) {
+    const sockets = nodes ? nodes.flatMap((node) => this.ctx.getWebSockets(node)) : this.ctx.getWebSockets();
+    for (const socket of sockets) {
       try {
         socket.send(message);
         sent++;

@@ -12,8 +12,15 @@ import { SECOND } from "../../platform/clock";
  * nodes that wait for it.
  */
 
-/** A lease lasts this long: a node that stops renewing (dead, or cut off) has given its share back by then. */
+/** A lease lasts this long while some node waits for capacity: a node that stops renewing gives it back by then. */
 export const NODE_LEASE_MS = 5 * SECOND;
+/**
+ * A lease lasts this long while no node waits: a quiet sub-user costs a node one renewal a minute. When a node comes
+ * to wait, the nodes above their fair share are asked (a push) to renew at once.
+ */
+export const QUIET_LEASE_MS = 60 * SECOND;
+/** A node is asked to renew early at most this often. */
+const CUT_EVERY_MS = SECOND;
 
 export interface ShareRequest {
   node: string;
@@ -24,6 +31,13 @@ export interface ShareRequest {
   want: number;
 }
 
+/** A renewal's answer: the node's share until `expiresAt`, and the nodes to ask to renew early (they hold more). */
+export interface ShareGrant {
+  granted: number;
+  expiresAt: number;
+  cut: string[];
+}
+
 interface NodeShare {
   granted: number;
   held: number;
@@ -31,6 +45,8 @@ interface NodeShare {
   inUseUntil: number;
   want: number;
   expiresAt: number;
+  /** When it was last asked to renew early. */
+  cutAt: number;
 }
 
 export class NodeShares {
@@ -45,12 +61,12 @@ export class NodeShares {
    * that are still live (every one of them ends within a lease of the restart).
    */
   constructor(options: { startedAt: number; inUseMs: number; grantedBefore: boolean }) {
-    this.#recoveringUntil = options.grantedBefore ? options.startedAt + NODE_LEASE_MS : options.startedAt;
+    this.#recoveringUntil = options.grantedBefore ? options.startedAt + QUIET_LEASE_MS : options.startedAt;
     this.#inUseMs = options.inUseMs;
   }
 
-  /** The node's renewal: its new grant, valid until `at + NODE_LEASE_MS`. */
-  renew(limit: number, request: ShareRequest, at: number): number {
+  /** The node's renewal: its new share, until when it holds, and the nodes to ask to renew early. */
+  renew(limit: number, request: ShareRequest, at: number): ShareGrant {
     this.#expire(at);
     const held = clamp(request.held, limit);
     const share: NodeShare = {
@@ -60,13 +76,17 @@ export class NodeShares {
       inUseUntil: at + this.#inUseMs,
       want: clamp(request.want, limit),
       expiresAt: at + NODE_LEASE_MS,
+      cutAt: this.#nodes.get(request.node)?.cutAt ?? 0,
     };
     this.#nodes.set(request.node, share);
     const available = limit - this.#countedOthers(request.node, at);
     const ceiling = at < this.#recoveringUntil ? held : Math.min(this.#fairShare(limit, request.node), available);
     share.granted = Math.max(0, Math.min(share.want, ceiling));
+    const waiting = share.granted < share.want;
+    if (!waiting && !this.#anyWaits()) share.expiresAt = at + QUIET_LEASE_MS;
+    const cut = waiting ? this.#nodesToCut(limit, request.node, at) : [];
     if (share.want === 0 && countedOf(share, at) === 0) this.#nodes.delete(request.node);
-    return share.granted;
+    return { granted: share.granted, expiresAt: share.expiresAt, cut };
   }
 
   /** What every node may be using now, summed: never above the limit. */
@@ -79,6 +99,24 @@ export class NodeShares {
 
   get nodes(): number {
     return this.#nodes.size;
+  }
+
+  #anyWaits(): boolean {
+    for (const share of this.#nodes.values()) if (share.granted < share.want) return true;
+    return false;
+  }
+
+  /** The other nodes counted above their fair share, not asked in the last second. */
+  #nodesToCut(limit: number, node: string, at: number): string[] {
+    const cut: string[] = [];
+    for (const [name, share] of this.#nodes) {
+      if (name === node || share.cutAt > at - CUT_EVERY_MS) continue;
+      if (countedOf(share, at) > this.#fairShare(limit, name)) {
+        share.cutAt = at;
+        cut.push(name);
+      }
+    }
+    return cut;
   }
 
   #countedOthers(node: string, at: number): number {

@@ -23,7 +23,7 @@ import type {
   ShareRenewal,
 } from "./contract";
 import { snapshotOnWire, TERMINATED_KEPT_MS } from "./contract";
-import { NODE_LEASE_MS, NodeShares } from "./node-shares";
+import { NodeShares, QUIET_LEASE_MS } from "./node-shares";
 import { SessionBook, type SessionIdentity } from "./session-book";
 
 /** The gate's storage steps (`migrate`; its `SessionBook` has its own): append, never edit. */
@@ -49,7 +49,7 @@ export const LEASE_TTL_MS = 10 * MINUTE;
 /** Sessions a gate starts are told to the account's session index this soon (one call for all started meanwhile). */
 const INDEX_DELAY_MS = SECOND;
 
-/** How far ahead the gate notes that its grants may be live (a row written at most once per this). */
+/** How far past its longest lease the gate notes that grants may be live (a row written at most once per this). */
 const GRANTS_NOTED_AHEAD_MS = MINUTE;
 
 /** The gateway may reuse an allow this long (at most 60 s: whitelist removal and deletion take effect within 60 s). */
@@ -128,8 +128,8 @@ export class SubuserGate extends DurableObject {
     const config = this.#config;
     if (!config) return null;
     const at = now();
-    if (this.#grantsLiveUntil < at + NODE_LEASE_MS) {
-      this.#grantsLiveUntil = at + GRANTS_NOTED_AHEAD_MS;
+    if (this.#grantsLiveUntil < at + QUIET_LEASE_MS) {
+      this.#grantsLiveUntil = at + QUIET_LEASE_MS + GRANTS_NOTED_AHEAD_MS;
       this.#sql.exec("INSERT OR REPLACE INTO node_grants (id, live_until) VALUES (1, ?)", this.#grantsLiveUntil);
     }
     const limits = config.limits[renewal.product] ?? { concurrent: null, rps: null };
@@ -141,10 +141,17 @@ export class SubuserGate extends DurableObject {
             { node: renewal.node, held: renewal.held[kind], inUse, want: renewal.want[kind] },
             at,
           );
+    const concurrent = share(limits.concurrent, "concurrent", renewal.open);
+    const rps = share(limits.rps, "rps", renewal.recent);
+    const cut = [...new Set([...(concurrent?.cut ?? []), ...(rps?.cut ?? [])])];
+    if (cut.length > 0) {
+      const message = { type: "lease_cut", name: config.name, product: renewal.product };
+      this.ctx.waitUntil(new GatewayHubClient(this.env).publish(message, cut));
+    }
     return {
-      concurrent: share(limits.concurrent, "concurrent", renewal.open),
-      rps: share(limits.rps, "rps", renewal.recent),
-      expiresAt: at + NODE_LEASE_MS,
+      concurrent: concurrent?.granted ?? null,
+      rps: rps?.granted ?? null,
+      expiresAt: Math.min(concurrent?.expiresAt ?? at + QUIET_LEASE_MS, rps?.expiresAt ?? at + QUIET_LEASE_MS),
       version: this.#nodeView.version,
     };
   }
@@ -289,7 +296,7 @@ export class SubuserGate extends DurableObject {
     if (!shares) {
       shares = new NodeShares({
         startedAt: this.#startedAt,
-        inUseMs: kind === "rps" ? SECOND : NODE_LEASE_MS,
+        inUseMs: kind === "rps" ? SECOND : QUIET_LEASE_MS,
         grantedBefore: this.#grantedBefore,
       });
       this.#shares.set(key, shares);

@@ -1,5 +1,6 @@
 // A node's shares of its sub-users' limits (docs/gateway.md, "Leases"): asked for when a limited sub-user first
-// needs one, renewed for all busy ones in one call every second, given back after 2 s idle.
+// needs one or its demand outgrows it (at most once a second), renewed before they end while in use (all due ones in
+// one call), let end when unused, and renewed at once when the gate cuts them (another node waits).
 import { RollingWindow } from "./rolling-window.mjs";
 
 const MAX_LEASES_PER_CALL = 100;
@@ -47,7 +48,8 @@ export class LeaseManager {
   #now;
   #onVersion;
   #idleMs;
-  #leaseMs;
+  #maxLeaseMs;
+  #renewBeforeMs;
   #log;
   #entries = new Map();
   #timer = null;
@@ -63,15 +65,17 @@ export class LeaseManager {
     onVersion = () => {},
     renewEveryMs = 1000,
     idleMs = 2000,
-    leaseMs = 5000,
-    growEveryMs = 250,
+    maxLeaseMs = 60_000,
+    renewBeforeMs = 2500,
+    growEveryMs = 1000,
     log = console,
   }) {
     this.#api = api;
     this.#now = now;
     this.#onVersion = onVersion;
     this.#idleMs = idleMs;
-    this.#leaseMs = leaseMs;
+    this.#maxLeaseMs = maxLeaseMs;
+    this.#renewBeforeMs = renewBeforeMs;
     this.#growEveryMs = growEveryMs;
     this.#log = log;
     this.#timer = setInterval(() => this.renew(), renewEveryMs);
@@ -125,16 +129,31 @@ export class LeaseManager {
     entry.activeAt = this.#now();
   }
 
-  /** Renews every share in one call (1–100 per call); idle ones are given back. */
+  /** The gate asks for a share back (another node waits): renewed at once, with what the node wants now. */
+  cut(name, product) {
+    const entry = this.#entries.get(keyOf(name, product));
+    if (entry?.grant) this.#ask(entry);
+  }
+
+  /**
+   * Renews, in one call (1–100 per call), the shares in use that end within `renewBeforeMs`. A share no longer in
+   * use is let end rather than given back by a call (a cut asks for it when another node waits).
+   */
   async renew() {
     if (this.#renewing || this.#entries.size === 0) return;
     this.#renewing = true;
     try {
       const now = this.#now();
+      const due = [];
       for (const [key, entry] of this.#entries) {
-        if (entry.grant === null && !entry.asking && this.#idle(entry, now)) this.#entries.delete(key);
+        if (entry.asking) continue;
+        if (this.#idle(entry, now)) {
+          if (!entry.live(now)) this.#entries.delete(key);
+        } else if (entry.expiresAt - now <= this.#renewBeforeMs) {
+          due.push(entry);
+        }
       }
-      await this.#call([...this.#entries.values()].filter((entry) => !entry.asking));
+      await this.#call(due);
     } finally {
       this.#renewing = false;
     }
@@ -232,6 +251,6 @@ export class LeaseManager {
     }
     entry.grant = { concurrent: lease.concurrent, rps: lease.rps };
     // Counted from when the call left, so the node's share ends no later than the gate thinks.
-    entry.expiresAt = Math.min(Date.parse(lease.expires_at), sentAt + this.#leaseMs);
+    entry.expiresAt = Math.min(Date.parse(lease.expires_at), sentAt + this.#maxLeaseMs);
   }
 }

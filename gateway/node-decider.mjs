@@ -232,6 +232,8 @@ export function nodeDecider({ api, prefix = "user", now = Date.now, feed = true,
       snapshots.forgetUnknown(name);
       // Only sub-users the node has met are kept: the others are fetched when first met.
       if (snapshots.peek(name)) snapshots.apply(message.subuser);
+    } else if (message.type === "lease_cut") {
+      leases.cut(message.name, message.product);
     } else if (message.type === "session_ended") {
       sessions.end(message.session);
     }

@@ -16,7 +16,9 @@ afterEach(() => {
 });
 
 /** A decider on a stub API; `clock.at` moves its time (lease and session times follow it). */
-function setup({ leaseOptions = { renewEveryMs: 50, idleMs: 150, leaseMs: 400 } } = {}) {
+function setup({
+  leaseOptions = { renewEveryMs: 50, idleMs: 150, maxLeaseMs: 400, renewBeforeMs: 300, growEveryMs: 250 },
+} = {}) {
   const clock = { at: Date.now() };
   const now = () => clock.at + (Date.now() - clock.started);
   clock.started = Date.now();
@@ -239,7 +241,7 @@ describe("the node decider: limits and leases", () => {
   });
 
   it("a share outgrown by demand is grown at once while below the limit (no wait for the next renewal)", async () => {
-    const { api, decider } = setup({ leaseOptions: { renewEveryMs: 60_000, idleMs: 2000, leaseMs: 5000 } });
+    const { api, decider } = setup({ leaseOptions: { renewEveryMs: 60_000, growEveryMs: 250 } });
     api.add(limited("s1", { concurrent: 2, rps: 10 }));
     const connection = decider.connection("127.0.0.1");
     const answers = [];
@@ -267,7 +269,7 @@ describe("the node decider: limits and leases", () => {
     assert.equal(api.calls.leases.length, 1, "one lease call for the three first requests");
   });
 
-  it("renews all busy shares in one call every period, with the demand; gives back after idle", async () => {
+  it("renews the shares in use before they end, all in one call, with the demand; lets unused ones end", async () => {
     const { api, decider } = setup();
     api.add(limited("s1", { concurrent: 5, rps: 10 }));
     api.add(limited("s2", { concurrent: 5, rps: null }));
@@ -276,7 +278,7 @@ describe("the node decider: limits and leases", () => {
     await Promise.all([ask(one, "s1"), ask(two, "s2")]);
     assert.equal(api.calls.leases.length, 1);
     assert.equal(api.calls.leases[0].length, 2);
-    await sleep(120);
+    await sleep(160);
     const renewal = api.calls.leases[1];
     assert.deepEqual(
       renewal.map((lease) => [lease.name, lease.open, lease.want]),
@@ -290,13 +292,30 @@ describe("the node decider: limits and leases", () => {
 
     one.close();
     two.close();
-    await sleep(400);
-    const gaveBack = api.calls.leases.flat().filter((lease) => lease.want.concurrent === 0 && lease.want.rps === 0);
-    assert.deepEqual([...new Set(gaveBack.map((lease) => lease.name))].sort(), ["s1", "s2"]);
+    await sleep(300); // unused once idle for 150 ms
     const calls = api.calls.leases.length;
-    await sleep(200);
-    assert.equal(api.calls.leases.length, calls, "nothing left to renew");
+    await sleep(500);
+    assert.equal(api.calls.leases.length, calls, "unused shares are not renewed");
+    assert.ok(
+      api.calls.leases.flat().every((lease) => lease.want.concurrent > 0),
+      "nor given back by a call",
+    );
     assert.equal((await ask(decider.connection("127.0.0.1"), "s1")).allow, true, "a share is asked for afresh");
+  });
+
+  it("a cut pushed by the gate renews at once: an unused share is given back", async () => {
+    const { api, decider } = setup({ leaseOptions: { renewEveryMs: 60_000, idleMs: 50 } });
+    api.add(limited("s1", { concurrent: 5, rps: 10 }));
+    const connection = decider.connection("127.0.0.1");
+    assert.equal((await ask(connection, "s1")).allow, true);
+    connection.close();
+    await sleep(80);
+    decider.push({ type: "lease_cut", name: "s1", product: "residential" });
+    await sleep(20);
+    assert.equal(api.calls.leases.length, 2);
+    assert.deepEqual(api.calls.leases[1][0].want, { concurrent: 0, rps: 0 });
+    assert.equal((await ask(decider.connection("127.0.0.1"), "s1")).allow, true, "asked for afresh");
+    assert.equal(api.calls.leases.length, 3);
   });
 
   it("keeps deciding within its lease while renewals fail, then refuses 503 (fail closed)", async () => {

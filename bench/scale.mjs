@@ -48,6 +48,37 @@ for (const requestsPerMinute of rates) {
     printScenario(result);
   }
 }
+const accessPath = [];
+console.log("\nThe access path (deciding at the node), every request a new connection:");
+for (const requestsPerMinute of rates) {
+  for (const mix of sim.MIXES) {
+    const path = sim.accessPathCost(mix, requestsPerMinute, sim.ACCOUNTS);
+    accessPath.push({ scenario: mix.name, requestsPerMinute, ...path });
+    const total = path.cost.reduce((sum, line) => sum + line.usdPerBillion, 0);
+    const metering = results.find((r) => r.scenario === mix.name && r.requestsPerMinute === requestsPerMinute);
+    const meteringTotal = metering ? metering.cost.reduce((sum, line) => sum + line.usdPerBillion, 0) : Number.NaN;
+    console.log(
+      `  ${mix.name}, ${format(requestsPerMinute)} requests/min, ${path.nodes} nodes: $${total.toFixed(2)} per billion ` +
+        `(metering $${meteringTotal.toFixed(2)}); gate calls ${format(Math.round(path.perSecond.gateCalls))}/s, ` +
+        `push fan-out ${path.fanOutPerChange} messages per change`,
+    );
+    for (const line of path.cost) console.log(`    ${line.line.padEnd(20)} $${line.usdPerBillion.toFixed(2)}`);
+  }
+}
+const hot = sim.simulateHotSubuser({
+  connectionsPerSecond: 10_000,
+  nodes: 50,
+  seconds: short ? 10 : 60,
+  holdMs: 2_000,
+  limits: { concurrent: 30_000, rps: 15_000 },
+});
+console.log(
+  `\nOne sub-user at ${format(hot.connectionsPerSecond)} new connections/s across ${hot.nodes} nodes for ${hot.seconds} s ` +
+    `(the real gate): ${hot.gateCallsPerSecond.toFixed(0)} gate calls/s (${(100 * hot.gateShareOfBudget).toFixed(1)}% of ` +
+    `an object's ~1,000/s; goal ≤ 50%), over-admitted ${hot.overAdmitted} (goal 0), refused while capacity sat idle ` +
+    `elsewhere ${((100 * hot.refusedWhileIdle) / hot.warmRequests).toFixed(2)}% of ${format(hot.warmRequests)} after the ` +
+    `first second (goal ≤ 1%); ${((100 * hot.refused) / hot.requests).toFixed(2)}% refused in all, the cold start included`,
+);
 console.log(`\nsimulated in ${Math.round((Date.now() - started) / 1000)} s`);
 
 if (short) {
@@ -62,7 +93,10 @@ if (short) {
   const dir = path.join(root, "bench/results");
   mkdirSync(dir, { recursive: true });
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
-  writeFileSync(path.join(dir, `scale-${stamp}.json`), `${JSON.stringify({ options, results }, null, 2)}\n`);
+  writeFileSync(
+    path.join(dir, `scale-${stamp}.json`),
+    `${JSON.stringify({ options, results, accessPath, hotSubuser: hot }, null, 2)}\n`,
+  );
   writeFileSync(path.join(dir, "scale-latest.md"), markdown(results));
   console.log(`results: bench/results/scale-${stamp}.json, bench/results/scale-latest.md`);
 }

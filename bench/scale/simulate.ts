@@ -778,5 +778,6 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }
 
-export { MIXES } from "./fleet";
+export { accessPathCost, simulateHotSubuser } from "./access-path";
+export { ACCOUNTS, MIXES } from "./fleet";
 export { measureD1 };

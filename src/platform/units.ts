@@ -20,6 +20,9 @@ export function bytesToGb(bytes: number): number {
  * would round a few bytes either way (SQLite's 64-bit integers, which decide the same in D1, do not).
  */
 export function reachesPercent(used: number, size: number, percent: number): boolean {
+  if (!Number.isSafeInteger(used) || !Number.isSafeInteger(size) || !Number.isSafeInteger(percent)) {
+    return used * 100 >= size * percent;
+  }
   return BigInt(used) * 100n >= BigInt(size) * BigInt(percent);
 }
 

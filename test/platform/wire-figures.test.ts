@@ -151,6 +151,9 @@ describe("figures on the wire", () => {
     );
     // Where a double would round: 80% of 1 PB + 1 byte is 800 000 000 000 000.8 bytes.
     expect(reachesPercent(800_000_000_000_000, PB + 1, 80)).toBe(false);
+    // A figure that is not a whole number of bytes is compared as it is, never refused.
+    expect(reachesPercent(80.5, 100, 80)).toBe(true);
+    expect(reachesPercent(79.5, 100, 80)).toBe(false);
   });
 
   it("an error rate is a fraction in [0, 1], 0 without requests", () => {

@@ -106,12 +106,16 @@ export class NodeShares {
     return false;
   }
 
-  /** The other nodes counted above their fair share, not asked in the last second. */
+  /**
+   * The other nodes counted above an even split, not asked in the last second: what they want may have fallen since
+   * they last renewed (a node renews when it needs more, not when it needs less), so each is asked to say.
+   */
   #nodesToCut(limit: number, node: string, at: number): string[] {
+    const even = Math.floor(limit / this.#nodes.size);
     const cut: string[] = [];
     for (const [name, share] of this.#nodes) {
       if (name === node || share.cutAt > at - CUT_EVERY_MS) continue;
-      if (countedOf(share, at) > this.#fairShare(limit, name)) {
+      if (countedOf(share, at) > even) {
         share.cutAt = at;
         cut.push(name);
       }

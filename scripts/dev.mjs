@@ -1,7 +1,9 @@
 // `npm run dev`: local D1 migrated, a demo account seeded, its API key and the docs URL printed,
 // the API served on http://localhost:8787, and the Cron Trigger's jobs run every few seconds.
 //
-//   npm run dev [-- --port 8787 --gateway-port 7777 --persist-to <dir>]
+//   npm run dev [-- --port 8787 --gateway-port 7777 --gateway-nodes 1 --persist-to <dir>]
+//
+// `--gateway-nodes N` starts N gateway nodes on consecutive ports from `--gateway-port`, each with its own node id.
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { startDemoGateway } from "./lib/demo-gateway.mjs";
@@ -11,6 +13,7 @@ const { values: options } = parseArgs({
   options: {
     port: { type: "string", default: "8787" },
     "gateway-port": { type: "string", default: String(LOCAL_GATEWAY_PORT) },
+    "gateway-nodes": { type: "string", default: "1" },
     // Local state (D1, Durable Objects, R2, the demo keys) in another folder than .wrangler/.
     "persist-to": { type: "string" },
   },
@@ -56,9 +59,11 @@ async function seed() {
     gatewayToken: vars.GATEWAY_TOKEN,
     apiKey: demo.token,
     port: GATEWAY_PORT,
+    nodes: GATEWAY_NODES,
   });
   return { demo, sandbox, demoGateway };
 }
+const gatewayNodes = demoGateway.gateways.map((gateway) => `${gateway.nodeId} localhost:${gateway.port}`).join(", ");
 
 const tick = setInterval(() => {
   fetch(`${base}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent("* * * * *")}`).catch(() => {});

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
 import { sha256Hex } from "../credentials.mjs";
 import { nodeDecider } from "../node-decider.mjs";
+import { SnapshotCache } from "../snapshot-cache.mjs";
 import { snapshotOf, stubApi } from "./stub-api.mjs";
 
 const quiet = { error() {} };
@@ -339,5 +340,29 @@ describe("the node decider: limits and leases", () => {
     api.gateVersion.set("s1", 2);
     await sleep(150);
     assert.equal((await ask(connection, "s1")).error_code, "subuser-disabled");
+  });
+});
+
+describe("the snapshot cache", () => {
+  it("asks for names met in the same turn in one call, and keeps at most maxUnknown unknown names", async () => {
+    const asked = [];
+    const cache = new SnapshotCache({
+      fetch: async (names) => {
+        asked.push(names);
+        const known = names.filter((name) => name === "s1");
+        return { subusers: known.map((name) => snapshotOf(name)), unknown: names.filter((name) => name !== "s1") };
+      },
+      maxUnknown: 2,
+    });
+    const found = await Promise.all(["s1", "u1", "u2", "s1"].map((name) => cache.get(name)));
+    assert.deepEqual(
+      found.map((snapshot) => snapshot?.name ?? null),
+      ["s1", null, null, "s1"],
+    );
+    assert.deepEqual(asked, [["s1", "u1", "u2"]]);
+    await cache.get("u3");
+    assert.equal(await cache.get("u3"), null);
+    await cache.get("u1"); // forgotten first: asked again
+    assert.deepEqual(asked.slice(1), [["u3"], ["u1"]]);
   });
 });

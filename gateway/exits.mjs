@@ -1,6 +1,6 @@
 // Simulated exits. There is no internet here, so the exit a request "leaves from" is computed, deterministically:
 // residential exits in TEST-NET-2 (198.51.100.0/24), mobile in TEST-NET-3 (203.0.113.0/24), ISP the addressed
-// batch IP itself; geo from the target the API parsed from the username; ASN from the username or, unset, one of
+// batch IP itself; geo from the target parsed from the username; ASN from the username or, unset, one of
 // the documentation ASNs (RFC 5398, 64496–64511) chosen by the region.
 import { createHash } from "node:crypto";
 
@@ -22,7 +22,7 @@ export function proposedSessionExit(product, sessionKey) {
 }
 
 /**
- * The exit of one admitted connection. `decision` is the API's allow; `connectionSeed` differs per connection
+ * The exit of one admitted connection. `decision` is the allow; `connectionSeed` differs per connection
  * (a rotating username gets a new exit for each one); `repin` asks for a new exit of a sticky session.
  */
 export function chooseExit(decision, { connectionSeed, repin = false }) {

@@ -1,7 +1,8 @@
 // One port, three protocols: plain HTTP proxy requests, HTTP CONNECT tunnels and SOCKS5. Every request is decided
-// by the decider (node-decider.mjs: at the node, from what the API hands it; ISP asks the API); refusals carry the spec's status and `X-Service-Error-Code`; admitted
-// requests get the exit headers and are reported as usage. With no internet here, only loopback targets are
-// forwarded; the echo host (`echo.gateway.local` by default) is answered by the gateway itself and uses no credit.
+// by the decider (node-decider.mjs: at the node, from what the API hands it; ISP asks the API); refusals carry the
+// spec's status and `X-Service-Error-Code`; admitted requests get the exit headers and are reported as usage. With no
+// internet here, only loopback targets are forwarded; the echo host (`echo.gateway.local` by default) is answered by
+// the gateway itself and uses no credit.
 import { randomBytes } from "node:crypto";
 import http from "node:http";
 import net from "node:net";

@@ -1,5 +1,5 @@
-// The gateway tests' world: `wrangler dev` on a free port with its own state, the local gateway in front of it, a
-// loopback target, and small clients for the three protocols.
+// The gateway tests' world: `wrangler dev` on a free port with its own state, one or more local gateway nodes in front
+// of it, a loopback target, and small clients for the three protocols.
 import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";

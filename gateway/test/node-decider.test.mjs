@@ -1,5 +1,7 @@
 // The node's own decisions against a stub API (no wrangler): `node --test gateway/test/node-decider.test.mjs`.
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import http from "node:http";
 import { afterEach, describe, it } from "node:test";
 import { sha256Hex } from "../credentials.mjs";
 import { nodeDecider } from "../node-decider.mjs";
@@ -366,3 +368,73 @@ describe("the snapshot cache", () => {
     assert.deepEqual(asked.slice(1), [["u3"], ["u1"]]);
   });
 });
+
+/** A WebSocket server just big enough for the change feed: it accepts, sends text frames and drops connections. */
+function feedServer() {
+  const upgrades = [];
+  const server = http.createServer();
+  server.on("upgrade", (request, socket) => {
+    const accept = createHash("sha1")
+      .update(`${request.headers["sec-websocket-key"]}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`)
+      .digest("base64");
+    socket.write(
+      `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`,
+    );
+    socket.on("error", () => {});
+    upgrades.push({ url: request.url, authorization: request.headers.authorization, socket });
+  });
+  const send = (socket, message) => {
+    const payload = Buffer.from(JSON.stringify(message));
+    const length = Buffer.alloc(2);
+    length.writeUInt16BE(payload.length);
+    // A text frame, its length in the 16 bits after the marker 126 (pushes are longer than 125 bytes).
+    socket.write(Buffer.concat([Buffer.from([0x81, 126]), length, payload]));
+  };
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () => resolve({ server, upgrades, send, port: server.address().port })),
+  );
+}
+
+describe("the change feed", () => {
+  it("opens with the gateway token, applies pushes, and reconnects (refetching held snapshots) when dropped", async () => {
+    const feed = await feedServer();
+    const api = stubApi();
+    api.changes = () => ({
+      url: `ws://127.0.0.1:${feed.port}/internal/gateway/changes?node=node-1`,
+      headers: { Authorization: "Bearer gateway-token" },
+    });
+    const snapshot = api.add(snapshotOf("s1"));
+    const decider = nodeDecider({ api, log: quiet });
+    deciders.push(decider);
+    try {
+      const connection = decider.connection("127.0.0.1");
+      assert.equal((await ask(connection, "s1")).allow, true);
+      await eventually(() => feed.upgrades.length === 1);
+      assert.deepEqual(
+        [feed.upgrades[0].url, feed.upgrades[0].authorization],
+        ["/internal/gateway/changes?node=node-1", "Bearer gateway-token"],
+      );
+      feed.send(feed.upgrades[0].socket, { type: "subuser", subuser: { ...snapshot, version: 2, status: "disabled" } });
+      await eventually(async () => (await ask(connection, "s1")).error_code === "subuser-disabled");
+
+      const fetchedBefore = api.calls.subusers.length;
+      api.add({ ...snapshot, version: 3, status: "active" }); // changed while the feed is down: the push is missed
+      feed.upgrades[0].socket.destroy();
+      await eventually(() => feed.upgrades.length === 2);
+      await eventually(() => api.calls.subusers.length > fetchedBefore);
+      await eventually(async () => (await ask(connection, "s1")).allow);
+    } finally {
+      decider.close();
+      for (const { socket } of feed.upgrades) socket.destroy();
+      feed.server.close();
+    }
+  });
+});
+
+async function eventually(check, ms = 3000) {
+  const until = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error("condition not met in time");
+    await sleep(20);
+  }
+}

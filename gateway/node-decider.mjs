@@ -138,8 +138,9 @@ export function nodeDecider({ api, prefix = "user", now = Date.now, feed = true,
     if (lease) {
       lease.attempted.add(now());
       if (newConnection) lease.pending += 1;
-      const ready = await leases.ready(lease);
-      if (newConnection) lease.pending -= 1;
+      const ready = await leases.ready(lease).finally(() => {
+        if (newConnection) lease.pending -= 1;
+      });
       if (!ready) return AUTH_UNAVAILABLE;
       for (;;) {
         // From a check to the admission nothing awaits, so concurrent requests cannot both take the last place.
@@ -167,6 +168,7 @@ export function nodeDecider({ api, prefix = "user", now = Date.now, feed = true,
   /** One client connection: its admission (which sub-user's place it holds) and the tunnel to close if revoked. */
   class NodeConnection {
     admission = null;
+    #closed = false;
     #onRevoked = null;
     #isp = null;
     #ispCredentials = null;
@@ -197,6 +199,8 @@ export function nodeDecider({ api, prefix = "user", now = Date.now, feed = true,
 
     admit({ key, name, lease, access }) {
       this.#release();
+      // The client may have left while its request was decided: a closed connection holds no place.
+      if (this.#closed) return;
       this.admission = { key, name, lease, access };
       if (lease) leases.opened(lease);
       if (!admittedByName.has(name)) admittedByName.set(name, new Set());
@@ -210,6 +214,7 @@ export function nodeDecider({ api, prefix = "user", now = Date.now, feed = true,
     }
 
     close() {
+      this.#closed = true;
       this.#release();
       this.#stopIspWatch?.();
       this.#isp?.close();

@@ -272,6 +272,16 @@ describe("the node decider: limits and leases", () => {
     assert.equal(api.calls.leases.length, 1, "one lease call for the three first requests");
   });
 
+  it("a connection closed while its first request was decided holds no place", async () => {
+    const { api, decider } = setup();
+    api.add(limited("s1", { concurrent: 1, rps: null }));
+    const leaving = decider.connection("127.0.0.1");
+    const decided = ask(leaving, "s1");
+    leaving.close();
+    assert.equal((await decided).allow, true);
+    assert.equal((await ask(decider.connection("127.0.0.1"), "s1")).allow, true);
+  });
+
   it("renews the shares in use before they end, all in one call, with the demand; lets unused ones end", async () => {
     const { api, decider } = setup();
     api.add(limited("s1", { concurrent: 5, rps: 10 }));

@@ -117,7 +117,7 @@ async function timeUntil(request, refused, { limitMs = 5000 } = {}) {
 }
 
 describe("three gateway nodes in front of the API", () => {
-  it("rps_max 5 holds in every rolling second across nodes, keep-alive requests included", async () => {
+  it("rps_max 5 holds in every rolling second across nodes, keep-alive requests included", async (t) => {
     const subuser = await createSubuser({ rps_max: 5 });
     const admitted = recordAdmissions(subuser.name);
     const credentials = { username: user(subuser), password: subuser.password };
@@ -135,6 +135,7 @@ describe("three gateway nodes in front of the API", () => {
     for (const client of clients) client.close();
     // A decision's instant is read as it returns, up to 1 ms late: the windows checked are 999 ms.
     const busiest = busiestWindow(admitted, 999);
+    t.diagnostic(`${admitted.length} admitted in 4 s, at most ${busiest} in a second; statuses ${[...statuses]}`);
     assert.ok(busiest <= 5, `${busiest} admitted within a second; statuses ${[...statuses]}`);
     assert.ok(admitted.length >= 10, `only ${admitted.length} admitted in 4 s`);
     assert.deepEqual([...statuses.keys()].sort(), [200, 429]);
@@ -186,7 +187,7 @@ describe("three gateway nodes in front of the API", () => {
     }
   });
 
-  it("a disabled sub-user's next request on an open connection is refused at every node within 1 s; tunnels close", async () => {
+  it("a disabled sub-user's next request on an open connection is refused at every node within 1 s; tunnels close", async (t) => {
     const subuser = await createSubuser();
     const credentials = { username: user(subuser), password: subuser.password };
     const clients = stack.gateways.map((gateway) => keptAlive(gateway.port, credentials));
@@ -227,7 +228,7 @@ describe("three gateway nodes in front of the API", () => {
     }
   });
 
-  it("a whitelist removal reaches open connections at every node within 1 s", async () => {
+  it("a whitelist removal reaches open connections at every node within 1 s", async (t) => {
     const subuser = await createSubuser();
     const entry = await v1(stack.base, token, "POST", "/whitelists", {
       subuser: subuser.id,
@@ -261,7 +262,7 @@ describe("three gateway nodes in front of the API", () => {
     }
   });
 
-  it("a rotated-out password works for 60 s, then is refused 407 on open connections at every node", async () => {
+  it("a rotated-out password works for 60 s, then is refused 407 on open connections at every node", async (t) => {
     const subuser = await createSubuser();
     const old = { username: user(subuser), password: subuser.password };
     const clients = stack.gateways.map((gateway) => keptAlive(gateway.port, old));
@@ -295,6 +296,7 @@ describe("three gateway nodes in front of the API", () => {
         }
       }),
     );
+    t.diagnostic(`old password refused after ${refusedAt.map(Math.round)} ms`);
     // The API's overlap is 60 s from the rotation, which the answer above arrived a little after.
     assert.ok(
       refusedAt.every((ms) => ms >= 58_000 && ms <= 61_500),

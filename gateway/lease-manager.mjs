@@ -1,5 +1,5 @@
 // A node's shares of its sub-users' limits (docs/gateway.md, "Leases"): asked for when a limited sub-user first
-// needs one or its demand outgrows it (at most once a second), renewed before they end while in use (all due ones in
+// needs one or its demand outgrows it (at most every 250 ms), renewed before they end while in use (all due ones in
 // one call), let end when unused, and renewed at once when the gate cuts them (another node waits).
 import { RollingWindow } from "./rolling-window.mjs";
 
@@ -30,6 +30,8 @@ class LeaseEntry {
     /** A call for this entry's share out of turn (its first, or to grow it): resolves once answered (or failed). */
     this.asking = null;
     this.grewAt = -Infinity;
+    /** A lowered share is being confirmed to the gate. */
+    this.confirming = false;
   }
 
   live(now) {
@@ -38,6 +40,7 @@ class LeaseEntry {
 }
 
 const keyOf = (name, product) => `${name}\n${product}`;
+const lower = (share, held) => share !== null && held !== null && share < held;
 
 /**
  * `api.leases(list)`: the API's `/leases` call. `onVersion(name, version)`: a lease answered a gate version (the
@@ -67,7 +70,7 @@ export class LeaseManager {
     idleMs = 2000,
     maxLeaseMs = 60_000,
     renewBeforeMs = 2500,
-    growEveryMs = 1000,
+    growEveryMs = 250,
     log = console,
   }) {
     this.#api = api;
@@ -227,8 +230,13 @@ export class LeaseManager {
     const capped = (limit, demand) => (limit === null ? 0 : Math.min(limit, demand));
     return {
       concurrent: capped(limits.concurrent, 2 * (entry.open + entry.pending + entry.waiting.count(now)) + 1),
-      rps: capped(limits.rps, 2 * entry.attempted.count(now) + 1),
+      rps: capped(limits.rps, 2 * this.#rpsDemand(entry, now) + 1),
     };
+  }
+
+  /** The last second's attempts, or the last quarter second's four times over when demand is rising. */
+  #rpsDemand(entry, now) {
+    return Math.max(entry.attempted.count(now), 4 * entry.attempted.countSince(now, now - SECOND_MS / 4));
   }
 
   #idle(entry, now) {
@@ -249,8 +257,16 @@ export class LeaseManager {
       if (this.#idle(entry, this.#now())) this.#entries.delete(keyOf(entry.name, entry.product));
       return;
     }
+    const held = entry.live(this.#now()) ? entry.grant : null;
     entry.grant = { concurrent: lease.concurrent, rps: lease.rps };
     // Counted from when the call left, so the node's share ends no later than the gate thinks.
     entry.expiresAt = Math.min(Date.parse(lease.expires_at), sentAt + this.#maxLeaseMs);
+    // A lowered share is confirmed at once, so the gate stops counting what the node gave up (another node waits).
+    const lowered =
+      held !== null && (lower(entry.grant.concurrent, held.concurrent) || lower(entry.grant.rps, held.rps));
+    if (lowered && !entry.confirming) {
+      entry.confirming = true;
+      setImmediate(() => this.#ask(entry).finally(() => (entry.confirming = false)));
+    }
   }
 }

@@ -17,6 +17,19 @@ export class RollingWindow {
     return this.#times.length - this.#head;
   }
 
+  /** How many of the window's instants are after `since` (binary search: the instants are in order). */
+  countSince(at, since) {
+    this.#drop(at);
+    let lo = this.#head;
+    let hi = this.#times.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.#times[mid] <= since) lo = mid + 1;
+      else hi = mid;
+    }
+    return this.#times.length - lo;
+  }
+
   /** When the oldest instant in the window leaves it (null when empty). */
   nextExpiry(at) {
     this.#drop(at);

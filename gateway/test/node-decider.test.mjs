@@ -249,10 +249,11 @@ describe("the node decider: limits and leases", () => {
     const connection = decider.connection("127.0.0.1");
     const answers = [];
     for (let i = 0; i < 12; i++) answers.push((await ask(connection, "s1")).error_code ?? "ok");
-    assert.deepEqual(answers, [...Array(9).fill("ok"), "rps-limit", "rps-limit", "rps-limit"]);
+    assert.deepEqual(answers, [...Array(10).fill("ok"), "rps-limit", "rps-limit"]);
     assert.deepEqual(
       api.calls.leases.map(([lease]) => lease.want.rps),
-      [3, 9],
+      // Demand: the last quarter second's attempts four times over (1, then 10), doubled, plus one; capped at 10.
+      [9, 10],
       "the first share, then one call to grow it (the next ask would be within 250 ms)",
     );
   });
@@ -296,11 +297,11 @@ describe("the node decider: limits and leases", () => {
     assert.deepEqual(
       renewal.map((lease) => [lease.name, lease.open, lease.want]),
       [
-        ["s1", 1, { concurrent: 3, rps: 3 }],
+        ["s1", 1, { concurrent: 3, rps: 9 }],
         ["s2", 1, { concurrent: 3, rps: 0 }],
       ],
     );
-    assert.deepEqual(renewal[0].held, { concurrent: 3, rps: 3 }, "the first share: the demand, with room");
+    assert.deepEqual(renewal[0].held, { concurrent: 3, rps: 9 }, "the first share: the demand, with room");
     assert.equal(renewal[0].recent, 1);
 
     one.close();

@@ -1,3 +1,4 @@
+import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../src/platform/crypto";
 import { createAccount } from "../helpers/accounts";
@@ -109,6 +110,22 @@ describe("deciding at the node: snapshots, leased shares, sessions and pushes (d
     expect(bystander.messages.filter((message) => message.type === "lease_cut")).toEqual([]);
     holder.socket.close();
     bystander.socket.close();
+  });
+
+  it("a gate that restarts while its grants are live grants nothing beyond what nodes hold: no over-admission", async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const subuser = await createSubuser(account, { rps_max: 4, concurrent_max: 2 });
+    const held = await renew(busy(subuser.name, { concurrent: 2, rps: 4 }), "node-a");
+    expect(held).toMatchObject({ concurrent: 2, rps: 4 });
+    // The gate's memory (every grant it made) is gone; node-a still enforces its share until its lease ends.
+    await abortAllDurableObjects();
+    expect(await renew(busy(subuser.name, { concurrent: 2, rps: 4 }), "node-b")).toMatchObject({
+      concurrent: 0,
+      rps: 0,
+    });
+    // node-a, renewing, keeps what it holds.
+    const kept = await renew(busy(subuser.name, { concurrent: 2, rps: 4 }, { concurrent: 2, rps: 4 }), "node-a");
+    expect(kept).toMatchObject({ concurrent: 2, rps: 4 });
   });
 
   it("a lease of an unknown name grants nothing", async () => {

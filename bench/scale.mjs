@@ -11,6 +11,8 @@ import { build } from "esbuild";
 
 const root = path.join(import.meta.dirname, "..");
 const short = process.argv.includes("--short");
+/** `--access-path`: only the access path (its bill per mix and the busy sub-user on the real gate), in a minute. */
+const accessPathOnly = process.argv.includes("--access-path");
 const out = path.join(tmpdir(), `scale-${process.pid}.mjs`);
 await build({
   entryPoints: [path.join(root, "bench/scale/simulate.ts")],
@@ -30,17 +32,19 @@ const sim = await import(pathToFileURL(out).href);
 rmSync(out, { force: true });
 
 const options = short ? sim.SHORT : sim.FULL;
-console.log("D1 model: the migrations on node:sqlite, 10,000 accounts with their pools and capped sub-users");
-const d1 = sim.measureD1(root, 10_000, 50, options.d1Samples);
-console.log(
-  `  a settlement of pools alone ${d1.settlementMs(0).toFixed(3)} ms (${d1.settlementRows(0).toFixed(1)} rows), ` +
-    `with 50 capped months ${d1.settlementMs(50).toFixed(3)} ms (${d1.settlementRows(50).toFixed(1)} rows); ` +
-    `a batch record ${d1.batchRecordMs.toFixed(3)} ms`,
-);
 const rates = short ? [1_000_000] : [1_000_000, 10_000_000];
 const results = [];
 const started = Date.now();
-for (const requestsPerMinute of rates) {
+const d1 = accessPathOnly ? null : sim.measureD1(root, 10_000, 50, options.d1Samples);
+if (d1) {
+  console.log("D1 model: the migrations on node:sqlite, 10,000 accounts with their pools and capped sub-users");
+  console.log(
+    `  a settlement of pools alone ${d1.settlementMs(0).toFixed(3)} ms (${d1.settlementRows(0).toFixed(1)} rows), ` +
+      `with 50 capped months ${d1.settlementMs(50).toFixed(3)} ms (${d1.settlementRows(50).toFixed(1)} rows); ` +
+      `a batch record ${d1.batchRecordMs.toFixed(3)} ms`,
+  );
+}
+for (const requestsPerMinute of accessPathOnly ? [] : rates) {
   for (const mix of sim.MIXES) {
     console.log(`\n${mix.name}, ${format(requestsPerMinute)} requests/min`);
     const result = sim.simulateScenario({ mix, requestsPerMinute }, options, d1, (line) => console.log(line));
@@ -56,10 +60,12 @@ for (const requestsPerMinute of rates) {
     accessPath.push({ scenario: mix.name, requestsPerMinute, ...path });
     const total = path.cost.reduce((sum, line) => sum + line.usdPerBillion, 0);
     const metering = results.find((r) => r.scenario === mix.name && r.requestsPerMinute === requestsPerMinute);
-    const meteringTotal = metering ? metering.cost.reduce((sum, line) => sum + line.usdPerBillion, 0) : Number.NaN;
+    const beside = metering
+      ? ` (metering $${metering.cost.reduce((sum, line) => sum + line.usdPerBillion, 0).toFixed(2)})`
+      : "";
     console.log(
-      `  ${mix.name}, ${format(requestsPerMinute)} requests/min, ${path.nodes} nodes: $${total.toFixed(2)} per billion ` +
-        `(metering $${meteringTotal.toFixed(2)}); gate calls ${format(Math.round(path.perSecond.gateCalls))}/s, ` +
+      `  ${mix.name}, ${format(requestsPerMinute)} requests/min, ${path.nodes} nodes: $${total.toFixed(2)} per billion` +
+        `${beside}; gate calls ${format(Math.round(path.perSecond.gateCalls))}/s, ` +
         `push fan-out ${path.fanOutPerChange} messages per change`,
     );
     for (const line of path.cost) console.log(`    ${line.line.padEnd(20)} $${line.usdPerBillion.toFixed(2)}`);
@@ -81,7 +87,9 @@ console.log(
 );
 console.log(`\nsimulated in ${Math.round((Date.now() - started) / 1000)} s`);
 
-if (short) {
+if (accessPathOnly) {
+  console.log("bench:scale --access-path: printed, not kept (the full run keeps it with the rest).");
+} else if (short) {
   for (const result of results) {
     const total = result.cost.reduce((sum, line) => sum + line.usdPerBillion, 0);
     if (!(total > 0) || result.parts.some((part) => !Number.isFinite(part.load))) {

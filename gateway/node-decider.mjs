@@ -1,6 +1,9 @@
 // The node's own decisions (docs/gateway.md, "Deciding at the node"): every request of a sub-user is decided here,
 // from its snapshot and the node's share of its limits; the API is asked when the node first meets a sub-user,
 // to renew busy shares, once per sticky session, and when a push tells of a change. ISP stays on ConnectionAuth.
+
+// The API's own username grammar (Node runs the TypeScript as it is): the node parses exactly as the API does.
+import { parseUsername } from "../src/domain/gateway/username.ts";
 import { AUTH_UNAVAILABLE, ConnectionAuth } from "./api-client.mjs";
 import { FailureThrottle, nextPasswordExpiry, passwordValid, sha256Hex, whitelisted } from "./credentials.mjs";
 import { proposedSessionExit } from "./exits.mjs";
@@ -8,7 +11,6 @@ import { LeaseManager } from "./lease-manager.mjs";
 import { changeFeed } from "./push-client.mjs";
 import { StickySessions } from "./session-cache.mjs";
 import { SnapshotCache } from "./snapshot-cache.mjs";
-import { parseUsername } from "./username.mjs";
 
 /** Sandbox sub-users (names starting with `t`) are simulated by the API and never routed: unknown names here. */
 const SANDBOX_NAME = /^t/;
@@ -111,7 +113,8 @@ export function nodeDecider({ api, prefix = "user", now = Date.now, feed = true,
   async function decide(connection, { username, password }) {
     const parsed = parseUsername(username, prefix);
     if (!parsed.ok) return refuse(400, parsed.error);
-    const { name, product, target } = parsed.value;
+    const { name, product } = parsed.value;
+    const target = targetOnWire(parsed.value.target);
     const wait = throttle.retryAfterS(connection.sourceIp, now());
     if (wait > 0) return limited("auth-throttled", wait);
     if (SANDBOX_NAME.test(name)) return failedCredentials(connection, refuse(407, "auth-failed"));
@@ -290,4 +293,9 @@ export function nodeDecider({ api, prefix = "user", now = Date.now, feed = true,
       for (const timer of passwordTimers.values()) clearTimeout(timer);
     },
   };
+}
+
+/** The username's target as decisions carry it (the contract's field names, as `authorize` answers them). */
+function targetOnWire({ type, region, state, city, asn, sessionId, sesstime }) {
+  return { type, region, state, city, asn, session_id: sessionId, sesstime };
 }

@@ -1,4 +1,4 @@
-import { isCountryCode } from "../../platform/countries";
+import { isCountryCode } from "../../platform/countries.ts";
 import type { BandwidthProduct } from "../../vocabulary";
 
 /**

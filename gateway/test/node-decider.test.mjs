@@ -245,16 +245,16 @@ describe("the node decider: limits and leases", () => {
 
   it("a share outgrown by demand is grown at once while below the limit (no wait for the next renewal)", async () => {
     const { api, decider } = setup({ leaseOptions: { renewEveryMs: 60_000, growEveryMs: 250 } });
-    api.add(limited("s1", { concurrent: 2, rps: 10 }));
+    api.add(limited("s1", { concurrent: 2, rps: 20 }));
     const connection = decider.connection("127.0.0.1");
     const answers = [];
-    for (let i = 0; i < 12; i++) answers.push((await ask(connection, "s1")).error_code ?? "ok");
-    assert.deepEqual(answers, [...Array(10).fill("ok"), "rps-limit", "rps-limit"]);
+    for (let i = 0; i < 25; i++) answers.push((await ask(connection, "s1")).error_code ?? "ok");
+    assert.deepEqual(answers, [...Array(20).fill("ok"), ...Array(5).fill("rps-limit")]);
     assert.deepEqual(
       api.calls.leases.map(([lease]) => lease.want.rps),
-      // Demand: the last quarter second's attempts four times over (1, then 10), doubled, plus one; capped at 10.
-      [9, 10],
-      "the first share, then one call to grow it (the next ask would be within 250 ms)",
+      // Demand: the last quarter second's attempts four times over (1, then 11), a fifth more and five; capped at 20.
+      [10, 20],
+      "the first share, then one call to grow it (then the limit is reached)",
     );
   });
 
@@ -297,11 +297,11 @@ describe("the node decider: limits and leases", () => {
     assert.deepEqual(
       renewal.map((lease) => [lease.name, lease.open, lease.want]),
       [
-        ["s1", 1, { concurrent: 3, rps: 9 }],
-        ["s2", 1, { concurrent: 3, rps: 0 }],
+        ["s1", 1, { concurrent: 5, rps: 10 }],
+        ["s2", 1, { concurrent: 5, rps: 0 }],
       ],
     );
-    assert.deepEqual(renewal[0].held, { concurrent: 3, rps: 9 }, "the first share: the demand, with room");
+    assert.deepEqual(renewal[0].held, { concurrent: 5, rps: 10 }, "the first share: the demand, with room");
     assert.equal(renewal[0].recent, 1);
 
     one.close();

@@ -31,6 +31,8 @@ export default defineConfig(async () => {
             WEBHOOK_ALLOW_LOCAL_HTTP: "false",
             GATEWAY_HOST: "127.0.0.1",
             GATEWAY_PORT: String(proxyGateway.port),
+            // Four gateway node slots: a test's nodes each get one, and split limits as standing shares.
+            GATEWAY_SLOTS: "4",
             PROXY_TEST_TIMEOUT_MS: "1500",
             TEST_PROXY_TARGET: proxyGateway.targetUrl,
             // Report destinations: our cloud identities and endpoints, pointed at the fakes of test/outbound/cloud.ts.

@@ -29,6 +29,7 @@ interface __BaseEnv_Env {
 	SANDBOX_ISP_PROVISIONING_DELAY_S: "5";
 	GATEWAY_HOST: string;
 	GATEWAY_PORT: string;
+	GATEWAY_SLOTS: string;
 	PROXY_TEST_TIMEOUT_MS: string;
 	ADMIN_TOKEN: string;
 	GATEWAY_TOKEN: string;
@@ -66,7 +67,7 @@ type StringifyValues<EnvType extends Record<string, unknown>> = {
 	[Binding in keyof EnvType]: EnvType[Binding] extends string ? EnvType[Binding] : string;
 };
 declare namespace NodeJS {
-	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "API_VERSION" | "GATEWAY_USER_PREFIX" | "LOG_REQUESTS" | "ISP_PROVISIONING_DELAY_S" | "ISP_LONG_TAIL_PROVISIONING_DELAY_S" | "SANDBOX_ISP_PROVISIONING_DELAY_S" | "GATEWAY_HOST" | "GATEWAY_PORT" | "PROXY_TEST_TIMEOUT_MS" | "ADMIN_TOKEN" | "GATEWAY_TOKEN" | "SEALING_KEY">> {}
+	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "API_VERSION" | "GATEWAY_USER_PREFIX" | "LOG_REQUESTS" | "ISP_PROVISIONING_DELAY_S" | "ISP_LONG_TAIL_PROVISIONING_DELAY_S" | "SANDBOX_ISP_PROVISIONING_DELAY_S" | "GATEWAY_HOST" | "GATEWAY_PORT" | "GATEWAY_SLOTS" | "PROXY_TEST_TIMEOUT_MS" | "ADMIN_TOKEN" | "GATEWAY_TOKEN" | "SEALING_KEY">> {}
 }
 declare module "*.txt" {
 	const value: string;

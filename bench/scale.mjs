@@ -56,22 +56,28 @@ const accessPath = [];
 console.log("\nThe access path (deciding at the node), every request a new connection:");
 for (const requestsPerMinute of rates) {
   for (const mix of sim.MIXES) {
-    const path = sim.accessPathCost(mix, requestsPerMinute, sim.ACCOUNTS);
+    const path = await sim.accessPathCost(mix, requestsPerMinute, sim.ACCOUNTS);
     accessPath.push({ scenario: mix.name, requestsPerMinute, ...path });
     const total = path.cost.reduce((sum, line) => sum + line.usdPerBillion, 0);
+    const pins = path.cost.reduce((sum, line) => sum + line.sessionsUsdPerBillion, 0);
     const metering = results.find((r) => r.scenario === mix.name && r.requestsPerMinute === requestsPerMinute);
     const beside = metering
       ? ` (metering $${metering.cost.reduce((sum, line) => sum + line.usdPerBillion, 0).toFixed(2)})`
       : "";
     console.log(
-      `  ${mix.name}, ${format(requestsPerMinute)} requests/min, ${path.nodes} nodes: $${total.toFixed(2)} per billion` +
-        `${beside}; gate calls ${format(Math.round(path.perSecond.gateCalls))}/s, ` +
+      `  ${mix.name}, ${format(requestsPerMinute)} requests/min, ${path.nodes} nodes, ${path.slots} slots: ` +
+        `$${total.toFixed(2)} per billion${beside}, of which sticky-session pins $${pins.toFixed(2)}; ` +
+        `gate calls ${format(Math.round(path.perSecond.gateCalls))}/s, ` +
         `push fan-out ${path.fanOutPerChange} messages per change`,
     );
-    for (const line of path.cost) console.log(`    ${line.line.padEnd(20)} $${line.usdPerBillion.toFixed(2)}`);
+    for (const line of path.cost) {
+      console.log(
+        `    ${line.line.padEnd(20)} $${line.usdPerBillion.toFixed(2)} (sticky-session pins $${line.sessionsUsdPerBillion.toFixed(2)})`,
+      );
+    }
   }
 }
-const hot = sim.simulateHotSubuser({
+const hot = await sim.simulateHotSubuser({
   connectionsPerSecond: 10_000,
   nodes: 50,
   seconds: short ? 10 : 60,

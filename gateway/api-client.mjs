@@ -23,8 +23,11 @@ export function apiClient({ origin, token, nodeId }) {
     calls,
     /** `{subusers: [snapshot], unknown: [name]}` for 1–100 gateway names. */
     subusers: (names) => post("/subusers", { names }),
-    /** `{leases: [{name, product, concurrent, rps, expires_at, version}]}` for 1–100 `{name, product, held, open, want}`. */
-    leases: (leases) => post("/leases", { leases }),
+    /**
+     * `{leases: [{name, product, concurrent, rps, expires_at, version}]}` for 1–100 `{name, product, held, open, want}`;
+     * `slot`: the node's slot on the change feed (null: none).
+     */
+    leases: (leases, slot = null) => post("/leases", { slot, leases }),
     /** `{session: {id, exit_ip, started_at, expires_at}}`: the sticky session of `username`, pinned to `exit_ip` if new. */
     session: ({ name, username, exitIp }) => post("/sessions", { name, username, exit_ip: exitIp }),
     /** The change feed's WebSocket address and the headers to open it with. */

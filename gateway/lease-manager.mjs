@@ -1,9 +1,11 @@
-// A node's shares of its sub-users' limits (docs/gateway.md, "Leases"): asked for when a limited sub-user first
-// needs one or its demand outgrows it (at most every 250 ms), renewed before they end while in use (all due ones in
-// one call), let end when unused, and renewed at once when the gate cuts them (another node waits).
+// A node's shares of its sub-users' limits (docs/gateway.md, "Leases" and "Standing shares"): a quiet sub-user's
+// standing share needs no call; a lease is asked for when a limited sub-user has no standing share or its demand
+// outgrows its share (at most every 250 ms), renewed before it ends while in use (all due ones in one call), let end
+// when unused, and renewed at once when the gate cuts it (another node waits) or ends standing shares.
 import { RollingWindow } from "./rolling-window.mjs";
 
 const MAX_LEASES_PER_CALL = 100;
+const PRODUCTS = ["residential", "mobile", "isp"];
 const SECOND_MS = 1000;
 
 /** What the node knows of one sub-user's product: its share, and the demand and use that ask for it. */
@@ -13,7 +15,12 @@ class LeaseEntry {
     this.product = product;
     /** The sub-user's limits from its snapshot (null: none). */
     this.limits = limits;
-    /** The share the node enforces: `{concurrent, rps}` (null: unlimited), valid until `expiresAt`. */
+    /** The slot's standing share in force (`{concurrent, rps}`, null: unlimited), or null: none. */
+    this.standing = null;
+    /** The version of the sub-user's snapshot the node decides with, and the one it last asked for a lease at. */
+    this.snapshotVersion = 0;
+    this.leasedAtVersion = -1;
+    /** The leased share: `{concurrent, rps}` (null: unlimited), valid until `expiresAt`. */
     this.grant = null;
     this.expiresAt = 0;
     this.version = 0;
@@ -35,7 +42,12 @@ class LeaseEntry {
   }
 
   live(now) {
-    return this.grant !== null && now < this.expiresAt;
+    return this.standing !== null || (this.grant !== null && now < this.expiresAt);
+  }
+
+  /** The share in force: the standing one, else the live lease's; null: none. */
+  share(now) {
+    return this.standing ?? (this.live(now) ? this.grant : null);
   }
 }
 
@@ -49,11 +61,12 @@ const lower = (share, held) => share !== null && held !== null && share < held;
 const withRoom = (demand) => Math.ceil(demand * 1.2) + 5;
 
 /**
- * `api.leases(list)`: the API's `/leases` call. `onVersion(name, version)`: a lease answered a gate version (the
- * node's snapshot may be older).
+ * `api.leases(list, slot)`: the API's `/leases` call. `slot()`: the node's slot while the change feed vouches for it
+ * (null: none). `onVersion(name, version)`: a lease answered a gate version (the node's snapshot may be older).
  */
 export class LeaseManager {
   #api;
+  #slot;
   #now;
   #onVersion;
   #idleMs;
@@ -70,6 +83,7 @@ export class LeaseManager {
 
   constructor({
     api,
+    slot = () => null,
     now = Date.now,
     onVersion = () => {},
     renewEveryMs = 1000,
@@ -80,6 +94,7 @@ export class LeaseManager {
     log = console,
   }) {
     this.#api = api;
+    this.#slot = slot;
     this.#now = now;
     this.#onVersion = onVersion;
     this.#idleMs = idleMs;
@@ -120,7 +135,7 @@ export class LeaseManager {
    */
   async grow(entry, limit) {
     const now = this.#now();
-    const share = entry.grant?.[limit];
+    const share = entry.share(now)?.[limit];
     if (share === null || share === undefined || share >= entry.limits[limit]) return false;
     if (now - entry.grewAt < this.#growEveryMs || now - this.#failedAt < SECOND_MS) return false;
     entry.grewAt = now;
@@ -136,6 +151,21 @@ export class LeaseManager {
   closed(entry) {
     entry.open -= 1;
     entry.activeAt = this.#now();
+  }
+
+  /**
+   * A sub-user's snapshot changed: each of its entries takes its standing share from `standingOf(entry)`. One whose
+   * standing share ended while in use renews at once, so the gate counts what it uses as its lease from then on.
+   */
+  restand(name, standingOf) {
+    const now = this.#now();
+    for (const product of PRODUCTS) {
+      const entry = this.#entries.get(keyOf(name, product));
+      if (!entry) continue;
+      const before = entry.standing;
+      entry.standing = standingOf(entry);
+      if (before !== null && entry.standing === null && !this.#idle(entry, now)) this.#ask(entry);
+    }
   }
 
   /** The gate asks for a share back (another node waits): renewed at once, with what the node wants now. */
@@ -156,7 +186,9 @@ export class LeaseManager {
       const due = [];
       for (const [key, entry] of this.#entries) {
         if (entry.asking) continue;
-        if (this.#idle(entry, now)) {
+        if (entry.standing !== null) {
+          if (this.#idle(entry, now)) this.#entries.delete(key);
+        } else if (this.#idle(entry, now)) {
           if (!entry.live(now)) this.#entries.delete(key);
         } else if (entry.expiresAt - now <= this.#renewBeforeMs) {
           due.push(entry);
@@ -198,7 +230,7 @@ export class LeaseManager {
       const givingBack = batch.map((entry) => entry.grant !== null && this.#idle(entry, now));
       let answer;
       try {
-        answer = await this.#api.leases(requests);
+        answer = await this.#api.leases(requests, this.#slot());
       } catch (error) {
         // The shares held stay valid until they expire; past that the node refuses (fail closed).
         this.#log.error(`[gateway] lease renewal failed: ${error.message}`);
@@ -213,8 +245,14 @@ export class LeaseManager {
     }
   }
 
+  /**
+   * An entry's renewal. From here the node uses no standing share of it until a newer snapshot grants them again:
+   * the gate counts what the node reports here in place of its slot's standing share.
+   */
   #request(entry, now) {
-    const held = entry.live(now) ? entry.grant : { concurrent: 0, rps: 0 };
+    const held = entry.share(now) ?? { concurrent: 0, rps: 0 };
+    entry.standing = null;
+    entry.leasedAtVersion = entry.snapshotVersion;
     return {
       name: entry.name,
       product: entry.product,

@@ -1,18 +1,32 @@
 // The change feed (docs/gateway.md, "Pushes"): one WebSocket to the API, reopened with backoff when it drops.
+import { STANDING_PING_MS, STANDING_VOUCHED_MS } from "../src/platform/standing-shares.ts";
 
 const MAX_BACKOFF_MS = 30_000;
+/** A socket that has answered nothing for this long is dropped and opened again. */
+const SILENT_MS = 10_000;
 
 /**
  * `target()`: `{url, headers}` to open the socket with; `onMessage(message)`: each JSON message;
- * `onState(connected)`: the socket opened or was lost. A socket that answers no ping for two periods is dropped.
+ * `onState(connected)`: the socket opened or was lost. Pings go every `pingMs`; `vouched()` says whether a pong came
+ * to a ping sent within `vouchedMs`: the node has then read every push sent before that (one socket keeps order).
  */
-export function changeFeed({ target, onMessage, onState, pingMs = 20_000, log = console }) {
+export function changeFeed({
+  target,
+  onMessage,
+  onState,
+  pingMs = STANDING_PING_MS,
+  vouchedMs = STANDING_VOUCHED_MS,
+  log = console,
+}) {
   let socket = null;
   let failures = 0;
   let retry = null;
   let pinger = null;
   let lastHeard = 0;
   let stopped = false;
+  /** When each ping not yet answered was sent (oldest first), and until when the last pong vouches. */
+  let unanswered = [];
+  let vouchedUntil = 0;
 
   function open() {
     const { url, headers } = target();
@@ -21,20 +35,29 @@ export function changeFeed({ target, onMessage, onState, pingMs = 20_000, log = 
     opened.addEventListener("open", () => {
       failures = 0;
       lastHeard = performance.now();
+      unanswered = [];
       onState(true);
-      pinger = setInterval(() => {
-        if (performance.now() - lastHeard > 2 * pingMs) return opened.close();
+      const ping = () => {
+        if (performance.now() - lastHeard > SILENT_MS) return opened.close();
+        unanswered.push(performance.now());
         opened.send("ping");
-      }, pingMs);
+      };
+      ping();
+      pinger = setInterval(ping, pingMs);
       pinger.unref();
     });
     opened.addEventListener("message", (event) => {
       lastHeard = performance.now();
+      if (event.data === "pong") {
+        const sentAt = unanswered.shift();
+        if (sentAt !== undefined) vouchedUntil = sentAt + vouchedMs;
+        return;
+      }
       let message;
       try {
         message = JSON.parse(event.data);
       } catch {
-        return; // "pong"
+        return;
       }
       onMessage(message);
     });
@@ -45,6 +68,7 @@ export function changeFeed({ target, onMessage, onState, pingMs = 20_000, log = 
   function lost(which) {
     if (socket !== which) return;
     socket = null;
+    vouchedUntil = 0;
     clearInterval(pinger);
     onState(false);
     if (stopped) return;
@@ -58,6 +82,7 @@ export function changeFeed({ target, onMessage, onState, pingMs = 20_000, log = 
 
   open();
   return {
+    vouched: () => socket !== null && performance.now() < vouchedUntil,
     close() {
       stopped = true;
       clearTimeout(retry);

@@ -63,6 +63,11 @@ export class SnapshotCache {
     return this.#held.get(name)?.snapshot ?? null;
   }
 
+  /** Whether the name's snapshot is held or being fetched (a push for it must not be lost). */
+  has(name) {
+    return this.#held.has(name) || this.#waiting.has(name);
+  }
+
   /** False for a snapshot not confirmed for `staleMs` while the change feed was down. */
   fresh(name) {
     const held = this.#held.get(name);

@@ -6,10 +6,17 @@ import {
   QUIET_LEASE_MS,
   type ShareRequest,
 } from "../../src/durable-objects/subuser-gate/node-shares";
+import { standingShare } from "../../src/platform/standing-shares";
 
 const START = 1_000_000;
 const started = (inUseMs = 1000) => new NodeShares({ startedAt: START, inUseMs, grantedBefore: false });
-const ask = (node: string, want: number, held = 0, inUse = 0): ShareRequest => ({ node, held, inUse, want });
+const ask = (node: string, want: number, held = 0, inUse = 0): ShareRequest => ({
+  node,
+  slot: null,
+  held,
+  inUse,
+  want,
+});
 
 describe("leased capacity split among gateway nodes", () => {
   it("a lone node gets what it wants up to the limit, for a quiet lease of a minute; giving it back frees it", () => {
@@ -95,6 +102,69 @@ describe("leased capacity split among gateway nodes", () => {
           for (const { share, until } of enforced.values()) if (until > at) live += share;
           expect(live).toBeLessThanOrEqual(limit);
           expect(shares.counted(at)).toBeLessThanOrEqual(limit);
+        }
+      }),
+    );
+  });
+});
+
+describe("standing shares ended: each slot's part counts until its node renews or every node has stopped", () => {
+  it("the parts count as grants until confirmed; a slot's renewal stands for its part; confirmed, they end", () => {
+    const shares = started();
+    // Limit 4 over 4 slots: a part of 1 each.
+    shares.standDown(4, 4, "s1");
+    expect(shares.counted(START)).toBe(4);
+    expect(shares.renew(4, ask("x", 4), START).granted).toBe(0);
+    // Slot 2's node renews (it uses nothing): its part is no longer counted.
+    shares.renew(4, { node: "b", slot: 2, held: 0, inUse: 0, want: 0 }, START + 10);
+    expect(shares.renew(4, ask("x", 4), START + 20).granted).toBe(1);
+    // Every node has read that the parts ended, or stops by START + 1000: then all of it is free.
+    shares.confirmStandDown(START + 1000);
+    expect(shares.counted(START + 999)).toBe(4);
+    expect(shares.renew(4, ask("x", 4, 1), START + 1000).granted).toBe(4);
+  });
+
+  it("tells when the last share given ends, so that the limits may stand again", () => {
+    const shares = started();
+    expect(shares.liveUntil(START)).toBeNull();
+    const grant = shares.renew(3, ask("a", 3), START);
+    expect(shares.liveUntil(START)).toBe(grant.expiresAt);
+    expect(shares.liveUntil(grant.expiresAt)).toBeNull();
+    shares.standDown(3, 4, "s1");
+    expect(shares.liveUntil(START)).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it("whatever the nodes report while parts are ended, what they may use never sums past the limit", () => {
+    const step = fc.record({
+      node: fc.integer({ min: 0, max: 5 }),
+      dt: fc.integer({ min: 0, max: 3_000 }),
+      want: fc.integer({ min: 0, max: 12 }),
+    });
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 10 }), fc.array(step, { maxLength: 40 }), (limit, steps) => {
+        const shares = started();
+        shares.standDown(limit, 4, "s1");
+        const graceEnds = START + 1000;
+        shares.confirmStandDown(graceEnds);
+        // Slots 0–3 belong to nodes 0–3, which used their parts until their first renewal (or the grace).
+        const part = (slot: number) => standingShare(limit, 4, slot, "s1");
+        const renewed = new Set<number>();
+        const enforced = new Map<number, { share: number; until: number }>();
+        let at = START;
+        for (const { node, dt, want } of steps) {
+          at += dt;
+          const mine = enforced.get(node);
+          const slot = node < 4 ? node : null;
+          const standing = slot !== null && !renewed.has(slot) && at < graceEnds ? part(slot) : 0;
+          const held = Math.max(standing, mine && mine.until > at ? mine.share : 0);
+          const grant = shares.renew(limit, { node: `n${node}`, slot, held, inUse: 0, want }, at);
+          if (slot !== null) renewed.add(slot);
+          enforced.set(node, { share: grant.granted, until: grant.expiresAt });
+          let live = 0;
+          for (const [other, { share, until }] of enforced) if (until > at && other !== node) live += share;
+          live += grant.granted;
+          for (let s = 0; s < 4; s++) if (!renewed.has(s) && at < graceEnds) live += part(s);
+          expect(live).toBeLessThanOrEqual(limit);
         }
       }),
     );

@@ -1,5 +1,5 @@
 import type { TestAccount } from "./accounts";
-import { call, gateway, json } from "./http";
+import { call, env, gateway, json } from "./http";
 
 export interface TestSubuser {
   id: string;
@@ -46,4 +46,9 @@ export async function authorize(body: {
   const response = await gateway("/authorize", { source_ip: "198.51.100.10", product: "residential", ...body });
   if (response.status !== 200) throw new Error(`authorize failed: ${response.status} ${await response.text()}`);
   return json(response);
+}
+
+/** The sub-user's gate (its Durable Object), to run its alarm or look inside. */
+export function gateOf(subuser: { name: string }) {
+  return env.SUBUSER_GATE.get(env.SUBUSER_GATE.idFromName(subuser.name));
 }

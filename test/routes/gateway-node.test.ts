@@ -1,14 +1,23 @@
-import { abortAllDurableObjects } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { MINUTE } from "../../src/platform/clock";
 import { sha256Hex } from "../../src/platform/crypto";
+import { STANDING_GRACE_MS, standingShare } from "../../src/platform/standing-shares";
 import { createAccount } from "../helpers/accounts";
 import { call, GATEWAY_TOKEN, gateway, json } from "../helpers/http";
-import { createSubuser, username } from "../helpers/subusers";
+import { createSubuser, gateOf, username } from "../helpers/subusers";
 
 const NODE = "node-1";
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const renew = async (lease: Record<string, unknown>, node = NODE) =>
-  (await json(await gateway("/leases", { node, leases: [lease] }))).leases[0];
+const renew = async (lease: Record<string, unknown>, node = NODE, slot: number | null = null) =>
+  (await json(await gateway("/leases", { node, slot, leases: [lease] }))).leases[0];
+
+/** Ends a quiet sub-user's standing shares (a renewal asking for nothing) and waits until no node may use them. */
+async function leaseFromNowOn(name: string): Promise<void> {
+  await renew(busy(name, { concurrent: 0, rps: 0 }), "node-0");
+  await sleep(STANDING_GRACE_MS + 50);
+}
 
 const busy = (name: string, want: { concurrent: number; rps: number }, held = { concurrent: 0, rps: 0 }) => ({
   name,
@@ -29,6 +38,12 @@ async function subscribe(node = NODE) {
   const socket = response.webSocket as WebSocket;
   socket.accept();
   const messages: Array<Record<string, any>> = [];
+  const hello = new Promise<Record<string, any>>((resolve) =>
+    socket.addEventListener("message", (event) => {
+      const message = JSON.parse(event.data as string);
+      if (message.type === "hello") resolve(message);
+    }),
+  );
   socket.addEventListener("message", (event) => messages.push(JSON.parse(event.data as string)));
   const next = async (holds: (message: Record<string, any>) => boolean, timeoutMs = 1000) => {
     const deadline = Date.now() + timeoutMs;
@@ -39,10 +54,14 @@ async function subscribe(node = NODE) {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   };
-  return { socket, messages, next };
+  return { socket, messages, next, hello: await hello };
 }
 
 describe("deciding at the node: snapshots, leased shares, sessions and pushes (docs/gateway.md)", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it("a snapshot carries what a node decides from; unknown and sandbox names are listed as unknown", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account, { rps_max: 5, concurrent_max: 3 });
@@ -77,6 +96,7 @@ describe("deciding at the node: snapshots, leased shares, sessions and pushes (d
   it("shares of rps_max and concurrent_max never sum past the limits across nodes, and move to demand", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account, { rps_max: 5, concurrent_max: 3 });
+    await leaseFromNowOn(subuser.name);
     const first = await renew(busy(subuser.name, { concurrent: 3, rps: 5 }), "node-a");
     expect(first).toMatchObject({ known: true, concurrent: 3, rps: 5 });
     // Everything is leased to node-a: node-b gets nothing yet.
@@ -95,10 +115,90 @@ describe("deciding at the node: snapshots, leased shares, sessions and pushes (d
     expect(given.version).toBeGreaterThan(0);
   });
 
+  it("each connected node holds a slot of its own; a freed slot goes to another node only after the grace", async () => {
+    const held = [];
+    for (const name of ["slot-a", "slot-b", "slot-c", "slot-d"]) held.push(await subscribe(name));
+    const slots = held.map((node) => node.hello.slot);
+    expect(held[0]?.hello).toMatchObject({ type: "hello", slots: 4 });
+    expect(new Set(slots).size).toBe(4);
+    for (const slot of slots) expect([0, 1, 2, 3]).toContain(slot);
+    // Every slot is held: a fifth node has none (it leases everything it uses).
+    const fifth = await subscribe("slot-e");
+    expect(fifth.hello.slot).toBeNull();
+    // slot-a leaves: the next node gets its slot, but may use it only once slot-a can no longer be.
+    held[0]?.socket.close();
+    await sleep(100);
+    const taker = await subscribe("slot-e");
+    expect(taker.hello.slot).toBe(slots[0]);
+    expect(taker.hello.standing_after_ms).toBeGreaterThan(0);
+    expect(taker.hello.standing_after_ms).toBeLessThanOrEqual(STANDING_GRACE_MS);
+    // A node that reconnects keeps its slot, and may use it at once.
+    const back = await subscribe("slot-b");
+    expect(back.hello).toMatchObject({ slot: slots[1], standing_after_ms: 0 });
+    for (const node of [...held.slice(1), taker, back]) node.socket.close();
+  });
+
+  it("a quiet sub-user's limits stand as a part at each slot; a renewal ends them at every node, until all leases end", async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const subuser = await createSubuser(account, { rps_max: 4, concurrent_max: 2 });
+    const [a, b] = [await subscribe("stand-a"), await subscribe("stand-b")];
+    const answer = await json(await gateway("/subusers", { node: "stand-a", names: [subuser.name] }));
+    const snapshot = answer.subusers[0];
+    expect(snapshot, JSON.stringify(answer)).toBeDefined();
+    expect(snapshot.standing).toEqual(["residential"]);
+    const part = (limit: number, slot: number) => standingShare(limit, 4, slot, subuser.name);
+    expect([0, 1, 2, 3].map((slot) => part(4, slot))).toEqual([1, 1, 1, 1]);
+    expect([0, 1, 2, 3].reduce((sum, slot) => sum + part(2, slot), 0)).toBe(2);
+
+    // A node without a slot asks for everything: the standing parts end, and every node is told. Until each node
+    // has stopped using its part, the parts still count: nothing is free yet.
+    const first = await renew(busy(subuser.name, { concurrent: 2, rps: 4 }), "stand-c");
+    expect(first).toMatchObject({ concurrent: 0, rps: 0 });
+    const ended = (message: Record<string, any>) =>
+      message.type === "subuser" && message.subuser.name === subuser.name && message.subuser.standing.length === 0;
+    const push = await a.next(ended);
+    await b.next(ended);
+    expect(push.subuser.version).toBeGreaterThan(snapshot.version);
+
+    // stand-a reports its part (none of it in use) and confirms the lower share: its part is free at once.
+    const slot = a.hello.slot as number;
+    const reported = await renew(
+      busy(subuser.name, { concurrent: 0, rps: 0 }, { concurrent: part(2, slot), rps: part(4, slot) }),
+      "stand-a",
+      slot,
+    );
+    const lowered = { concurrent: reported.concurrent, rps: reported.rps };
+    await renew(busy(subuser.name, { concurrent: 0, rps: 0 }, lowered), "stand-a", slot);
+    const freed = await renew(busy(subuser.name, { concurrent: 2, rps: 4 }), "stand-c");
+    expect(freed).toMatchObject({ concurrent: part(2, slot), rps: part(4, slot) });
+
+    // Past the grace no node may use a part: all of it can be leased.
+    await sleep(STANDING_GRACE_MS + 50);
+    const all = await renew(
+      busy(subuser.name, { concurrent: 2, rps: 4 }, { concurrent: freed.concurrent, rps: freed.rps }),
+      "stand-c",
+    );
+    expect(all).toMatchObject({ concurrent: 2, rps: 4 });
+
+    // Once every lease has ended, the limits stand again, and every node is told.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.parse(all.expires_at) + MINUTE);
+    expect(await runDurableObjectAlarm(gateOf(subuser))).toBe(true);
+    vi.useRealTimers();
+    const stood = await a.next(
+      (message) =>
+        message.type === "subuser" && message.subuser.name === subuser.name && message.subuser.standing.length === 1,
+    );
+    expect(stood.subuser.version).toBeGreaterThan(push.subuser.version);
+    a.socket.close();
+    b.socket.close();
+  });
+
   it("a node that comes to wait gets the node holding the capacity asked, by a push to it alone, to renew now", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account, { rps_max: 4, concurrent_max: 2 });
     const [holder, bystander] = [await subscribe("node-h"), await subscribe("node-x")];
+    await leaseFromNowOn(subuser.name);
     const quiet = await renew(busy(subuser.name, { concurrent: 2, rps: 4 }), "node-h");
     // Nobody waits: a quiet lease of a minute.
     expect(Date.parse(quiet.expires_at)).toBeGreaterThan(Date.now() + 55_000);
@@ -115,6 +215,7 @@ describe("deciding at the node: snapshots, leased shares, sessions and pushes (d
   it("a gate that restarts while its grants are live grants nothing beyond what nodes hold: no over-admission", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account, { rps_max: 4, concurrent_max: 2 });
+    await leaseFromNowOn(subuser.name);
     const held = await renew(busy(subuser.name, { concurrent: 2, rps: 4 }), "node-a");
     expect(held).toMatchObject({ concurrent: 2, rps: 4 });
     // The gate's memory (every grant it made) is gone; node-a still enforces its share until its lease ends.

@@ -3,8 +3,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { SubuserGateClient } from "../../src/durable-objects/subuser-gate";
 import { TrafficStoreClient } from "../../src/durable-objects/traffic-store";
 import { createAccount, issueKey, type TestAccount } from "../helpers/accounts";
-import { call, env, gateway, json } from "../helpers/http";
-import { authorize, createSubuser, type TestSubuser, username } from "../helpers/subusers";
+import { call, gateway, json } from "../helpers/http";
+import { authorize, createSubuser, gateOf, type TestSubuser, username } from "../helpers/subusers";
 import { eventually, holdUsageMessages, type RecordFields, reportUsage, usageRecord } from "../helpers/usage";
 
 // Usage must show within 10 s (`eventually`); leave the test room to fail on that rather than on the default 5 s.
@@ -51,10 +51,6 @@ async function pin(
   const decision = await authorize({ username: user, password: subuser.password, product });
   expect(decision.allow, JSON.stringify(decision)).toBe(true);
   return decision.session;
-}
-
-function gateOf(subuser: TestSubuser) {
-  return env.SUBUSER_GATE.get(env.SUBUSER_GATE.idFromName(subuser.name));
 }
 
 /** Runs the gate's alarm now: it tells the account's index of the sessions it started. */

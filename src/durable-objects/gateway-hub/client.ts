@@ -16,8 +16,11 @@ export class GatewayHubClient {
     return this.#stub.fetch(request);
   }
 
-  /** Sends a message to every connected node, or to the nodes named; how many it reached. */
-  publish(message: object, nodes?: string[]): Promise<number> {
+  /**
+   * Sends a message to every connected node, or to the nodes named: how many it reached, and (sent to all) by when
+   * no node uses the standing shares it ended.
+   */
+  publish(message: object, nodes?: string[]): Promise<{ sent: number; standingEndsBy: number }> {
     return this.#stub.publish(JSON.stringify(message), nodes);
   }
 }

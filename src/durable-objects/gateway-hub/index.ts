@@ -1,2 +1,3 @@
 export { GatewayHubClient } from "./client";
 export { GatewayHub } from "./gateway-hub";
+export { gatewaySlots } from "./slots";

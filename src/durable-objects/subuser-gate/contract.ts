@@ -68,6 +68,11 @@ export interface NodeSnapshot {
   exhausted: Partial<Record<BandwidthProduct, boolean>>;
   /** The monthly cap is reached in `month` (UTC). */
   cap: { month: string; reached: boolean };
+  /**
+   * The limited products whose limits nodes use as standing shares (docs/gateway.md, "Standing shares"): each node
+   * slot its part, with no lease. The others' limits are leased.
+   */
+  standing: GatewayProduct[];
 }
 
 /** A snapshot as nodes receive it, fetched or pushed (docs/gateway.md: snake_case, RFC 3339 times). */
@@ -83,12 +88,15 @@ export function snapshotOnWire(snapshot: NodeSnapshot) {
     limits: snapshot.limits,
     exhausted: snapshot.exhausted,
     cap: snapshot.cap,
+    standing: snapshot.standing,
   };
 }
 
 /** A node's renewal of its shares of one product's limits. */
 export interface ShareRenewal {
   node: string;
+  /** The node's slot on the change feed (null: it has none, or its socket is down). */
+  slot: number | null;
   product: GatewayProduct;
   held: { concurrent: number; rps: number };
   /** Open connections. */

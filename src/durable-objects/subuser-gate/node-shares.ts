@@ -1,4 +1,5 @@
 import { SECOND } from "../../platform/clock";
+import { standingShare } from "../../platform/standing-shares";
 
 /**
  * Leased capacity: how a sub-user's gate splits one limit (`concurrent_max` or `rps_max` of a product) among the
@@ -24,6 +25,8 @@ const CUT_EVERY_MS = SECOND;
 
 export interface ShareRequest {
   node: string;
+  /** The node's slot (null: none): its renewal stands for the slot's standing share, if one is still counted. */
+  slot: number | null;
   /** The share the node enforces now. */
   held: number;
   /** What the node has in use: open connections, or the requests admitted in its last rolling second. */
@@ -47,7 +50,11 @@ interface NodeShare {
   expiresAt: number;
   /** When it was last asked to renew early. */
   cutAt: number;
+  /** A slot's standing share, counted until its node renews or every node has stopped using it. */
+  standing: boolean;
 }
+
+const slotKey = (slot: number) => `slot ${slot}`;
 
 export class NodeShares {
   readonly #nodes = new Map<string, NodeShare>();
@@ -68,6 +75,7 @@ export class NodeShares {
   /** The node's renewal: its new share, until when it holds, and the nodes to ask to renew early. */
   renew(limit: number, request: ShareRequest, at: number): ShareGrant {
     this.#expire(at);
+    if (request.slot !== null) this.#nodes.delete(slotKey(request.slot));
     const held = clamp(request.held, limit);
     const share: NodeShare = {
       granted: held,
@@ -77,6 +85,7 @@ export class NodeShares {
       want: clamp(request.want, limit),
       expiresAt: at + NODE_LEASE_MS,
       cutAt: this.#nodes.get(request.node)?.cutAt ?? 0,
+      standing: false,
     };
     this.#nodes.set(request.node, share);
     const available = limit - this.#countedOthers(request.node, at);
@@ -101,6 +110,41 @@ export class NodeShares {
     return this.#nodes.size;
   }
 
+  /**
+   * Standing shares end (the sub-user became busy): each slot's part of `limit` is counted as a grant to that slot
+   * until its node renews, or until `confirmStandDown` says when every node has stopped using it.
+   */
+  standDown(limit: number, slots: number, name: string): void {
+    for (let slot = 0; slot < slots; slot++) {
+      const share = standingShare(limit, slots, slot, name);
+      if (share === 0) continue;
+      this.#nodes.set(slotKey(slot), {
+        granted: share,
+        held: share,
+        inUse: 0,
+        inUseUntil: 0,
+        want: 0,
+        expiresAt: Number.POSITIVE_INFINITY,
+        cutAt: 0,
+        standing: true,
+      });
+    }
+  }
+
+  /** Every node has read that standing shares ended, or stops using them by `until`. */
+  confirmStandDown(until: number): void {
+    for (const share of this.#nodes.values()) if (share.standing) share.expiresAt = Math.min(share.expiresAt, until);
+  }
+
+  /** When the last share given ends (null: none is live): the gate may hand out standing shares again after. */
+  liveUntil(at: number): number | null {
+    this.#expire(at);
+    if (at < this.#recoveringUntil) return this.#recoveringUntil;
+    let latest: number | null = null;
+    for (const share of this.#nodes.values()) latest = Math.max(latest ?? 0, share.expiresAt);
+    return latest;
+  }
+
   #anyWaits(): boolean {
     for (const share of this.#nodes.values()) if (share.granted < share.want) return true;
     return false;
@@ -114,7 +158,7 @@ export class NodeShares {
     const even = Math.floor(limit / this.#nodes.size);
     const cut: string[] = [];
     for (const [name, share] of this.#nodes) {
-      if (name === node || share.cutAt > at - CUT_EVERY_MS) continue;
+      if (name === node || share.standing || share.cutAt > at - CUT_EVERY_MS) continue;
       if (countedOf(share, at) > even) {
         share.cutAt = at;
         cut.push(name);

@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { MINUTE, now, SECOND, utcMonth } from "../../platform/clock";
 import { randomString } from "../../platform/crypto";
 import { blockContains, type IpBlock, parseBlock, parseIp } from "../../platform/ip";
-import { GatewayHubClient } from "../gateway-hub";
+import { GatewayHubClient, gatewaySlots } from "../gateway-hub";
 import { Alarm } from "../shared/alarm";
 import { SlidingLog } from "../shared/sliding-log";
 import { migrate, type StorageStep } from "../shared/storage-versions";
@@ -42,6 +42,8 @@ const GATE_STORAGE: StorageStep[] = [
       CREATE TABLE IF NOT EXISTS node_view (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL, view TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS node_grants (id INTEGER PRIMARY KEY CHECK (id = 1), live_until INTEGER NOT NULL);
     `),
+  // 4: whether every connected node was sent the latest view (standing shares end only once it was).
+  (sql) => sql.exec("ALTER TABLE node_view ADD COLUMN pushed INTEGER NOT NULL DEFAULT 1"),
 ];
 
 /** A lease not released by the gateway is reclaimed after this long, so a crashed gateway cannot leak slots. */
@@ -51,6 +53,9 @@ const INDEX_DELAY_MS = SECOND;
 
 /** How far past its longest lease the gate notes that grants may be live (a row written at most once per this). */
 const GRANTS_NOTED_AHEAD_MS = MINUTE;
+
+/** A push that failed is tried again this soon. */
+const PUSH_RETRY_MS = SECOND;
 
 /** The gateway may reuse an allow this long (at most 60 s: whitelist removal and deletion take effect within 60 s). */
 export const MAX_CACHE_TTL_S = 30;
@@ -70,8 +75,15 @@ export class SubuserGate extends DurableObject {
   readonly #leases = new Map<string, { expiresAt: number; session: string | null }>();
   readonly #sessions: SessionBook;
   readonly #alarm: Alarm;
-  /** What gateway nodes know of the sub-user, and its version. */
-  #nodeView: { version: number; view: string } = { version: 0, view: "" };
+  /** What gateway nodes know of the sub-user, its version, and whether every connected node was sent it. */
+  #nodeView: { version: number; view: string; pushed: boolean } = { version: 0, view: "", pushed: true };
+  /**
+   * The products whose limits are leased to nodes (the sub-user is busy there); the other limited products' limits
+   * are standing shares, each node slot using its part without asking (docs/gateway.md, "Standing shares").
+   */
+  readonly #leased = new Set<GatewayProduct>();
+  /** Standing shares of a product being ended: renewals wait until every node was told. */
+  readonly #standingDown = new Map<GatewayProduct, Promise<void>>();
   /** The nodes' shares of each product's limits (memory: a restart recovers as `NodeShares` says). */
   readonly #shares = new Map<string, NodeShares>();
   /** When this instance started: grants made before it are unknown until their leases have ended. */
@@ -95,11 +107,20 @@ export class SubuserGate extends DurableObject {
     migrate(ctx.storage, "subuser_gate", GATE_STORAGE);
     const stored = this.#sql.exec<{ value: string }>("SELECT value FROM config WHERE id = 1").toArray()[0];
     if (stored) this.#apply(JSON.parse(stored.value) as GateConfig);
-    const view = this.#sql.exec<{ version: number; view: string }>("SELECT version, view FROM node_view").toArray()[0];
-    if (view) this.#nodeView = { version: view.version, view: view.view };
+    const view = this.#sql
+      .exec<{ version: number; view: string; pushed: number }>("SELECT version, view, pushed FROM node_view")
+      .toArray()[0];
+    if (view) this.#nodeView = { version: view.version, view: view.view, pushed: view.pushed === 1 };
     const grants = this.#sql.exec<{ live_until: number }>("SELECT live_until FROM node_grants").toArray()[0];
     this.#grantsLiveUntil = grants?.live_until ?? 0;
     this.#grantedBefore = this.#grantsLiveUntil > this.#startedAt;
+    if (view && this.#config) {
+      const standing = (JSON.parse(view.view) as Partial<NodeSnapshot>).standing;
+      // A view from before standing shares: its limits were leased, maybe still.
+      for (const product of limitedProducts(this.#config)) {
+        if (standing ? !standing.includes(product) : this.#grantedBefore) this.#leased.add(product);
+      }
+    }
     for (const lease of this.#sql.exec<{ id: string; expires_at: number; session: string | null }>(
       "SELECT id, expires_at, session FROM leases",
     )) {
@@ -110,21 +131,25 @@ export class SubuserGate extends DurableObject {
   configure(config: GateConfig): void {
     this.#apply(config);
     this.#sql.exec("INSERT OR REPLACE INTO config (id, value) VALUES (1, ?)", JSON.stringify(config));
-    this.#publishIfChanged(config);
+    this.ctx.waitUntil(this.#publishView(config));
   }
 
   /** What a gateway node needs to decide this sub-user's requests itself; null before the gate is configured. */
   snapshot(config?: GateConfig): NodeSnapshot | null {
     if (config) this.configure(config);
     const current = this.#config;
-    return current ? { ...nodeView(current, now()), version: this.#nodeView.version } : null;
+    return current ? { ...nodeView(current, this.#leased, now()), version: this.#nodeView.version } : null;
   }
 
   /**
-   * A node's renewal of its shares of a product's limits: what it may enforce until the lease ends. Shares never
-   * sum past a limit (`NodeShares`); a limit the sub-user lacks is answered null.
+   * A node's renewal of its shares of a product's limits: what it may enforce until the lease ends. A renewal of a
+   * product with standing shares ends them first (every node is told; each slot's share is counted until its node
+   * renews or has stopped using it). Shares never sum past a limit (`NodeShares`); a limit the sub-user lacks is
+   * answered null.
    */
-  renewShares(renewal: ShareRenewal): ShareGrant | null {
+  async renewShares(renewal: ShareRenewal): Promise<ShareGrant | null> {
+    const standing = this.#config && limitedProducts(this.#config).includes(renewal.product);
+    if (standing && !this.#leased.has(renewal.product)) await this.#standDown(renewal.product);
     const config = this.#config;
     if (!config) return null;
     const at = now();
@@ -138,7 +163,7 @@ export class SubuserGate extends DurableObject {
         ? null
         : this.#nodeShares(renewal.product, kind).renew(
             limit,
-            { node: renewal.node, held: renewal.held[kind], inUse, want: renewal.want[kind] },
+            { node: renewal.node, slot: renewal.slot, held: renewal.held[kind], inUse, want: renewal.want[kind] },
             at,
           );
     const concurrent = share(limits.concurrent, "concurrent", renewal.open);
@@ -148,10 +173,13 @@ export class SubuserGate extends DurableObject {
       const message = { type: "lease_cut", name: config.name, product: renewal.product };
       this.ctx.waitUntil(new GatewayHubClient(this.env).publish(message, cut));
     }
+    const expiresAt = Math.min(concurrent?.expiresAt ?? at + QUIET_LEASE_MS, rps?.expiresAt ?? at + QUIET_LEASE_MS);
+    // Once every share has ended, the limits stand again.
+    this.#alarm.wakeBy(expiresAt + 1);
     return {
       concurrent: concurrent?.granted ?? null,
       rps: rps?.granted ?? null,
-      expiresAt: Math.min(concurrent?.expiresAt ?? at + QUIET_LEASE_MS, rps?.expiresAt ?? at + QUIET_LEASE_MS),
+      expiresAt,
       version: this.#nodeView.version,
     };
   }
@@ -264,11 +292,14 @@ export class SubuserGate extends DurableObject {
   }
 
   /**
-   * Tells the account's session index of the sessions started (one call for all of them), forgets expired sessions
-   * (and terminated ones after a day); then sleeps until the next is due.
+   * Hands standing shares back to products whose leases have all ended, pushes a view no node was sent yet, tells
+   * the account's session index of the sessions started (one call for all of them), forgets expired sessions (and
+   * terminated ones after a day); then sleeps until the next is due.
    */
   override async alarm(): Promise<void> {
     this.#alarm.rang();
+    await this.#standUp();
+    if (!this.#nodeView.pushed) await this.#pushView();
     const config = this.#config;
     const started = this.#sessions.takeStarted();
     if (config && started.length > 0) await new TrafficStoreClient(this.env, config.accountId).upsertSessions(started);
@@ -299,28 +330,95 @@ export class SubuserGate extends DurableObject {
         inUseMs: kind === "rps" ? SECOND : QUIET_LEASE_MS,
         grantedBefore: this.#grantedBefore,
       });
+      const limit = this.#config?.limits[product]?.[kind] ?? null;
+      // Standing shares whose end no node may have heard of yet (this instance restarted meanwhile) still count.
+      if (!this.#nodeView.pushed && this.#leased.has(product) && limit !== null && this.#config) {
+        shares.standDown(limit, gatewaySlots(this.env), this.#config.name);
+      }
       this.#shares.set(key, shares);
     }
     return shares;
   }
 
   /**
-   * When what nodes decide from changed (status, passwords, whitelist, limits, products, a pool or the cap), its
-   * version grows and every connected node is told at once.
+   * Ends a product's standing shares: the product's limits are leased from now on, each slot's standing share is
+   * counted until its node renews or has stopped using it, and every node is told. Concurrent renewals wait for the
+   * same end.
    */
-  #publishIfChanged(config: GateConfig): void {
+  #standDown(product: GatewayProduct): Promise<void> {
+    const ending = this.#standingDown.get(product);
+    if (ending) return ending;
+    const config = this.#config as GateConfig;
+    this.#leased.add(product);
+    const limits = config.limits[product] ?? { concurrent: null, rps: null };
+    for (const kind of ["concurrent", "rps"] as const) {
+      const limit = limits[kind];
+      if (limit !== null) this.#nodeShares(product, kind).standDown(limit, gatewaySlots(this.env), config.name);
+    }
+    const told = this.#publishView(config).finally(() => this.#standingDown.delete(product));
+    this.#standingDown.set(product, told);
+    return told;
+  }
+
+  /** Products whose leases have all ended get standing shares again (every node is told); else wakes when due. */
+  async #standUp(): Promise<void> {
+    const config = this.#config;
+    if (!config || this.#leased.size === 0) return;
     const at = now();
-    const view = nodeView(config, at);
+    let stood = false;
+    for (const product of [...this.#leased]) {
+      if (this.#standingDown.has(product)) continue;
+      const ends = (["concurrent", "rps"] as const).map((kind) => this.#nodeShares(product, kind).liveUntil(at));
+      const lastEnds = Math.max(...ends.map((end) => end ?? 0));
+      if (lastEnds > 0) {
+        this.#alarm.wakeBy(lastEnds + 1);
+        continue;
+      }
+      this.#leased.delete(product);
+      this.#shares.delete(`${product}:concurrent`);
+      this.#shares.delete(`${product}:rps`);
+      stood = true;
+    }
+    if (stood) await this.#publishView(config);
+  }
+
+  /**
+   * When what nodes decide from changed (status, passwords, whitelist, limits, products, a pool, the cap or standing
+   * shares), its version grows and every connected node is told at once. Resolves once told (or the push failed:
+   * it is tried again).
+   */
+  #publishView(config: GateConfig): Promise<void> {
+    const view = nodeView(config, this.#leased, now());
     const text = JSON.stringify(view);
-    if (text === this.#nodeView.view) return;
-    this.#nodeView = { version: this.#nodeView.version + 1, view: text };
+    if (text === this.#nodeView.view) return Promise.resolve();
+    this.#nodeView = { version: this.#nodeView.version + 1, view: text, pushed: false };
     this.#sql.exec(
-      "INSERT OR REPLACE INTO node_view (id, version, view) VALUES (1, ?, ?)",
+      "INSERT OR REPLACE INTO node_view (id, version, view, pushed) VALUES (1, ?, ?, 0)",
       this.#nodeView.version,
       text,
     );
-    const message = { type: "subuser", subuser: snapshotOnWire({ ...view, version: this.#nodeView.version }) };
-    this.ctx.waitUntil(new GatewayHubClient(this.env).publish(message));
+    return this.#pushView();
+  }
+
+  /**
+   * Sends the current view to every connected node. Once sent, the standing shares it ended are counted only until
+   * every node has stopped using them; a failed push is tried again.
+   */
+  async #pushView(): Promise<void> {
+    const { version, view } = this.#nodeView;
+    const snapshot = { ...(JSON.parse(view) as Omit<NodeSnapshot, "version">), version };
+    let standingEndsBy: number;
+    try {
+      const message = { type: "subuser", subuser: snapshotOnWire(snapshot) };
+      ({ standingEndsBy } = await new GatewayHubClient(this.env).publish(message));
+    } catch {
+      this.#alarm.wakeBy(now() + PUSH_RETRY_MS);
+      return;
+    }
+    if (this.#nodeView.version !== version) return;
+    this.#nodeView.pushed = true;
+    this.#sql.exec("UPDATE node_view SET pushed = 1 WHERE version = ?", version);
+    for (const shares of this.#shares.values()) shares.confirmStandDown(standingEndsBy);
   }
 
   #apply(config: GateConfig): void {
@@ -367,7 +465,7 @@ export class SubuserGate extends DurableObject {
 }
 
 /** The gate's view as nodes decide from it (without its version). */
-function nodeView(config: GateConfig, at: number): Omit<NodeSnapshot, "version"> {
+function nodeView(config: GateConfig, leased: Set<GatewayProduct>, at: number): Omit<NodeSnapshot, "version"> {
   const month = utcMonth(at);
   return {
     name: config.name,
@@ -390,7 +488,16 @@ function nodeView(config: GateConfig, at: number): Omit<NodeSnapshot, "version">
         .map((product) => [product, exhausted(config.pools[product])]),
     ),
     cap: { month, reached: overCap(config, at) },
+    standing: limitedProducts(config).filter((product) => !leased.has(product)),
   };
+}
+
+/** The sub-user's products with a limit of concurrency or of requests per second. */
+function limitedProducts(config: GateConfig): GatewayProduct[] {
+  return config.products.filter((product) => {
+    const limits = config.limits[product];
+    return limits !== undefined && (limits.concurrent !== null || limits.rps !== null);
+  });
 }
 
 function exhausted(pool: PoolFigures | undefined): boolean {

@@ -40,6 +40,12 @@ const snapshotSchema = z
         .boolean()
         .openapi({ description: "The monthly cap is reached in `month` (402 traffic-limit-reached)." }),
     }),
+    standing: list(gatewayProduct(), 3).openapi({
+      description:
+        "The limited products whose limits are standing shares: each node slot uses its part (split as " +
+        'docs/gateway.md, "Standing shares", says) with no lease, while the change feed vouches for its slot. The ' +
+        "other limited products' limits are leased (`POST /internal/gateway/leases`).",
+    }),
   })
   .openapi("GatewaySubuserSnapshot");
 

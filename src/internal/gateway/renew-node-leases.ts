@@ -40,26 +40,41 @@ export const route = internalRoute(
     tags: ["Gateway"],
     summary: "Renew a node's shares of sub-users' limits",
     description:
-      "Each sub-user's gate hands each node a share of `concurrent_max` and `rps_max` for 5 s, split max-min " +
-      "fairly over the nodes' demand; the shares of all nodes never sum past a limit. A node renews all its " +
-      "busy sub-users in one call about every second, and gives a share back when idle.",
+      "Each sub-user's gate hands each node a share of `concurrent_max` and `rps_max` for 5 s (60 s while no " +
+      "node waits), split max-min fairly over the nodes' demand; the shares of all nodes never sum past a limit. " +
+      "A renewal of a product with standing shares (the snapshot's `standing`) ends them first: every node is " +
+      "told by a push. A node renews all its busy sub-users in one call, and gives a share back when idle.",
     request: {
       body: jsonBody(
-        z.strictObject({ node: nodeId(), leases: list(renewalSchema, 100).min(1) }).openapi("GatewayLeaseRenewals", {
-          example: {
-            node: "node-1",
-            leases: [
-              {
-                name: "s1a2b3c4d5e",
-                product: "residential",
-                held: { concurrent: 2, rps: 3 },
-                open: 1,
-                recent: 2,
-                want: { concurrent: 3, rps: 5 },
-              },
-            ],
-          },
-        }),
+        z
+          .strictObject({
+            node: nodeId(),
+            slot: integer(0, 1023)
+              .nullable()
+              .optional()
+              .openapi({
+                description:
+                  "The slot the change feed's `hello` gave the node (null or omitted: none). A renewal from a slot " +
+                  "stands for that slot's standing shares: they count from then as the node's lease.",
+              }),
+            leases: list(renewalSchema, 100).min(1),
+          })
+          .openapi("GatewayLeaseRenewals", {
+            example: {
+              node: "node-1",
+              slot: 0,
+              leases: [
+                {
+                  name: "s1a2b3c4d5e",
+                  product: "residential",
+                  held: { concurrent: 2, rps: 3 },
+                  open: 1,
+                  recent: 2,
+                  want: { concurrent: 3, rps: 5 },
+                },
+              ],
+            },
+          }),
       ),
     },
     responses: {
@@ -70,10 +85,10 @@ export const route = internalRoute(
 );
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const { node, leases } = c.req.valid("json");
+  const { node, slot, leases } = c.req.valid("json");
   const grants = await renewNodeShares(
     c.get("ctx"),
-    leases.map((lease) => ({ ...lease, node, recent: lease.recent ?? lease.held.rps })),
+    leases.map((lease) => ({ ...lease, node, slot: slot ?? null, recent: lease.recent ?? lease.held.rps })),
   );
   return c.json(
     {

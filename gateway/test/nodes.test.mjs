@@ -311,6 +311,37 @@ describe("three gateway nodes in front of the API", () => {
     }
   });
 
+  it("a quiet sub-user costs no lease call at any node (standing shares); a burst past a node's part leases", async (t) => {
+    // 4 slots (local runs): parts of 2 connections and 5 rps at each node.
+    const subuser = await createSubuser({ concurrent_max: 8, rps_max: 20 });
+    const credentials = { username: user(subuser), password: subuser.password };
+    const leaseCalls = () => stack.gateways.reduce((sum, gateway) => sum + (gateway.apiCalls["/leases"] ?? 0), 0);
+    const before = leaseCalls();
+    for (let round = 0; round < 5; round++) {
+      for (const gateway of stack.gateways) {
+        assert.equal((await proxiedGet(gateway.port, { ...credentials, url: stack.targetUrl })).status, 200);
+      }
+      await sleep(250);
+    }
+    assert.equal(leaseCalls() - before, 0, "15 requests within every node's part: no lease asked");
+
+    // 10 requests at once at one node: past its part (2 connections), so the limits are leased from then on. Once
+    // the other nodes have given their parts up (at once, or within a second), that node gets what it asks for, and
+    // the sub-user's 20 rps still bound every rolling second across nodes.
+    const admitted = recordAdmissions(subuser.name);
+    const burst = () =>
+      Promise.all(
+        Array.from({ length: 10 }, () => proxiedGet(stack.gateways[0].port, { ...credentials, url: stack.targetUrl })),
+      );
+    await burst();
+    assert.ok(leaseCalls() > before, "the burst leased");
+    await sleep(1200);
+    const passed = (await burst()).filter((answer) => answer.status === 200).length;
+    t.diagnostic(`${passed} of 10 passed once leased; ${leaseCalls() - before} lease calls`);
+    assert.ok(passed > 2, `more than the node's part passed: ${passed}`);
+    assert.ok(busiestWindow(admitted, 1000) <= 20, `at most 20 in a rolling second: ${busiestWindow(admitted, 1000)}`);
+  });
+
   it("1,000 new connections with warm credentials cost a node at most 10 API calls", async (t) => {
     const subuser = await createSubuser({ concurrent_max: 50, rps_max: 1000 });
     const [gateway] = stack.gateways;

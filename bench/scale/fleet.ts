@@ -15,7 +15,6 @@ export const RECORDS_PER_POST = 1_000;
 const SESSION_SHARE = 0.2;
 /** One sub-user in 20 has a monthly cap (D1 keeps capped sub-users' months). */
 export const CAPPED_EVERY = 20;
-export const isCapped = (u: number) => u % CAPPED_EVERY === 0;
 const ERROR_SHARE = 0.04;
 const REGIONS = ["us", "gb", "de", "fr", "br", "jp", "in", "ca", "au", "nl"];
 const HOSTS = ["example.com", "shop.example.net", "api.example.org", "news.example.com", "cdn.example.io"];

@@ -24,7 +24,6 @@ export const idPrefixes = {
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;
-export type IdPrefix = (typeof idPrefixes)[IdKind];
 
 /**
  * ULIDs' randomness, drawn from the platform's CSPRNG 4 KB at a time: the library otherwise makes one

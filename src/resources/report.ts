@@ -11,6 +11,7 @@ import {
 } from "../db/schema";
 import type { DestinationInput } from "../domain/reports/definitions";
 import { runPayload, runSummaryPayload } from "../domain/reports/run-payload";
+import { SCHEDULE_MAX_LENGTH } from "../domain/reports/schedule";
 import { toIso } from "../platform/clock";
 import { email, id, idParam, integer, list, text, timestamp, token } from "../platform/fields";
 import { productListSchema } from "./vocabulary";
@@ -185,7 +186,7 @@ export const reportSchema = z
     name: reportNameSchema,
     type: z.enum(reportTypes),
     filters: filtersSchema,
-    schedule: text(100).nullable(),
+    schedule: text(SCHEDULE_MAX_LENGTH).nullable(),
     next_run_at: timestamp().nullable().openapi({ description: "When the schedule next runs; null on demand." }),
     format: z.enum(reportFormats),
     destination: storedDestinationSchema,

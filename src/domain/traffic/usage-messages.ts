@@ -29,11 +29,9 @@ export type {
   DomainCell,
   DomainRow,
   GateUsage,
-  RequestSample,
   SampleCandidate,
   SampleRow,
   SessionDelta,
-  SessionRequest,
   SessionUsage,
 };
 

@@ -6,7 +6,7 @@ import type { ReportKind } from "./scope";
 import { subusersReport } from "./subusers";
 import { trafficByDomainReport, trafficReport } from "./traffic";
 
-export type { ReportKind, RunScope } from "./scope";
+export type { ReportKind } from "./scope";
 
 /** The five report types (spec §2.11), each a row generator. */
 export const reportKinds: Record<ReportType, ReportKind> = {

@@ -36,13 +36,13 @@ function shardBlocks(table, prefix) {
 /** `text` with its marked regions replaced, in order, by `regions`. */
 function rewriteRegions(text, regions) {
   let index = 0;
-  const marked = new RegExp(`${escape(BEGIN)}[^\\n]*\\n[\\s\\S]*?${escape(END)}\\n`, "g");
+  const marked = new RegExp(`${literally(BEGIN)}[^\\n]*\\n[\\s\\S]*?${literally(END)}\\n`, "g");
   const rewritten = text.replace(marked, () => regions[index++] ?? "");
   if (index !== regions.length) throw new Error(`expected ${regions.length} marked regions, found ${index}`);
   return rewritten;
 }
 
-function escape(text) {
+function literally(text) {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 

@@ -1,9 +1,27 @@
 import { describe, expect, it } from "vitest";
-import type { CellRow } from "../../src/durable-objects/traffic-store/contract";
+import { LOGGED_SAMPLE } from "../../src/durable-objects/traffic-store/arrival-rows";
+import {
+  CELL,
+  type Cell,
+  type CellRow,
+  type ClientSource,
+  cellRow,
+  requestSampleFields,
+  SAMPLE,
+  type SampleCandidate,
+  SOURCE,
+  sampleOf,
+  sampleRow,
+  sourceRow,
+} from "../../src/durable-objects/traffic-store/contract";
 import {
   addCellsToMarginals,
   boundDomains,
+  DOMAIN_SUMS,
   type DomainSums,
+  MARGINAL,
+  MINUTE_TOTAL,
+  metricsOf,
   minuteTotals,
   sumCells,
 } from "../../src/durable-objects/traffic-store/summary";
@@ -17,19 +35,20 @@ describe("the store's row arithmetic (pure)", () => {
       [0, "mobile", "only.com", 5, 0, 1, 0],
       [MINUTE, "residential", "later.com", 7, 0, 1, 0],
     ];
+    const { minute, product, domain, bytesIn, bytesOut, requests } = DOMAIN_SUMS;
     const bounded = boundDomains(rows);
-    const residential = bounded.filter((row) => row[0] === 0 && row[1] === "residential");
-    expect(residential.filter((row) => row[2] !== "(other)")).toHaveLength(100);
-    expect(residential.find((row) => row[2] === "site29.com")).toBeUndefined();
-    expect(residential.find((row) => row[2] === "site129.com")).toBeDefined();
-    const other = residential.find((row) => row[2] === "(other)") as DomainSums;
-    expect(other[5]).toBe(30);
-    const total = (list: DomainSums[]) => list.reduce((sum, row) => sum + row[3] + row[4], 0);
+    const residential = bounded.filter((row) => row[minute] === 0 && row[product] === "residential");
+    expect(residential.filter((row) => row[domain] !== "(other)")).toHaveLength(100);
+    expect(residential.find((row) => row[domain] === "site29.com")).toBeUndefined();
+    expect(residential.find((row) => row[domain] === "site129.com")).toBeDefined();
+    const other = residential.find((row) => row[domain] === "(other)") as DomainSums;
+    expect(other[requests]).toBe(30);
+    const total = (list: DomainSums[]) => list.reduce((sum, row) => sum + row[bytesIn] + row[bytesOut], 0);
     expect(total(bounded)).toBe(total(rows));
-    expect(bounded.filter((row) => row[1] === "mobile")).toEqual([[0, "mobile", "only.com", 5, 0, 1, 0]]);
+    expect(bounded.filter((row) => row[product] === "mobile")).toEqual([[0, "mobile", "only.com", 5, 0, 1, 0]]);
     // Bytes once in (other) stay there when the bucket is bounded again with more of that domain.
     const again = boundDomains([...bounded, [0, "residential", "site0.com", 1, 0, 1, 0]]);
-    expect(again.find((row) => row[2] === "(other)")?.[5]).toBe(31);
+    expect(again.find((row) => row[domain] === "(other)")?.[requests]).toBe(31);
     expect(total(again)).toBe(total(rows) + 1);
   });
 
@@ -66,5 +85,66 @@ describe("the store's row arithmetic (pure)", () => {
     const marginals = addCellsToMarginals({}, cells);
     expect(marginals.residential?.subuser).toEqual({ sub_a: [16, 3, 3, 0, MINUTE], sub_b: [2, 1, 1, 0, 0] });
     expect(marginals.residential?.region).toEqual({ us: [16, 3, 3, 0, MINUTE], de: [2, 1, 1, 0, 0] });
+  });
+
+  it("names every column where the rows put it (each value distinct, so a wrong index shows)", () => {
+    const cell: Cell = {
+      minute: 1,
+      product: "isp",
+      subuserId: "sub_a",
+      region: "us",
+      asn: 2,
+      tag: "tag",
+      carrier: "carrier",
+      ip: "192.0.2.1",
+      bytesIn: 3,
+      bytesOut: 4,
+      requests: 5,
+      errors: 6,
+    };
+    const row = cellRow(cell);
+    for (const [name, at] of Object.entries(CELL)) expect(row[at], name).toBe(cell[name as keyof Cell]);
+    const metrics = { bytesIn: 3, bytesOut: 4, requests: 5, errors: 6 };
+    const [total] = minuteTotals([row]);
+    expect([total?.[MINUTE_TOTAL.minute], total?.[MINUTE_TOTAL.product]]).toEqual([1, "isp"]);
+    expect(metricsOf(total as ArrayLike<unknown>, MINUTE_TOTAL.bytesIn)).toEqual(metrics);
+    const marginal = addCellsToMarginals({}, [row]).isp?.subuser?.sub_a;
+    expect(marginal?.[MARGINAL.latestMinute]).toBe(1);
+    expect(metricsOf(marginal as ArrayLike<unknown>, MARGINAL.bytesIn)).toEqual(metrics);
+
+    const source: ClientSource = {
+      subuserId: "sub_a",
+      block: "192.0.2.0/24",
+      firstSeen: 1,
+      lastSeen: 2,
+      requests: 3,
+      bytes: 4,
+    };
+    const sourceFields = sourceRow(source);
+    for (const [name, at] of Object.entries(SOURCE)) {
+      expect(sourceFields[at], name).toBe(source[name as keyof ClientSource]);
+    }
+
+    const sample: SampleCandidate = {
+      requestId: "req_1",
+      ts: 1,
+      product: "mobile",
+      subuserId: "sub_a",
+      method: "GET",
+      targetHost: "example.com",
+      status: 200,
+      bytes: 2,
+      exitIp: "192.0.2.9",
+      exitGeo: "us/ca",
+      exitAsn: 3,
+      tag: "tag",
+      weight: 4,
+    };
+    const sampleFields = sampleRow(sample);
+    for (const [name, at] of Object.entries(SAMPLE)) {
+      expect(sampleFields[at], name).toBe(sample[name as keyof SampleCandidate]);
+    }
+    expect(sampleOf(sampleFields)).toEqual(sample);
+    expect(LOGGED_SAMPLE.keptBelow).toBe(requestSampleFields(sample).length);
   });
 });

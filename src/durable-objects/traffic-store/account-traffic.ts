@@ -1,9 +1,10 @@
 import { HOUR, utcMonth } from "../../platform/clock";
 import { type AreaStorage, migrate } from "../shared/storage-versions";
 import { addSessionUsage, copySessionUsage } from "../subuser-gate/contract";
-import { ARRIVALS_KEPT_MS, type ArrivalRow, ArrivalRows } from "./arrival-rows";
+import { ARRIVALS_KEPT_MS, type ArrivalRow, ArrivalRows, LOGGED_SAMPLE } from "./arrival-rows";
 import { ClientSources } from "./client-sources";
 import {
+  CELL,
   type Cell,
   cellRow,
   type IngestOutcome,
@@ -32,7 +33,7 @@ import { FOLD_LATENESS_MS, FoldedTiers, floorTo, TIERS } from "./folded-tiers";
 import { TRAFFIC_LAYOUT } from "./layout";
 import { RequestLog } from "./request-log";
 import { SessionIndex } from "./session-index";
-import { boundDomains, type DomainSums, mergeTotals, minuteTotals, sumCells } from "./summary";
+import { boundDomains, DOMAIN_SUMS, type DomainSums, MARGINAL, mergeTotals, minuteTotals, sumCells } from "./summary";
 import { TrafficQueries } from "./traffic-queries";
 import { TrafficReports } from "./traffic-reports";
 import { addShare, SETTLE_INTERVAL_MS, UsageMeter } from "./usage-meter";
@@ -148,14 +149,16 @@ export class AccountTraffic {
     const sessions = fresh.flatMap((part) => part.sessions ?? []);
 
     const ingested = new Map<number, number>();
-    for (const cell of cells) ingested.set(cell[0], (ingested.get(cell[0]) ?? 0) + cell[10]);
+    for (const cell of cells) {
+      ingested.set(cell[CELL.minute], (ingested.get(cell[CELL.minute]) ?? 0) + cell[CELL.requests]);
+    }
     const requestsIn = (minute: number) => this.#requestsIn(minute) + (ingested.get(minute) ?? 0);
     const samples = this.#log.keep(admitted.samples, at, requestsIn);
 
     const late = {
-      cells: cells.filter((cell) => this.#tiers.isFolded(cell[0])),
-      domains: domains.filter((domain) => this.#tiers.isFolded(domain[0])),
-      samples: samples.filter((sample) => this.#tiers.isFolded(sample[1])),
+      cells: cells.filter((cell) => this.#tiers.isFolded(cell[CELL.minute])),
+      domains: domains.filter((domain) => this.#tiers.isFolded(domain[DOMAIN_SUMS.minute])),
+      samples: samples.filter((sample) => this.#tiers.isFolded(sample[LOGGED_SAMPLE.ts])),
     };
     if (late.cells.length + late.domains.length + late.samples.length > 0) this.#tiers.patch(late, at);
 
@@ -163,8 +166,8 @@ export class AccountTraffic {
     row.content.domains = boundDomains([...row.content.domains, ...domains]);
     mergeTotals(row.totals, minuteTotals(cells));
     for (const cell of cells) {
-      row.firstMinute = Math.min(row.firstMinute, cell[0]);
-      row.lastMinute = Math.max(row.lastMinute, cell[0]);
+      row.firstMinute = Math.min(row.firstMinute, cell[CELL.minute]);
+      row.lastMinute = Math.max(row.lastMinute, cell[CELL.minute]);
     }
     row.samples.push(...samples);
     if (sources.length > 0) row.sources.push([row.keys.length, sources]);
@@ -233,7 +236,8 @@ export class AccountTraffic {
         const a = after.get(id);
         if (!a) continue;
         const b = before.get(id);
-        usage[id] = (usage[id] ?? 0) + (a[0] as number) + (a[1] as number) - ((b?.[0] ?? 0) + (b?.[1] ?? 0));
+        const { bytesIn, bytesOut } = MARGINAL;
+        usage[id] = (usage[id] ?? 0) + a[bytesIn] + a[bytesOut] - ((b?.[bytesIn] ?? 0) + (b?.[bytesOut] ?? 0));
       }
     }
     return usage;

@@ -1,8 +1,8 @@
 import { HOUR, MINUTE } from "../../platform/clock";
 import { packJson, unpackJson } from "./blob-codec";
 import { BoundedCache } from "./bounded-cache";
-import type { CellRow, RequestSampleFields, SessionDelta, SourceRow } from "./contract";
-import type { DomainSums, MinuteTotal } from "./summary";
+import { type CellRow, type RequestSampleFields, SAMPLE, type SessionDelta, type SourceRow } from "./contract";
+import { type DomainSums, MINUTE_TOTAL, type MinuteTotal } from "./summary";
 
 /** One row per minute of arrival, kept 25 hours (the 1-minute resolution answers the last 24) in a ring of slots. */
 export const ARRIVAL_SLOTS = 1500;
@@ -26,6 +26,9 @@ const CACHED_ROW_ITEMS = 20_000;
 
 /** A request-log candidate as the store keeps it: the rate below which it is kept replaces its weight. */
 export type LoggedSample = [...RequestSampleFields, keptBelow: number | null];
+
+/** Where each field of a `LoggedSample` stands: the request sample's fields, then the rate it is kept below. */
+export const LOGGED_SAMPLE = { ...SAMPLE, keptBelow: 12 } as const;
 
 /** What an ingest metered, per settlement number: bytes per pool (added up), capped months' figures (the highest). */
 export interface RowMeter {
@@ -352,16 +355,18 @@ export class ArrivalRows {
       // A copy: the open row's totals grow in place until it is written.
       totals: head.totals.map((total) => [...total] as MinuteTotal),
     });
-    for (const [minute, , , , requests] of head.totals) {
-      this.#minuteRequests.set(minute, (this.#minuteRequests.get(minute) ?? 0) + requests);
+    for (const total of head.totals) {
+      const minute = total[MINUTE_TOTAL.minute];
+      this.#minuteRequests.set(minute, (this.#minuteRequests.get(minute) ?? 0) + total[MINUTE_TOTAL.requests]);
     }
   }
 
   #forget(slot: number): void {
     const head = this.#heads.get(slot);
     if (!head) return;
-    for (const [minute, , , , requests] of head.totals) {
-      const left = (this.#minuteRequests.get(minute) ?? 0) - requests;
+    for (const total of head.totals) {
+      const minute = total[MINUTE_TOTAL.minute];
+      const left = (this.#minuteRequests.get(minute) ?? 0) - total[MINUTE_TOTAL.requests];
       if (left > 0) this.#minuteRequests.set(minute, left);
       else this.#minuteRequests.delete(minute);
     }

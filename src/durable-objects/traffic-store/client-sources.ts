@@ -5,6 +5,7 @@ import { packJson, unpackJson } from "./blob-codec";
 import {
   NEW_SOURCE_ALERT_BLOCKS,
   NEW_SOURCE_ALERT_WINDOW_MS,
+  SOURCE,
   SOURCES_KEPT_MS,
   SOURCES_PER_SUBUSER,
   type SourceAlert,
@@ -80,7 +81,8 @@ export class ClientSources {
       const fresh = new Map<string, string[]>();
       for (const source of sources) {
         const known = this.#add(blocks, source);
-        if (!known) fresh.set(source[0], [...(fresh.get(source[0]) ?? []), source[1]]);
+        const subuserId = source[SOURCE.subuserId];
+        if (!known) fresh.set(subuserId, [...(fresh.get(subuserId) ?? []), source[SOURCE.block]]);
       }
       for (const [subuserId, newBlocks] of fresh) {
         const state = this.#alerts.get(subuserId) ?? {
@@ -136,14 +138,23 @@ export class ClientSources {
     limit: number,
     at: number,
   ): SourceEntry[] {
+    const { block, firstSeen, lastSeen, requests, bytes } = SOURCE;
     return [...(this.#load().get(subuserId)?.values() ?? [])]
-      .filter(([, block, firstSeen, lastSeen]) => {
-        if (lastSeen < at - SOURCES_KEPT_MS) return false;
-        return !after || firstSeen < after.firstSeen || (firstSeen === after.firstSeen && block < after.block);
+      .filter((row) => {
+        if (row[lastSeen] < at - SOURCES_KEPT_MS) return false;
+        return (
+          !after || row[firstSeen] < after.firstSeen || (row[firstSeen] === after.firstSeen && row[block] < after.block)
+        );
       })
-      .sort((a, b) => b[2] - a[2] || (a[1] < b[1] ? 1 : a[1] > b[1] ? -1 : 0))
+      .sort((a, b) => b[firstSeen] - a[firstSeen] || (a[block] < b[block] ? 1 : a[block] > b[block] ? -1 : 0))
       .slice(0, limit)
-      .map(([, block, firstSeen, lastSeen, requests, bytes]) => ({ block, firstSeen, lastSeen, requests, bytes }));
+      .map((row) => ({
+        block: row[block],
+        firstSeen: row[firstSeen],
+        lastSeen: row[lastSeen],
+        requests: row[requests],
+        bytes: row[bytes],
+      }));
   }
 
   /** Whether an arrival row about to be overwritten holds sources no snapshot has yet. */
@@ -160,7 +171,7 @@ export class ClientSources {
     const blocks = this.#load();
     for (const [subuserId, own] of blocks) {
       for (const [block, row] of own) {
-        if (row[3] >= at - SOURCES_KEPT_MS) continue;
+        if (row[SOURCE.lastSeen] >= at - SOURCES_KEPT_MS) continue;
         own.delete(block);
         this.#dirty.add(shardOf(subuserId));
       }
@@ -193,21 +204,18 @@ export class ClientSources {
 
   /** Adds a source to the blocks; whether its block was known. */
   #add(blocks: Map<string, Map<string, SourceRow>>, source: SourceRow): boolean {
-    let own = blocks.get(source[0]);
-    if (!own) {
-      own = new Map();
-      blocks.set(source[0], own);
-    }
-    const known = own.get(source[1]);
-    this.#dirty.add(shardOf(source[0]));
+    const own = ownBlocks(blocks, source);
+    const known = own.get(source[SOURCE.block]);
+    this.#dirty.add(shardOf(source[SOURCE.subuserId]));
     if (!known) {
-      own.set(source[1], [...source] as SourceRow);
+      own.set(source[SOURCE.block], [...source] as SourceRow);
       return false;
     }
-    known[2] = Math.min(known[2], source[2]);
-    known[3] = Math.max(known[3], source[3]);
-    known[4] += source[4];
-    known[5] += source[5];
+    const { firstSeen, lastSeen, requests, bytes } = SOURCE;
+    known[firstSeen] = Math.min(known[firstSeen], source[firstSeen]);
+    known[lastSeen] = Math.max(known[lastSeen], source[lastSeen]);
+    known[requests] += source[requests];
+    known[bytes] += source[bytes];
     return true;
   }
 
@@ -215,8 +223,11 @@ export class ClientSources {
   #cap(blocks: Map<string, Map<string, SourceRow>>, subuserId: string): void {
     const own = blocks.get(subuserId);
     if (!own || own.size <= SOURCES_PER_SUBUSER) return;
-    const newest = [...own.values()].sort((a, b) => b[3] - a[3] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
-    for (const row of newest.slice(SOURCES_PER_SUBUSER)) own.delete(row[1]);
+    const { block, lastSeen } = SOURCE;
+    const newest = [...own.values()].sort(
+      (a, b) => b[lastSeen] - a[lastSeen] || (a[block] < b[block] ? -1 : a[block] > b[block] ? 1 : 0),
+    );
+    for (const row of newest.slice(SOURCES_PER_SUBUSER)) own.delete(row[block]);
   }
 
   /** The blocks: the snapshot, and every arrival row's sources since it. */
@@ -225,14 +236,7 @@ export class ClientSources {
     const blocks = new Map<string, Map<string, SourceRow>>();
     this.#blocks = blocks;
     for (const shard of this.#sql.exec<{ body: ArrayBuffer }>("SELECT body FROM source_shards")) {
-      for (const row of unpackJson<SourceRow[]>(shard.body, [])) {
-        let own = blocks.get(row[0]);
-        if (!own) {
-          own = new Map();
-          blocks.set(row[0], own);
-        }
-        own.set(row[1], row);
-      }
+      for (const row of unpackJson<SourceRow[]>(shard.body, [])) ownBlocks(blocks, row).set(row[SOURCE.block], row);
     }
     this.#latest = { minute: this.#snapshot.minute, tag: this.#snapshot.tag };
     for (const head of this.#arrivals.heads().sort((a, b) => a.minute - b.minute)) {
@@ -253,6 +257,17 @@ export class ClientSources {
       JSON.stringify(Object.fromEntries(this.#alerts)),
     );
   }
+}
+
+/** The blocks of a row's sub-user (a new, empty map for a sub-user seen first). */
+function ownBlocks(blocks: Map<string, Map<string, SourceRow>>, row: SourceRow): Map<string, SourceRow> {
+  const subuserId = row[SOURCE.subuserId];
+  let own = blocks.get(subuserId);
+  if (!own) {
+    own = new Map();
+    blocks.set(subuserId, own);
+  }
+  return own;
 }
 
 function isLater(a: { minute: number; tag: number }, b: { minute: number; tag: number }): boolean {

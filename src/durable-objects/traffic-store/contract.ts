@@ -45,6 +45,22 @@ export type CellRow = [
   errors: number,
 ];
 
+/** Where each field of a `CellRow` stands: `cell[CELL.requests]`. */
+export const CELL = {
+  minute: 0,
+  product: 1,
+  subuserId: 2,
+  region: 3,
+  asn: 4,
+  tag: 5,
+  carrier: 6,
+  ip: 7,
+  bytesIn: 8,
+  bytesOut: 9,
+  requests: 10,
+  errors: 11,
+} as const satisfies Record<keyof Cell, number>;
+
 /** A cell as a row (the order of `CellRow`). */
 export function cellRow(c: Cell): CellRow {
   return [
@@ -150,6 +166,16 @@ export type SourceRow = [
   bytes: number,
 ];
 
+/** Where each field of a `SourceRow` stands: `source[SOURCE.lastSeen]`. */
+export const SOURCE = {
+  subuserId: 0,
+  block: 1,
+  firstSeen: 2,
+  lastSeen: 3,
+  requests: 4,
+  bytes: 5,
+} as const satisfies Record<keyof ClientSource, number>;
+
 export function sourceRow(s: ClientSource): SourceRow {
   return [s.subuserId, s.block, s.firstSeen, s.lastSeen, s.requests, s.bytes];
 }
@@ -232,10 +258,27 @@ export type RequestSampleFields = [
   tag: string | null,
 ];
 
-/** A sample candidate as usage messages carry it: the fields in `SampleCandidate`'s order, without their names. */
-export type SampleRow = [...RequestSampleFields, weight: number];
+/**
+ * Where each field of `RequestSampleFields` stands, in every row that starts with them (`SampleRow`, the store's
+ * `LoggedSample`): `sample[SAMPLE.ts]`.
+ */
+export const SAMPLE = {
+  requestId: 0,
+  ts: 1,
+  product: 2,
+  subuserId: 3,
+  method: 4,
+  targetHost: 5,
+  status: 6,
+  bytes: 7,
+  exitIp: 8,
+  exitGeo: 9,
+  exitAsn: 10,
+  tag: 11,
+} as const satisfies Record<keyof RequestSample, number>;
 
-export function sampleRow(s: SampleCandidate): SampleRow {
+/** A request sample's fields as a row (the order of `RequestSampleFields`). */
+export function requestSampleFields(s: RequestSample): RequestSampleFields {
   return [
     s.requestId,
     s.ts,
@@ -249,11 +292,11 @@ export function sampleRow(s: SampleCandidate): SampleRow {
     s.exitGeo,
     s.exitAsn,
     s.tag,
-    s.weight,
   ];
 }
 
-export function sampleOf([
+/** A row's request sample fields back as a sample (whatever follows them in the row is left out). */
+export function requestSampleOf([
   requestId,
   ts,
   product,
@@ -266,23 +309,22 @@ export function sampleOf([
   exitGeo,
   exitAsn,
   tag,
-  weight,
-]: SampleRow): SampleCandidate {
-  return {
-    requestId,
-    ts,
-    product,
-    subuserId,
-    method,
-    targetHost,
-    status,
-    bytes,
-    exitIp,
-    exitGeo,
-    exitAsn,
-    tag,
-    weight,
-  };
+]: readonly [...RequestSampleFields, ...unknown[]]): RequestSample {
+  return { requestId, ts, product, subuserId, method, targetHost, status, bytes, exitIp, exitGeo, exitAsn, tag };
+}
+
+/** A sample candidate as usage messages carry it: the fields in `SampleCandidate`'s order, without their names. */
+export type SampleRow = [...RequestSampleFields, weight: number];
+
+/** Where each field of a `SampleRow` stands: the request sample's fields, then the weight. */
+const SAMPLE_ROW = { ...SAMPLE, weight: 12 } as const;
+
+export function sampleRow(s: SampleCandidate): SampleRow {
+  return [...requestSampleFields(s), s.weight];
+}
+
+export function sampleOf(row: SampleRow): SampleCandidate {
+  return { ...requestSampleOf(row), weight: row[SAMPLE_ROW.weight] };
 }
 
 /** One of a session's latest requests. */

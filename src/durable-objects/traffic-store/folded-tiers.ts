@@ -1,19 +1,22 @@
 import { DAY, HOUR, MINUTE } from "../../platform/clock";
-import type { ArrivalRows, LoggedSample } from "./arrival-rows";
+import { type ArrivalRows, LOGGED_SAMPLE, type LoggedSample } from "./arrival-rows";
 import { packJson, unpackJson } from "./blob-codec";
 import { BoundedCache } from "./bounded-cache";
-import type { CellRow, TrafficProduct } from "./contract";
+import { CELL, type CellRow, type TrafficProduct } from "./contract";
 import {
   addCellsToMarginals,
   addSums,
   boundDomains,
+  DOMAIN_SUMS,
   type DomainSums,
   type Marginals,
+  MINUTE_TOTAL,
   type MinuteTotal,
   mergeTotals,
   minuteTotals,
   type Sums,
   sumCells,
+  zeroSums,
 } from "./summary";
 
 export type TierName = "5m" | "1h" | "1d";
@@ -162,7 +165,9 @@ export class FoldedTiers {
     const bucket = minute - (minute % TIERS["5m"].span);
     if (bucket >= this.#watermark["5m"]) return null;
     let requests = 0;
-    for (const [m, , , , r] of this.#heads["5m"].get(bucket)?.totals ?? []) if (m === minute) requests += r;
+    for (const total of this.#heads["5m"].get(bucket)?.totals ?? []) {
+      if (total[MINUTE_TOTAL.minute] === minute) requests += total[MINUTE_TOTAL.requests];
+    }
     return requests;
   }
 
@@ -232,11 +237,11 @@ export class FoldedTiers {
    */
   patch(late: LateUsage, at: number): void {
     const five = TIERS["5m"].span;
-    const byBucket = Map.groupBy(late.cells, (cell) => floorTo(cell[0], five));
-    const domainsByBucket = Map.groupBy(late.domains, (row) => floorTo(row[0], five));
+    const byBucket = Map.groupBy(late.cells, (cell) => floorTo(cell[CELL.minute], five));
+    const domainsByBucket = Map.groupBy(late.domains, (row) => floorTo(row[DOMAIN_SUMS.minute], five));
     const samplesByBucket = Map.groupBy(
-      late.samples.filter((sample) => sample[1] > at - REQUEST_LOG_KEPT_MS),
-      (sample) => floorTo(sample[1], five),
+      late.samples.filter((sample) => sample[LOGGED_SAMPLE.ts] > at - REQUEST_LOG_KEPT_MS),
+      (sample) => floorTo(sample[LOGGED_SAMPLE.ts], five),
     );
     const buckets = new Set([...byBucket.keys(), ...domainsByBucket.keys(), ...samplesByBucket.keys()]);
     for (const bucket of buckets) {
@@ -302,10 +307,17 @@ export class FoldedTiers {
     const pending = (t: number) => t >= from && t < due;
     for (const head of arrivals.overlapping(from, due)) {
       const row = arrivals.read(head.slot);
-      for (const cell of row.content.cells) if (pending(cell[0])) usageOf(cell[0]).cells.push(cell);
-      for (const domain of row.content.domains) if (pending(domain[0])) usageOf(domain[0]).domains.push(domain);
+      for (const cell of row.content.cells) {
+        const minute = cell[CELL.minute];
+        if (pending(minute)) usageOf(minute).cells.push(cell);
+      }
+      for (const domain of row.content.domains) {
+        const minute = domain[DOMAIN_SUMS.minute];
+        if (pending(minute)) usageOf(minute).domains.push(domain);
+      }
       for (const sample of row.samples) {
-        if (pending(sample[1]) && sample[1] > at - REQUEST_LOG_KEPT_MS) usageOf(sample[1]).samples.push(sample);
+        const ts = sample[LOGGED_SAMPLE.ts];
+        if (pending(ts) && ts > at - REQUEST_LOG_KEPT_MS) usageOf(ts).samples.push(sample);
       }
     }
     return byBucket;
@@ -319,12 +331,17 @@ export class FoldedTiers {
   ): void {
     const totals = minuteTotals(usage.cells);
     const perMinute = new Map<number, number>();
-    for (const [minute, , , , requests] of totals) perMinute.set(minute, (perMinute.get(minute) ?? 0) + requests);
+    for (const total of totals) {
+      const minute = total[MINUTE_TOTAL.minute];
+      perMinute.set(minute, (perMinute.get(minute) ?? 0) + total[MINUTE_TOTAL.requests]);
+    }
     this.#write5m(
       bucket,
       { cells: sumCells(usage.cells, () => bucket), domains: boundDomains(usage.domains, () => bucket) },
       totals,
-      usage.samples.filter((sample) => keepSample(sample, perMinute.get(floorTo(sample[1], MINUTE)) ?? 0)),
+      usage.samples.filter((sample) =>
+        keepSample(sample, perMinute.get(floorTo(sample[LOGGED_SAMPLE.ts], MINUTE)) ?? 0),
+      ),
     );
   }
 
@@ -381,15 +398,15 @@ export class FoldedTiers {
   /** Late usage into hour or day rows already folded, and into the series of every such row from it on. */
   #patchCoarse(tier: "1h" | "1d", late: LateUsage): void {
     const { span } = TIERS[tier];
-    const folded = late.cells.filter((cell) => cell[0] < this.#watermark[tier]);
-    const foldedDomains = late.domains.filter((row) => row[0] < this.#watermark[tier]);
+    const folded = late.cells.filter((cell) => cell[CELL.minute] < this.#watermark[tier]);
+    const foldedDomains = late.domains.filter((row) => row[DOMAIN_SUMS.minute] < this.#watermark[tier]);
     if (folded.length === 0 && foldedDomains.length === 0) return;
     const first = Math.min(
-      ...folded.map((cell) => floorTo(cell[0], span)),
-      ...foldedDomains.map((r) => floorTo(r[0], span)),
+      ...folded.map((cell) => floorTo(cell[CELL.minute], span)),
+      ...foldedDomains.map((r) => floorTo(r[DOMAIN_SUMS.minute], span)),
     );
-    const byBucket = Map.groupBy(folded, (cell) => floorTo(cell[0], span));
-    const domainsByBucket = Map.groupBy(foldedDomains, (row) => floorTo(row[0], span));
+    const byBucket = Map.groupBy(folded, (cell) => floorTo(cell[CELL.minute], span));
+    const domainsByBucket = Map.groupBy(foldedDomains, (row) => floorTo(row[DOMAIN_SUMS.minute], span));
     const touched = new Set([
       ...byBucket.keys(),
       ...domainsByBucket.keys(),
@@ -398,7 +415,7 @@ export class FoldedTiers {
     for (const bucket of [...touched].sort((a, b) => a - b)) {
       const content = this.content(tier, bucket);
       const cells = byBucket.get(bucket) ?? [];
-      const before = folded.filter((cell) => floorTo(cell[0], span) <= bucket);
+      const before = folded.filter((cell) => floorTo(cell[CELL.minute], span) <= bucket);
       const head = this.#heads[tier].get(bucket);
       let cum: { marginals: Marginals; totals: CumulativeTotals };
       if (head) {
@@ -506,12 +523,12 @@ function latestEndingBy(buckets: number[], span: number, limit: number): number 
 
 function addToTotals(totals: CumulativeTotals, cells: Iterable<CellRow>): CumulativeTotals {
   for (const cell of cells) {
-    let sums = totals[cell[1]];
+    let sums = totals[cell[CELL.product]];
     if (!sums) {
-      sums = [0, 0, 0, 0];
-      totals[cell[1]] = sums;
+      sums = zeroSums();
+      totals[cell[CELL.product]] = sums;
     }
-    addSums(sums, cell, 8);
+    addSums(sums, cell, CELL.bytesIn);
   }
   return totals;
 }

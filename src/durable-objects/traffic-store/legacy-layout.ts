@@ -1,10 +1,17 @@
 import { MINUTE, now } from "../../platform/clock";
-import { ARRIVAL_PAGES_TABLE, ARRIVALS_KEPT_MS, type ArrivalRow, ArrivalRows, type LoggedSample } from "./arrival-rows";
+import {
+  ARRIVAL_PAGES_TABLE,
+  ARRIVALS_KEPT_MS,
+  type ArrivalRow,
+  ArrivalRows,
+  LOGGED_SAMPLE,
+  type LoggedSample,
+} from "./arrival-rows";
 import { packJson } from "./blob-codec";
-import type { CellRow, SourceRow, TrafficProduct } from "./contract";
+import { CELL, type CellRow, type SourceRow, type TrafficProduct } from "./contract";
 import { FoldedTiers, floorTo, type TierName } from "./folded-tiers";
 import { SessionIndex, type SessionRecord } from "./session-index";
-import { boundDomains, type DomainSums, minuteTotals, sumCells } from "./summary";
+import { boundDomains, DOMAIN_SUMS, type DomainSums, minuteTotals, sumCells } from "./summary";
 
 /** The tables of the earlier layout (a row per cell and tier, per log entry, part key, source and session). */
 const LEGACY_TABLES = [
@@ -72,13 +79,13 @@ export function convertLegacyLayout(sql: SqlStorage): void {
   const samples = legacySamples(sql, present);
   const recent = (ts: number) => ts > at - ARRIVALS_KEPT_MS + MINUTE;
   for (const tier of ["1d", "1h", "5m"] as TierName[]) {
-    const cells = Map.groupBy(cellsOf(`fact_${tier}`), (cell) => cell[0]);
-    const domains = Map.groupBy(domainsOf(`domain_${tier}`), (row) => row[0]);
+    const cells = Map.groupBy(cellsOf(`fact_${tier}`), (cell) => cell[CELL.minute]);
+    const domains = Map.groupBy(domainsOf(`domain_${tier}`), (row) => row[DOMAIN_SUMS.minute]);
     const folded =
       tier === "5m"
         ? Map.groupBy(
-            samples.filter((s) => !recent(s[1])),
-            (s) => floorTo(s[1], 5 * MINUTE),
+            samples.filter((s) => !recent(s[LOGGED_SAMPLE.ts])),
+            (s) => floorTo(s[LOGGED_SAMPLE.ts], 5 * MINUTE),
           )
         : new Map();
     for (const bucket of [...new Set([...cells.keys(), ...domains.keys()])].sort((a, b) => a - b)) {
@@ -103,9 +110,18 @@ export function convertLegacyLayout(sql: SqlStorage): void {
     }
     return row;
   };
-  for (const cell of cellsOf("fact_1m")) if (recent(cell[0])) rowOf(cell[0]).content.cells.push(cell);
-  for (const domain of domainsOf("domain_1m")) if (recent(domain[0])) rowOf(domain[0]).content.domains.push(domain);
-  for (const sample of samples) if (recent(sample[1])) rowOf(floorTo(sample[1], MINUTE)).samples.push(sample);
+  for (const cell of cellsOf("fact_1m")) {
+    const cellMinute = cell[CELL.minute];
+    if (recent(cellMinute)) rowOf(cellMinute).content.cells.push(cell);
+  }
+  for (const domain of domainsOf("domain_1m")) {
+    const domainMinute = domain[DOMAIN_SUMS.minute];
+    if (recent(domainMinute)) rowOf(domainMinute).content.domains.push(domain);
+  }
+  for (const sample of samples) {
+    const ts = sample[LOGGED_SAMPLE.ts];
+    if (recent(ts)) rowOf(floorTo(ts, MINUTE)).samples.push(sample);
+  }
   if (present.has("usage_applied")) {
     for (const { key, at: appliedAt } of sql.exec<{ key: string; at: number }>("SELECT key, at FROM usage_applied")) {
       if (recent(appliedAt)) rowOf(floorTo(appliedAt, MINUTE)).keys.push(key);
@@ -113,7 +129,7 @@ export function convertLegacyLayout(sql: SqlStorage): void {
   }
   // Pending usage was counted and metered but not folded: it arrives now, late where its buckets are folded.
   const pending = cellsOf("pending");
-  const late = pending.filter((cell) => tiers.isFolded(cell[0]));
+  const late = pending.filter((cell) => tiers.isFolded(cell[CELL.minute]));
   if (late.length > 0) tiers.patch({ cells: late, domains: [], samples: [] }, at);
   rowOf(minute).content.cells.push(...pending);
   for (const row of [...rows.values()].sort((a, b) => a.minute - b.minute)) {
@@ -121,8 +137,8 @@ export function convertLegacyLayout(sql: SqlStorage): void {
     row.content.domains = boundDomains(row.content.domains);
     row.totals = minuteTotals(row.content.cells);
     for (const cell of row.content.cells) {
-      row.firstMinute = Math.min(row.firstMinute, cell[0]);
-      row.lastMinute = Math.max(row.lastMinute, cell[0]);
+      row.firstMinute = Math.min(row.firstMinute, cell[CELL.minute]);
+      row.lastMinute = Math.max(row.lastMinute, cell[CELL.minute]);
     }
     arrivals.write(row);
   }

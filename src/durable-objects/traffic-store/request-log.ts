@@ -1,6 +1,13 @@
 import { MINUTE } from "../../platform/clock";
-import { type ArrivalRows, type LoggedSample, RECEIVED_SKEW_MS } from "./arrival-rows";
-import { keptBelowRate, type RequestSample, type SampleCandidate, type TrafficProduct } from "./contract";
+import { type ArrivalRows, LOGGED_SAMPLE, type LoggedSample, RECEIVED_SKEW_MS } from "./arrival-rows";
+import {
+  keptBelowRate,
+  type RequestSample,
+  requestSampleFields,
+  requestSampleOf,
+  type SampleCandidate,
+  type TrafficProduct,
+} from "./contract";
 import { type FoldedTiers, floorTo, REQUEST_LOG_KEPT_MS, TIERS } from "./folded-tiers";
 
 /** The sampled request log keeps, per product, the newest 1,000 requests of the last 48 hours (spec §8.5). */
@@ -40,18 +47,7 @@ export class RequestLog {
       const keptBelow = keptBelowRate(sample);
       if (!(Math.max(1, requestsIn(floorTo(sample.ts, MINUTE))) < keptBelow)) continue;
       kept.push([
-        sample.requestId,
-        sample.ts,
-        sample.product,
-        sample.subuserId,
-        sample.method,
-        sample.targetHost,
-        sample.status,
-        sample.bytes,
-        sample.exitIp,
-        sample.exitGeo,
-        sample.exitAsn,
-        sample.tag,
+        ...requestSampleFields(sample),
         // JSON has no Infinity: null, never thinned (a hash of exactly 0).
         Number.isFinite(keptBelow) ? keptBelow : null,
       ]);
@@ -62,21 +58,22 @@ export class RequestLog {
   /** Entries an ingest kept join the log (when it has been read into memory). */
   add(samples: LoggedSample[], at: number): void {
     if (!this.#entries) return;
-    for (const sample of samples) this.#productEntries(sample[2]).set(sample[0], sample);
+    for (const sample of samples) this.#put(sample);
     this.#trim(at);
   }
 
   /** Whether a minute's count keeps an entry. */
-  keeps(sample: LoggedSample, requests = this.#requestsIn(floorTo(sample[1], MINUTE))): boolean {
-    return sample[12] === null || Math.max(1, requests) < sample[12];
+  keeps(sample: LoggedSample, requests = this.#requestsIn(floorTo(sample[LOGGED_SAMPLE.ts], MINUTE))): boolean {
+    const keptBelow = sample[LOGGED_SAMPLE.keptBelow];
+    return keptBelow === null || Math.max(1, requests) < keptBelow;
   }
 
   /** Newest first. */
   list(query: { product: TrafficProduct; subuserId?: string; limit: number }, at: number): RequestSample[] {
     return this.#visible(query.product, at)
-      .filter((sample) => query.subuserId === undefined || sample[3] === query.subuserId)
+      .filter((sample) => query.subuserId === undefined || sample[LOGGED_SAMPLE.subuserId] === query.subuserId)
       .slice(0, query.limit)
-      .map(toSample);
+      .map(requestSampleOf);
   }
 
   /**
@@ -95,23 +92,25 @@ export class RequestLog {
     const subusers = scope.subuserIds === null ? null : new Set(scope.subuserIds);
     return products
       .flatMap((product) => this.#visible(product, at))
-      .filter(
-        (s) =>
-          s[1] >= scope.from &&
-          s[1] < scope.to &&
-          (subusers === null || subusers.has(s[3])) &&
-          (cursor === null || s[1] > cursor.ts || (s[1] === cursor.ts && s[0] > cursor.requestId)),
-      )
-      .sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+      .filter((s) => {
+        const ts = s[LOGGED_SAMPLE.ts];
+        return (
+          ts >= scope.from &&
+          ts < scope.to &&
+          (subusers === null || subusers.has(s[LOGGED_SAMPLE.subuserId])) &&
+          (cursor === null || ts > cursor.ts || (ts === cursor.ts && s[LOGGED_SAMPLE.requestId] > cursor.requestId))
+        );
+      })
+      .sort(oldestFirst)
       .slice(0, limit)
-      .map(toSample);
+      .map(requestSampleOf);
   }
 
   /** A product's log as it stands: the newest 1,000 kept entries of the last 48 hours, newest first. */
   #visible(product: TrafficProduct, at: number): LoggedSample[] {
     this.#load(at);
     return [...this.#productEntries(product).values()]
-      .filter((sample) => sample[1] > at - REQUEST_LOG_KEPT_MS && this.keeps(sample))
+      .filter((sample) => sample[LOGGED_SAMPLE.ts] > at - REQUEST_LOG_KEPT_MS && this.keeps(sample))
       .sort(newestFirst)
       .slice(0, REQUEST_LOG_SIZE);
   }
@@ -128,7 +127,7 @@ export class RequestLog {
       for (const product of [...open]) {
         const entries = [...this.#productEntries(product).values()].filter((s) => this.keeps(s)).sort(newestFirst);
         const last = entries[REQUEST_LOG_SIZE - 1];
-        if (last && last[1] > newestPossible) open.delete(product);
+        if (last && last[LOGGED_SAMPLE.ts] > newestPossible) open.delete(product);
       }
     };
     const arrivals = this.#arrivals.heads().sort((a, b) => b.minute - a.minute);
@@ -137,7 +136,7 @@ export class RequestLog {
       if (open.size === 0) break;
       settle(head.minute + MINUTE + RECEIVED_SKEW_MS);
       for (const sample of this.#arrivals.column(head.slot, "samples")) {
-        if (open.has(sample[2])) this.#productEntries(sample[2]).set(sample[0], sample);
+        if (open.has(sample[LOGGED_SAMPLE.product])) this.#put(sample);
       }
       oldestArrival = Math.min(oldestArrival, head.minute);
     }
@@ -151,7 +150,7 @@ export class RequestLog {
       if (open.size === 0) break;
       settle(bucket + five);
       for (const sample of this.#tiers.samples(bucket)) {
-        if (open.has(sample[2])) this.#productEntries(sample[2]).set(sample[0], sample);
+        if (open.has(sample[LOGGED_SAMPLE.product])) this.#put(sample);
       }
     }
     this.#trim(at);
@@ -160,15 +159,22 @@ export class RequestLog {
   /** Forgets entries that can no longer be among the newest 1,000: past 48 hours, or behind 1,000 settled ones. */
   #trim(at: number): void {
     for (const entries of this.#entries?.values() ?? []) {
-      const kept = [...entries.values()].filter((s) => s[1] > at - REQUEST_LOG_KEPT_MS).sort(newestFirst);
+      const kept = [...entries.values()]
+        .filter((s) => s[LOGGED_SAMPLE.ts] > at - REQUEST_LOG_KEPT_MS)
+        .sort(newestFirst);
       let settled = 0;
       entries.clear();
       for (const sample of kept) {
         if (settled >= REQUEST_LOG_SIZE) break;
-        entries.set(sample[0], sample);
-        if (sample[1] < at - UNSETTLED_MS && this.keeps(sample)) settled++;
+        entries.set(sample[LOGGED_SAMPLE.requestId], sample);
+        if (sample[LOGGED_SAMPLE.ts] < at - UNSETTLED_MS && this.keeps(sample)) settled++;
       }
     }
+  }
+
+  /** An entry into its product's log (a copy of one there replaces it). */
+  #put(sample: LoggedSample): void {
+    this.#productEntries(sample[LOGGED_SAMPLE.product]).set(sample[LOGGED_SAMPLE.requestId], sample);
   }
 
   #productEntries(product: TrafficProduct): Map<string, LoggedSample> {
@@ -184,22 +190,12 @@ export class RequestLog {
 
 /** Newest first: by time, then request id (descending, in code units). */
 function newestFirst(a: LoggedSample, b: LoggedSample): number {
-  return b[1] - a[1] || (a[0] < b[0] ? 1 : a[0] > b[0] ? -1 : 0);
+  const { ts, requestId } = LOGGED_SAMPLE;
+  return b[ts] - a[ts] || (a[requestId] < b[requestId] ? 1 : a[requestId] > b[requestId] ? -1 : 0);
 }
 
-function toSample(s: LoggedSample): RequestSample {
-  return {
-    requestId: s[0],
-    ts: s[1],
-    product: s[2],
-    subuserId: s[3],
-    method: s[4],
-    targetHost: s[5],
-    status: s[6],
-    bytes: s[7],
-    exitIp: s[8],
-    exitGeo: s[9],
-    exitAsn: s[10],
-    tag: s[11],
-  };
+/** Oldest first: by time, then request id (ascending, in code units). */
+function oldestFirst(a: LoggedSample, b: LoggedSample): number {
+  const { ts, requestId } = LOGGED_SAMPLE;
+  return a[ts] - b[ts] || (a[requestId] < b[requestId] ? -1 : a[requestId] > b[requestId] ? 1 : 0);
 }

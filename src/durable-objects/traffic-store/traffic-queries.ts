@@ -1,6 +1,7 @@
 import { DAY, HOUR, MINUTE } from "../../platform/clock";
 import type { ArrivalRows } from "./arrival-rows";
 import {
+  CELL,
   type CellRow,
   type Dimension,
   DOMAIN_ROWS,
@@ -13,13 +14,19 @@ import {
 import { type FoldedTiers, TIERS, type TierName } from "./folded-tiers";
 import {
   addCellsToMarginals,
+  addDomainSums,
   addSums,
   type CumulativeDimension,
+  cellSums,
+  DOMAIN_SUMS,
   type DomainSums,
   dimensionValue,
   hasUsage,
   heavierDomain,
+  MARGINAL,
+  type Marginal,
   type Marginals,
+  marginalOf,
   metricsOf,
   type Sums,
   zeroSums,
@@ -115,7 +122,8 @@ export class TrafficQueries {
       const [from, to] = piece.minutes;
       for (const head of this.#arrivals.overlapping(from, to)) {
         for (const cell of this.#arrivals.read(head.slot).content.cells) {
-          if (cell[0] >= from && cell[0] < to) visit(cell, cell[0]);
+          const minute = cell[CELL.minute];
+          if (minute >= from && minute < to) visit(cell, minute);
         }
       }
     }
@@ -130,7 +138,9 @@ export class TrafficQueries {
       }
       const [from, to] = piece.minutes;
       for (const head of this.#arrivals.overlapping(from, to)) {
-        for (const row of this.#arrivals.read(head.slot).content.domains) if (row[0] >= from && row[0] < to) visit(row);
+        for (const row of this.#arrivals.read(head.slot).content.domains) {
+          if (row[DOMAIN_SUMS.minute] >= from && row[DOMAIN_SUMS.minute] < to) visit(row);
+        }
       }
     }
   }
@@ -156,28 +166,33 @@ export class TrafficQueries {
    * Per value of a dimension, everything of a product before `t`: the cumulative series of the latest hour or day
    * row ending by `t`, plus the pieces after it.
    */
-  cumulativeBefore(product: TrafficProduct, dimension: CumulativeDimension, t: number, version: number) {
+  cumulativeBefore(
+    product: TrafficProduct,
+    dimension: CumulativeDimension,
+    t: number,
+    version: number,
+  ): Map<string, Marginal> {
     const base = this.#tiers.cumulativeBase(t);
-    const values = new Map<string, number[]>();
-    const add = (value: string, sums: ArrayLike<number>, last: number) => {
+    const values = new Map<string, Marginal>();
+    const add = (value: string, sums: Sums | Marginal, latestMinute: number) => {
       const known = values.get(value);
       if (known) {
         addSums(known, sums);
-        known[4] = Math.max(known[4] as number, last);
-      } else values.set(value, [sums[0] as number, sums[1] as number, sums[2] as number, sums[3] as number, last]);
+        known[MARGINAL.latestMinute] = Math.max(known[MARGINAL.latestMinute], latestMinute);
+      } else values.set(value, marginalOf(sums, latestMinute));
     };
     const baseMarginals = base ? this.#tiers.cumulative(base.tier, base.bucket) : {};
-    for (const [value, sums] of Object.entries(baseMarginals[product]?.[dimension] ?? {}))
-      add(value, sums, sums[4] as number);
+    for (const [value, marginal] of Object.entries(baseMarginals[product]?.[dimension] ?? {}))
+      add(value, marginal, marginal[MARGINAL.latestMinute]);
     const from = base?.end ?? this.#earliest();
     const after = t > this.#latestMinute() ? this.#tailAfter(from, version) : null;
     if (after) {
-      for (const [value, sums] of Object.entries(after[product]?.[dimension] ?? {}))
-        add(value, sums, sums[4] as number);
+      for (const [value, marginal] of Object.entries(after[product]?.[dimension] ?? {}))
+        add(value, marginal, marginal[MARGINAL.latestMinute]);
       return values;
     }
     this.eachCell(this.pieces(from, t), (cell) => {
-      if (cell[1] === product) add(dimensionValue(cell, dimension), [cell[8], cell[9], cell[10], cell[11]], cell[0]);
+      if (cell[CELL.product] === product) add(dimensionValue(cell, dimension), cellSums(cell), cell[CELL.minute]);
     });
     return values;
   }
@@ -200,13 +215,14 @@ export class TrafficQueries {
     const { subuserId, region, tag } = query.filters;
     const groups = new Map<string | number | null, Sums>();
     this.eachCell(this.pieces(query.from, query.to, span ?? Number.POSITIVE_INFINITY), (cell, at) => {
-      if (cell[1] !== query.product) return;
-      if ((subuserId !== undefined && cell[2] !== subuserId) || (region !== undefined && cell[3] !== region)) return;
-      if (tag !== undefined && cell[5] !== tag) return;
+      if (cell[CELL.product] !== query.product) return;
+      if (subuserId !== undefined && cell[CELL.subuserId] !== subuserId) return;
+      if (region !== undefined && cell[CELL.region] !== region) return;
+      if (tag !== undefined && cell[CELL.tag] !== tag) return;
       const key =
         span !== null ? at - (at % span) : query.groupBy === null ? null : groupKey(cell, query.groupBy as Dimension);
       const group = groups.get(key) ?? zeroSums();
-      addSums(group, cell, 8);
+      addSums(group, cell, CELL.bytesIn);
       groups.set(key, group);
     });
     return [...groups].map(([key, sums]) => ({ key, ...metricsOf(sums) }));
@@ -217,16 +233,17 @@ export class TrafficQueries {
     const after = this.cumulativeBefore(query.product, dimension, query.to, version);
     const before = this.cumulativeBefore(query.product, dimension, query.from, version);
     const rows: TrafficRow[] = [];
+    const { bytesIn, bytesOut, requests, errors } = MARGINAL;
     for (const [value, sums] of after) {
       const earlier = before.get(value);
       const difference: Sums = earlier
         ? [
-            (sums[0] as number) - (earlier[0] as number),
-            (sums[1] as number) - (earlier[1] as number),
-            (sums[2] as number) - (earlier[2] as number),
-            (sums[3] as number) - (earlier[3] as number),
+            sums[bytesIn] - earlier[bytesIn],
+            sums[bytesOut] - earlier[bytesOut],
+            sums[requests] - earlier[requests],
+            sums[errors] - earlier[errors],
           ]
-        : [sums[0] as number, sums[1] as number, sums[2] as number, sums[3] as number];
+        : [sums[bytesIn], sums[bytesOut], sums[requests], sums[errors]];
       rows.push({ key: dimension === "asn" ? Number(value) : value, ...metricsOf(difference) });
     }
     return rows;
@@ -239,20 +256,19 @@ export class TrafficQueries {
   #domains(query: TrafficQuery): TrafficRow[] {
     const sums = new Map<string, DomainSums>();
     this.eachDomain(this.pieces(query.from, query.to), (row) => {
-      if (row[1] !== query.product) return;
-      const known = sums.get(row[2]);
-      if (known) addSums(known, row, 3, 3);
-      else sums.set(row[2], [0, row[1], row[2], row[3], row[4], row[5], row[6]]);
+      if (row[DOMAIN_SUMS.product] === query.product) addDomainSums(sums, row, 0);
     });
-    const named = [...sums.values()].filter((row) => row[2] !== OTHER_DOMAIN).sort(heavierDomain);
+    const named = [...sums.values()].filter((row) => row[DOMAIN_SUMS.domain] !== OTHER_DOMAIN).sort(heavierDomain);
     const other = zeroSums();
     for (const row of [
       ...named.slice(DOMAIN_ROWS),
       ...(sums.has(OTHER_DOMAIN) ? [sums.get(OTHER_DOMAIN) as DomainSums] : []),
     ]) {
-      addSums(other, row, 3);
+      addSums(other, row, DOMAIN_SUMS.bytesIn);
     }
-    const rows: TrafficRow[] = named.slice(0, DOMAIN_ROWS).map((row) => ({ key: row[2], ...metricsOf(row, 3) }));
+    const rows: TrafficRow[] = named
+      .slice(0, DOMAIN_ROWS)
+      .map((row) => ({ key: row[DOMAIN_SUMS.domain], ...metricsOf(row, DOMAIN_SUMS.bytesIn) }));
     const otherRow = { key: OTHER_DOMAIN, ...metricsOf(other) };
     if (hasUsage(otherRow)) rows.push(otherRow);
     return rows.filter(hasUsage);
@@ -287,7 +303,7 @@ export class TrafficQueries {
 
 /** A cell's key in a dimension, as the API shows it (ASNs as numbers). */
 function groupKey(cell: CellRow, dimension: Dimension): string | number {
-  return dimension === "asn" ? cell[4] : dimensionValue(cell, dimension);
+  return dimension === "asn" ? cell[CELL.asn] : dimensionValue(cell, dimension);
 }
 
 /** Numbers numerically, text by code unit: the order every grouped answer comes in. */

@@ -1,5 +1,6 @@
 import { DAY, HOUR, MINUTE } from "../../platform/clock";
 import {
+  CELL,
   DOMAIN_ROWS,
   type IpHealth,
   OTHER_DOMAIN,
@@ -8,7 +9,18 @@ import {
   type TrafficDayRow,
 } from "./contract";
 import { floorTo, TIERS } from "./folded-tiers";
-import { addSums, type DomainSums, heavierDomain, metricsOf, type Sums, zeroSums } from "./summary";
+import {
+  addDomainSums,
+  addSums,
+  DOMAIN_SUMS,
+  type DomainSums,
+  heavierDomain,
+  MARGINAL,
+  metricsOf,
+  SUMS,
+  type Sums,
+  zeroSums,
+} from "./summary";
 import type { TrafficQueries } from "./traffic-queries";
 
 /** The finest resolution that still holds all of a range starting at `from` (the traffic API's, spec §8.5). */
@@ -71,17 +83,18 @@ export class TrafficReports {
     const wanted = new Set(ips);
     const totals = new Map<string, Sums>();
     this.#queries.eachCell(this.#queries.pieces(floorTo(from, span), floorTo(to, span)), (cell) => {
-      if (cell[1] !== "isp" || !wanted.has(cell[7])) return;
-      const sums = totals.get(cell[7]) ?? zeroSums();
-      addSums(sums, cell, 8);
-      totals.set(cell[7], sums);
+      const ip = cell[CELL.ip];
+      if (cell[CELL.product] !== "isp" || !wanted.has(ip)) return;
+      const sums = totals.get(ip) ?? zeroSums();
+      addSums(sums, cell, CELL.bytesIn);
+      totals.set(ip, sums);
     });
     const ever = this.#queries.cumulativeBefore("isp", "ip", Number.POSITIVE_INFINITY, version);
     return ips.map((ip) => ({
       ip,
-      requests: totals.get(ip)?.[2] ?? 0,
-      errors: totals.get(ip)?.[3] ?? 0,
-      lastSeenAt: ever.has(ip) ? (ever.get(ip)?.[4] ?? null) : null,
+      requests: totals.get(ip)?.[SUMS.requests] ?? 0,
+      errors: totals.get(ip)?.[SUMS.errors] ?? 0,
+      lastSeenAt: ever.has(ip) ? (ever.get(ip)?.[MARGINAL.latestMinute] ?? null) : null,
     }));
   }
 
@@ -96,21 +109,22 @@ export class TrafficReports {
     if (perDomain) {
       const byProduct = new Map<string, Map<string, DomainSums>>();
       this.#queries.eachDomain(pieces, (row) => {
-        if (products !== null && !products.has(row[1])) return;
-        const own = byProduct.get(row[1]) ?? new Map<string, DomainSums>();
-        byProduct.set(row[1], own);
-        const known = own.get(row[2]);
-        if (known) addSums(known, row, 3, 3);
-        else own.set(row[2], [0, row[1], row[2], row[3], row[4], row[5], row[6]]);
+        const product = row[DOMAIN_SUMS.product];
+        if (products !== null && !products.has(product)) return;
+        const own = byProduct.get(product) ?? new Map<string, DomainSums>();
+        byProduct.set(product, own);
+        addDomainSums(own, row, 0);
       });
       rows = [...byProduct].flatMap(([product, own]) => boundedDay(product, own));
     } else {
       const sums = new Map<string, DayRow>();
       this.#queries.eachCell(pieces, (cell) => {
-        if ((products !== null && !products.has(cell[1])) || (subusers !== null && !subusers.has(cell[2]))) return;
-        const k = `${cell[1]}\u0001${cell[2]}`;
-        const row = sums.get(k) ?? { product: cell[1], key: cell[2], sums: zeroSums() };
-        addSums(row.sums, cell, 8);
+        const product = cell[CELL.product];
+        const subuserId = cell[CELL.subuserId];
+        if ((products !== null && !products.has(product)) || (subusers !== null && !subusers.has(subuserId))) return;
+        const k = `${product}\u0001${subuserId}`;
+        const row = sums.get(k) ?? { product, key: subuserId, sums: zeroSums() };
+        addSums(row.sums, cell, CELL.bytesIn);
         sums.set(k, row);
       });
       rows = [...sums.values()];
@@ -125,15 +139,19 @@ export class TrafficReports {
 
 /** A day's domains of one product: the `DOMAIN_ROWS` heaviest, the rest (and every `(other)`) as `(other)`. */
 function boundedDay(product: string, own: Map<string, DomainSums>): DayRow[] {
-  const named = [...own.values()].filter((row) => row[2] !== OTHER_DOMAIN).sort(heavierDomain);
+  const named = [...own.values()].filter((row) => row[DOMAIN_SUMS.domain] !== OTHER_DOMAIN).sort(heavierDomain);
   const other = zeroSums();
   for (const row of [
     ...named.slice(DOMAIN_ROWS),
     ...(own.has(OTHER_DOMAIN) ? [own.get(OTHER_DOMAIN) as DomainSums] : []),
   ]) {
-    addSums(other, row, 3);
+    addSums(other, row, DOMAIN_SUMS.bytesIn);
   }
-  const rows = named.slice(0, DOMAIN_ROWS).map((row) => ({ product, key: row[2], sums: row.slice(3) as Sums }));
-  if (other[2] > 0 || other[0] > 0 || other[1] > 0) rows.push({ product, key: OTHER_DOMAIN, sums: other });
+  const rows = named
+    .slice(0, DOMAIN_ROWS)
+    .map((row) => ({ product, key: row[DOMAIN_SUMS.domain], sums: row.slice(DOMAIN_SUMS.bytesIn) as Sums }));
+  if (other[SUMS.requests] > 0 || other[SUMS.bytesIn] > 0 || other[SUMS.bytesOut] > 0) {
+    rows.push({ product, key: OTHER_DOMAIN, sums: other });
+  }
   return rows;
 }

@@ -1,9 +1,19 @@
+import type { ComponentType } from "preact";
 import { useEffect, useState } from "preact/hooks";
+import type { Area } from "./api";
 
 /** Hash routes (`#/subusers/sub_…`): static files need no server routing, and every page has its own address. */
 export interface Route {
   page: string;
   id: string | null;
+}
+
+/** What a page module tells the console of itself: its name in the menu, the area of the key scopes it reads. */
+export interface PageEntry {
+  label: string;
+  /** A key that cannot read this area does not see the page. */
+  area: Area;
+  component: ComponentType<{ route: Route }>;
 }
 
 export function parseRoute(hash: string): Route {

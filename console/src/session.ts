@@ -1,17 +1,9 @@
-import {
-  ApiError,
-  type components,
-  createProxyAccountClient,
-  type ProxyAccountClient,
-} from "../../clients/typescript/src/index";
-
-export type Schemas = components["schemas"];
-export type Area = keyof Schemas["ApiKeyScopes"];
-export type Product = "residential" | "mobile" | "isp";
-export { ApiError };
+import { type Access, accessOf } from "./access";
+import { ApiError, createProxyAccountClient, type ProxyAccountClient, type Schemas } from "./api";
+import { signal, useSignal } from "./lib/signal";
 
 /** What the console knows about the signed-in key, all of it read from the public API at sign-in. */
-export interface Session {
+export interface Session extends Access {
   client: ProxyAccountClient;
   key: Schemas["ApiKey"];
   /** A `test_` key: the account's sandbox twin, simulated money and traffic. */
@@ -20,26 +12,26 @@ export interface Session {
   /** Null when the key has no `account` access. */
   account: Schemas["Account"] | null;
   security: Schemas["SecurityInfo"] | null;
+  /** Sub-user passwords a create or rotation showed in this session, so the proxy-string generator can fill them in. */
+  shownPasswords: Map<string, string>;
 }
 
-// The key lives in this module alone: never in storage or a cookie, gone on sign-out, reload or when the tab closes.
-let current: Session | null = null;
+// The key lives in this signal alone: never in storage or a cookie, gone on sign-out, reload or when the tab closes.
+const current = signal<Session | null>(null);
 
-export function session(): Session {
-  if (!current) throw new Error("not signed in");
-  return current;
+/** The session, or null before sign-in: the console's root shows sign-in or the pages by it. */
+export function useSignedIn(): Session | null {
+  return useSignal(current);
 }
 
-export function signedIn(): boolean {
-  return current !== null;
+/** The signed-in session of the pages (they are shown only while signed in); they render again when it changes. */
+export function useSession(): Session {
+  const session = useSignal(current);
+  if (!session) throw new Error("not signed in");
+  return session;
 }
 
-/** The client of the signed-in key: the project's typed client, on this origin's `/v1`. */
-export function api(): ProxyAccountClient {
-  return session().client;
-}
-
-export async function signIn(token: string): Promise<Session> {
+export async function signIn(token: string): Promise<void> {
   const client = createProxyAccountClient({
     apiKey: token.trim(),
     baseUrl: `${location.origin}/v1`,
@@ -52,12 +44,17 @@ export async function signIn(token: string): Promise<Session> {
     client.get("/users/me").catch(unlessOutOfScope),
     client.get("/users/me/security").catch(unlessOutOfScope),
   ]);
-  current = { client, key, gateway, account, security, sandbox: key.token_hint.startsWith("test_") };
-  return current;
+  current.set({
+    client,
+    key,
+    gateway,
+    account,
+    security,
+    sandbox: key.token_hint.startsWith("test_"),
+    shownPasswords: new Map(),
+    ...accessOf(key, security),
+  });
 }
-
-/** Sub-user passwords a create or rotation showed in this tab, so the proxy-string generator can fill them in. */
-export const shownPasswords = new Map<string, string>();
 
 function unlessOutOfScope(error: unknown): null {
   if (error instanceof ApiError && error.code === "insufficient_scope") return null;
@@ -65,41 +62,14 @@ function unlessOutOfScope(error: unknown): null {
 }
 
 export function signOut(): void {
-  current = null;
-  shownPasswords.clear();
+  current.set(null);
 }
 
-function allows(scopes: Schemas["ApiKeyScopes"], area: Area, access: "read" | "write"): boolean {
-  const granted = scopes[area];
-  return granted === "write" || (granted === "read" && access === "read");
-}
-
-/** Whether the signed-in key may read (or write) an area: the console shows only what would not answer 403. */
-export function can(area: Area, access: "read" | "write" = "read"): boolean {
-  return current !== null && allows(current.key.scopes, area, access);
-}
-
-/** The products this key may act on, among `among`. */
-export function productsOf<P extends Product>(among: readonly P[]): P[] {
-  const scope = current?.key.products ?? null;
-  return among.filter((product) => scope === null || scope.includes(product));
-}
-
-/** Gated actions need a second factor when the account has MFA (the API consumes each code once). */
-export function needsMfa(): boolean {
-  return current?.security?.mfa_enabled ?? false;
-}
-
-export async function refreshAccount(): Promise<void> {
-  if (current && can("account")) current.account = await current.client.get("/users/me");
-}
-
-/** The items of every page of a list, up to `max` (the console's tables stay one screen). */
-export async function collect<T>(pages: AsyncIterable<T>, max = 500): Promise<T[]> {
-  const items: T[] = [];
-  for await (const item of pages) {
-    items.push(item);
-    if (items.length >= max) break;
-  }
-  return items;
+/** Reads the account again (its balance after a purchase); the pages showing it render again. */
+export async function refreshAccount(session: Session): Promise<void> {
+  // A key without `account` access read none at sign-in, and has none to read again.
+  if (!session.account) return;
+  const account = await session.client.get("/users/me");
+  // A sign-out (or another key) while the read was under way keeps what it set.
+  if (current.value === session) current.set({ ...session, account });
 }

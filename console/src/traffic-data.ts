@@ -1,6 +1,7 @@
-import { api, collect, type Product, type Schemas } from "./session";
+import type { operations, Product, ProxyAccountClient, Schemas } from "./api";
 
 export type TrafficRow = Schemas["Traffic"]["rows"][number];
+type Resolution = Schemas["Traffic"]["resolution"];
 export type Split = "total" | "subuser" | "domain";
 
 export interface Series {
@@ -14,20 +15,32 @@ export interface TrafficSeries {
   /** Bucket starts, epoch seconds. */
   x: number[];
   series: Series[];
-  resolution: string;
+  resolution: Resolution;
 }
-
-const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
-/** Series drawn by name; the rest are summed into "Other". */
-const TOP = 5;
-/** Parallel requests while filling a chart. */
-const CONCURRENCY = 4;
 
 export interface Range {
   from: number;
   to: number;
 }
+
+/** A traffic query's grouping and filters (its range is given apart). */
+export type TrafficQuery = Omit<operations["getTraffic"]["parameters"]["query"], "from" | "to">;
+
+/** One traffic query over a range: the API's `GET /{product}/traffic` (`trafficSource`), or a stand-in. */
+export type TrafficSource = (range: Range, query: TrafficQuery) => Promise<Schemas["Traffic"]>;
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+const RESOLUTION_MS: Record<Resolution, number> = { "1m": MINUTE, "5m": 5 * MINUTE, "1h": HOUR, "1d": DAY };
+/** Series drawn by name; the rest are summed into "Other". */
+const TOP = 5;
+/** The most by-domain queries one chart asks (the API groups by domain over a range, never by time and domain). */
+const MAX_DOMAIN_QUERIES = 24;
+/** The API's row of the domains past its bound: never drawn by name. */
+const OTHER_DOMAINS = "(other)";
+/** Parallel requests while filling a chart. */
+const CONCURRENCY = 4;
 
 /** The last `hours`, to the end of the current hour (the API aligns ranges to its resolution anyway). */
 export function lastHours(hours: number, now = Date.now()): Range {
@@ -35,82 +48,94 @@ export function lastHours(hours: number, now = Date.now()): Range {
   return { from: to - hours * HOUR, to };
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
-
-export function traffic(product: Product, range: Range, query: { group_by?: string; subuser?: string } = {}) {
-  return api().get("/{product}/traffic", {
-    params: {
-      path: { product },
-      query: { from: iso(range.from), to: iso(range.to), ...query } as { from: string; to: string },
-    },
-  });
+/** The traffic of a product from the API; of one sub-user's alone with `subuser`. */
+export function trafficSource(client: ProxyAccountClient, product: Product, subuser?: string): TrafficSource {
+  return (range, query) =>
+    client.get("/{product}/traffic", {
+      params: {
+        path: { product },
+        query: { from: iso(range.from), to: iso(range.to), ...(subuser ? { subuser } : {}), ...query },
+      },
+    });
 }
 
 /** Rows of a whole range grouped by sub-user or domain, heaviest (bytes in + out) first. */
-export async function heaviest(product: Product, range: Range, groupBy: "subuser" | "domain") {
-  const answer = await traffic(product, range, { group_by: groupBy });
-  return answer.rows.toSorted((a, b) => b.bytes_in + b.bytes_out - (a.bytes_in + a.bytes_out));
+export async function heaviest(source: TrafficSource, range: Range, groupBy: "subuser" | "domain") {
+  const answer = await source(range, { group_by: groupBy });
+  return answer.rows.toSorted((a, b) => volume(b) - volume(a));
 }
 
 /**
- * Traffic over time (of one sub-user when `subuser` is given): one series in total, or stacked series of the heaviest sub-users or domains plus "Other".
- * Sub-users: one time-grouped query per sub-user (the API filters by sub-user). Domains: the API groups by domain
- * over a range but neither filters by one nor groups by time and domain at once, so the range is cut into at most
- * 24 buckets, each grouped by domain.
+ * Traffic over time: one series in total, or stacked series of the heaviest sub-users or domains plus "Other".
+ * Sub-users: one time-grouped query per sub-user (the API filters by sub-user). Domains: see `byDomain`.
  */
 export async function trafficSeries(
-  product: Product,
+  source: TrafficSource,
   range: Range,
   split: Split,
-  labelOf: (key: string) => string,
-  subuser?: string,
+  labelOf: (key: string) => string = (key) => key,
 ): Promise<TrafficSeries> {
+  if (split === "domain") return byDomain(source, range);
   const step = range.to - range.from <= 7 * DAY ? HOUR : DAY;
   const groupBy = step === HOUR ? "hour" : "day";
-  const total = await traffic(product, range, { group_by: groupBy, ...(subuser ? { subuser } : {}) });
-  const x = buckets(Date.parse(total.from), Date.parse(total.to), step);
-  const totalSeries = toSeries("Total", x, total.rows, (row) => bucketOf(row));
-  if (split === "total") return { x: x.map((ms) => ms / 1000), series: [totalSeries], resolution: total.resolution };
+  const total = await source(range, { group_by: groupBy });
+  // Buckets start where the API's do (a day at midnight UTC), whatever hour the range starts at.
+  const x = buckets(floor(Date.parse(total.from), step), Date.parse(total.to), step);
+  const totalSeries = toSeries("Total", x, total.rows.map(atItsBucket));
+  if (split === "total") return { x: seconds(x), series: [totalSeries], resolution: total.resolution };
 
-  if (split === "subuser") {
-    const top = (await heaviest(product, range, "subuser")).slice(0, TOP);
-    const each = await inParallel(top, async (row) => {
-      const answer = await traffic(product, range, { group_by: groupBy, subuser: row.subuser! });
-      return toSeries(labelOf(row.subuser!), x, answer.rows, (one) => bucketOf(one));
-    });
-    return { x: x.map((ms) => ms / 1000), series: withOther(each, totalSeries), resolution: total.resolution };
-  }
+  const top = (await heaviest(source, range, "subuser")).slice(0, TOP);
+  const each = await inParallel(top, async ({ subuser }) => {
+    const answer = await source(range, { group_by: groupBy, subuser: subuser! });
+    return toSeries(labelOf(subuser!), x, answer.rows.map(atItsBucket));
+  });
+  return { x: seconds(x), series: withOther(each, totalSeries), resolution: total.resolution };
+}
 
-  const domainStep = Math.max(HOUR, Math.ceil((range.to - range.from) / 24 / HOUR) * HOUR);
-  const cuts = buckets(range.from, range.to, domainStep);
-  const perCut = await inParallel(cuts, (start) =>
-    traffic(product, { from: start, to: Math.min(start + domainStep, range.to) }, { group_by: "domain" }),
-  );
+/**
+ * Domains over time: the API groups by domain over a range but neither filters by one nor groups by time and domain
+ * at once, so the range is cut into at most `MAX_DOMAIN_QUERIES` cuts, each grouped by domain. A first ungrouped
+ * query gives the range as the API widens it and its resolution: the cuts are whole units of it, so the API widens
+ * none of them and no minute is counted twice.
+ */
+async function byDomain(source: TrafficSource, range: Range): Promise<TrafficSeries> {
+  const whole = await source(range, {});
+  const cuts = cutsOf({ from: Date.parse(whole.from), to: Date.parse(whole.to) }, whole.resolution);
+  const perCut = await inParallel(cuts, (cut) => source(cut, { group_by: "domain" }));
+  const points = perCut.flatMap((answer, index) => answer.rows.map((row) => ({ at: cuts[index]!.from, row })));
   const sums = new Map<string, number>();
-  for (const answer of perCut) {
-    for (const row of answer.rows) sums.set(row.domain!, (sums.get(row.domain!) ?? 0) + row.bytes_in + row.bytes_out);
-  }
+  for (const { row } of points) sums.set(row.domain!, (sums.get(row.domain!) ?? 0) + volume(row));
   const topDomains = [...sums]
-    .filter(([domain]) => domain !== "(other)")
+    .filter(([domain]) => domain !== OTHER_DOMAINS)
     .sort((a, b) => b[1] - a[1])
     .slice(0, TOP)
     .map(([domain]) => domain);
-  const rowsAt = (domain: string) =>
-    perCut.flatMap((answer, index) =>
-      answer.rows.filter((row) => row.domain === domain).map((row) => ({ ...row, at: cuts[index]! })),
-    );
-  const each = topDomains.map((domain) => toSeries(domain, cuts, rowsAt(domain), (row) => row.at));
-  const cutTotal = toSeries(
-    "Total",
-    cuts,
-    perCut.flatMap((answer, index) => answer.rows.map((row) => ({ ...row, at: cuts[index]! }))),
-    (row) => row.at,
+  const x = cuts.map((cut) => cut.from);
+  const each = topDomains.map((domain) =>
+    toSeries(
+      domain,
+      x,
+      points.filter(({ row }) => row.domain === domain),
+    ),
   );
-  return { x: cuts.map((ms) => ms / 1000), series: withOther(each, cutTotal), resolution: perCut[0]?.resolution ?? "" };
+  return { x: seconds(x), series: withOther(each, toSeries("Total", x, points)), resolution: whole.resolution };
 }
 
-function bucketOf(row: TrafficRow): number {
-  return Date.parse(row.hour ?? `${row.day}T00:00:00Z`);
+/** At most `MAX_DOMAIN_QUERIES` ranges end to end over `range`, each of whole hours and whole units of `resolution`. */
+function cutsOf(range: Range, resolution: Resolution): Range[] {
+  const unit = Math.max(HOUR, RESOLUTION_MS[resolution]);
+  const step = Math.ceil((range.to - range.from) / MAX_DOMAIN_QUERIES / unit) * unit;
+  return buckets(range.from, range.to, step).map((from) => ({ from, to: Math.min(from + step, range.to) }));
+}
+
+/** A row and the start of the bucket it counts in. */
+interface Point {
+  at: number;
+  row: TrafficRow;
+}
+
+function atItsBucket(row: TrafficRow): Point {
+  return { at: Date.parse(row.hour ?? `${row.day}T00:00:00Z`), row };
 }
 
 function buckets(from: number, to: number, step: number): number[] {
@@ -119,7 +144,8 @@ function buckets(from: number, to: number, step: number): number[] {
   return starts;
 }
 
-function toSeries<Row extends TrafficRow>(label: string, x: number[], rows: Row[], at: (row: Row) => number): Series {
+/** The series of the points in buckets `x` (a point outside them counts nowhere). */
+function toSeries(label: string, x: number[], points: Point[]): Series {
   const index = new Map(x.map((start, position) => [start, position]));
   const series: Series = {
     label,
@@ -127,8 +153,8 @@ function toSeries<Row extends TrafficRow>(label: string, x: number[], rows: Row[
     bytesOut: x.map(() => 0),
     requests: x.map(() => 0),
   };
-  for (const row of rows) {
-    const position = index.get(at(row));
+  for (const { at, row } of points) {
+    const position = index.get(at);
     if (position === undefined) continue;
     series.bytesIn[position]! += row.bytes_in;
     series.bytesOut[position]! += row.bytes_out;
@@ -169,8 +195,18 @@ async function inParallel<Item, Result>(items: Item[], run: (item: Item) => Prom
   return results;
 }
 
+const iso = (ms: number) => new Date(ms).toISOString();
+const seconds = (starts: number[]) => starts.map((ms) => ms / 1000);
+const floor = (ms: number, step: number) => ms - (ms % step);
+const volume = (row: TrafficRow) => row.bytes_in + row.bytes_out;
+
 /** Sub-user ids → labels, for charts and tables. */
-export async function subuserLabels(): Promise<Map<string, string>> {
-  const all = await collect(api().paginate("/subusers", { params: { query: { limit: 100 } } }));
-  return new Map(all.map((subuser) => [subuser.id, subuser.label]));
+export async function subuserLabels(client: ProxyAccountClient): Promise<Map<string, string>> {
+  const labels = new Map<string, string>();
+  for await (const subuser of client.paginate("/subusers", { params: { query: { limit: 100 } } })) {
+    labels.set(subuser.id, subuser.label);
+    // The console's tables stay one screen.
+    if (labels.size >= 500) break;
+  }
+  return labels;
 }

@@ -1,61 +1,89 @@
+import { type Area, mfaHeaders, type Schemas } from "../api";
+import { ConfirmButton } from "../components/confirm-button";
+import { Secret } from "../components/copy";
+import { DialogButton } from "../components/dialog";
+import * as field from "../components/fields";
+import { Form } from "../components/form";
+import { Page } from "../components/layout";
+import { selectOf } from "../components/select";
+import { Show } from "../components/show";
+import { Table } from "../components/table";
 import * as format from "../format";
-import { type Area, api, can, type Schemas, session } from "../session";
-import {
-  ConfirmButton,
-  DialogButton,
-  type Field,
-  Form,
-  mfaHeaders,
-  Page,
-  Secret,
-  Show,
-  Table,
-  useLoad,
-  type Values,
-} from "../ui";
+import { useLoad } from "../hooks/use-load";
+import type { PageEntry } from "../router";
+import { useSession } from "../session";
+
+export const apiKeysPage: PageEntry = { label: "API keys", area: "api_keys", component: ApiKeysPage };
 
 const AREAS: Area[] = ["account", "billing", "subusers", "isp", "traffic", "reports", "webhooks", "api_keys"];
 const NONE = "none";
+type Scopes = Schemas["ApiKeyScopes"];
+type AccessLevel = NonNullable<Scopes[Area]>;
 
-/** The scopes editor: one select per area, none / read / write, never above the signed-in key's own access. */
-function scopeFields(key?: Schemas["ApiKey"]): Field[] {
-  const own = session().key.scopes;
-  return AREAS.map((area) => ({
-    name: `scope_${area}`,
-    label: `${area.replace("_", " ")} access`,
-    type: "select",
-    options: [NONE, ...(own[area] ? ["read"] : []), ...(own[area] === "write" ? ["write"] : [])],
-    value: key ? (key.scopes[area] ?? NONE) : NONE,
-  }));
+/** What the create and edit forms ask. */
+interface KeyValues {
+  name: string;
+  /** A UTC date, or empty for a key that never expires. */
+  expires_at: string;
+  scopes: Scopes;
 }
 
-function changes(values: Values): Schemas["ApiKeyChanges"] {
-  const scopes = Object.fromEntries(
-    AREAS.flatMap((area) => (values[`scope_${area}`] === NONE ? [] : [[area, values[`scope_${area}`]]])),
-  ) as Schemas["ApiKeyScopes"];
-  const expires = values.expires_at as string;
+function keyFields(own: Scopes, key?: Schemas["ApiKey"]): field.Fields<KeyValues> {
   return {
-    name: (values.name as string) || null,
-    scopes,
-    expires_at: expires ? new Date(`${expires}T00:00:00Z`).toISOString() : null,
+    name: field.text("Name", { value: key?.name ?? "" }),
+    expires_at: field.text("Expires (UTC date, optional)", {
+      type: "date",
+      value: key?.expires_at?.slice(0, 10) ?? "",
+    }),
+    scopes: scopesField(own, key?.scopes ?? {}),
   };
 }
 
-const common = (key?: Schemas["ApiKey"]): Field[] => [
-  { name: "name", label: "Name", value: key?.name ?? "" },
-  {
-    name: "expires_at",
-    label: "Expires (UTC date, optional)",
-    type: "date",
-    value: key?.expires_at?.slice(0, 10) ?? "",
-  },
-  ...scopeFields(key),
-];
+/** The scopes editor: one select per area, none / read / write, never above the signed-in key's own access. */
+function scopesField(own: Scopes, initial: Scopes): field.Field<Scopes> {
+  return {
+    initial,
+    render: ({ value, onChange }) =>
+      AREAS.map((area) => {
+        const choice = selectOf(value[area] ?? NONE, choicesUpTo(own[area]), (chosen) =>
+          onChange(withAccess(value, area, chosen)),
+        );
+        return (
+          <label key={area}>
+            {`${area.replace("_", " ")} access`}
+            <select name={`scope_${area}`} value={choice.value} onChange={choice.onChange}>
+              {choice.options}
+            </select>
+          </label>
+        );
+      }),
+  };
+}
 
-export function ApiKeysPage() {
-  const keys = useLoad(() => api().get("/api-keys", { params: { query: { limit: 100 } } }), []);
+function choicesUpTo(own: AccessLevel | undefined): (AccessLevel | typeof NONE)[] {
+  if (own === "write") return [NONE, "read", "write"];
+  return own === "read" ? [NONE, "read"] : [NONE];
+}
+
+function withAccess(scopes: Scopes, area: Area, access: AccessLevel | typeof NONE): Scopes {
+  const { [area]: _previous, ...others } = scopes;
+  return access === NONE ? others : { ...others, [area]: access };
+}
+
+function changes(values: KeyValues): Schemas["ApiKeyChanges"] {
+  return {
+    name: values.name || null,
+    scopes: values.scopes,
+    expires_at: values.expires_at ? new Date(`${values.expires_at}T00:00:00Z`).toISOString() : null,
+  };
+}
+
+function ApiKeysPage() {
+  const { client, can, key: signedInKey } = useSession();
+  const keys = useLoad(() => client.get("/api-keys", { params: { query: { limit: 100 } } }), []);
   const writable = can("api_keys", "write");
-  const self = session().key.id;
+  const own = signedInKey.scopes;
+  const self = signedInKey.id;
   return (
     <Page
       title="API keys"
@@ -67,8 +95,8 @@ export function ApiKeysPage() {
             body={<p>A key never gets more than the key you are signed in with. Its token is shown once.</p>}
             confirmLabel="Create key"
             mfa
-            fields={common()}
-            run={(values, code) => api().post("/api-keys", { body: changes(values), headers: mfaHeaders(code) })}
+            fields={keyFields(own)}
+            run={(values, code) => client.post("/api-keys", { body: changes(values), headers: mfaHeaders(code) })}
             result={(created) => <Secret label="Token" value={created.token} note="Only a hash is kept." />}
             onDone={keys.reload}
           />
@@ -115,9 +143,9 @@ export function ApiKeysPage() {
                           <Form
                             submitLabel="Save"
                             mfa
-                            fields={common(k)}
+                            fields={keyFields(own, k)}
                             submit={(values, code) =>
-                              api().patch("/api-keys/{id}", {
+                              client.patch("/api-keys/{id}", {
                                 params: { path: { id: k.id } },
                                 body: changes(values),
                                 headers: mfaHeaders(code),
@@ -136,18 +164,9 @@ export function ApiKeysPage() {
                         body={<p>A new token; the old one keeps working for the grace period.</p>}
                         confirmLabel="Rotate"
                         mfa
-                        fields={[
-                          {
-                            name: "grace",
-                            label: "Grace (seconds)",
-                            type: "number",
-                            value: "3600",
-                            min: 0,
-                            max: 604800,
-                          },
-                        ]}
+                        fields={{ grace: field.number("Grace (seconds)", { value: "3600", min: 0, max: 604800 }) }}
                         run={(values, code) =>
-                          api().post("/api-keys/{id}/rotate", {
+                          client.post("/api-keys/{id}/rotate", {
                             params: { path: { id: k.id } },
                             body: { grace_seconds: Number(values.grace) },
                             headers: mfaHeaders(code),
@@ -179,7 +198,7 @@ export function ApiKeysPage() {
                         }
                         confirmLabel="Revoke"
                         run={(_values, code) =>
-                          api().delete("/api-keys/{id}", { params: { path: { id: k.id } }, headers: mfaHeaders(code) })
+                          client.delete("/api-keys/{id}", { params: { path: { id: k.id } }, headers: mfaHeaders(code) })
                         }
                         onDone={keys.reload}
                       />

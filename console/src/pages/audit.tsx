@@ -1,13 +1,20 @@
 import { useState } from "preact/hooks";
+import { Page } from "../components/layout";
+import { Show } from "../components/show";
+import { Table } from "../components/table";
 import * as format from "../format";
-import { api } from "../session";
-import { Page, Show, Table, useLoad } from "../ui";
+import { useLoad } from "../hooks/use-load";
+import type { PageEntry } from "../router";
+import { useSession } from "../session";
 
-export function AuditPage() {
+export const auditPage: PageEntry = { label: "Audit log", area: "account", component: AuditPage };
+
+function AuditPage() {
+  const { client } = useSession();
   const [resource, setResource] = useState("");
   const audit = useLoad(
     () =>
-      api().get("/audit-events", {
+      client.get("/audit-events", {
         params: { query: { limit: 100, ...(resource.trim() ? { resource: resource.trim() } : {}) } },
       }),
     [resource],

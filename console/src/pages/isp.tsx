@@ -1,9 +1,22 @@
+import { mfaHeaders, type Schemas } from "../api";
+import { ConfirmButton } from "../components/confirm-button";
+import { Copyable, Secret } from "../components/copy";
+import { DialogButton } from "../components/dialog";
+import * as field from "../components/fields";
+import { Page } from "../components/layout";
+import { Pill } from "../components/pill";
+import { Show } from "../components/show";
+import { Table } from "../components/table";
 import * as format from "../format";
-import { api, can, type Schemas } from "../session";
-import { ConfirmButton, Copyable, DialogButton, mfaHeaders, Page, Pill, Secret, Show, Table, useLoad } from "../ui";
+import { useLoad } from "../hooks/use-load";
+import type { PageEntry } from "../router";
+import { useSession } from "../session";
 
-export function IspPage() {
-  const batches = useLoad(() => api().get("/isp/batches", { params: { query: { limit: 100 } } }), []);
+export const ispPage: PageEntry = { label: "ISP batches", area: "isp", component: IspPage };
+
+function IspPage() {
+  const { client } = useSession();
+  const batches = useLoad(() => client.get("/isp/batches", { params: { query: { limit: 100 } } }), []);
   return (
     <Page title="ISP batches">
       <Show
@@ -40,6 +53,7 @@ export function IspPage() {
 }
 
 function BatchActions({ batch, reload }: { batch: Schemas["IspBatch"]; reload: () => void }) {
+  const { client, can } = useSession();
   const path = { params: { path: { id: batch.id } } };
   const writable = can("isp", "write");
   return (
@@ -54,9 +68,9 @@ function BatchActions({ batch, reload }: { batch: Schemas["IspBatch"]; reload: (
             title="Renew the batch"
             body={<p>Same IPs and password; the period is extended.</p>}
             confirmLabel="Renew"
-            fields={[{ name: "months", label: "Months", type: "number", value: "1", min: 1, max: 12 }]}
+            fields={{ months: field.number("Months", { value: "1", min: 1, max: 12 }) }}
             run={(values) =>
-              api().post("/isp/batches/{id}/renew", { ...path, body: { months: Number(values.months) } })
+              client.post("/isp/batches/{id}/renew", { ...path, body: { months: Number(values.months) } })
             }
             onDone={reload}
           />
@@ -65,7 +79,7 @@ function BatchActions({ batch, reload }: { batch: Schemas["IspBatch"]; reload: (
             title="Rotate the batch password"
             body={<p>Every IP of the batch takes the new password.</p>}
             confirmLabel="Rotate"
-            run={() => api().post("/isp/batches/{id}/rotate-password", path)}
+            run={() => client.post("/isp/batches/{id}/rotate-password", path)}
             result={(answer) => <Secret label="New batch password" value={answer.password} />}
             onDone={reload}
           />
@@ -76,7 +90,7 @@ function BatchActions({ batch, reload }: { batch: Schemas["IspBatch"]; reload: (
             mfa
             body={<p>Every IP stops working at once. No refund.</p>}
             confirmLabel="Release batch"
-            run={(_values, code) => api().delete("/isp/batches/{id}", { ...path, headers: mfaHeaders(code) })}
+            run={(_values, code) => client.delete("/isp/batches/{id}", { ...path, headers: mfaHeaders(code) })}
             onDone={reload}
           />
         </>
@@ -86,20 +100,15 @@ function BatchActions({ batch, reload }: { batch: Schemas["IspBatch"]; reload: (
 }
 
 function ProxyList({ id }: { id: string }) {
+  const { client } = useSession();
   const ips = useLoad(
-    () => api().get("/isp/batches/{id}/ips", { params: { path: { id }, query: { format: "json" } } }),
+    () => client.get("/isp/batches/{id}/ips", { params: { path: { id }, query: { format: "json" } } }),
     [id],
   );
   return (
-    <Show
-      state={ips}
-      empty={(list) => (list as unknown[]).length === 0}
-      emptyText="The batch is still being provisioned."
-    >
+    <Show state={ips} empty={(list) => list.length === 0} emptyText="The batch is still being provisioned.">
       {(list) => {
-        const lines = (list as Schemas["IspProxyLine"][]).map(
-          (line) => `${line.ip}:${line.port}:${line.user}:${line.pass}`,
-        );
+        const lines = list.map((line) => `${line.ip}:${line.port}:${line.user}:${line.pass}`);
         return <Copyable label="ip:port:user:pass" value={lines.join("\n")} />;
       }}
     </Show>

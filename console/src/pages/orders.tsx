@@ -1,12 +1,22 @@
 import { useState } from "preact/hooks";
+import type { GatewayProduct, Schemas } from "../api";
+import { ErrorNote } from "../components/error-note";
+import { Page, Section } from "../components/layout";
+import { Pill } from "../components/pill";
+import { Choice } from "../components/select";
+import { Show } from "../components/show";
+import { Table } from "../components/table";
 import * as format from "../format";
-import { api, can, productsOf, refreshAccount, type Schemas } from "../session";
-import { ErrorNote, Page, Pill, Section, Show, Table, useLoad } from "../ui";
+import { useAction } from "../hooks/use-action";
+import { useLoad } from "../hooks/use-load";
+import type { PageEntry } from "../router";
+import { refreshAccount, useSession } from "../session";
 
-type BandwidthProduct = "residential" | "mobile";
+export const ordersPage: PageEntry = { label: "Orders", area: "billing", component: OrdersPage };
 
-export function OrdersPage() {
-  const orders = useLoad(() => api().get("/orders", { params: { query: { limit: 50 } } }), []);
+function OrdersPage() {
+  const { client, can } = useSession();
+  const orders = useLoad(() => client.get("/orders", { params: { query: { limit: 50 } } }), []);
   return (
     <Page title="Orders">
       {can("billing", "write") ? <BuyBandwidth onBought={orders.reload} /> : null}
@@ -44,36 +54,26 @@ function describe(order: Schemas["Order"]): string {
 
 /** Bandwidth: the quote first (price, balance after, whether it can be bought), then the purchase of that quote. */
 function BuyBandwidth(props: { onBought: () => void }) {
+  const session = useSession();
+  const { client, productsOf } = session;
   const products = productsOf(["residential", "mobile"] as const);
-  const [product, setProduct] = useState<BandwidthProduct>(products[0] ?? "residential");
+  const [product, setProduct] = useState<GatewayProduct>(products[0] ?? "residential");
   const [gb, setGb] = useState("10");
   const [quote, setQuote] = useState<Schemas["OrderQuote"] | null>(null);
   const [bought, setBought] = useState<Schemas["Order"] | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const { run, busy, error } = useAction();
   const body = { product, gb: Number(gb) };
-  const act = async (step: () => Promise<void>) => {
-    setBusy(true);
-    setError(null);
-    try {
-      await step();
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
   const getQuote = () =>
-    act(async () => {
+    run(async () => {
       setBought(null);
-      setQuote(await api().post("/orders/quote", { body }));
+      setQuote(await client.post("/orders/quote", { body }));
     });
   const buy = () =>
-    act(async () => {
-      const order = await api().post("/orders", { body });
+    run(async () => {
+      const order = await client.post("/orders", { body });
       setBought(order);
       setQuote(null);
-      await refreshAccount();
+      await refreshAccount(session);
       props.onBought();
     });
   return (
@@ -85,20 +85,15 @@ function BuyBandwidth(props: { onBought: () => void }) {
           void getQuote();
         }}
       >
-        <label>
-          Product
-          <select
-            value={product}
-            onChange={(event) => {
-              setProduct(event.currentTarget.value as BandwidthProduct);
-              setQuote(null);
-            }}
-          >
-            {products.map((one) => (
-              <option key={one}>{one}</option>
-            ))}
-          </select>
-        </label>
+        <Choice
+          label="Product"
+          value={product}
+          options={products}
+          onChange={(chosen) => {
+            setProduct(chosen);
+            setQuote(null);
+          }}
+        />
         <label>
           GB
           <input

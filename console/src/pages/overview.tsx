@@ -1,20 +1,31 @@
+import { Bar } from "../components/bar";
+import { ConfirmButton } from "../components/confirm-button";
+import * as field from "../components/fields";
+import { Page, Section } from "../components/layout";
+import { Pill } from "../components/pill";
+import { Show } from "../components/show";
+import { Table } from "../components/table";
 import * as format from "../format";
-import { api, can, productsOf, refreshAccount, session } from "../session";
-import { Bar, ConfirmButton, Page, Pill, Section, Show, Table, useLoad } from "../ui";
+import { useLoad } from "../hooks/use-load";
+import type { PageEntry } from "../router";
+import { refreshAccount, useSession } from "../session";
+
+export const overviewPage: PageEntry = { label: "Overview", area: "billing", component: OverviewPage };
 
 const BANDWIDTH = ["residential", "mobile"] as const;
 
-export function OverviewPage() {
-  const { account, sandbox } = session();
+function OverviewPage() {
+  const session = useSession();
+  const { account, sandbox, client, can, productsOf } = session;
   const pools = useLoad(
     () =>
       Promise.all(
-        productsOf(BANDWIDTH).map((product) => api().get("/{product}/balance", { params: { path: { product } } })),
+        productsOf(BANDWIDTH).map((product) => client.get("/{product}/balance", { params: { path: { product } } })),
       ),
     [],
   );
   const events = useLoad(
-    async () => (can("webhooks") ? (await api().get("/events", { params: { query: { limit: 8 } } })).data : null),
+    async () => (can("webhooks") ? (await client.get("/events", { params: { query: { limit: 8 } } })).data : null),
     [],
   );
   return (
@@ -27,11 +38,11 @@ export function OverviewPage() {
             title="Add test credit (sandbox)"
             body={<p>Simulated money on the sandbox balance, to try orders with.</p>}
             confirmLabel="Add credit"
-            fields={[{ name: "amount", label: "Amount (USD)", type: "number", value: "100", min: 1, step: "any" }]}
+            fields={{ amount: field.number("Amount (USD)", { value: "100", min: 1, step: "any" }) }}
             run={(values) =>
-              api().post("/test-helpers/balance/top-up", { body: { amount_usd: Number(values.amount) } })
+              client.post("/test-helpers/balance/top-up", { body: { amount_usd: Number(values.amount) } })
             }
-            onDone={() => void refreshAccount().then(pools.reload)}
+            onDone={() => void refreshAccount(session).then(pools.reload)}
           />
         ) : null
       }

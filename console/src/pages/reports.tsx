@@ -1,12 +1,24 @@
+import type { Schemas } from "../api";
+import { ConfirmButton } from "../components/confirm-button";
+import { ErrorNote } from "../components/error-note";
+import * as field from "../components/fields";
+import { Page, Section } from "../components/layout";
+import { Pill } from "../components/pill";
+import { Show } from "../components/show";
+import { Table } from "../components/table";
 import * as format from "../format";
-import { api, can, type Schemas } from "../session";
-import { ConfirmButton, ErrorNote, Page, Pill, Section, Show, Table, useLoad } from "../ui";
+import { useLoad } from "../hooks/use-load";
+import type { PageEntry } from "../router";
+import { useSession } from "../session";
+
+export const reportsPage: PageEntry = { label: "Reports", area: "reports", component: ReportsPage };
 
 const TYPES = ["traffic", "requests", "invoices", "subusers", "isp_batches"] as const;
 const FORMATS = ["csv", "tsv", "json", "parquet"] as const;
 
-export function ReportsPage() {
-  const reports = useLoad(() => api().get("/reports", { params: { query: { limit: 50 } } }), []);
+function ReportsPage() {
+  const { client, can } = useSession();
+  const reports = useLoad(() => client.get("/reports", { params: { query: { limit: 50 } } }), []);
   const writable = can("reports", "write");
   return (
     <Page
@@ -20,22 +32,16 @@ export function ReportsPage() {
               <p>Delivered by email with a download link (1 hour); runs are kept 90 days. Reports need the Pro plan.</p>
             }
             confirmLabel="Create"
-            fields={[
-              { name: "name", label: "Name", required: true },
-              { name: "type", label: "Content", type: "select", options: TYPES },
-              { name: "format", label: "Format", type: "select", options: FORMATS },
-              { name: "email", label: "Email to", type: "email", required: true },
-              { name: "schedule", label: "Schedule (cron, UTC, optional)", placeholder: "0 6 * * 1" },
-            ]}
-            run={(values) =>
-              api().post("/reports", {
-                body: {
-                  name: values.name as string,
-                  type: values.type as Schemas["ReportCreate"]["type"],
-                  format: values.format as Schemas["ReportCreate"]["format"],
-                  destination: { type: "email", email: values.email as string },
-                  schedule: (values.schedule as string) || null,
-                },
+            fields={{
+              name: field.text("Name", { required: true }),
+              type: field.select("Content", TYPES),
+              format: field.select("Format", FORMATS),
+              email: field.text("Email to", { type: "email", required: true }),
+              schedule: field.text("Schedule (cron, UTC, optional)", { placeholder: "0 6 * * 1" }),
+            }}
+            run={({ email, schedule, ...report }) =>
+              client.post("/reports", {
+                body: { ...report, destination: { type: "email", email }, schedule: schedule || null },
               })
             }
             onDone={reports.reload}
@@ -51,6 +57,7 @@ export function ReportsPage() {
 }
 
 function ReportCard({ report, reload }: { report: Schemas["ReportWithRuns"]; reload: () => void }) {
+  const { client, can } = useSession();
   const writable = can("reports", "write");
   const today = new Date().toISOString().slice(0, 10);
   const weekAgo = new Date(Date.now() - 7 * 86_400_000).toISOString().slice(0, 10);
@@ -65,16 +72,11 @@ function ReportCard({ report, reload }: { report: Schemas["ReportWithRuns"]; rel
               title={`Run ${report.name}`}
               body={<p>Days in UTC; `to` is exclusive.</p>}
               confirmLabel="Run"
-              fields={[
-                { name: "from", label: "From", type: "date", value: weekAgo },
-                { name: "to", label: "To", type: "date", value: today },
-              ]}
-              run={(values) =>
-                api().post("/reports/{id}/run", {
-                  params: { path: { id: report.id } },
-                  body: { from: values.from as string, to: values.to as string },
-                })
-              }
+              fields={{
+                from: field.text("From", { type: "date", value: weekAgo }),
+                to: field.text("To", { type: "date", value: today }),
+              }}
+              run={(days) => client.post("/reports/{id}/run", { params: { path: { id: report.id } }, body: days })}
               onDone={reload}
             />
             <ConfirmButton
@@ -83,7 +85,7 @@ function ReportCard({ report, reload }: { report: Schemas["ReportWithRuns"]; rel
               danger
               body={<p>Its schedule stops; past runs stay downloadable until they expire.</p>}
               confirmLabel="Delete"
-              run={() => api().delete("/reports/{id}", { params: { path: { id: report.id } } })}
+              run={() => client.delete("/reports/{id}", { params: { path: { id: report.id } } })}
               onDone={reload}
             />
           </>
@@ -124,7 +126,8 @@ function ReportCard({ report, reload }: { report: Schemas["ReportWithRuns"]; rel
 
 /** A run's signed download link (valid an hour) is fetched when asked for, then opened. */
 function Download({ id }: { id: string }) {
-  const run = useLoad(() => api().get("/reports/runs/{id}", { params: { path: { id } } }), [id]);
+  const { client } = useSession();
+  const run = useLoad(() => client.get("/reports/runs/{id}", { params: { path: { id } } }), [id]);
   if (run.error) return <ErrorNote error={run.error} />;
   if (!run.data) return null;
   return run.data.download_url ? (

@@ -1,14 +1,23 @@
 import { useState } from "preact/hooks";
+import type { Product } from "../api";
+import { Page } from "../components/layout";
+import { Pill } from "../components/pill";
+import { Choice } from "../components/select";
+import { Show } from "../components/show";
+import { Table } from "../components/table";
 import * as format from "../format";
-import { href } from "../router";
-import { api, type Product, productsOf } from "../session";
-import { Choice, Page, Pill, Show, Table, useLoad } from "../ui";
+import { useLoad } from "../hooks/use-load";
+import { href, type PageEntry } from "../router";
+import { useSession } from "../session";
+
+export const requestsPage: PageEntry = { label: "Request log", area: "traffic", component: RequestsPage };
 
 /** Rows shown at first, and added by each "Show more". */
 const PAGE_ROWS = 50;
 
 /** The sampled request log (last 48 hours): the API's filters (product, sub-user), then a search over the page. */
-export function RequestsPage() {
+function RequestsPage() {
+  const { client, productsOf } = useSession();
   const products = productsOf(["residential", "mobile", "isp"] as const);
   const [product, setProduct] = useState<Product>(products[0] ?? "residential");
   const [subuser, setSubuser] = useState("");
@@ -17,12 +26,12 @@ export function RequestsPage() {
   const [shown, setShown] = useState(PAGE_ROWS);
   const log = useLoad(
     () =>
-      api().get("/{product}/requests", {
+      client.get("/{product}/requests", {
         params: { path: { product }, query: { limit: 1000, ...(subuser ? { subuser } : {}) } },
       }),
     [product, subuser],
   );
-  const subusers = useLoad(() => api().get("/subusers", { params: { query: { limit: 100 } } }), []);
+  const subusers = useLoad(() => client.get("/subusers", { params: { query: { limit: 100 } } }), []);
   const needle = search.trim().toLowerCase();
   return (
     <Page
@@ -35,17 +44,15 @@ export function RequestsPage() {
     >
       <form class="toolbar" onSubmit={(event) => event.preventDefault()}>
         <Choice label="Product" value={product} options={products} onChange={setProduct} />
-        <label>
-          Sub-user
-          <select value={subuser} onChange={(event) => setSubuser(event.currentTarget.value)}>
-            <option value="">All</option>
-            {subusers.data?.data.map((one) => (
-              <option key={one.id} value={one.id}>
-                {one.label}
-              </option>
-            ))}
-          </select>
-        </label>
+        <Choice
+          label="Sub-user"
+          value={subuser}
+          options={[
+            { value: "", label: "All" },
+            ...(subusers.data?.data.map((one) => ({ value: one.id, label: one.label })) ?? []),
+          ]}
+          onChange={setSubuser}
+        />
         <label>
           Search
           <input

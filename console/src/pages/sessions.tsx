@@ -1,20 +1,35 @@
 import { useState } from "preact/hooks";
+import type { GatewayProduct } from "../api";
+import { ConfirmButton } from "../components/confirm-button";
+import * as field from "../components/fields";
+import { Page } from "../components/layout";
+import { Pill } from "../components/pill";
+import { Choice } from "../components/select";
+import { Show } from "../components/show";
+import { Table } from "../components/table";
 import * as format from "../format";
-import { href } from "../router";
-import { api, can, productsOf, session } from "../session";
-import { Choice, ConfirmButton, Page, Pill, Show, Table, useLoad } from "../ui";
+import { useLoad } from "../hooks/use-load";
+import { isNonEmpty } from "../lib/non-empty";
+import { href, type PageEntry } from "../router";
+import { useSession } from "../session";
 
-type GatewayProduct = "residential" | "mobile";
+export const sessionsPage: PageEntry = { label: "Sessions", area: "traffic", component: SessionsPage };
 
-export function SessionsPage() {
+/** Each product's sticky sessions, at a path of its own. */
+const SESSIONS = { residential: "/residential/sessions", mobile: "/mobile/sessions" } as const;
+const SESSION = { residential: "/residential/sessions/{id}", mobile: "/mobile/sessions/{id}" } as const;
+
+function SessionsPage() {
+  const { client, can, productsOf, sandbox } = useSession();
   const products = productsOf(["residential", "mobile"] as const);
   const [product, setProduct] = useState<GatewayProduct>(products[0] ?? "residential");
-  const sessions = useLoad(
-    () => api().get(`/${product}/sessions` as "/residential/sessions", { params: { query: { limit: 100 } } }),
-    [product],
-  );
-  const subusers = useLoad(() => api().get("/subusers", { params: { query: { limit: 100 } } }), []);
+  const sessions = useLoad(() => client.get(SESSIONS[product], { params: { query: { limit: 100 } } }), [product]);
+  const subusers = useLoad(() => client.get("/subusers", { params: { query: { limit: 100 } } }), []);
   const writable = can("traffic", "write");
+  const subusersOfProduct =
+    subusers.data?.data
+      .filter((one) => one.products.includes(product))
+      .map((one) => ({ value: one.id, label: one.label })) ?? [];
   return (
     <Page
       title="Sessions"
@@ -23,35 +38,20 @@ export function SessionsPage() {
           <button type="button" class="small" onClick={sessions.reload}>
             Refresh
           </button>
-          {session().sandbox && writable && subusers.data?.data.length ? (
+          {sandbox && writable && isNonEmpty(subusersOfProduct) ? (
             <ConfirmButton
               label="Start test session"
               title="Start a sticky session (sandbox)"
               body={<p>A sticky session as the gateway would open it, to try termination with.</p>}
               confirmLabel="Start"
-              fields={[
-                {
-                  name: "subuser",
-                  label: "Sub-user",
-                  type: "select",
-                  options: subusers.data.data
-                    .filter((s) => s.products.includes(product))
-                    .map((s) => ({ value: s.id, label: s.label })),
-                },
-                { name: "session_id", label: "Session id", value: "console1", pattern: "[a-z0-9]{1,32}" },
-                { name: "region", label: "Country", value: "us" },
-              ]}
+              fields={{
+                subuser: field.select("Sub-user", subusersOfProduct),
+                session_id: field.text("Session id", { value: "console1", pattern: "[a-z0-9]{1,32}" }),
+                region: field.text("Country", { value: "us" }),
+              }}
               run={(values) =>
-                api().post("/test-helpers/sessions", {
-                  body: {
-                    subuser: values.subuser as string,
-                    product,
-                    session_id: values.session_id as string,
-                    region: values.region as string,
-                    sesstime: 10,
-                    requests: 1,
-                    bytes_per_request: 2000,
-                  },
+                client.post("/test-helpers/sessions", {
+                  body: { ...values, product, sesstime: 10, requests: 1, bytes_per_request: 2000 },
                 })
               }
               onDone={sessions.reload}
@@ -110,11 +110,7 @@ export function SessionsPage() {
                       danger
                       body={<p>The next request with this username gets a new exit IP.</p>}
                       confirmLabel="Terminate"
-                      run={() =>
-                        api().delete(`/${product}/sessions/{id}` as "/residential/sessions/{id}", {
-                          params: { path: { id: s.id } },
-                        })
-                      }
+                      run={() => client.delete(SESSION[product], { params: { path: { id: s.id } } })}
                       onDone={sessions.reload}
                     />
                   ) : null,

@@ -1,28 +1,21 @@
 import { useState } from "preact/hooks";
-import { type Session, signIn } from "../session";
-import { ErrorNote } from "../ui";
+import { ErrorNote } from "../components/error-note";
+import { useAction } from "../hooks/use-action";
+import { signIn } from "../session";
 
 /**
  * Sign-in with an API key. The key is kept in memory for this tab only: never in storage or a cookie; a reload or
  * sign-out forgets it.
  */
-export function SignIn(props: { onSignedIn: (session: Session) => void }) {
+export function SignIn() {
   const [token, setToken] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const submit = async (event: Event) => {
+  const { run, busy, error } = useAction();
+  const submit = (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const session = await signIn(token);
+    void run(async () => {
+      await signIn(token);
       setToken("");
-      props.onSignedIn(session);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <main class="sign-in" id="main">

@@ -1,44 +1,42 @@
+import { ConfirmButton } from "../components/confirm-button";
+import { DialogButton } from "../components/dialog";
+import * as field from "../components/fields";
+import { Form } from "../components/form";
+import { Page } from "../components/layout";
+import { Pill } from "../components/pill";
+import { Show } from "../components/show";
+import { Table } from "../components/table";
 import * as format from "../format";
-import { api, can, productsOf } from "../session";
-import { ConfirmButton, DialogButton, Form, Page, Pill, Show, Table, useLoad } from "../ui";
+import { useLoad } from "../hooks/use-load";
+import { isNonEmpty } from "../lib/non-empty";
+import type { PageEntry } from "../router";
+import { useSession } from "../session";
 
-export function SubscriptionsPage() {
-  const list = useLoad(() => api().get("/subscriptions", { params: { query: { limit: 100 } } }), []);
+export const subscriptionsPage: PageEntry = { label: "Subscriptions", area: "billing", component: SubscriptionsPage };
+
+const TIERS = ["starter", "pro", "business"] as const;
+const CYCLES = ["monthly", "annual"] as const;
+
+function SubscriptionsPage() {
+  const { client, can, productsOf } = useSession();
+  const list = useLoad(() => client.get("/subscriptions", { params: { query: { limit: 100 } } }), []);
   const writable = can("billing", "write");
+  const products = productsOf(["residential", "mobile"] as const);
   return (
     <Page
       title="Subscriptions"
       actions={
-        writable ? (
+        writable && isNonEmpty(products) ? (
           <DialogButton label="Subscribe" tone="primary" title="Subscribe to a bandwidth tier">
             {(close) => (
               <Form
                 submitLabel="Subscribe"
-                fields={[
-                  {
-                    name: "product",
-                    label: "Product",
-                    type: "select",
-                    options: productsOf(["residential", "mobile"] as const),
-                  },
-                  { name: "plan", label: "Tier", type: "select", options: ["starter", "pro", "business"] },
-                  {
-                    name: "cycle",
-                    label: "Cycle",
-                    type: "select",
-                    options: ["monthly", "annual"],
-                    hint: "Annual: 10% below twelve months.",
-                  },
-                ]}
-                submit={(values) =>
-                  api().post("/subscriptions", {
-                    body: {
-                      product: values.product as "residential",
-                      plan: values.plan as string,
-                      cycle: values.cycle as "monthly",
-                    },
-                  })
-                }
+                fields={{
+                  product: field.select("Product", products),
+                  plan: field.select("Tier", TIERS),
+                  cycle: field.select("Cycle", CYCLES, { hint: "Annual: 10% below twelve months." }),
+                }}
+                submit={(subscription) => client.post("/subscriptions", { body: subscription })}
                 onDone={() => {
                   close();
                   list.reload();
@@ -83,7 +81,7 @@ export function SubscriptionsPage() {
                         title="Pause renewal"
                         body={<p>The current period's resources are kept; renewal stops.</p>}
                         confirmLabel="Pause"
-                        run={() => api().post("/subscriptions/{id}/pause", { params: { path: { id: s.id } } })}
+                        run={() => client.post("/subscriptions/{id}/pause", { params: { path: { id: s.id } } })}
                         onDone={list.reload}
                       />
                       <ConfirmButton
@@ -97,7 +95,7 @@ export function SubscriptionsPage() {
                           </p>
                         }
                         confirmLabel="Cancel subscription"
-                        run={() => api().post("/subscriptions/{id}/cancel", { params: { path: { id: s.id } } })}
+                        run={() => client.post("/subscriptions/{id}/cancel", { params: { path: { id: s.id } } })}
                         onDone={list.reload}
                       />
                     </div>

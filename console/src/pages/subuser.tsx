@@ -1,44 +1,54 @@
-import { useState } from "preact/hooks";
-import { TimeChart } from "../chart";
+import type { GatewayProduct, Product, Schemas } from "../api";
+import { ConfirmButton } from "../components/confirm-button";
+import { Secret } from "../components/copy";
+import { DialogButton } from "../components/dialog";
+import * as field from "../components/fields";
+import { Form } from "../components/form";
+import { Page, Section } from "../components/layout";
+import { Pill } from "../components/pill";
+import { ProxyGenerator } from "../components/proxy-generator";
+import { Show } from "../components/show";
+import { Table } from "../components/table";
+import { TimeChart } from "../components/time-chart";
 import * as format from "../format";
-import { curlLine, gatewayUsername, type ProxyTarget, proxyLine, targetProblem } from "../proxy-string";
-import { navigate, type Route } from "../router";
-import { api, can, type Schemas, session, shownPasswords } from "../session";
-import { lastHours, trafficSeries } from "../traffic-data";
-import {
-  ConfirmButton,
-  Copyable,
-  DialogButton,
-  ErrorNote,
-  Form,
-  Page,
-  Pill,
-  Secret,
-  Section,
-  Show,
-  Table,
-  useLoad,
-} from "../ui";
-import { limitFields, limitValues } from "./subusers";
+import { useLoad } from "../hooks/use-load";
+import { isNonEmpty } from "../lib/non-empty";
+import { navigate, type PageEntry, type Route } from "../router";
+import { useSession } from "../session";
+import { limitChanges, limitFields } from "../subuser-limits";
+import { lastHours, trafficSeries, trafficSource } from "../traffic-data";
 
-export function SubuserPage(props: { route: Route }) {
+/** A sub-user's own page, at `#/subusers/<id>`: not in the menu, reached from the sub-users' list. */
+export const subuserPage: PageEntry = { label: "Sub-user", area: "subusers", component: SubuserPage };
+
+const STATUSES = ["active", "disabled"] as const;
+
+function SubuserPage(props: { route: Route }) {
+  const { client } = useSession();
   const id = props.route.id!;
-  const subuser = useLoad(() => api().get("/subusers/{id}", { params: { path: { id } } }), [id]);
+  const subuser = useLoad(() => client.get("/subusers/{id}", { params: { path: { id } } }), [id]);
   return (
     <Show state={subuser}>
-      {(one) => (
-        <Page title={one.label} actions={<SubuserActions subuser={one} reload={subuser.reload} />}>
-          <Facts subuser={one} />
-          {one.products.some((product) => product !== "isp") ? <Generator subuser={one} /> : null}
-          <Usage subuser={one} />
-          <div class="grid two">
-            <Sources subuser={one} />
-            <Whitelist subuser={one} />
-          </div>
-        </Page>
-      )}
+      {(one) => {
+        const gatewayProducts = one.products.filter(servedByGateway);
+        return (
+          <Page title={one.label} actions={<SubuserActions subuser={one} reload={subuser.reload} />}>
+            <Facts subuser={one} />
+            {isNonEmpty(gatewayProducts) ? <ProxyGenerator subuser={one} products={gatewayProducts} /> : null}
+            <Usage subuser={one} />
+            <div class="grid two">
+              <Sources subuser={one} />
+              <Whitelist subuser={one} />
+            </div>
+          </Page>
+        );
+      }}
     </Show>
   );
+}
+
+function servedByGateway(product: Product): product is GatewayProduct {
+  return product !== "isp";
 }
 
 function Facts({ subuser }: { subuser: Schemas["Subuser"] }) {
@@ -72,35 +82,29 @@ function Facts({ subuser }: { subuser: Schemas["Subuser"] }) {
 }
 
 function SubuserActions({ subuser, reload }: { subuser: Schemas["Subuser"]; reload: () => void }) {
-  const { sandbox } = session();
+  const session = useSession();
+  const { sandbox, client, can } = session;
+  const { products } = subuser;
   if (!can("subusers", "write") && !(sandbox && can("traffic", "write"))) return null;
   const path = { params: { path: { id: subuser.id } } };
   return (
     <>
-      {sandbox && can("traffic", "write") ? (
+      {sandbox && can("traffic", "write") && isNonEmpty(products) ? (
         <ConfirmButton
           label="Generate test traffic"
           title="Generate test traffic (sandbox)"
           body={<p>Requests reported as the gateway would: within seconds they show in traffic and the request log.</p>}
           confirmLabel="Generate"
-          fields={[
-            { name: "requests", label: "Requests", type: "number", value: "200", min: 1, max: 10000 },
-            { name: "product", label: "Product", type: "select", options: subuser.products },
-            {
-              name: "error_rate",
-              label: "Share of failed requests (0-1)",
-              type: "number",
-              value: "0.05",
-              min: 0,
-              max: 1,
-              step: "any",
-            },
-          ]}
+          fields={{
+            requests: field.number("Requests", { value: "200", min: 1, max: 10000 }),
+            product: field.select("Product", products),
+            error_rate: field.number("Share of failed requests (0-1)", { value: "0.05", min: 0, max: 1, step: "any" }),
+          }}
           run={(values) =>
-            api().post("/test-helpers/traffic", {
+            client.post("/test-helpers/traffic", {
               body: {
                 subuser: subuser.id,
-                product: values.product as "residential",
+                product: values.product,
                 requests: Number(values.requests),
                 error_rate: Number(values.error_rate),
                 regions: ["us", "de", "gb"],
@@ -122,33 +126,21 @@ function SubuserActions({ subuser, reload }: { subuser: Schemas["Subuser"]; relo
             {(close) => (
               <Form
                 submitLabel="Save"
-                fields={[
-                  { name: "label", label: "Label", value: subuser.label, required: true, pattern: "[a-z0-9-]{1,64}" },
-                  {
-                    name: "status",
-                    label: "Status",
-                    type: "select",
-                    options: ["active", "disabled"],
+                fields={{
+                  label: field.text("Label", { value: subuser.label, required: true, pattern: "[a-z0-9-]{1,64}" }),
+                  status: field.select("Status", STATUSES, {
                     value: subuser.status,
                     hint: "Disabled: every gateway request gets 403 at once.",
-                  },
+                  }),
                   ...limitFields(subuser),
-                  {
-                    name: "alert_on_new_source",
-                    label: "Event when traffic comes from a new client block",
-                    type: "checkbox",
+                  alert_on_new_source: field.checkbox("Event when traffic comes from a new client block", {
                     value: subuser.alert_on_new_source,
-                  },
-                ]}
-                submit={(values) =>
-                  api().patch("/subusers/{id}", {
+                  }),
+                }}
+                submit={({ label, status, alert_on_new_source, ...limits }) =>
+                  client.patch("/subusers/{id}", {
                     ...path,
-                    body: {
-                      label: values.label as string,
-                      status: values.status as "active" | "disabled",
-                      alert_on_new_source: values.alert_on_new_source as boolean,
-                      ...limitValues(values, true),
-                    },
+                    body: { label, status, alert_on_new_source, ...limitChanges(limits, true) },
                   })
                 }
                 onDone={() => {
@@ -163,9 +155,9 @@ function SubuserActions({ subuser, reload }: { subuser: Schemas["Subuser"]; relo
             title="Rotate the password"
             body={<p>A new password; the old one keeps working for 60 seconds, then the gateway answers 407.</p>}
             confirmLabel="Rotate"
-            run={() => api().post("/subusers/{id}/rotate-password", path)}
+            run={() => client.post("/subusers/{id}/rotate-password", path)}
             result={(answer) => {
-              shownPasswords.set(subuser.id, answer.password);
+              session.shownPasswords.set(subuser.id, answer.password);
               return (
                 <Secret
                   label="New password"
@@ -182,7 +174,7 @@ function SubuserActions({ subuser, reload }: { subuser: Schemas["Subuser"]; relo
             danger
             body={<p>Irreversible. Requests in flight may take up to 60 seconds to drain.</p>}
             confirmLabel="Delete sub-user"
-            run={() => api().delete("/subusers/{id}", path)}
+            run={() => client.delete("/subusers/{id}", path)}
             onDone={() => navigate("subusers")}
           />
         </>
@@ -191,137 +183,13 @@ function SubuserActions({ subuser, reload }: { subuser: Schemas["Subuser"]; relo
   );
 }
 
-/** The proxy-string generator: country, state, city, ASN, session → the username, `host:port:user:pass`, curl. */
-function Generator({ subuser }: { subuser: Schemas["Subuser"] }) {
-  const { gateway } = session();
-  const gatewayProducts = subuser.products.filter((product): product is "residential" | "mobile" => product !== "isp");
-  const [target, setTarget] = useState<ProxyTarget>({
-    product: gatewayProducts[0]!,
-    country: "us",
-    state: "",
-    city: "",
-    asn: "",
-    session: "",
-    sesstime: "10",
-  });
-  const [password, setPassword] = useState(shownPasswords.get(subuser.id) ?? "");
-  const set = (field: keyof ProxyTarget) => (event: Event) =>
-    setTarget({ ...target, [field]: (event.currentTarget as HTMLInputElement).value });
-  const problem = targetProblem(target, gateway);
-  const username = problem ? null : gatewayUsername(subuser.name, target, gateway.username_prefix);
-  const pass = password || "PASSWORD";
-  return (
-    <Section title="Proxy string">
-      <form class="generator" onSubmit={(event) => event.preventDefault()}>
-        <label>
-          Product
-          <select value={target.product} onChange={set("product")}>
-            {gatewayProducts.map((product) => (
-              <option key={product}>{product}</option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Country
-          <input value={target.country} onInput={set("country")} maxLength={2} placeholder="us" />
-        </label>
-        <label>
-          State
-          <input value={target.state} onInput={set("state")} maxLength={3} placeholder="ca (optional)" />
-        </label>
-        <label>
-          City
-          <input value={target.city} onInput={set("city")} maxLength={40} placeholder="losangeles (optional)" />
-        </label>
-        <label>
-          ASN
-          <input value={target.asn} onInput={set("asn")} inputMode="numeric" placeholder="optional" />
-        </label>
-        <label>
-          Session
-          <input value={target.session} onInput={set("session")} maxLength={32} placeholder="sticky id (optional)" />
-        </label>
-        <label>
-          Session time (min)
-          <input value={target.sesstime} onInput={set("sesstime")} inputMode="numeric" disabled={!target.session} />
-        </label>
-        <label>
-          Password
-          <input
-            type="password"
-            value={password}
-            autoComplete="off"
-            placeholder="shown at creation or rotation"
-            onInput={(event) => setPassword(event.currentTarget.value)}
-          />
-        </label>
-      </form>
-      {username ? (
-        <div class="strings" data-testid="proxy-strings">
-          <Copyable label="Username" value={username} />
-          <Copyable label="host:port:user:pass" value={proxyLine(gateway, username, pass)} />
-          <Copyable label="curl" value={curlLine(gateway, username, pass)} />
-          <p class="muted">
-            {target.session
-              ? `Sticky: the same exit IP for ${target.sesstime} minutes from the first request.`
-              : "Rotating: every new connection gets a new exit IP."}
-            {session().sandbox ? " Sandbox sub-users are not served by the gateway: test the string here instead." : ""}
-          </p>
-          {password && can("subusers", "write") ? <ProxyTest username={username} password={password} /> : null}
-        </div>
-      ) : (
-        <p class="error" role="alert">
-          {problem}
-        </p>
-      )}
-    </Section>
-  );
-}
-
-/** One request through the gateway with the generated string (the API's proxy test; in the sandbox, simulated). */
-function ProxyTest(props: { username: string; password: string }) {
-  const [result, setResult] = useState<Schemas["ProxyTestResult"] | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const run = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      setResult(
-        await api().post("/tools/proxy-test", {
-          body: { username: props.username, password: props.password, protocol: "http" },
-        }),
-      );
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
-  return (
-    <div class="proxy-test">
-      <button type="button" class="small" disabled={busy} aria-busy={busy} onClick={() => void run()}>
-        {busy ? "Testing…" : "Test this string"}
-      </button>
-      {result ? (
-        <p role="status" data-testid="proxy-test">
-          {result.auth_ok ? (
-            <Pill tone="good">accepted</Pill>
-          ) : (
-            <Pill tone="bad">{result.error_code ?? "refused"}</Pill>
-          )}{" "}
-          {result.exit_ip ? `exit ${result.exit_ip}` : ""}
-          {result.status !== null ? ` · HTTP ${result.status}` : ""}
-        </p>
-      ) : null}
-      {error ? <ErrorNote error={error} /> : null}
-    </div>
-  );
-}
-
 function Usage({ subuser }: { subuser: Schemas["Subuser"] }) {
+  const { client } = useSession();
   const product = subuser.products[0]!;
-  const usage = useLoad(() => trafficSeries(product, lastHours(7 * 24), "total", (id) => id, subuser.id), [subuser.id]);
+  const usage = useLoad(
+    () => trafficSeries(trafficSource(client, product, subuser.id), lastHours(7 * 24), "total"),
+    [subuser.id],
+  );
   return (
     <Section title={`Usage, last 7 days (${product})`}>
       <Show
@@ -354,8 +222,9 @@ function Usage({ subuser }: { subuser: Schemas["Subuser"] }) {
 }
 
 function Sources({ subuser }: { subuser: Schemas["Subuser"] }) {
+  const { client } = useSession();
   const sources = useLoad(
-    () => api().get("/subusers/{id}/sources", { params: { path: { id: subuser.id }, query: { limit: 20 } } }),
+    () => client.get("/subusers/{id}/sources", { params: { path: { id: subuser.id }, query: { limit: 20 } } }),
     [subuser.id],
   );
   return (
@@ -380,8 +249,10 @@ function Sources({ subuser }: { subuser: Schemas["Subuser"] }) {
 }
 
 function Whitelist({ subuser }: { subuser: Schemas["Subuser"] }) {
+  const { client, can } = useSession();
+  const { products } = subuser;
   const entries = useLoad(
-    () => api().get("/whitelists", { params: { query: { subuser: subuser.id, limit: 100 } } }),
+    () => client.get("/whitelists", { params: { query: { subuser: subuser.id, limit: 100 } } }),
     [subuser.id],
   );
   const writable = can("subusers", "write");
@@ -389,30 +260,18 @@ function Whitelist({ subuser }: { subuser: Schemas["Subuser"] }) {
     <Section
       title="Whitelist"
       actions={
-        writable ? (
+        writable && isNonEmpty(products) ? (
           <DialogButton label="Add IP" tone="small">
             {(close) => (
               <Form
                 submitLabel="Add"
-                fields={[
-                  {
-                    name: "ip",
-                    label: "IP or CIDR",
-                    required: true,
-                    hint: "IPv4, IPv4 /24-/32, IPv6 or IPv6 up to /64.",
-                  },
-                  { name: "product", label: "Product", type: "select", options: subuser.products },
-                  { name: "label", label: "Label" },
-                ]}
-                submit={(values) =>
-                  api().post("/whitelists", {
-                    body: {
-                      subuser: subuser.id,
-                      product: values.product as "residential",
-                      ip: values.ip as string,
-                      label: (values.label as string) || null,
-                    },
-                  })
+                fields={{
+                  ip: field.text("IP or CIDR", { required: true, hint: "IPv4, IPv4 /24-/32, IPv6 or IPv6 up to /64." }),
+                  product: field.select("Product", products),
+                  label: field.text("Label"),
+                }}
+                submit={({ label, ...entry }) =>
+                  client.post("/whitelists", { body: { ...entry, subuser: subuser.id, label: label || null } })
                 }
                 onDone={() => {
                   close();
@@ -448,7 +307,7 @@ function Whitelist({ subuser }: { subuser: Schemas["Subuser"] }) {
                       danger
                       body={<p>Takes effect within 60 seconds.</p>}
                       confirmLabel="Remove"
-                      run={() => api().delete("/whitelists/{id}", { params: { path: { id: entry.id } } })}
+                      run={() => client.delete("/whitelists/{id}", { params: { path: { id: entry.id } } })}
                       onDone={entries.reload}
                     />
                   ) : null,

@@ -1,62 +1,40 @@
 import { useState } from "preact/hooks";
+import type { Schemas } from "../api";
+import { Secret } from "../components/copy";
+import { DialogButton } from "../components/dialog";
+import * as field from "../components/fields";
+import { Form } from "../components/form";
+import { Page } from "../components/layout";
+import { Pill } from "../components/pill";
+import { Choice } from "../components/select";
+import { Show } from "../components/show";
+import { Table } from "../components/table";
 import * as format from "../format";
-import { href, navigate } from "../router";
-import { api, can, productsOf, type Schemas, shownPasswords } from "../session";
-import { DialogButton, type Field, Form, Page, Pill, Secret, Show, Table, useLoad, type Values } from "../ui";
+import { useLoad } from "../hooks/use-load";
+import { href, navigate, type PageEntry } from "../router";
+import { useSession } from "../session";
+import { limitChanges, limitFields } from "../subuser-limits";
 
-export function limitFields(subuser?: Schemas["Subuser"]): Field[] {
-  return [
-    {
-      name: "concurrent_max",
-      label: "Concurrent connections",
-      type: "number",
-      min: 1,
-      max: 10000,
-      value: String(subuser?.concurrent_max ?? ""),
-      hint: "1-10,000, within the plan's limit. Empty: the plan's limit.",
-    },
-    {
-      name: "rps_max",
-      label: "Requests per second",
-      type: "number",
-      min: 1,
-      max: 10000,
-      value: String(subuser?.rps_max ?? ""),
-      hint: "1-10,000. Empty: the plan's limit.",
-    },
-    {
-      name: "traffic_limit_gb",
-      label: "Monthly traffic cap (GB)",
-      type: "number",
-      min: 0.001,
-      step: "any",
-      value: subuser?.traffic_limit_gb == null ? "" : String(subuser.traffic_limit_gb),
-      hint: "Empty: no cap.",
-    },
-  ];
-}
+export const subusersPage: PageEntry = { label: "Sub-users", area: "subusers", component: SubusersPage };
 
-export function limitValues(values: Values, editing: boolean) {
-  const number = (name: string) => (values[name] === "" ? undefined : Number(values[name]));
-  const cap = values.traffic_limit_gb === "" ? (editing ? null : undefined) : Number(values.traffic_limit_gb);
-  return {
-    ...(number("concurrent_max") === undefined ? {} : { concurrent_max: number("concurrent_max") }),
-    ...(number("rps_max") === undefined ? {} : { rps_max: number("rps_max") }),
-    ...(cap === undefined ? {} : { traffic_limit_gb: cap }),
-  };
-}
+const STATUSES = [
+  { value: "", label: "Any" },
+  { value: "active", label: "Active" },
+  { value: "disabled", label: "Disabled" },
+] as const;
 
-export function SubusersPage() {
+function SubusersPage() {
+  const { client, can, productsOf, shownPasswords } = useSession();
   const [search, setSearch] = useState("");
-  const [status, setStatus] = useState("");
+  const [status, setStatus] = useState<(typeof STATUSES)[number]["value"]>("");
   const list = useLoad(
     () =>
-      api().get("/subusers", {
+      client.get("/subusers", {
         params: {
           query: {
             limit: 100,
             ...(search.trim() ? { label_contains: search.trim().toLowerCase() } : {}),
-            ...(status ? { status: status as "active" | "disabled" } : {}),
+            ...(status ? { status } : {}),
           },
         },
       }),
@@ -93,31 +71,21 @@ export function SubusersPage() {
               ) : (
                 <Form
                   submitLabel="Create"
-                  fields={[
-                    {
-                      name: "label",
-                      label: "Label",
+                  fields={{
+                    label: field.text("Label", {
                       required: true,
                       pattern: "[a-z0-9-]{1,64}",
                       hint: "1-64 characters of a-z, 0-9 and -; unique in the account.",
-                    },
-                    {
-                      name: "products",
-                      label: "Products (fixed after creation)",
-                      type: "checkboxes",
-                      options: productsOf(["residential", "mobile", "isp"] as const),
-                      value: ["residential"],
-                    },
+                    }),
+                    products: field.checkboxes(
+                      "Products (fixed after creation)",
+                      productsOf(["residential", "mobile", "isp"] as const),
+                      { value: ["residential"] },
+                    ),
                     ...limitFields(),
-                  ]}
-                  submit={(values) =>
-                    api().post("/subusers", {
-                      body: {
-                        label: values.label as string,
-                        products: values.products as Schemas["SubuserCreate"]["products"],
-                        ...limitValues(values, false),
-                      },
-                    })
+                  }}
+                  submit={({ label, products, ...limits }) =>
+                    client.post("/subusers", { body: { label, products, ...limitChanges(limits, false) } })
                   }
                   onDone={(answer) => {
                     shownPasswords.set(answer.id, answer.password);
@@ -141,14 +109,7 @@ export function SubusersPage() {
             onInput={(event) => setSearch(event.currentTarget.value)}
           />
         </label>
-        <label>
-          Status
-          <select value={status} onChange={(event) => setStatus(event.currentTarget.value)}>
-            <option value="">Any</option>
-            <option value="active">Active</option>
-            <option value="disabled">Disabled</option>
-          </select>
-        </label>
+        <Choice label="Status" value={status} options={STATUSES} onChange={setStatus} />
       </form>
       <Show
         state={list}

@@ -1,8 +1,15 @@
 import { useState } from "preact/hooks";
-import { TimeChart } from "../chart";
+import type { Product, ProxyAccountClient } from "../api";
+import { Bar } from "../components/bar";
+import { Page, Section } from "../components/layout";
+import { Choice } from "../components/select";
+import { Show } from "../components/show";
+import { Table } from "../components/table";
+import { TimeChart } from "../components/time-chart";
 import * as format from "../format";
-import { href } from "../router";
-import { api, type Product, productsOf } from "../session";
+import { useLoad } from "../hooks/use-load";
+import { href, type PageEntry } from "../router";
+import { useSession } from "../session";
 import {
   heaviest,
   lastHours,
@@ -12,8 +19,10 @@ import {
   subuserLabels,
   type TrafficRow,
   trafficSeries,
+  trafficSource,
 } from "../traffic-data";
-import { Bar, Choice, Page, Section, Show, Table, useLoad } from "../ui";
+
+export const trafficPage: PageEntry = { label: "Traffic", area: "traffic", component: TrafficPage };
 
 const RANGES = [
   { value: "24h", label: "24 hours", hours: 24 },
@@ -23,13 +32,22 @@ const RANGES = [
   { value: "custom", label: "Custom", hours: 0 },
 ];
 
+const SPLITS = [
+  { value: "total", label: "Nothing (total)" },
+  { value: "subuser", label: "Sub-user" },
+  { value: "domain", label: "Domain" },
+] as const satisfies readonly { value: Split; label: string }[];
+/** ISP traffic has no target domains to stack by. */
+const ISP_SPLITS = SPLITS.filter((split) => split.value !== "domain");
+
 const METRICS = [
   { title: "Bytes in", values: (series: Series) => series.bytesIn, format: format.bytes },
   { title: "Bytes out", values: (series: Series) => series.bytesOut, format: format.bytes },
   { title: "Requests", values: (series: Series) => series.requests, format: format.count },
 ];
 
-export function TrafficPage() {
+function TrafficPage() {
+  const { client, productsOf } = useSession();
   const products = productsOf(["residential", "mobile", "isp"] as const);
   const [product, setProduct] = useState<Product>(products[0] ?? "residential");
   const [rangeName, setRangeName] = useState("24h");
@@ -37,21 +55,22 @@ export function TrafficPage() {
   const [split, setSplit] = useState<Split>("total");
   const range = rangeOf(rangeName, custom);
 
-  const labels = useLoad(() => subuserLabels(), []);
+  const source = trafficSource(client, product);
+  const labels = useLoad(() => subuserLabels(client), []);
   const labelOf = (id: string) => labels.data?.get(id) ?? id;
   const chart = useLoad(
-    () => (range ? trafficSeries(product, range, split, labelOf) : Promise.resolve(null)),
+    () => (range ? trafficSeries(source, range, split, labelOf) : Promise.resolve(null)),
     [product, range?.from, range?.to, split, labels.data],
   );
   const subusers = useLoad(
-    () => (range ? heaviest(product, range, "subuser") : Promise.resolve([])),
+    () => (range ? heaviest(source, range, "subuser") : Promise.resolve([])),
     [product, range?.from, range?.to],
   );
   const domains = useLoad(
-    () => (range ? heaviest(product, range, "domain") : Promise.resolve([])),
+    () => (range ? heaviest(source, range, "domain") : Promise.resolve([])),
     [product, range?.from, range?.to],
   );
-  const errors = useLoad(() => errorsByStatus(product, range), [product, range?.from, range?.to]);
+  const errors = useLoad(() => errorsByStatus(client, product, range), [product, range?.from, range?.to]);
 
   return (
     <Page title="Traffic">
@@ -92,14 +111,7 @@ export function TrafficPage() {
             </label>
           </>
         ) : null}
-        <label>
-          Stack by
-          <select value={split} onChange={(event) => setSplit(event.currentTarget.value as Split)}>
-            <option value="total">Nothing (total)</option>
-            <option value="subuser">Sub-user</option>
-            {product === "isp" ? null : <option value="domain">Domain</option>}
-          </select>
-        </label>
+        <Choice label="Stack by" value={split} options={product === "isp" ? ISP_SPLITS : SPLITS} onChange={setSplit} />
       </form>
       {range ? null : <p class="muted">Pick both dates of the custom range.</p>}
       <Section title="Over time">
@@ -219,9 +231,9 @@ function UsageTable(props: {
 }
 
 /** Failed requests of the sampled log (last 48 hours) in the range, counted per HTTP status. */
-async function errorsByStatus(product: Product, range: Range | null) {
+async function errorsByStatus(client: ProxyAccountClient, product: Product, range: Range | null) {
   if (!range) return { counts: [], failed: 0, sampled: 0 };
-  const log = await api().get("/{product}/requests", { params: { path: { product }, query: { limit: 1000 } } });
+  const log = await client.get("/{product}/requests", { params: { path: { product }, query: { limit: 1000 } } });
   const inRange = log.data.filter((entry) => {
     const at = Date.parse(entry.ts);
     return at >= range.from && at < range.to;

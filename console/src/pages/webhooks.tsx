@@ -1,7 +1,17 @@
 import { useState } from "preact/hooks";
+import { ConfirmButton } from "../components/confirm-button";
+import { Secret } from "../components/copy";
+import * as field from "../components/fields";
+import { Page, Section } from "../components/layout";
+import { Pill } from "../components/pill";
+import { Show } from "../components/show";
+import { Table } from "../components/table";
 import * as format from "../format";
-import { api, can, type Schemas } from "../session";
-import { ConfirmButton, Page, Pill, Secret, Section, Show, Table, useLoad } from "../ui";
+import { useLoad } from "../hooks/use-load";
+import type { PageEntry } from "../router";
+import { useSession } from "../session";
+
+export const webhooksPage: PageEntry = { label: "Webhooks", area: "webhooks", component: WebhooksPage };
 
 const EVENTS = [
   "*",
@@ -13,8 +23,9 @@ const EVENTS = [
   "subuser.new_source",
 ] as const;
 
-export function WebhooksPage() {
-  const endpoints = useLoad(() => api().get("/webhook-endpoints", { params: { query: { limit: 100 } } }), []);
+function WebhooksPage() {
+  const { client, can } = useSession();
+  const endpoints = useLoad(() => client.get("/webhook-endpoints", { params: { query: { limit: 100 } } }), []);
   const [selected, setSelected] = useState<string | null>(null);
   const writable = can("webhooks", "write");
   return (
@@ -27,19 +38,13 @@ export function WebhooksPage() {
             title="New webhook endpoint"
             body={<p>Events are signed with the endpoint's secret (Standard Webhooks), shown once.</p>}
             confirmLabel="Create"
-            fields={[
-              { name: "url", label: "URL", type: "text", required: true, placeholder: "https://example.com/hooks" },
-              { name: "events", label: "Events", type: "checkboxes", options: EVENTS, value: ["*"] },
-              { name: "description", label: "Description" },
-            ]}
-            run={(values) =>
-              api().post("/webhook-endpoints", {
-                body: {
-                  url: values.url as string,
-                  events: values.events as Schemas["WebhookEndpointCreate"]["events"],
-                  description: (values.description as string) || null,
-                },
-              })
+            fields={{
+              url: field.text("URL", { required: true, placeholder: "https://example.com/hooks" }),
+              events: field.checkboxes("Events", EVENTS, { value: ["*"] }),
+              description: field.text("Description"),
+            }}
+            run={({ description, ...endpoint }) =>
+              client.post("/webhook-endpoints", { body: { ...endpoint, description: description || null } })
             }
             result={(created) => <Secret label="Signing secret" value={created.secret} />}
             onDone={endpoints.reload}
@@ -92,7 +97,7 @@ export function WebhooksPage() {
                             </p>
                           }
                           confirmLabel="Send"
-                          run={() => api().post("/webhook-endpoints/{id}/test", { params: { path: { id: e.id } } })}
+                          run={() => client.post("/webhook-endpoints/{id}/test", { params: { path: { id: e.id } } })}
                           onDone={() => setSelected(e.id)}
                         />
                         <ConfirmButton
@@ -101,7 +106,7 @@ export function WebhooksPage() {
                           body={<p>Deliveries are signed with both secrets for a day.</p>}
                           confirmLabel="Rotate"
                           run={() =>
-                            api().post("/webhook-endpoints/{id}/rotate-secret", { params: { path: { id: e.id } } })
+                            client.post("/webhook-endpoints/{id}/rotate-secret", { params: { path: { id: e.id } } })
                           }
                           result={(rotated) => <Secret label="New signing secret" value={rotated.secret} />}
                           onDone={endpoints.reload}
@@ -112,7 +117,7 @@ export function WebhooksPage() {
                           danger
                           body={<p>No more deliveries to {e.url}.</p>}
                           confirmLabel="Delete"
-                          run={() => api().delete("/webhook-endpoints/{id}", { params: { path: { id: e.id } } })}
+                          run={() => client.delete("/webhook-endpoints/{id}", { params: { path: { id: e.id } } })}
                           onDone={endpoints.reload}
                         />
                       </>
@@ -130,8 +135,9 @@ export function WebhooksPage() {
 }
 
 function Deliveries({ id }: { id: string }) {
+  const { client, can } = useSession();
   const deliveries = useLoad(
-    () => api().get("/webhook-endpoints/{id}/deliveries", { params: { path: { id }, query: { limit: 50 } } }),
+    () => client.get("/webhook-endpoints/{id}/deliveries", { params: { path: { id }, query: { limit: 50 } } }),
     [id],
   );
   return (
@@ -178,7 +184,7 @@ function Deliveries({ id }: { id: string }) {
                       body={<p>One more attempt, now.</p>}
                       confirmLabel="Retry"
                       run={() =>
-                        api().post("/webhook-endpoints/{id}/deliveries/{delivery_id}/retry", {
+                        client.post("/webhook-endpoints/{id}/deliveries/{delivery_id}/retry", {
                           params: { path: { id, delivery_id: d.id } },
                         })
                       }

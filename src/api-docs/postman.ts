@@ -5,8 +5,16 @@
  * The document gives each request its method, URL, example body and expected response shape; the scenario below
  * (the only hand-written part) gives the order, the values the examples cannot know (ids captured from earlier
  * responses) and the extra checks. Every public operation must be placed exactly once: a new route that the
- * scenario does not place makes the generator throw, so it cannot silently be left out.
+ * scenario does not place makes the generator throw, so it cannot silently be left out. The scripts' checks are
+ * generated here from the scenario; the functions they call are code, in postman-scripts/.
  */
+import { expressionSource, type Postman, type ScriptFunctions, type Shape, withDefinitions } from "./postman-scripts";
+
+// What the scenario's `before` expressions use of the Postman sandbox. Declared rather than imported: the
+// expressions are sent as text (postman-scripts), so their names must reach the bundle as written.
+declare const pm: Postman;
+declare const totp: ScriptFunctions["totp"];
+declare const buyTestBandwidth: ScriptFunctions["buyTestBandwidth"];
 
 // ---------------------------------------------------------------------------------------------------------------
 // The scenario
@@ -26,8 +34,8 @@ interface Step {
   /** Query parameters; a required one defaults like a path parameter. */
   query?: Record<string, string>;
   headers?: Record<string, string>;
-  /** Request-local variables set before the request: name → JS expression (may call a helper of `HELPERS`). */
-  before?: Record<string, string>;
+  /** Request-local variables set before the request: name → an expression run in the Postman sandbox. */
+  before?: Record<string, () => unknown>;
   /** Collection variables captured from the response: name → dotted path in the body (`details.batch_id`). */
   capture?: Record<string, string>;
   /** Dotted path in the body → expected value; `{{var}}` in a string is resolved at run time. */
@@ -100,7 +108,7 @@ const SCENARIO: Folder[] = [
       },
       {
         operationId: "verifyMfa",
-        before: { mfa_totp: 'totp(pm.collectionVariables.get("mfa_secret"))' },
+        before: { mfa_totp: () => totp(pm.collectionVariables.get("mfa_secret")!) },
         body: { code: "{{mfa_totp}}" },
         expect: { mfa_enabled: true, mfa_method: "totp" },
       },
@@ -223,8 +231,8 @@ const SCENARIO: Folder[] = [
         operationId: "getTraffic",
         path: { product: "residential" },
         before: {
-          traffic_from: "new Date(Date.now() - 24 * 3600 * 1000).toISOString()",
-          traffic_to: "new Date().toISOString()",
+          traffic_from: () => new Date(Date.now() - 24 * 3600 * 1000).toISOString(),
+          traffic_to: () => new Date().toISOString(),
         },
         query: { from: "{{traffic_from}}", to: "{{traffic_to}}", subuser: "{{subuser_id}}" },
       },
@@ -259,7 +267,7 @@ const SCENARIO: Folder[] = [
         operationId: "startTestSession",
         sandboxOnly: true,
         // A session needs bandwidth: a sandbox key first buys 1 GB with the sandbox's simulated money.
-        before: { test_bandwidth: "buyTestBandwidth()" },
+        before: { test_bandwidth: () => buyTestBandwidth() },
         expect: { subuser: "{{subuser_id}}" },
       },
       { operationId: "expireTestIspBatch", sandboxOnly: true, expect: { id: "{{batch_id}}" } },
@@ -276,7 +284,7 @@ const SCENARIO: Folder[] = [
       { operationId: "updateReport", expect: { id: "{{report_id}}", schedule: null } },
       {
         operationId: "runReport",
-        before: { today: "new Date().toISOString().slice(0, 10)" },
+        before: { today: () => new Date().toISOString().slice(0, 10) },
         body: { from: "{{today}}", to: "{{today}}" },
         capture: { run_id: "run_id" },
         expect: { status: "queued" },
@@ -294,8 +302,8 @@ const SCENARIO: Folder[] = [
       {
         operationId: "downloadReportRunFile",
         before: {
-          link_exp: 'pm.collectionVariables.get("download_url").match(/[?&]exp=([^&]+)/)[1]',
-          link_sig: 'pm.collectionVariables.get("download_url").match(/[?&]sig=([^&]+)/)[1]',
+          link_exp: () => pm.collectionVariables.get("download_url")!.match(/[?&]exp=([^&]+)/)![1],
+          link_sig: () => pm.collectionVariables.get("download_url")!.match(/[?&]sig=([^&]+)/)![1],
         },
         path: { id: "{{run_id}}" },
         query: { exp: "{{link_exp}}", sig: "{{link_sig}}" },
@@ -385,49 +393,6 @@ const SCENARIO: Folder[] = [
     ],
   },
 ];
-
-/** Functions the `before` expressions may call, defined in a pre-request script only where one is used. */
-const HELPERS: Record<string, string> = {
-  // With a sandbox key (the `livemode` getAccount remembered), buys 1 GB of residential bandwidth: simulated money.
-  buyTestBandwidth: `function buyTestBandwidth() {
-  if (pm.collectionVariables.get("livemode") !== "false") return "not bought: a live key";
-  pm.sendRequest(
-    {
-      url: pm.variables.replaceIn("{{baseUrl}}/orders"),
-      method: "POST",
-      header: {
-        Authorization: "Bearer " + pm.variables.get("api_key"),
-        "Content-Type": "application/json",
-        "Idempotency-Key": pm.variables.replaceIn("{{$guid}}"),
-      },
-      body: { mode: "raw", raw: JSON.stringify({ product: "residential", gb: 1 }) },
-    },
-    (error, response) => {
-      if (error || response.code !== 201) throw new Error("buying sandbox bandwidth failed: " + (error || response.text()));
-    },
-  );
-  return "1 GB";
-}`,
-  // RFC 6238 TOTP (HMAC-SHA1, 30 s steps, 6 digits) of a base32 secret.
-  totp: `function totp(secret) {
-  const CryptoJS = require("crypto-js");
-  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-  const bits = [...secret.replace(/=+$/, "").toUpperCase()]
-    .map((c) => alphabet.indexOf(c).toString(2).padStart(5, "0"))
-    .join("");
-  const key = [];
-  for (let i = 0; i + 8 <= bits.length; i += 8) key.push(parseInt(bits.slice(i, i + 8), 2));
-  const words = [];
-  key.forEach((byte, i) => (words[i >>> 2] |= byte << (24 - (i % 4) * 8)));
-  const counter = Math.floor(Date.now() / 30000);
-  const hmac = CryptoJS.HmacSHA1(
-    CryptoJS.lib.WordArray.create([Math.floor(counter / 2 ** 32), counter >>> 0], 8),
-    CryptoJS.lib.WordArray.create(words, key.length),
-  ).toString();
-  const offset = parseInt(hmac.slice(-1), 16);
-  return String((parseInt(hmac.slice(offset * 2, offset * 2 + 8), 16) & 0x7fffffff) % 1000000).padStart(6, "0");
-}`,
-};
 
 // ---------------------------------------------------------------------------------------------------------------
 // The OpenAPI document, as far as it is read here
@@ -575,8 +540,8 @@ function requestItem(document: Document, located: Located, step: Step) {
     id: step.operationId,
     name: operation.summary ?? step.operationId,
     event: [
-      ...(step.before ? [{ listen: "prerequest", script: { type: "text/javascript", exec: prerequest(step) } }] : []),
-      { listen: "test", script: { type: "text/javascript", exec: tests(document, operation, step, status, where) } },
+      ...(step.before ? [{ listen: "prerequest", script: scriptOf(prerequest(step.before)) }] : []),
+      { listen: "test", script: scriptOf(tests(document, operation, step, status, where)) },
     ],
     request: {
       method: method.toUpperCase(),
@@ -661,15 +626,15 @@ function fail(message: string): never {
 // Scripts
 // ---------------------------------------------------------------------------------------------------------------
 
-function prerequest(step: Step): string[] {
-  const expressions = Object.values(step.before ?? {}).join("\n");
-  const helpers = Object.entries(HELPERS)
-    .filter(([name]) => expressions.includes(`${name}(`))
-    .map(([, source]) => source);
-  return [
-    ...helpers.flatMap((source) => source.split("\n")),
-    ...Object.entries(step.before ?? {}).map(([name, expression]) => `pm.variables.set("${name}", ${expression});`),
-  ];
+/** A script's statements, with the definitions of the script functions they call. */
+function scriptOf(statements: string[]) {
+  return { type: "text/javascript", exec: withDefinitions(statements) };
+}
+
+function prerequest(before: NonNullable<Step["before"]>): string[] {
+  return Object.entries(before).map(
+    ([name, expression]) => `pm.variables.set("${name}", ${expressionSource(expression)});`,
+  );
 }
 
 /** A JS literal of an expected value; a string with `{{…}}` is resolved when the script runs. */
@@ -695,7 +660,7 @@ function tests(document: Document, operation: Operation, step: Step, status: num
   const checks = step.viaGateway ? gatewayChecks(expectations) : expectations;
   const success = [
     `pm.test("status is ${status}", () => pm.response.to.have.status(${status}));`,
-    `pm.test("body is ${described}", () => pm.expect(conform(body, ${JSON.stringify(shape(document, responseSchema))}, "body", [])).to.eql([]));`,
+    `pm.test("body is ${described}", () => pm.expect(conform(body, ${JSON.stringify(compactShape(document, responseSchema))}, "body", [])).to.eql([]));`,
     ...Object.entries(step.capture ?? {}).map(
       ([name, path]) =>
         `pm.test("captures ${name}", () => { const value = pick(body, ${JSON.stringify(path)}); pm.expect(value).to.be.a("string").and.not.empty; pm.collectionVariables.set("${name}", value); });`,
@@ -715,7 +680,6 @@ function tests(document: Document, operation: Operation, step: Step, status: num
     "let body;",
     "try { body = pm.response.json(); } catch (error) { body = undefined; }",
     ...(step.sandboxOnly ? sandboxOnly(success) : success),
-    ...RUNTIME.split("\n"),
   ];
 }
 
@@ -793,45 +757,13 @@ function pollUntil(poll: NonNullable<Step["poll"]>, checks: string[]): string[] 
   ];
 }
 
-/** The functions every test script uses (hoisted): a dotted-path getter and the response shape check. */
-const RUNTIME = `function pick(value, path) {
-  return path.split(".").reduce((v, key) => (v === null || v === undefined ? undefined : v[key]), value);
-}
-function conform(value, shape, at, problems) {
-  if (shape.all) shape.all.forEach((s) => conform(value, s, at, problems));
-  if (shape.any && !shape.any.some((s) => conform(value, s, at, []).length === 0)) problems.push(at + " matches no alternative");
-  const type = value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
-  if (shape.t && !shape.t.some((t) => t === type || (t === "integer" && Number.isInteger(value)))) problems.push(at + " is " + type + ", not " + shape.t.join("|"));
-  if (shape.e && !shape.e.some((e) => e === value)) problems.push(at + " is " + JSON.stringify(value) + ", not one of " + JSON.stringify(shape.e));
-  if (shape.x && typeof value === "string" && !new RegExp(shape.x).test(value)) problems.push(at + " does not match " + shape.x);
-  if (shape.d && typeof value === "string" && Number.isNaN(Date.parse(value))) problems.push(at + " is not a date-time");
-  if (type === "object") {
-    (shape.r || []).filter((key) => !(key in value)).forEach((key) => problems.push(at + "." + key + " is missing"));
-    Object.entries(shape.p || {}).filter(([key]) => key in value).forEach(([key, s]) => conform(value[key], s, at + "." + key, problems));
-  }
-  if (type === "array" && shape.i) value.forEach((item, n) => conform(item, shape.i, at + "[" + n + "]", problems));
-  return problems;
-}`;
-
-/** A compact form of a response schema for `conform`: types, enums, patterns, date-times, required properties. */
-interface Shape {
-  t?: string[];
-  e?: unknown[];
-  x?: string;
-  d?: true;
-  r?: string[];
-  p?: Record<string, Shape>;
-  i?: Shape;
-  all?: Shape[];
-  any?: Shape[];
-}
-
-function shape(document: Document, schema: Schema, seen: string[] = []): Shape {
+/** The compact form of a response schema that the test scripts check bodies against (`conform`). */
+function compactShape(document: Document, schema: Schema, seen: string[] = []): Shape {
   if (schema.$ref) {
     if (seen.includes(schema.$ref)) return {};
-    return shape(document, resolve(document, schema), [...seen, schema.$ref]);
+    return compactShape(document, resolve(document, schema), [...seen, schema.$ref]);
   }
-  const nested = (s: Schema) => shape(document, s, seen);
+  const nested = (s: Schema) => compactShape(document, s, seen);
   const alternatives = schema.oneOf ?? schema.anyOf;
   return {
     ...(schema.type ? { t: [schema.type].flat() } : {}),

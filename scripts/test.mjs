@@ -1,8 +1,9 @@
 // `npm test`: the static assets (docs assets, the console's build), then vitest inside workerd (extra arguments go to
-// vitest, e.g. CI's reporters), then the local gateway's tests against `wrangler dev` (node --test), the console in
-// Chromium against `wrangler dev` and the gateway, the deploy script and wrangler.toml's environments (node --test),
-// then a short run of the fleet simulation.
-import { spawnSync } from "node:child_process";
+// vitest, e.g. CI's reporters) and, beside it, the tests that run against `wrangler dev`: the local gateway's
+// (node --test), the console in Chromium, the deploy script and wrangler.toml's environments, then a short run of the
+// fleet simulation. The two lines share the machine's cores: vitest's workers, and the other line's servers, which
+// mostly wait (the rotated-out password's 60 s are real time). The other line's output is printed as each step ends.
+import { spawn, spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import path from "node:path";
 
@@ -11,9 +12,8 @@ const nodeTests = (dir) =>
   readdirSync(path.join(root, dir))
     .filter((file) => file.endsWith(".test.mjs"))
     .map((file) => path.join(dir, file));
-const steps = [
-  ["scripts/docs-assets.mjs"],
-  ["node_modules/vitest/vitest.mjs", "run", ...process.argv.slice(2)],
+
+const beside = [
   ["--test", "--test-concurrency=1", ...nodeTests(path.join("gateway", "test"))],
   ["--test", "console/test/browser.test.mjs"],
   // The deploy script against a stand-in wrangler, and wrangler.toml's environments (no network).
@@ -21,7 +21,35 @@ const steps = [
   // The fleet simulation (docs/scale.md), short: the scale model still runs on the code as it is.
   ["bench/scale.mjs", "--short"],
 ];
-for (const args of steps) {
-  const { status } = spawnSync(process.execPath, args, { stdio: "inherit", cwd: root });
-  if (status !== 0) process.exit(status ?? 1);
+
+const assets = spawnSync(process.execPath, ["scripts/docs-assets.mjs"], { stdio: "inherit", cwd: root });
+if (assets.status !== 0) process.exit(assets.status ?? 1);
+
+const [vitest, others] = await Promise.all([
+  run(["node_modules/vitest/vitest.mjs", "run", ...process.argv.slice(2)], { inherit: true }),
+  runInTurn(beside),
+]);
+process.exit(vitest !== 0 ? vitest : others);
+
+/** Runs each step after the last, its output held and printed when it ends; the first failure's status, or 0. */
+async function runInTurn(steps) {
+  for (const args of steps) {
+    const status = await run(args, { inherit: false });
+    if (status !== 0) return status;
+  }
+  return 0;
+}
+
+/** Runs `node args`; resolves with its exit status. Held output is printed at once when the step ends. */
+function run(args, { inherit }) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { cwd: root, stdio: inherit ? "inherit" : "pipe" });
+    const held = [];
+    child.stdout?.on("data", (chunk) => held.push(chunk));
+    child.stderr?.on("data", (chunk) => held.push(chunk));
+    child.on("close", (code) => {
+      if (!inherit) process.stdout.write(Buffer.concat(held));
+      resolve(code ?? 1);
+    });
+  });
 }

@@ -115,9 +115,9 @@ describe("deciding at the node: snapshots, leased shares, sessions and pushes (d
     expect(given.version).toBeGreaterThan(0);
   });
 
-  it("each connected node holds a slot of its own; a freed slot goes to another node only after the grace", async () => {
-    const held = [];
-    for (const name of ["slot-a", "slot-b", "slot-c", "slot-d"]) held.push(await subscribe(name));
+  it("each connected node holds a slot of its own, even connecting at once; a freed slot waits out the grace", async () => {
+    // Four nodes connecting at once: each gets a slot of its own.
+    const held = await Promise.all(["slot-a", "slot-b", "slot-c", "slot-d"].map((name) => subscribe(name)));
     const slots = held.map((node) => node.hello.slot);
     expect(held[0]?.hello).toMatchObject({ type: "hello", slots: 4 });
     expect(new Set(slots).size).toBe(4);

@@ -29,6 +29,8 @@ const slotKey = (slot: number) => `slot:${slot}`;
  */
 export class GatewayHub extends DurableObject {
   readonly #startedAt = now();
+  /** Slots handed out whose sockets are not accepted yet: held all the same. */
+  readonly #assigning = new Set<number>();
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
@@ -44,6 +46,7 @@ export class GatewayHub extends DurableObject {
     const slot = await this.#assignSlot(node);
     this.ctx.acceptWebSocket(server, [node]);
     server.serializeAttachment({ node, slot: slot?.slot ?? null } satisfies SocketTag);
+    if (slot) this.#assigning.delete(slot.slot);
     const hello = { type: "hello", slots: gatewaySlots(this.env), slot: slot?.slot ?? null };
     server.send(JSON.stringify({ ...hello, standing_after_ms: slot?.waitMs ?? 0 }));
     return new Response(null, { status: 101, webSocket: client });
@@ -92,7 +95,7 @@ export class GatewayHub extends DurableObject {
    */
   async #assignSlot(node: string): Promise<{ slot: number; waitMs: number } | null> {
     const slots = gatewaySlots(this.env);
-    const held = new Set<number>();
+    const held = new Set<number>(this.#assigning);
     for (const socket of this.ctx.getWebSockets()) {
       const tag = socket.deserializeAttachment() as SocketTag | null;
       if (tag && tag.node !== node && tag.slot !== null) held.add(tag.slot);
@@ -112,7 +115,10 @@ export class GatewayHub extends DurableObject {
       }
       if (!best || waitMs < best.waitMs) best = { slot, waitMs };
     }
-    if (best) await this.ctx.storage.put(slotKey(best.slot), { node, freedAt: null } satisfies SlotHolder);
+    if (!best) return null;
+    // Taken before the next await: a node connecting meanwhile chooses among the others.
+    this.#assigning.add(best.slot);
+    await this.ctx.storage.put(slotKey(best.slot), { node, freedAt: null } satisfies SlotHolder);
     return best;
   }
 

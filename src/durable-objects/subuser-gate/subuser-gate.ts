@@ -114,6 +114,8 @@ export class SubuserGate extends DurableObject {
     const grants = this.#sql.exec<{ live_until: number }>("SELECT live_until FROM node_grants").toArray()[0];
     this.#grantsLiveUntil = grants?.live_until ?? 0;
     this.#grantedBefore = this.#grantsLiveUntil > this.#startedAt;
+    // A view no node was sent (the last instance stopped before its push, or the push failed) is pushed again.
+    if (view && !this.#nodeView.pushed) this.#alarm.wakeBy(this.#startedAt);
     if (view && this.#config) {
       const standing = (JSON.parse(view.view) as Partial<NodeSnapshot>).standing;
       // A view from before standing shares: its limits were leased, maybe still.

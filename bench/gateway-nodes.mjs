@@ -24,7 +24,11 @@ const GOALS = { apiCallsPerThousand: 10, decisionP99Ms: 1 };
 
 const state = mkdtempSync(path.join(tmpdir(), "bench-nodes-"));
 const vars = prepare({ persistTo: state });
-const { child, base } = await startWorker(PORT, { quiet: true, persistTo: state, vars: { LOG_REQUESTS: "false" } });
+const { child, base } = await startWorker(PORT, {
+  quiet: true,
+  persistTo: state,
+  vars: { LOG_REQUESTS: "false", GATEWAY_SLOTS: String(NODES) },
+});
 const nodes = [];
 try {
   for (let i = 0; i < NODES; i++) {

@@ -32,6 +32,7 @@ const LOCAL_VARS = {
   ISP_LONG_TAIL_PROVISIONING_DELAY_S: "30",
   API_ORIGIN: `http://localhost:${PORT}`,
   GATEWAY_PORT: String(GATEWAY_PORT),
+  GATEWAY_SLOTS: String(GATEWAY_NODES),
 };
 
 const persistTo = options["persist-to"] && path.resolve(options["persist-to"]);

@@ -46,6 +46,7 @@ export async function startStack({ nodes = 1 } = {}) {
       ISP_PROVISIONING_DELAY_S: "0",
       ISP_LONG_TAIL_PROVISIONING_DELAY_S: "0",
       GATEWAY_PORT: String(gatewayPorts[0]),
+      GATEWAY_SLOTS: String(nodes),
     },
   });
   const gateways = await Promise.all(

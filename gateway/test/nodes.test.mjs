@@ -312,7 +312,7 @@ describe("three gateway nodes in front of the API", () => {
   });
 
   it("a quiet sub-user costs no lease call at any node (standing shares); a burst past a node's part leases", async (t) => {
-    // 4 slots (local runs): parts of 2 connections and 5 rps at each node.
+    // 3 slots (one a node): parts of 2–3 connections and 6–7 rps at each node.
     const subuser = await createSubuser({ concurrent_max: 8, rps_max: 20 });
     const credentials = { username: user(subuser), password: subuser.password };
     const leaseCalls = () => stack.gateways.reduce((sum, gateway) => sum + (gateway.apiCalls["/leases"] ?? 0), 0);
@@ -325,7 +325,7 @@ describe("three gateway nodes in front of the API", () => {
     }
     assert.equal(leaseCalls() - before, 0, "15 requests within every node's part: no lease asked");
 
-    // 10 requests at once at one node: past its part (2 connections), so the limits are leased from then on. Once
+    // 10 requests at once at one node: past its part (at most 3 connections), so the limits are leased from then on. Once
     // the other nodes have given their parts up (at once, or within a second), that node gets what it asks for, and
     // the sub-user's 20 rps still bound every rolling second across nodes.
     const admitted = recordAdmissions(subuser.name);
@@ -338,7 +338,7 @@ describe("three gateway nodes in front of the API", () => {
     await sleep(1200);
     const passed = (await burst()).filter((answer) => answer.status === 200).length;
     t.diagnostic(`${passed} of 10 passed once leased; ${leaseCalls() - before} lease calls`);
-    assert.ok(passed > 2, `more than the node's part passed: ${passed}`);
+    assert.ok(passed > 3, `more than the node's part passed: ${passed}`);
     assert.ok(busiestWindow(admitted, 1000) <= 20, `at most 20 in a rolling second: ${busiestWindow(admitted, 1000)}`);
   });
 

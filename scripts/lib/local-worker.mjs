@@ -52,10 +52,11 @@ export const LOCAL_GATEWAY_PORT = 7777;
 
 /**
  * wrangler.toml's vars name production hosts: a local server links to itself (mailed and webhooked download links)
- * and proxy-tests through the local gateway, whose few nodes split sub-users' limits over four slots.
+ * and proxy-tests through the local gateway. One gateway node unless a run says otherwise: a slot each
+ * (`GATEWAY_SLOTS`), so no part of a sub-user's limits stands at a node that is not there.
  */
 function localSettings(base) {
-  return { API_ORIGIN: base, GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: String(LOCAL_GATEWAY_PORT), GATEWAY_SLOTS: "4" };
+  return { API_ORIGIN: base, GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: String(LOCAL_GATEWAY_PORT), GATEWAY_SLOTS: "1" };
 }
 
 /**

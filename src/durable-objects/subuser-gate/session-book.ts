@@ -26,6 +26,24 @@ const SESSION_BOOK_STORAGE: StorageStep[] = [
   // 2: sessions' usage (counters, last requests) moved to the account's traffic store, which sums it from the usage
   // parts once each: the gate keeps the pins, and copies nothing.
   (sql) => sql.exec("DROP TABLE session_requests; DROP TABLE session_outbox; DROP TABLE usage_applied;"),
+  // 3: no index by key. A gate's sessions are few (the live ones, and the ended ones until purged), so the rare
+  // lookup by key (usage that names no session) scans them; every session started wrote a row to the index.
+  (sql) => sql.exec("DROP INDEX IF EXISTS sessions_key"),
+  // 4: the sessions keyed by id in the table itself (WITHOUT ROWID): a rowid table keeps its text key in an index
+  // too, a second row written per session.
+  (sql) =>
+    sql.exec(`
+      CREATE TABLE sessions_by_id (
+        id TEXT PRIMARY KEY, key TEXT NOT NULL, product TEXT NOT NULL, session_id TEXT NOT NULL, region TEXT NOT NULL,
+        state TEXT, city TEXT, asn INTEGER, exit_ip TEXT, started_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
+        status TEXT NOT NULL DEFAULT 'active', terminated_at INTEGER, bytes_used INTEGER NOT NULL DEFAULT 0,
+        requests INTEGER NOT NULL DEFAULT 0, repinned INTEGER NOT NULL DEFAULT 0, version INTEGER NOT NULL DEFAULT 1
+      ) WITHOUT ROWID;
+      INSERT INTO sessions_by_id SELECT id, key, product, session_id, region, state, city, asn, exit_ip, started_at,
+        expires_at, status, terminated_at, bytes_used, requests, repinned, version FROM sessions;
+      DROP TABLE sessions;
+      ALTER TABLE sessions_by_id RENAME TO sessions;
+    `),
 ];
 
 /** Who a session is, for the usage the gate matched to it (records that did not name their session). */
@@ -74,8 +92,11 @@ export class SessionBook {
     for (const row of sql.exec<Row>("SELECT * FROM sessions WHERE status = 'active'")) this.#live.set(row.key, row);
   }
 
-  /** The live session of the key, or a new one started now that expires `minutes` later. */
-  pin(spec: SessionSpec, at: number): SessionPin {
+  /**
+   * The live session of the key, or a new one started now that expires `minutes` later, pinned to `exitIp` when
+   * given (one row written: a gateway node proposes the exit it will use).
+   */
+  pin(spec: SessionSpec, at: number, exitIp: string | null = null): SessionPin {
     const live = this.#live.get(spec.key);
     if (live && live.expires_at > at) return toPin(live);
     const row: Row = {
@@ -87,7 +108,7 @@ export class SessionBook {
       state: spec.state,
       city: spec.city,
       asn: spec.asn,
-      exit_ip: null,
+      exit_ip: exitIp,
       started_at: at,
       expires_at: at + spec.minutes * 60_000,
       status: "active",
@@ -98,8 +119,8 @@ export class SessionBook {
       version: 1,
     };
     this.#sql.exec(
-      `INSERT INTO sessions (id, key, product, session_id, region, state, city, asn, started_at, expires_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO sessions (id, key, product, session_id, region, state, city, asn, exit_ip, started_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       row.id,
       row.key,
       row.product,
@@ -108,6 +129,7 @@ export class SessionBook {
       row.state,
       row.city,
       row.asn,
+      row.exit_ip,
       row.started_at,
       row.expires_at,
     );

@@ -192,13 +192,12 @@ export class SubuserGate extends DurableObject {
    */
   pinSession(spec: SessionSpec, exitIp: string): SessionPin {
     const at = now();
-    const pin = this.#sessions.pin(spec, at);
-    if (pin.exitIp === null) {
-      this.#sessions.pinExit(pin.id, exitIp, false);
-      this.#alarm.wakeBy(at + INDEX_DELAY_MS);
-      return { ...pin, exitIp };
-    }
-    return pin;
+    const pin = this.#sessions.pin(spec, at, exitIp);
+    if (pin.startedAt === at) this.#alarm.wakeBy(at + INDEX_DELAY_MS);
+    if (pin.exitIp !== null) return pin;
+    // A session an authorize started has no exit yet: this node's pins it.
+    this.#sessions.pinExit(pin.id, exitIp, false);
+    return { ...pin, exitIp };
   }
 
   /** Decides one proxy request. `config` (loaded from D1 by the client) is applied first when given. */

@@ -11,7 +11,10 @@ import { build } from "esbuild";
 
 const root = path.join(import.meta.dirname, "..");
 const short = process.argv.includes("--short");
-/** `--access-path`: only the access path (its bill per mix and the busy sub-user on the real gate), in a minute. */
+/**
+ * `--access-path`: only the access path (its bill per mix and the busy sub-user on the real gate), in seconds; kept
+ * in bench/results/access-path-<time>.json.
+ */
 const accessPathOnly = process.argv.includes("--access-path");
 const out = path.join(tmpdir(), `scale-${process.pid}.mjs`);
 await build({
@@ -94,7 +97,10 @@ console.log(
 console.log(`\nsimulated in ${Math.round((Date.now() - started) / 1000)} s`);
 
 if (accessPathOnly) {
-  console.log("bench:scale --access-path: printed, not kept (the full run keeps it with the rest).");
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  const file = `bench/results/access-path-${stamp}.json`;
+  writeFileSync(path.join(root, file), `${JSON.stringify({ accessPath, hotSubuser: hot }, null, 2)}\n`);
+  console.log(`results: ${file}`);
 } else if (short) {
   for (const result of results) {
     const total = result.cost.reduce((sum, line) => sum + line.usdPerBillion, 0);

@@ -1,7 +1,7 @@
 import { afterEach, expect, it, vi } from "vitest";
 import { createAccount } from "../helpers/accounts";
 import { call } from "../helpers/http";
-import { createEndpoint, deliveries, runCron } from "./helpers";
+import { createEndpoint, deliveries, deliveryWhen, runCron } from "./helpers";
 
 const T0 = Date.UTC(2026, 10, 2, 9, 0, 0);
 const DAY = 86_400_000;
@@ -16,6 +16,8 @@ it("the delivery log keeps 30 days: the cron deletes older deliveries", async ()
   const account = await createAccount();
   const endpoint = await createEndpoint(account);
   await call("POST", `/v1/webhook-endpoints/${endpoint.id}/test`, { token: account.token });
+  // The delivery is made when the queue hands the event over: wait for it at T0, before time moves.
+  await deliveryWhen(account, endpoint.id, () => true);
   for (const [at, left] of [
     [T0 + 30 * DAY - 60_000, 1],
     [T0 + 30 * DAY + 60_000, 0],

@@ -17,6 +17,11 @@ export interface ProxyTarget {
   sesstime: string;
 }
 
+/** A rotating US exit of `product`: what the generator starts from. */
+export function rotatingTarget(product: ProxyTarget["product"]): ProxyTarget {
+  return { product, country: "us", state: "", city: "", asn: "", session: "", sesstime: "10" };
+}
+
 export interface GatewaySettings {
   host: string;
   port: number;

@@ -6,6 +6,7 @@ import {
   gatewayUsername,
   type ProxyTarget,
   proxyLine,
+  rotatingTarget,
   targetProblem,
 } from "../../console/src/proxy-string";
 import { parseUsername } from "../../src/domain/gateway/username";
@@ -18,13 +19,7 @@ const gateway: GatewaySettings = {
 };
 const NAME = "s1a2b3c4d5e";
 const target = (changes: Partial<ProxyTarget> = {}): ProxyTarget => ({
-  product: "residential",
-  country: "us",
-  state: "",
-  city: "",
-  asn: "",
-  session: "",
-  sesstime: "10",
+  ...rotatingTarget("residential"),
   ...changes,
 });
 

@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import type { GatewayProduct, Schemas } from "../api";
 import { useAction } from "../hooks/use-action";
 import type { NonEmpty } from "../lib/non-empty";
-import { curlLine, gatewayUsername, type ProxyTarget, proxyLine, targetProblem } from "../proxy-string";
+import { curlLine, gatewayUsername, type ProxyTarget, proxyLine, rotatingTarget, targetProblem } from "../proxy-string";
 import { useSession } from "../session";
 import { Copyable } from "./copy";
 import { ErrorNote } from "./error-note";
@@ -15,15 +15,7 @@ export function ProxyGenerator(props: { subuser: Schemas["Subuser"]; products: N
   const { subuser, products } = props;
   const session = useSession();
   const { gateway, can } = session;
-  const [target, setTarget] = useState<ProxyTarget>({
-    product: products[0],
-    country: "us",
-    state: "",
-    city: "",
-    asn: "",
-    session: "",
-    sesstime: "10",
-  });
+  const [target, setTarget] = useState<ProxyTarget>(rotatingTarget(products[0]));
   const [password, setPassword] = useState(session.shownPasswords.get(subuser.id) ?? "");
   const typed = (name: Exclude<keyof ProxyTarget, "product">) => ({
     value: target[name],

@@ -1,8 +1,8 @@
-// `npm test`: the static assets (docs assets, the console's build), then vitest inside workerd (extra arguments go to
-// vitest, e.g. CI's reporters) and, beside it, the tests that run against `wrangler dev`: the local gateway's
-// (node --test), the console in Chromium, the deploy script and wrangler.toml's environments, then a short run of the
-// fleet simulation. The two lines share the machine's cores: vitest's workers, and the other line's servers, which
-// mostly wait (the rotated-out password's 60 s are real time). The other line's output is printed as each step ends.
+// `npm test`: the static assets (docs assets, the console's build); the local gateway's tests against `wrangler dev`
+// (node --test), alone: they time a node's decisions and its bursts; then vitest inside workerd (extra arguments go to
+// vitest, e.g. CI's reporters) and, beside it, the console in Chromium against `wrangler dev`, the deploy script and
+// wrangler.toml's environments, and a short run of the fleet simulation. The two lines share the machine's cores:
+// vitest's workers, and the other line's server and browser. The other line's output is printed as each step ends.
 import { spawn, spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import path from "node:path";
@@ -13,8 +13,11 @@ const nodeTests = (dir) =>
     .filter((file) => file.endsWith(".test.mjs"))
     .map((file) => path.join(dir, file));
 
-const beside = [
+const first = [
+  ["scripts/docs-assets.mjs"],
   ["--test", "--test-concurrency=1", ...nodeTests(path.join("gateway", "test"))],
+];
+const beside = [
   ["--test", "console/test/browser.test.mjs"],
   // The deploy script against a stand-in wrangler, and wrangler.toml's environments (no network).
   ["--test", ...nodeTests(path.join("scripts", "test"))],
@@ -22,8 +25,10 @@ const beside = [
   ["bench/scale.mjs", "--short"],
 ];
 
-const assets = spawnSync(process.execPath, ["scripts/docs-assets.mjs"], { stdio: "inherit", cwd: root });
-if (assets.status !== 0) process.exit(assets.status ?? 1);
+for (const args of first) {
+  const { status } = spawnSync(process.execPath, args, { stdio: "inherit", cwd: root });
+  if (status !== 0) process.exit(status ?? 1);
+}
 
 const [vitest, others] = await Promise.all([
   run(["node_modules/vitest/vitest.mjs", "run", ...process.argv.slice(2)], { inherit: true }),

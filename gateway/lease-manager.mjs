@@ -154,16 +154,16 @@ export class LeaseManager {
   }
 
   /**
-   * A sub-user's snapshot changed: each of its entries takes its standing share from `standingOf(entry)`. One whose
-   * standing share ended while in use renews at once, so the gate counts what it uses as its lease from then on.
+   * A sub-user's snapshot changed: `follow(entry)` updates each of its entries' standing share. One whose standing
+   * share ended while in use renews at once, so the gate counts what it uses as its lease from then on.
    */
-  restand(name, standingOf) {
+  restand(name, follow) {
     const now = this.#now();
     for (const product of PRODUCTS) {
       const entry = this.#entries.get(keyOf(name, product));
       if (!entry) continue;
       const before = entry.standing;
-      entry.standing = standingOf(entry);
+      follow(entry);
       if (before !== null && entry.standing === null && !this.#idle(entry, now)) this.#ask(entry);
     }
   }

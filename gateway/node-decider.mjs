@@ -107,12 +107,15 @@ export function nodeDecider({ api, prefix = "user", now = Date.now, feed = true,
     return { concurrent: part(entry.limits.concurrent), rps: part(entry.limits.rps) };
   }
 
+  /** The entry follows `snapshot` (null: forgotten): its version, and its standing share under it. */
+  function follow(entry, snapshot) {
+    if (snapshot) entry.snapshotVersion = snapshot.version;
+    entry.standing = standingOf(snapshot, entry);
+  }
+
   function snapshotChanged(name) {
     const changed = snapshots.peek(name);
-    leases.restand(name, (entry) => {
-      if (changed) entry.snapshotVersion = changed.version;
-      return standingOf(changed, entry);
-    });
+    leases.restand(name, (entry) => follow(entry, changed));
     recheck(name);
     clearTimeout(passwordTimers.get(name));
     passwordTimers.delete(name);
@@ -165,10 +168,7 @@ export function nodeDecider({ api, prefix = "user", now = Date.now, feed = true,
 
     const limits = snapshot.limits?.[product] ?? NO_LIMITS;
     const lease = limits.concurrent !== null || limits.rps !== null ? leases.entry(name, product, limits) : null;
-    if (lease) {
-      lease.snapshotVersion = snapshot.version;
-      lease.standing = standingOf(snapshot, lease);
-    }
+    if (lease) follow(lease, snapshot);
     // A snapshot nobody confirmed lately may be out of date: it is trusted only within a live share.
     if (!snapshots.fresh(name) && !lease?.live(now())) return AUTH_UNAVAILABLE;
     const access = { product, passwordHash: password ? sha256Hex(password) : null, sourceIp: connection.sourceIp };

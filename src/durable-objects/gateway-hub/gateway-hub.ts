@@ -15,7 +15,8 @@ interface SocketTag {
   slot: number | null;
 }
 
-const slotKey = (slot: number) => `slot:${slot}`;
+const SLOT_PREFIX = "slot:";
+const slotKey = (slot: number) => `${SLOT_PREFIX}${slot}`;
 
 /**
  * The push channel to the gateway nodes: each node keeps one WebSocket open here, and every change a sub-user's
@@ -47,8 +48,13 @@ export class GatewayHub extends DurableObject {
     this.ctx.acceptWebSocket(server, [node]);
     server.serializeAttachment({ node, slot: slot?.slot ?? null } satisfies SocketTag);
     if (slot) this.#assigning.delete(slot.slot);
-    const hello = { type: "hello", slots: gatewaySlots(this.env), slot: slot?.slot ?? null };
-    server.send(JSON.stringify({ ...hello, standing_after_ms: slot?.waitMs ?? 0 }));
+    const hello = {
+      type: "hello",
+      slots: gatewaySlots(this.env),
+      slot: slot?.slot ?? null,
+      standing_after_ms: slot?.waitMs ?? 0,
+    };
+    server.send(JSON.stringify(hello));
     return new Response(null, { status: 101, webSocket: client });
   }
 
@@ -71,7 +77,7 @@ export class GatewayHub extends DurableObject {
     if (nodes) return { sent, standingEndsBy: 0 };
     if (this.ctx.getWebSockets().length > 0) return { sent, standingEndsBy: now() + STANDING_GRACE_MS };
     let lastHeld = 0;
-    for (const holder of (await this.ctx.storage.list<SlotHolder>({ prefix: "slot:" })).values()) {
+    for (const holder of (await this.#holders()).values()) {
       lastHeld = Math.max(lastHeld, holder.freedAt ?? this.#startedAt);
     }
     return { sent, standingEndsBy: lastHeld === 0 ? 0 : lastHeld + STANDING_GRACE_MS };
@@ -100,8 +106,7 @@ export class GatewayHub extends DurableObject {
       const tag = socket.deserializeAttachment() as SocketTag | null;
       if (tag && tag.node !== node && tag.slot !== null) held.add(tag.slot);
     }
-    const keys = Array.from({ length: slots }, (_, slot) => slotKey(slot));
-    const holders = await this.ctx.storage.get<SlotHolder>(keys);
+    const holders = await this.#holders();
     const at = now();
     let best: { slot: number; waitMs: number } | null = null;
     for (let slot = 0; slot < slots; slot++) {
@@ -120,6 +125,11 @@ export class GatewayHub extends DurableObject {
     this.#assigning.add(best.slot);
     await this.ctx.storage.put(slotKey(best.slot), { node, freedAt: null } satisfies SlotHolder);
     return best;
+  }
+
+  /** Who held each slot last, by `slotKey`. */
+  #holders(): Promise<Map<string, SlotHolder>> {
+    return this.ctx.storage.list<SlotHolder>({ prefix: SLOT_PREFIX });
   }
 
   async #freeSlot(socket: WebSocket): Promise<void> {

@@ -150,8 +150,8 @@ export class SubuserGate extends DurableObject {
    * answered null.
    */
   async renewShares(renewal: ShareRenewal): Promise<ShareGrant | null> {
-    const standing = this.#config && limitedProducts(this.#config).includes(renewal.product);
-    if (standing && !this.#leased.has(renewal.product)) await this.#standDown(renewal.product);
+    const limited = this.#config && limitedProducts(this.#config).includes(renewal.product);
+    if (limited && !this.#leased.has(renewal.product)) await this.#standDown(renewal.product);
     const config = this.#config;
     if (!config) return null;
     const at = now();
@@ -193,6 +193,7 @@ export class SubuserGate extends DurableObject {
   pinSession(spec: SessionSpec, exitIp: string): SessionPin {
     const at = now();
     const pin = this.#sessions.pin(spec, at, exitIp);
+    // A session started now: the account's session index is told within a second.
     if (pin.startedAt === at) this.#alarm.wakeBy(at + INDEX_DELAY_MS);
     if (pin.exitIp !== null) return pin;
     // A session an authorize started has no exit yet: this node's pins it.

@@ -30,6 +30,7 @@ interface __BaseEnv_Env {
 	GATEWAY_HOST: string;
 	GATEWAY_PORT: string;
 	GATEWAY_SLOTS: string;
+	USAGE_LEDGER_SHARDS: string;
 	PROXY_TEST_TIMEOUT_MS: string;
 	ADMIN_TOKEN: string;
 	GATEWAY_TOKEN: string;
@@ -38,6 +39,7 @@ interface __BaseEnv_Env {
 	SUBUSER_GATE: DurableObjectNamespace<import("./src/index").SubuserGate>;
 	TRAFFIC_STORE: DurableObjectNamespace<import("./src/index").TrafficStore>;
 	GATEWAY_HUB: DurableObjectNamespace<import("./src/index").GatewayHub>;
+	USAGE_BATCH_LEDGER: DurableObjectNamespace<import("./src/index").UsageBatchLedger>;
 	REPORT_RUNS_QUEUE: Queue;
 	REPORTS: R2Bucket;
 	EMAIL: SendEmail;
@@ -58,7 +60,7 @@ interface __BaseEnv_Env {
 declare namespace Cloudflare {
 	interface GlobalProps {
 		mainModule: typeof import("./src/index");
-		durableNamespaces: "ApiKeyGuard" | "SubuserGate" | "TrafficStore";
+		durableNamespaces: "ApiKeyGuard" | "SubuserGate" | "TrafficStore" | "GatewayHub" | "UsageBatchLedger";
 	}
 	interface Env extends __BaseEnv_Env {}
 }
@@ -67,7 +69,7 @@ type StringifyValues<EnvType extends Record<string, unknown>> = {
 	[Binding in keyof EnvType]: EnvType[Binding] extends string ? EnvType[Binding] : string;
 };
 declare namespace NodeJS {
-	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "API_VERSION" | "GATEWAY_USER_PREFIX" | "LOG_REQUESTS" | "ISP_PROVISIONING_DELAY_S" | "ISP_LONG_TAIL_PROVISIONING_DELAY_S" | "SANDBOX_ISP_PROVISIONING_DELAY_S" | "GATEWAY_HOST" | "GATEWAY_PORT" | "GATEWAY_SLOTS" | "PROXY_TEST_TIMEOUT_MS" | "ADMIN_TOKEN" | "GATEWAY_TOKEN" | "SEALING_KEY">> {}
+	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "API_VERSION" | "GATEWAY_USER_PREFIX" | "LOG_REQUESTS" | "ISP_PROVISIONING_DELAY_S" | "ISP_LONG_TAIL_PROVISIONING_DELAY_S" | "SANDBOX_ISP_PROVISIONING_DELAY_S" | "GATEWAY_HOST" | "GATEWAY_PORT" | "GATEWAY_SLOTS" | "USAGE_LEDGER_SHARDS" | "PROXY_TEST_TIMEOUT_MS" | "ADMIN_TOKEN" | "GATEWAY_TOKEN" | "SEALING_KEY">> {}
 }
 declare module "*.txt" {
 	const value: string;

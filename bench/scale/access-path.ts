@@ -1,8 +1,14 @@
+import { performance } from "node:perf_hooks";
+import type { AreaStorage } from "../../src/durable-objects/shared/storage-versions";
 import type { GateConfig, SessionSpec } from "../../src/durable-objects/subuser-gate/contract";
 import { SubuserGate } from "../../src/durable-objects/subuser-gate/subuser-gate";
+import { AccountTraffic } from "../../src/durable-objects/traffic-store/account-traffic";
+import type { SessionSnapshot } from "../../src/durable-objects/traffic-store/contract";
 import { STANDING_GRACE_MS, standingShare } from "../../src/platform/standing-shares";
 import { accountShares, type Mix, random, SUBUSERS } from "./fleet";
 import { NodeSqlStorage } from "./node-sql";
+import { objectGbSeconds, PRICES } from "./platform";
+import { timedCalls } from "./timed-calls";
 
 /**
  * The access path as built (docs/gateway.md, "Deciding at the node"): what deciding every request at the gateway
@@ -11,15 +17,6 @@ import { NodeSqlStorage } from "./node-sql";
  * pushes reach every node at once; the nodes follow the contract.
  */
 
-const PRICES = {
-  workerRequestsPerMillion: 0.3,
-  objectRequestsPerMillion: 0.15,
-  objectGbSecondsPerMillion: 12.5,
-  objectMemoryGb: 0.128,
-  objectRowsWrittenPerMillion: 1.0,
-};
-/** A gate call's wall-clock while active (stated, not measured here): duration is billed on wall-clock. */
-const GATE_CALL_WALL_MS = 2;
 /** A node batches its calls: at most one request to the API per window. */
 const NODE_BATCH_WINDOW_MS = 50;
 /** A node keeps a sub-user's snapshot this long after its last use (`gateway/node-decider.mjs`). */
@@ -65,11 +62,28 @@ interface PerRequest {
   alarms: number;
   /** Pushes published through the hub. */
   publishes: number;
+  /** Calls to the account's store telling its session index of sessions started (from gate alarms). */
+  indexCalls: number;
+  /** Rows written by the gate and by the store's session index. */
   rowsWritten: number;
+  rowsRead: number;
+  /** CPU of the gate's and the session index's calls, measured. */
+  cpuMs: number;
   refused: number;
 }
 
-const PER_REQUEST_KEYS = ["snapshots", "renewals", "pins", "alarms", "publishes", "rowsWritten", "refused"] as const;
+const PER_REQUEST_KEYS = [
+  "snapshots",
+  "renewals",
+  "pins",
+  "alarms",
+  "publishes",
+  "indexCalls",
+  "rowsWritten",
+  "rowsRead",
+  "cpuMs",
+  "refused",
+] as const;
 
 export interface AccessPathCost {
   nodes: number;
@@ -130,18 +144,21 @@ function bill(perRequest: PerRequest, perSecond: number, nodes: number, accounts
   const changesPerSecond = (accounts * SUBUSERS * CHANGES_PER_SUBUSER_PER_DAY) / 86_400;
   // Pings (four a second a node) are answered without waking the hub; counted as messages (20 to a request).
   const hubCalls = changesPerSecond + perRequest.publishes * perSecond + (nodes * 4) / 20;
-  const objectCalls = gateCalls + perRequest.alarms * perSecond + hubCalls;
+  const indexCalls = perRequest.indexCalls * perSecond;
+  const objectCalls = gateCalls + perRequest.alarms * perSecond + hubCalls + indexCalls;
   const rowsWritten = perRequest.rowsWritten * perSecond;
+  const rowsRead = perRequest.rowsRead * perSecond;
   const perBillion = (usdPerSecond: number) => (usdPerSecond / perSecond) * 1e9;
   return {
-    perSecond: { workerRequests, gateCalls, hubCalls, rowsWritten },
+    perSecond: { workerRequests, gateCalls, hubCalls, indexCalls, rowsWritten },
     usd: {
       "Worker requests": perBillion((workerRequests * PRICES.workerRequestsPerMillion) / 1e6),
       "DO requests": perBillion((objectCalls * PRICES.objectRequestsPerMillion) / 1e6),
       "DO duration": perBillion(
-        ((objectCalls * GATE_CALL_WALL_MS) / 1000) * PRICES.objectMemoryGb * (PRICES.objectGbSecondsPerMillion / 1e6),
+        (objectGbSeconds(objectCalls, perRequest.cpuMs * perSecond) * PRICES.objectGbSecondsPerMillion) / 1e6,
       ),
       "DO rows written": perBillion((rowsWritten * PRICES.objectRowsWrittenPerMillion) / 1e6),
+      "DO rows read": perBillion((rowsRead * PRICES.objectRowsReadPerMillion) / 1e6),
     },
   };
 }
@@ -353,7 +370,10 @@ async function simulateSubuser(rate: number, count: number, sticky: number): Pro
       pins: fleet.calls.pins / requests,
       alarms: fleet.gate.alarms() / requests,
       publishes: fleet.gate.publishes() / requests,
+      indexCalls: fleet.gate.indexCalls() / requests,
       rowsWritten: fleet.gate.rowsWritten() / requests,
+      rowsRead: fleet.gate.rowsRead() / requests,
+      cpuMs: fleet.gate.cpuMs() / requests,
       refused: refused / requests,
     };
   });
@@ -511,7 +531,9 @@ interface Push {
 
 /**
  * The real `SubuserGate` on `node:sqlite`, configured for one sub-user: its pushes go to `onPush` (with the nodes
- * named, null: all), its alarms run when `runAlarmsUntil` passes them; counted: alarms, publishes, rows written.
+ * named, null: all), its alarms run when `runAlarmsUntil` passes them, and the sessions it tells the account's
+ * session index go to a real account store (`AccountTraffic`, on `node:sqlite` too). Counted: alarms, publishes,
+ * session-index calls, rows written and read by both, and the CPU of every call to either.
  */
 function realGate(
   limits: { concurrent: number; rps: number },
@@ -530,7 +552,19 @@ function realGate(
       return { sent: nodes?.length ?? 0, standingEndsBy: nodes ? 0 : Date.now() + STANDING_GRACE_MS };
     },
   };
-  const sessionIndex = { upsertSessions: async () => {} };
+  const storeSql = new NodeSqlStorage();
+  const store = new AccountTraffic(storeSql as unknown as AreaStorage);
+  storeSql.countWrites();
+  let indexCalls = 0;
+  let cpuMs = 0;
+  const sessionIndex = {
+    upsertSessions: async (snapshots: SessionSnapshot[]) => {
+      indexCalls++;
+      const begin = performance.now();
+      store.upsertSessions(snapshots);
+      cpuMs += performance.now() - begin;
+    },
+  };
   const storage = Object.assign(sql, {
     setAlarm: (at: number) => {
       alarmAt = at;
@@ -540,7 +574,9 @@ function realGate(
   const ctx = { storage, waitUntil: () => {} };
   const namespace = (object: unknown) => ({ idFromName: () => ({}), get: () => object });
   const env = { GATEWAY_HUB: namespace(hub), TRAFFIC_STORE: namespace(sessionIndex), GATEWAY_SLOTS: String(slots) };
-  const gate = new SubuserGate(ctx as never, env as never);
+  const gate = timedCalls(new SubuserGate(ctx as never, env as never), (ms) => {
+    cpuMs += ms;
+  });
   const name = "shot";
   const config: GateConfig = {
     subuserId: "sub_hot",
@@ -559,6 +595,7 @@ function realGate(
   };
   gate.configure(config);
   sql.countWrites();
+  cpuMs = 0;
   return {
     gate,
     name,
@@ -574,6 +611,9 @@ function realGate(
     },
     alarms: () => alarms,
     publishes: () => publishes,
-    rowsWritten: () => sql.rowsWritten().total,
+    indexCalls: () => indexCalls,
+    rowsWritten: () => sql.rowsWritten().total + storeSql.rowsWritten().total,
+    rowsRead: () => sql.rowsRead() + storeSql.rowsRead(),
+    cpuMs: () => cpuMs,
   };
 }

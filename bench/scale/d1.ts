@@ -7,6 +7,7 @@ import type { Statement } from "../../src/db/statements";
 import { settlementBatch } from "../../src/domain/traffic/settlement";
 import { statementOf } from "../../src/domain/unit-of-work";
 import type { Settlement } from "../../src/durable-objects/traffic-store/contract";
+import { NodeD1 } from "./d1-binding";
 import { NodeSqlStorage } from "./node-sql";
 
 /**
@@ -19,21 +20,49 @@ export interface D1Costs {
   settlementMs: (months: number) => number;
   /** Rows a settlement writes (as billed), likewise. */
   settlementRows: (months: number) => number;
-  /** SQLite ms of the usage route's batch record (taken before its messages, marked sent after). */
-  batchRecordMs: number;
 }
 
-export function measureD1(root: string, accounts: number, cappedPerAccount: number, samples: number): D1Costs {
+/** An empty D1 database on `node:sqlite`: the project's migrations, applied in order. */
+export function migratedDatabase(root: string): NodeSqlStorage {
   const d1 = new NodeSqlStorage();
-  const { db } = d1;
   const dir = path.join(root, "migrations");
   for (const file of readdirSync(dir)
     .filter((name) => name.endsWith(".sql"))
     .sort()) {
     for (const statement of readFileSync(path.join(dir, file), "utf8").split("--> statement-breakpoint")) {
-      if (statement.trim()) db.exec(statement);
+      if (statement.trim()) d1.db.exec(statement);
     }
   }
+  return d1;
+}
+
+/**
+ * The D1 database the usage route reads owners from: migrated, holding the sub-users `add` is given (names the
+ * simulated gateway reports), behind a D1 binding the product's queries run on.
+ */
+export function ownersDatabase(root: string) {
+  const d1 = migratedDatabase(root);
+  const account = d1.db.prepare(
+    "INSERT OR IGNORE INTO accounts (id, email, plan, created_at, updated_at) VALUES (?, ?, 'pro', 0, 0)",
+  );
+  const insert = d1.db.prepare(
+    `INSERT OR IGNORE INTO subusers (id, account_id, name, label, products, concurrent_max, rps_max, password_hash,
+       traffic_limit_bytes, created_at, updated_at) VALUES (?, ?, ?, 'fleet', '["residential"]', 200, 200, 'x', NULL, 0, 0)`,
+  );
+  return {
+    binding: new NodeD1(d1.db),
+    add(owners: Array<{ subuserId: string; accountId: string; gateName: string }>) {
+      for (const owner of owners) {
+        account.run(owner.accountId, `${owner.accountId}@example.com`);
+        insert.run(owner.subuserId, owner.accountId, owner.gateName);
+      }
+    },
+  };
+}
+
+export function measureD1(root: string, accounts: number, cappedPerAccount: number, samples: number): D1Costs {
+  const d1 = migratedDatabase(root);
+  const { db } = d1;
   const at = Date.UTC(2026, 10, 24, 12, 0, 0);
   db.exec("BEGIN");
   const account = db.prepare(
@@ -103,28 +132,10 @@ export function measureD1(root: string, accounts: number, cappedPerAccount: numb
     }
     return pick(points[0]?.[1] ?? { ms: 0, rows: 0 });
   };
-  // The usage route's two statements per POST: the batch's row taken before its messages, marked sent after.
-  const take = db.prepare(
-    `INSERT INTO usage_batches (id, accepted, dropped, received_at, copies, sent) VALUES (?, 0, 0, ?, 0, 0)
-     ON CONFLICT (id) DO UPDATE SET copies = copies RETURNING accepted, dropped, received_at, sent`,
-  );
-  const mark = db.prepare(
-    `UPDATE usage_batches SET accepted = CASE WHEN sent THEN accepted ELSE 1000 END,
-     dropped = CASE WHEN sent THEN dropped ELSE 0 END, copies = copies + 1, sent = 1 WHERE id = ?
-     RETURNING accepted, dropped, copies`,
-  );
-  const times: number[] = [];
-  for (let i = 0; i < samples; i++) {
-    const begin = performance.now();
-    take.all(`batch-${i}`, at);
-    mark.all(`batch-${i}`);
-    times.push(performance.now() - begin);
-  }
   db.close();
   return {
     settlementMs: (months) => interpolate(months, (m) => m.ms),
     settlementRows: (months) => interpolate(months, (m) => m.rows),
-    batchRecordMs: median(times),
   };
 }
 

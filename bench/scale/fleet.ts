@@ -11,7 +11,11 @@ import type { UsageRecord } from "../../src/domain/traffic/usage-records";
  */
 export const ACCOUNTS = 10_000;
 export const SUBUSERS = 1_000;
-export const RECORDS_PER_POST = 1_000;
+/**
+ * Records per gateway POST, each a mix of its own: a full batch (1,000), the local gateway's flush (500), and the
+ * small batches of a fleet of many nodes (100).
+ */
+export const BATCH_SIZES = [1_000, 500, 100];
 const SESSION_SHARE = 0.2;
 /** One sub-user in 20 has a monthly cap (D1 keeps capped sub-users' months). */
 export const CAPPED_EVERY = 20;
@@ -151,3 +155,6 @@ export function ownedRecord(a: number, u: number, ts: number, rng: () => number)
 }
 
 export const accountIdOf = (a: number) => `usr_${a.toString(36)}`;
+
+/** The account of a fleet sub-user (`sub_<account>x<sub-user>`). */
+export const accountOfSubuser = (subuserId: string) => `usr_${subuserId.slice(4, subuserId.indexOf("x"))}`;

@@ -1,30 +1,32 @@
 import { performance } from "node:perf_hooks";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { accountShare, type OwnedRecord } from "../../src/domain/traffic/aggregate";
-import { type PackedMessage, packBatch, packMessages } from "../../src/domain/traffic/message-packing";
-import { readUsageMessage, type SentUsagePart, sentPartsOf } from "../../src/domain/traffic/usage-messages";
+import { packBatch } from "../../src/domain/traffic/message-packing";
+import { readUsageMessage } from "../../src/domain/traffic/usage-messages";
 import { plainlyValidBatch } from "../../src/domain/traffic/usage-records";
-import { shardOf } from "../../src/domain/traffic/usage-shards";
 import type { AreaStorage } from "../../src/durable-objects/shared/storage-versions";
 import { AccountTraffic } from "../../src/durable-objects/traffic-store/account-traffic";
 import { unpackJson } from "../../src/durable-objects/traffic-store/blob-codec";
 import type { MeterFigures, Settlement, StorePart } from "../../src/durable-objects/traffic-store/contract";
 import type { Marginals } from "../../src/durable-objects/traffic-store/summary";
+import { routeUsage } from "../../src/queues/usage";
 import { type D1Costs, measureD1 } from "./d1";
 import {
   ACCOUNTS,
   accountIdOf,
+  accountOfSubuser,
   accountPicker,
   accountShares,
   CAPPED_EVERY,
   type Mix,
   ownedRecord,
   poisson,
-  RECORDS_PER_POST,
   random,
   SUBUSERS,
 } from "./fleet";
 import { NodeSqlStorage } from "./node-sql";
+import { LIMITS, objectGbSeconds, PRICES, queueOperations } from "./platform";
+import { usageRoute } from "./usage-route";
 
 /**
  * The fleet simulation behind `npm run bench:scale` (docs/scale.md). It runs the real code — the usage route's
@@ -32,36 +34,6 @@ import { NodeSqlStorage } from "./node-sql";
  * of messages, and each account's store (`AccountTraffic`) on `node:sqlite` — over simulated time, and turns what it
  * measures into the load on each part of the platform and the cost per billion gateway requests.
  */
-
-/** Published limits (docs/scale.md §0 names the sources). */
-export const LIMITS = {
-  queueMessagesPerSecond: 5_000,
-  queueBytesPerSecond: 5_000 * 128_000,
-  /** D1's one writer: ~1,000 queries/s at 1 ms each, i.e. one second of SQLite time per second. */
-  d1WriterSecondsPerSecond: 1,
-  d1Bytes: 10e9,
-  objectRequestsPerSecond: 1_000,
-  objectCpuSecondsPerSecond: 1,
-  objectBytes: 10e9,
-  /** A store's largest string, blob or row (SQLite-backed Durable Objects). */
-  objectRowBytes: 2e6,
-};
-
-/** List prices in USD (Workers Paid; included amounts left out: they are noise at this scale). */
-export const PRICES = {
-  workerRequestsPerMillion: 0.3,
-  workerCpuMsPerMillion: 0.02,
-  queueOperationsPerMillion: 0.4,
-  queueOperationBytes: 64 * 1024,
-  objectRequestsPerMillion: 0.15,
-  objectGbSecondsPerMillion: 12.5,
-  objectMemoryGb: 0.128,
-  objectRowsWrittenPerMillion: 1.0,
-  objectRowsReadPerMillion: 0.001,
-  objectStorageGbMonth: 0.2,
-  d1RowsWrittenPerMillion: 1.0,
-  d1StorageGbMonth: 0.75,
-};
 
 /**
  * The queues as configured in production (wrangler.toml, docs/deploy.md): the `usage` queue's batches (100
@@ -76,9 +48,13 @@ const SECONDS_PER_MONTH = 30 * 86_400;
 export interface Scenario {
   mix: Mix;
   requestsPerMinute: number;
+  /** Records per gateway POST: 1,000 (a full batch), 500 (the local gateway's flush), 100 (a fleet of many nodes). */
+  recordsPerPost: number;
 }
 
 export interface Options {
+  /** The project's folder (its migrations). */
+  root: string;
   /** POSTs simulated through the route and the first queue. */
   posts: number;
   /** Simulated minutes per account store; `hotMinutes` for the busiest store's CPU at its full rate. */
@@ -96,7 +72,7 @@ export interface Options {
   recordsPerIngest: number;
 }
 
-export const FULL: Options = {
+export const FULL: Omit<Options, "root"> = {
   posts: 160,
   minutes: 75,
   hotMinutes: 2,
@@ -107,51 +83,49 @@ export const FULL: Options = {
   recordsPerIngest: 10_000,
 };
 
-export const SHORT: Options = {
+export const SHORT: Omit<Options, "root"> = {
   posts: 24,
-  minutes: 75,
+  minutes: 40,
   hotMinutes: 0.5,
-  sampleRanks: [1, 10, 100, 1_000, 10_000],
+  sampleRanks: [1, 100, 10_000],
   shardAbove: 0.5,
   shardBytes: 5e9,
   d1Samples: 50,
   recordsPerIngest: 2_000,
 };
 
-/** The route and the two queues: POSTs of 1,000 records drawn from the mix, packed, forwarded to the shards. */
-function simulateQueues(scenario: Scenario, options: Options) {
+/**
+ * The route and the two queues: POSTs of `recordsPerPost` records drawn from the mix, aggregated and packed as the
+ * route does, then the `usage` queue's real consumer (`routeUsage`) forwarding each batch of them to the shard queues.
+ */
+async function simulateQueues(scenario: Scenario, options: Options) {
+  const { recordsPerPost } = scenario;
   const shares = accountShares(scenario.mix);
   const rng = random(0x5eed);
   const pick = accountPicker(shares, rng);
-  const postsPerSecond = scenario.requestsPerMinute / 60 / RECORDS_PER_POST;
+  const postsPerSecond = scenario.requestsPerMinute / 60 / recordsPerPost;
   const t0 = Date.UTC(2026, 10, 24, 12, 0, 0);
   const routeMessages: Array<{ gzipped: Buffer; at: number }> = [];
   const routeCpu: number[] = [];
-  // At least the options' POSTs, and enough for two of the `usage` consumer's batches.
+  // At least the options' POSTs (their records, at 1,000 a POST), and enough for two of the `usage` consumer's batches.
   const enough = (p: number) => {
-    if (p < options.posts) return false;
+    if (p * recordsPerPost < options.posts * 1_000) return false;
     const perSecond = (routeMessages.length / p) * postsPerSecond;
     const batch = Math.max(1, Math.min(QUEUES.batchMessages, Math.round(perSecond * QUEUES.routeWindowSeconds)));
     return routeMessages.length >= 2 * batch;
   };
+  const route = usageRoute(options.root, (body) => routeMessages.push({ gzipped: Buffer.from(body), at: clock }));
+  let clock = t0;
   let p = 0;
   for (; !enough(p); p++) {
-    const start = t0 + (p / postsPerSecond) * 1000;
-    const records = Array.from({ length: RECORDS_PER_POST }, () =>
+    clock = t0 + (p / postsPerSecond) * 1000;
+    const start = clock;
+    const records = Array.from({ length: recordsPerPost }, () =>
       ownedRecord(pick(), Math.floor(rng() * SUBUSERS), Math.floor(start - rng() * 2_000), rng),
     );
+    route.knowOwners(records.map((entry) => ({ ...entry.owner, accountId: accountOfSubuser(entry.owner.subuserId) })));
     const body = JSON.stringify({ batch_id: `post-${p}`, records: records.map((entry) => entry.record) });
-    const begin = performance.now();
-    const batch = plainlyValidBatch(JSON.parse(body));
-    if (!batch) throw new Error("the simulated batch is not plainly valid");
-    const byAccount = Map.groupBy(records, (entry) =>
-      entry.owner.subuserId.slice(4, entry.owner.subuserId.indexOf("x")),
-    );
-    const accountShares = [...byAccount].map(([account, entries]) => accountShare(`usr_${account}`, entries));
-    for (const message of packBatch(`post-${p}`, accountShares, start)) {
-      routeMessages.push({ gzipped: gzipSync(message.text), at: start });
-    }
-    routeCpu.push(performance.now() - begin);
+    routeCpu.push(await route.post(body, start));
   }
   const posts = p;
   const routeMessagesPerPost = routeMessages.length / posts;
@@ -163,24 +137,13 @@ function simulateQueues(scenario: Scenario, options: Options) {
   );
   const forwardCpu: number[] = [];
   const shardMessages: Buffer[] = [];
+  const env = shardQueuesEnv((body) => shardMessages.push(Buffer.from(body)));
   for (let i = 0; i + routeBatch <= routeMessages.length; i += routeBatch) {
+    const batch = messageBatch(routeMessages.slice(i, i + routeBatch));
     const begin = performance.now();
-    const perShard = new Map<number, PackedMessage[]>();
-    const seen = new Set<string>();
-    for (const { gzipped, at } of routeMessages.slice(i, i + routeBatch)) {
-      const body = JSON.parse(gunzipSync(gzipped).toString());
-      for (const part of sentPartsOf(body)) {
-        if (seen.has(part.key)) continue;
-        seen.add(part.key);
-        const text = JSON.stringify({ ...part, receivedAt: at } satisfies SentUsagePart);
-        const shard = shardOf(part.accountId, QUEUES.shards);
-        perShard.set(shard, [...(perShard.get(shard) ?? []), { text, bytes: text.length }]);
-      }
-    }
-    for (const parts of perShard.values()) {
-      for (const message of packMessages('{"parts":[', parts)) shardMessages.push(gzipSync(message.text));
-    }
+    await routeUsage(batch, env);
     forwardCpu.push(performance.now() - begin);
+    if (batch.acked() !== batch.messages.length) throw new Error("the forwarder did not acknowledge every message");
   }
   const routeBatchesPerSecond = routeMessagesPerSecond / routeBatch;
   const forwardBatches = Math.max(1, forwardCpu.length);
@@ -192,7 +155,6 @@ function simulateQueues(scenario: Scenario, options: Options) {
   const perShard = shardMessagesPerSecond / QUEUES.shards;
   const shardBatch = Math.max(1, Math.min(QUEUES.batchMessages, perShard * QUEUES.shardWindowSeconds));
   const shardBatchesPerSecond = perShard / shardBatch;
-  const ops = (bytes: number) => 3 * Math.ceil(bytes / PRICES.queueOperationBytes);
   const routeBytes = routeMessages.map((m) => m.gzipped.byteLength);
   const shardBytes = shardMessages.map((m) => m.byteLength);
   return {
@@ -202,8 +164,13 @@ function simulateQueues(scenario: Scenario, options: Options) {
     shardMessagesPerSecond,
     shardBytesPerSecond: mean(shardBytes) * shardMessagesPerSecond,
     queueOpsPerSecond:
-      mean(routeBytes.map(ops)) * routeMessagesPerSecond + mean(shardBytes.map(ops)) * shardMessagesPerSecond,
+      mean(routeBytes.map(queueOperations)) * routeMessagesPerSecond +
+      mean(shardBytes.map(queueOperations)) * shardMessagesPerSecond,
     routeCpuMsPerPost: median(routeCpu),
+    /** Per POST: the owners' D1 lookup (rows read, SQLite ms) and the batch ledger (calls, rows, CPU). */
+    ownerRowsReadPerPost: route.d1.rowsRead / posts,
+    ownerLookupMsPerPost: route.d1.sqliteMs / posts,
+    ledger: route.ledger(posts),
     routeBatchesPerSecond,
     forwardCpuMsPerBatch: median(forwardCpu),
     /** Messages of one shard queue per second (the hash spreads accounts evenly), and its batches. */
@@ -218,12 +185,45 @@ function simulateQueues(scenario: Scenario, options: Options) {
       Math.min(QUEUES.shardWindowSeconds, shardBatch / Math.max(perShard, 1e-9)),
     /** Gzipped bytes a record takes in the shard queues' messages, and their messages' mean size. */
     gzippedBytesPerRecord:
-      sum(shardBytes) / Math.max(1, (forwardCpu.length * routeBatch * RECORDS_PER_POST) / routeMessagesPerPost),
+      sum(shardBytes) / Math.max(1, (forwardCpu.length * routeBatch * recordsPerPost) / routeMessagesPerPost),
     shardMessageBytes: Math.max(1, mean(shardBytes)),
   };
 }
 
-type QueueResult = ReturnType<typeof simulateQueues>;
+type QueueResult = Awaited<ReturnType<typeof simulateQueues>>;
+
+/** The shard queues as the forwarder finds them bound (`USAGE_ACCOUNTS_<n>`), each message's body to `sent`. */
+function shardQueuesEnv(sent: (body: Uint8Array) => void): Cloudflare.Env {
+  const queue = {
+    sendBatch: async (messages: Array<{ body: Uint8Array }>) => {
+      for (const message of messages) sent(message.body);
+    },
+    send: async (body: Uint8Array) => sent(body),
+  };
+  const bindings = Object.fromEntries(Array.from({ length: QUEUES.shards }, (_, n) => [`USAGE_ACCOUNTS_${n}`, queue]));
+  return { ...bindings, DB: {} } as unknown as Cloudflare.Env;
+}
+
+/** A queue consumer's batch of the route's messages, counting acknowledgements. */
+function messageBatch(messages: Array<{ gzipped: Buffer; at: number }>) {
+  let acked = 0;
+  return {
+    queue: "usage",
+    messages: messages.map(({ gzipped, at }, i) => ({
+      id: `m${i}`,
+      timestamp: new Date(at),
+      attempts: 1,
+      body: new Uint8Array(gzipped),
+      ack: () => {
+        acked++;
+      },
+      retry: () => {},
+    })),
+    ackAll: () => {},
+    retryAll: () => {},
+    acked: () => acked,
+  } as unknown as MessageBatch<unknown> & { acked(): number };
+}
 
 /**
  * How often an account's store is called: a shard consumer's batch calls it when the batch holds one of its parts.
@@ -252,6 +252,7 @@ interface StoreRun {
   d1Rows: number;
   d1Ms: number;
   rowsWritten: number;
+  rowsRead: number;
   rowsByTable: Record<string, number>;
   cpuSeconds: number;
   /** Bytes per row kind, as stored (for the retention model). */
@@ -306,6 +307,7 @@ function simulateStore(
     d1Rows: 0,
     d1Ms: 0,
     rowsWritten: 0,
+    rowsRead: 0,
     rowsByTable: {},
     cpuSeconds: 0,
     rowBytes: {},
@@ -444,6 +446,7 @@ function simulateStore(
   if (options.countRows) {
     const written = sql.rowsWritten();
     run.rowsWritten = written.total;
+    run.rowsRead = sql.rowsRead();
     run.rowsByTable = written.byTable;
   }
   run.rowCounts = sql.rowCounts();
@@ -552,9 +555,9 @@ function retainedBytes(run: StoreRun, rate: number, subusers: number, ingests: n
 export interface ScenarioResult {
   scenario: string;
   requestsPerMinute: number;
+  recordsPerPost: number;
   queues: QueueResult;
   hottest: { rank: number; shards: number; ratePerMinute: number; load: StoreLoad; run: StoreRun };
-  batchShards: number;
   fleet: Record<string, number>;
   parts: Array<{ part: string; load: number; limit: number; unit: string }>;
   cost: Array<{ line: string; usdPerBillion: number }>;
@@ -570,21 +573,20 @@ export interface ScenarioResult {
 }
 
 /** Runs one scenario: the route and queues, the sampled stores, the fleet's sums, the limits and the cost. */
-export function simulateScenario(
+export async function simulateScenario(
   scenario: Scenario,
   options: Options,
   d1: D1Costs,
   log: (line: string) => void,
-): ScenarioResult {
-  const queues = simulateQueues(scenario, options);
+): Promise<ScenarioResult> {
+  const queues = await simulateQueues(scenario, options);
   const shares = accountShares(scenario.mix);
   const rateOf = (rank: number) => (shares[rank - 1] as number) * scenario.requestsPerMinute;
   const ranks = scenario.mix.zipf === null ? [1] : options.sampleRanks;
   const runs = new Map<number, { run: StoreRun; shards: number }>();
   for (const rank of ranks) {
     const rate = rateOf(rank);
-    // The plan's sharding: a store past `shardAbove` of one CPU, or past `shardBytes`, splits by sub-user hash.
-    // CPU at the account's full rate, over enough time for three of its ingests.
+    // The store's CPU at the account's full rate, over enough time for three of its ingests.
     const probeMinutes = Math.max(options.hotMinutes, 3 / Math.max(ingestsPerSecond(rate, queues) * 60, 1e-9) + 0.2);
     const probe = simulateStore(
       rank,
@@ -597,8 +599,11 @@ export function simulateScenario(
     );
     const cpu = probe.records > 0 ? (probe.cpuSeconds / probe.records) * (rate / 60) : 0;
     const bytes = retainedBytes(probe, rate, SUBUSERS, ingestsPerSecond(rate, queues));
+    // A store past `shardAbove` of one CPU, or past `shardBytes`, would split by sub-user hash: not built, so the
+    // simulation runs every store whole and reports the need.
     const need = Math.max(1, cpu / options.shardAbove, bytes / options.shardBytes);
-    const shards = need > 1 ? 2 ** Math.ceil(Math.log2(need)) : 1;
+    const wanted = need > 1 ? 2 ** Math.ceil(Math.log2(need)) : 1;
+    const shards = 1;
     const run = simulateStore(
       rank,
       rate / shards,
@@ -611,7 +616,7 @@ export function simulateScenario(
     run.cpuSeconds = probe.records > 0 ? (probe.cpuSeconds / probe.records) * run.records : 0;
     runs.set(rank, { run, shards });
     log(
-      `  rank ${rank}: ${Math.round(rate)} req/min${shards > 1 ? ` in ${shards} shards` : ""}, ` +
+      `  rank ${rank}: ${Math.round(rate)} req/min${wanted > 1 ? ` (would want ${wanted} sub-user shards)` : ""}, ` +
         `${(run.ingests / run.minutes).toFixed(2)} ingests/min, ` +
         `${(run.rowsWritten / Math.max(1, run.activeMinutes)).toFixed(2)} rows per active minute, ` +
         `${((run.cpuSeconds / Math.max(1, run.records)) * 1e6).toFixed(1)} µs per record`,
@@ -641,17 +646,20 @@ export function simulateScenario(
   const top = runs.get(1) as { run: StoreRun; shards: number };
   const hotLoad = loadOf(top.run, rateOf(1) / top.shards, SUBUSERS / top.shards, queues);
   const recordsPerSecond = scenario.requestsPerMinute / 60;
-  // The batch's row: taken (+ primary-key and time indexes), marked sent, pruned after 7 days.
-  const usageBatchRows = 5 * queues.postsPerSecond;
-  d1Rows += usageBatchRows;
-  d1Writer += (queues.postsPerSecond * d1.batchRecordMs) / 1000;
-  // D1 keeps 7 days of batch records (~120 bytes each) and a year of capped sub-users' months (~100 bytes each).
-  // Past half a database, the plan moves batch records to databases of their own by hash of the batch id.
-  const batchBytes = queues.postsPerSecond * 7 * 86_400 * 120;
-  const accountBytes = ACCOUNTS * (SUBUSERS / CAPPED_EVERY) * 12 * 100;
-  const batchShards = accountBytes + batchBytes <= options.shardBytes ? 0 : Math.ceil(batchBytes / options.shardBytes);
-  const d1Bytes = accountBytes + batchBytes;
-  const largestD1 = batchShards === 0 ? d1Bytes : Math.max(accountBytes, batchBytes / batchShards);
+  // Each store's rows read: as its rows written, at the ratio its sampled run measured.
+  const objectRowsRead = objectRows * readsPerWrite(runs);
+  // The batch ledger: its calls (recall, then record) and the one row a new batch writes, kept 8 days; the owners'
+  // lookup in D1 for names the isolate's cache does not hold.
+  const { ledger } = queues;
+  objectRequests += ledger.callsPerPost * queues.postsPerSecond;
+  objectCpu += (ledger.cpuMsPerPost * queues.postsPerSecond) / 1000;
+  objectRows += ledger.rowsWrittenPerPost * queues.postsPerSecond;
+  const ledgerRowsRead = ledger.rowsReadPerPost * queues.postsPerSecond;
+  objectBytes += ledger.bytesPerPost * queues.postsPerSecond * 8 * 86_400;
+  const d1RowsRead = queues.ownerRowsReadPerPost * queues.postsPerSecond;
+  const d1ReadSeconds = (queues.ownerLookupMsPerPost * queues.postsPerSecond) / 1000;
+  // D1 keeps a year of capped sub-users' months (~100 bytes each).
+  const d1Bytes = ACCOUNTS * (SUBUSERS / CAPPED_EVERY) * 12 * 100;
   const workerRequests = queues.postsPerSecond + queues.routeBatchesPerSecond + queues.shardBatchesPerSecond;
   const workerCpuMs =
     queues.routeCpuMsPerPost * queues.postsPerSecond +
@@ -665,6 +673,9 @@ export function simulateScenario(
     d1BatchesPerSecond: d1Batches,
     d1RowsPerSecond: d1Rows,
     d1WriterSecondsPerSecond: d1Writer,
+    d1ReadSecondsPerSecond: d1ReadSeconds,
+    d1RowsReadPerSecond: d1RowsRead,
+    objectRowsReadPerSecond: objectRowsRead + ledgerRowsRead,
     d1Bytes,
     workerRequestsPerSecond: workerRequests,
     workerCpuMsPerSecond: workerCpuMs,
@@ -690,9 +701,20 @@ export function simulateScenario(
       limit: LIMITS.queueBytesPerSecond,
       unit: "B/s",
     },
-    { part: "D1 write batches/s", load: d1Batches + 2 * queues.postsPerSecond, limit: 1_000, unit: "batch/s" },
-    { part: "D1 writer time", load: d1Writer, limit: LIMITS.d1WriterSecondsPerSecond, unit: "s/s" },
-    { part: "largest D1 database (a year)", load: largestD1, limit: LIMITS.d1Bytes, unit: "B" },
+    { part: "D1 write batches/s", load: d1Batches, limit: 1_000, unit: "batch/s" },
+    {
+      part: "D1 time (writes + owner reads)",
+      load: d1Writer + d1ReadSeconds,
+      limit: LIMITS.d1WriterSecondsPerSecond,
+      unit: "s/s",
+    },
+    { part: "largest D1 database (a year)", load: d1Bytes, limit: LIMITS.d1Bytes, unit: "B" },
+    {
+      part: "busiest batch-ledger shard req/s",
+      load: (ledger.callsPerPost * queues.postsPerSecond) / ledger.shards,
+      limit: LIMITS.objectRequestsPerSecond,
+      unit: "req/s",
+    },
     {
       part: "hottest store requests/s",
       load: hotLoad.requestsPerSecond,
@@ -714,15 +736,22 @@ export function simulateScenario(
     },
   ];
   const perBillion = (usdPerSecond: number) => (usdPerSecond / recordsPerSecond) * 1e9;
-  const objectGbSeconds = objectCpu * PRICES.objectMemoryGb;
   const cost = [
     { line: "Worker requests", usd: (workerRequests * PRICES.workerRequestsPerMillion) / 1e6 },
     { line: "Worker CPU-ms", usd: (workerCpuMs * PRICES.workerCpuMsPerMillion) / 1e6 },
     { line: "queue operations", usd: (queues.queueOpsPerSecond * PRICES.queueOperationsPerMillion) / 1e6 },
     { line: "DO requests", usd: (objectRequests * PRICES.objectRequestsPerMillion) / 1e6 },
-    { line: "DO duration", usd: (objectGbSeconds * PRICES.objectGbSecondsPerMillion) / 1e6 },
+    {
+      line: "DO duration",
+      usd: (objectGbSeconds(objectRequests, objectCpu * 1000) * PRICES.objectGbSecondsPerMillion) / 1e6,
+    },
     { line: "DO rows written", usd: (objectRows * PRICES.objectRowsWrittenPerMillion) / 1e6 },
+    {
+      line: "DO rows read",
+      usd: ((objectRowsRead + ledgerRowsRead) * PRICES.objectRowsReadPerMillion) / 1e6,
+    },
     { line: "D1 rows written", usd: (d1Rows * PRICES.d1RowsWrittenPerMillion) / 1e6 },
+    { line: "D1 rows read", usd: (d1RowsRead * PRICES.d1RowsReadPerMillion) / 1e6 },
     {
       line: "storage (DO + D1)",
       usd:
@@ -742,9 +771,9 @@ export function simulateScenario(
   return {
     scenario: scenario.mix.name,
     requestsPerMinute: scenario.requestsPerMinute,
+    recordsPerPost: scenario.recordsPerPost,
     queues,
     hottest: { rank: 1, shards: top.shards, ratePerMinute: rateOf(1), load: hotLoad, run: top.run },
-    batchShards,
     fleet,
     parts,
     cost,
@@ -765,6 +794,12 @@ export function simulateScenario(
   };
 }
 
+/** Rows the sampled stores read per row they wrote. */
+function readsPerWrite(runs: Map<number, { run: StoreRun }>): number {
+  const all = [...runs.values()];
+  return sum(all.map(({ run }) => run.rowsRead)) / Math.max(1, sum(all.map(({ run }) => run.rowsWritten)));
+}
+
 function sum(values: number[]): number {
   return values.reduce((s, v) => s + v, 0);
 }
@@ -779,5 +814,6 @@ function median(values: number[]): number {
 }
 
 export { accessPathCost, simulateHotSubuser } from "./access-path";
-export { ACCOUNTS, MIXES } from "./fleet";
+export { ACCOUNTS, BATCH_SIZES, MIXES } from "./fleet";
+export { missedGoals, wholeBills } from "./goals";
 export { measureD1 };

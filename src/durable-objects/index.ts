@@ -4,3 +4,4 @@ export { ApiKeyGuard } from "./api-key-guard";
 export { GatewayHub } from "./gateway-hub";
 export { SubuserGate } from "./subuser-gate";
 export { TrafficStore } from "./traffic-store";
+export { UsageBatchLedger } from "./usage-batch-ledger";

@@ -10,7 +10,6 @@ import {
 import { claimDueReports, pruneExpiredRuns, requeueLostRuns } from "../domain/reports/runs";
 import { renewDueSubscriptions } from "../domain/subscriptions/renewals";
 import { pruneProxyTests } from "../domain/tools/proxy-tests";
-import { pruneUsageDedupe } from "../domain/traffic/retention";
 import { finishTerminations } from "../domain/traffic/sessions";
 import { dispatchWebhooks } from "../domain/webhooks/dispatch";
 import { pruneDeliveries } from "../domain/webhooks/retention";
@@ -30,7 +29,6 @@ export async function runScheduledJobs(env: Cloudflare.Env, scheduledTime: numbe
     ["release_after_grace", () => releaseAfterGrace(ctx, scheduledTime)],
     ["warn_expiring_batches", () => warnExpiringBatches(ctx, scheduledTime)],
     ["retell_pool_gates", () => retellPoolGates(ctx)],
-    ["prune_usage_dedupe", () => pruneUsageDedupe(ctx, scheduledTime)],
     ["finish_session_terminations", () => finishTerminations(ctx, now())],
     ["prune_proxy_tests", () => pruneProxyTests(ctx, scheduledTime)],
     ["run_due_reports", () => claimDueReports(ctx, scheduledTime)],

@@ -3,6 +3,7 @@ import { vi } from "vitest";
 import { domainContext } from "../../src/domain/context";
 import { settleAccountUsage } from "../../src/domain/traffic/apply-usage";
 import { usageShards } from "../../src/domain/traffic/usage-shards";
+import { UsageBatchLedgerClient } from "../../src/durable-objects/usage-batch-ledger";
 import worker from "../../src/index";
 import { gunzipText } from "../../src/platform/gzip";
 import type { TestAccount } from "./accounts";
@@ -111,6 +112,19 @@ export function holdUsageMessages() {
     };
   };
   return { sent, deliver, deliverTo };
+}
+
+/**
+ * Makes the next usage post a copy racing the first post of its batch: its ledger shard recalls nothing (the first
+ * post has not recorded the batch yet), so it enqueues the batch's parts again.
+ */
+export function raceTheFirstPost(): void {
+  vi.spyOn(UsageBatchLedgerClient.prototype, "recall").mockResolvedValueOnce(null);
+}
+
+/** The usage parts of messages as sent, without the time each post stamped them with. */
+export async function sentParts(messages: Array<{ body: unknown }>): Promise<unknown[]> {
+  return (await Promise.all(messages.map((message) => usageMessageBody(message.body)))).flatMap((body) => body.parts);
 }
 
 /** A usage message's content as sent (gzipped JSON). */

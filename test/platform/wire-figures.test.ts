@@ -6,7 +6,8 @@ import { FREE_REPLACEMENT_WINDOW_MS, GRACE_PERIOD_MS } from "../../src/domain/is
 import { ispTotal } from "../../src/domain/orders/orders";
 import { PASSWORD_OVERLAP_MS } from "../../src/domain/subusers/subusers";
 import { PROXY_TEST_KEPT_MS } from "../../src/domain/tools/proxy-tests";
-import { countedAt, USAGE_CLOCK_SKEW_MS, USAGE_KEPT_BACK_MS } from "../../src/domain/traffic/ingest";
+import { countedAt, USAGE_KEPT_BACK_MS } from "../../src/domain/traffic/ingest";
+import { USAGE_CLOCK_SKEW_MS } from "../../src/durable-objects/traffic-store/contract";
 import { MAX_ADMIN_USD } from "../../src/internal/admin/shared";
 import {
   addMonths,

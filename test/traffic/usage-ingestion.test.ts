@@ -6,20 +6,23 @@ import { settleAccountUsage } from "../../src/domain/traffic/apply-usage";
 import { accountStore } from "../../src/domain/traffic/store";
 import { TrafficStoreClient } from "../../src/durable-objects/traffic-store";
 import { type CellRow, cellOf, sampleOf } from "../../src/durable-objects/traffic-store/contract";
+import { UsageBatchLedgerClient } from "../../src/durable-objects/usage-batch-ledger";
 import { buyBandwidth, createAccount } from "../helpers/accounts";
-import { runCron } from "../helpers/cron";
 import { BASE, call, env, GATEWAY_TOKEN, gateway, json } from "../helpers/http";
 import { createSubuser, username } from "../helpers/subusers";
 import {
   eventually,
   holdUsageMessages,
+  raceTheFirstPost,
   reportUsage,
+  sentParts,
   settleUsage,
   traffic,
   usageMessageBody,
   usageRecord,
 } from "../helpers/usage";
 
+const MINUTE = 60_000;
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 /** The hour up to `at` (and the minute after). */
@@ -30,7 +33,10 @@ const recordsOf = (subuser: { name: string }, n: number) =>
   Array.from({ length: n }, () => usageRecord(username(subuser.name)));
 
 describe("POST /internal/gateway/usage (usage reports)", () => {
-  afterEach(() => vi.restoreAllMocks());
+  afterEach(() => {
+    vi.restoreAllMocks();
+    vi.useRealTimers();
+  });
 
   it("accepts a batch, drops records of unknown sub-users or of a product their sub-user lacks and counts them", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
@@ -109,6 +115,25 @@ describe("POST /internal/gateway/usage (usage reports)", () => {
     expect((await json(await call("GET", "/v1/residential/requests", { token: other.token }))).data).toEqual([]);
   });
 
+  it("counts a batch_id posted twice at once once: exactly one answer is duplicate: false, both with the same counts", async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const subuser = await createSubuser(account);
+    const records = recordsOf(subuser, 3);
+    const batchId = crypto.randomUUID();
+    const answers = await Promise.all([0, 1].map(async () => json(await reportUsage(records, batchId))));
+    expect(answers.filter((answer) => answer.duplicate === false)).toHaveLength(1);
+    expect(answers.map(({ accepted, dropped }) => ({ accepted, dropped }))).toEqual([
+      { accepted: 3, dropped: 0 },
+      { accepted: 3, dropped: 0 },
+    ]);
+    await eventually(
+      () => traffic(account, "residential", window()),
+      (b) => b.rows[0].requests === 3,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect((await traffic(account, "residential", window())).rows[0].requests).toBe(3);
+  });
+
   it("enqueues nothing for a batch recorded before: its messages went with the first post", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);
@@ -129,18 +154,21 @@ describe("POST /internal/gateway/usage (usage reports)", () => {
     expect(sent).toHaveLength(enqueued);
   });
 
-  it("forgets batch ids after 7 days (the cron prunes them)", async () => {
+  it("recognises a batch_id for 7 days: a post 6 days after the first is a duplicate, one 8 days after is accepted again", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);
+    const { sent } = holdUsageMessages();
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const first = Date.now();
     const batchId = crypto.randomUUID();
-    expect((await reportUsage([usageRecord(username(subuser.name))], batchId)).status).toBe(202);
-    const rows = async () =>
-      (await env.DB.prepare("SELECT count(*) AS n FROM usage_batches WHERE id = ?").bind(batchId).first())?.n;
-    expect(await rows()).toBe(1);
-    await runCron(Date.now() + 6 * DAY);
-    expect(await rows()).toBe(1);
-    await runCron(Date.now() + 7 * DAY + 60_000);
-    expect(await rows()).toBe(0);
+    const records = recordsOf(subuser, 2);
+    expect(await json(await reportUsage(records, batchId))).toEqual({ accepted: 2, dropped: 0, duplicate: false });
+    vi.setSystemTime(first + 6 * DAY);
+    expect(await json(await reportUsage(records, batchId))).toEqual({ accepted: 2, dropped: 0, duplicate: true });
+    expect(sent).toHaveLength(1);
+    vi.setSystemTime(first + 8 * DAY);
+    expect(await json(await reportUsage(records, batchId))).toEqual({ accepted: 2, dropped: 0, duplicate: false });
+    expect(sent).toHaveLength(2);
   });
 
   it("splits one sub-user's many sessions across queue messages, so a batch never exceeds the queue's message limit", {
@@ -446,11 +474,11 @@ describe("usage is billed exactly once, whatever arrives twice", () => {
     const batchId = crypto.randomUUID();
     const records = state.batch(300);
     expect((await reportUsage(records, batchId)).status).toBe(202);
-    // A copy racing the first post (it has not marked the batch sent yet) enqueues the same messages again.
-    await env.DB.prepare("UPDATE usage_batches SET sent = 0 WHERE id = ?").bind(batchId).run();
-    expect((await reportUsage(records, batchId)).status).toBe(202);
+    // A copy racing the first post (it recalled the batch before the first recorded it) enqueues the same parts again.
+    raceTheFirstPost();
+    expect(await json(await reportUsage(records, batchId))).toEqual({ accepted: 300, dropped: 0, duplicate: true });
     expect(sent.length).toBeGreaterThan(0);
-    expect(sent.slice(sent.length / 2).map((m) => m.body)).toEqual(sent.slice(0, sent.length / 2).map((m) => m.body));
+    expect(await sentParts(sent.slice(sent.length / 2))).toEqual(await sentParts(sent.slice(0, sent.length / 2)));
     // Every message twice more in the same delivery, then the whole lot redelivered.
     sent.push(...sent.map((message) => ({ body: message.body })));
     const first = await deliver();
@@ -460,33 +488,38 @@ describe("usage is billed exactly once, whatever arrives twice", () => {
     await expectCountedOnce(state);
   });
 
-  it("a retry hours after a first post that enqueued its usage but failed to mark the batch sent is counted once", {
-    timeout: 30_000,
-  }, async () => {
-    const state = await fleet(2, 2);
-    const { sent, deliver } = holdUsageMessages();
-    vi.useFakeTimers({ toFake: ["Date"] });
-    const first = Date.now() + DAY;
-    vi.setSystemTime(first);
-    const batchId = crypto.randomUUID();
-    const records = state.batch(200);
-    expect((await reportUsage(records, batchId)).status).toBe(202);
-    expect((await deliver()).retryMessages).toHaveLength(0);
-    const firstMessages = sent.splice(0).map((message) => message.body);
-    // The post's messages went out, then marking the batch sent failed: the gateway retries, three hours later.
-    await env.DB.prepare("UPDATE usage_batches SET sent = 0 WHERE id = ?").bind(batchId).run();
-    vi.setSystemTime(first + 3 * HOUR);
-    const retry = await json(await reportUsage(records, batchId));
-    expect(retry).toMatchObject({ accepted: 200, dropped: 0 });
-    // The retry's messages carry the first post's time, so the stores look back that far for its parts.
-    const bodies = await Promise.all(sent.map((message) => usageMessageBody(message.body)));
-    expect(bodies).toEqual(await Promise.all(firstMessages.map(usageMessageBody)));
-    expect(bodies.every((body) => body.receivedAt === first)).toBe(true);
-    expect((await deliver()).retryMessages).toHaveLength(0);
-    const again = await json(await reportUsage(records, batchId));
-    expect(again).toEqual({ accepted: 200, dropped: 0, duplicate: true });
-    await expectCountedOnce(state, first);
-  });
+  it.each([
+    ["10 minutes", 10 * MINUTE],
+    ["3 hours", 3 * HOUR],
+  ])(
+    "a post that enqueued its usage and crashed before its ledger record, retried %s later, is counted once (the stores look back to the usage's time)",
+    {
+      timeout: 30_000,
+    },
+    async (_, later) => {
+      const state = await fleet(2, 2);
+      const { sent, deliver } = holdUsageMessages();
+      vi.useFakeTimers({ toFake: ["Date"] });
+      const first = Date.now() + DAY;
+      vi.setSystemTime(first);
+      const batchId = crypto.randomUUID();
+      const records = state.batch(200);
+      vi.spyOn(UsageBatchLedgerClient.prototype, "record").mockRejectedValueOnce(new Error("crash before the record"));
+      expect((await reportUsage(records, batchId)).status).toBe(500);
+      expect((await deliver()).retryMessages).toHaveLength(0);
+      const firstMessages = sent.splice(0);
+      // The gateway retries: the ledger never heard of the batch, so its parts are enqueued again, stamped later.
+      vi.setSystemTime(first + later);
+      expect(await json(await reportUsage(records, batchId))).toEqual({ accepted: 200, dropped: 0, duplicate: false });
+      expect(await sentParts(sent)).toEqual(await sentParts(firstMessages));
+      const bodies = await Promise.all(sent.map((message) => usageMessageBody(message.body)));
+      expect(bodies.every((body) => body.receivedAt === first + later)).toBe(true);
+      expect((await deliver()).retryMessages).toHaveLength(0);
+      const again = await json(await reportUsage(records, batchId));
+      expect(again).toEqual({ accepted: 200, dropped: 0, duplicate: true });
+      await expectCountedOnce(state, first);
+    },
+  );
 
   it("a store restarting in the middle of a minute (aborted between two ingests of it) loses nothing and counts nothing twice", {
     timeout: 60_000,
@@ -527,9 +560,9 @@ describe("usage is billed exactly once, whatever arrives twice", () => {
     expect((await reportUsage(firstBatch.records, firstBatch.id)).status).toBe(202);
     await counted(22);
     await abortAllDurableObjects();
-    // The second ingest of the minute, and a copy of the first racing it (the batch not marked sent yet).
-    await env.DB.prepare("UPDATE usage_batches SET sent = 0 WHERE id = ?").bind(firstBatch.id).run();
+    // The second ingest of the minute, and a copy of the first racing it (recalled before the first recorded it).
     expect((await reportUsage(secondBatch.records, secondBatch.id)).status).toBe(202);
+    raceTheFirstPost();
     expect((await reportUsage(firstBatch.records, firstBatch.id)).status).toBe(202);
     await counted(55);
     await abortAllDurableObjects();

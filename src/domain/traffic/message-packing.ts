@@ -54,10 +54,10 @@ type Items = Omit<Share, "accountId">;
 /**
  * Packs a batch's account shares into messages of about 100 KB: each share is cut into parts (keyed
  * `batch:account:part`), and parts of several accounts share a message. Deterministic: the same shares give the
- * same messages, byte for byte, so a retried batch's parts are recognised and applied once; `receivedAt` (the first
- * post's time, which every copy carries) tells the stores how far back to look for them. A gate's sessions may
- * span parts (each is applied once under its own key): one sub-user with many sessions in a batch must not make a
- * part past the queue's limit.
+ * same parts, byte for byte, so a retried batch's parts are recognised and applied once; `receivedAt` (when this
+ * post was received) and the parts' oldest usage tell the stores how far back to look for them. A gate's sessions
+ * may span parts (each is applied once under its own key): one sub-user with many sessions in a batch must not make
+ * a part past the queue's limit.
  */
 export function packBatch(batchId: string, shares: Share[], receivedAt: number): PackedMessage[] {
   const parts = [...shares]

@@ -1,5 +1,4 @@
 import { sql } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
 import { type Product, subusers } from "../../db/schema";
 import { MINUTE, now } from "../../platform/clock";
 import type { DomainContext } from "../context";
@@ -24,15 +23,8 @@ const unknownUntil = new Map<string, number>();
 const MAX_ENTRIES = 100_000;
 const UNKNOWN_KEPT_MS = MINUTE;
 
-/**
- * The owners of the named sub-users; D1 is asked only for names not seen before. `alongside`, a read the caller
- * needs anyway, shares that round trip (or makes the only one).
- */
-export async function subuserOwners<T>(
-  ctx: DomainContext,
-  names: string[],
-  alongside: BatchItem<"sqlite"> & PromiseLike<T>,
-): Promise<{ owners: Map<string, SubuserOwner>; alongside: T }> {
+/** The owners of the named sub-users; D1 is asked only for names not seen before (one query at most). */
+export async function subuserOwners(ctx: DomainContext, names: string[]): Promise<Map<string, SubuserOwner>> {
   const at = now();
   const owners = new Map<string, SubuserOwner>();
   const missing: string[] = [];
@@ -41,25 +33,22 @@ export async function subuserOwners<T>(
     if (owner) owners.set(name, owner);
     else if ((unknownUntil.get(name) ?? 0) <= at) missing.push(name);
   }
-  if (missing.length === 0) return { owners, alongside: await alongside };
-  const [result, rows] = await ctx.db.batch([
-    alongside,
-    ctx.db
-      .select({
-        subuserId: subusers.id,
-        gateName: subusers.name,
-        accountId: subusers.accountId,
-        products: subusers.products,
-      })
-      .from(subusers)
-      .where(sql`${subusers.name} IN (SELECT value FROM json_each(${JSON.stringify(missing)}))`),
-  ]);
+  if (missing.length === 0) return owners;
+  const rows = await ctx.db
+    .select({
+      subuserId: subusers.id,
+      gateName: subusers.name,
+      accountId: subusers.accountId,
+      products: subusers.products,
+    })
+    .from(subusers)
+    .where(sql`${subusers.name} IN (SELECT value FROM json_each(${JSON.stringify(missing)}))`);
   for (const row of rows) {
     remember(known, row.gateName, row);
     owners.set(row.gateName, row);
   }
   for (const name of missing) if (!owners.has(name)) remember(unknownUntil, name, at + UNKNOWN_KEPT_MS);
-  return { owners, alongside: result as T };
+  return owners;
 }
 
 function remember<V>(map: Map<string, V>, key: string, value: V): void {

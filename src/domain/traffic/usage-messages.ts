@@ -44,8 +44,8 @@ export interface UsagePart {
   key: string;
   accountId: string;
   /**
-   * When the usage route first received the part's batch (a retry or a racing copy carries the first post's time):
-   * a store looks for the part's key among the parts it applied since then.
+   * When the usage route received the post that sent this copy of the part: a store looks for the part's key among
+   * the parts it applied since then, or since the part's oldest usage less the clock skew if earlier.
    */
   receivedAt?: number;
   cells: Cell[];
@@ -78,7 +78,7 @@ export interface SentUsagePart {
 /** A message as sent: the parts of one or more accounts of one batch. */
 export interface SentUsageMessage {
   batchId: string;
-  /** When the usage route first received the batch (absent in messages from before: their queue time stands in). */
+  /** When the usage route received the post (absent in messages from before: their queue time stands in). */
   receivedAt?: number;
   parts: SentUsagePart[];
 }

@@ -28,6 +28,7 @@ import {
   type TrafficProduct,
   type TrafficQuery,
   type TrafficRow,
+  USAGE_CLOCK_SKEW_MS,
 } from "./contract";
 import { FOLD_LATENESS_MS, FoldedTiers, floorTo, TIERS } from "./folded-tiers";
 import { TRAFFIC_LAYOUT } from "./layout";
@@ -101,9 +102,7 @@ export class AccountTraffic {
     const distinct = new Set<string>();
     const fresh = input.parts.filter(
       (part) =>
-        !distinct.has(part.key) &&
-        distinct.add(part.key) &&
-        !this.#arrivals.applied(part.key, part.receivedAt ?? ArrivalRows.legacyReceivedAt(oldestUsage(part))),
+        !distinct.has(part.key) && distinct.add(part.key) && !this.#arrivals.applied(part.key, lookedForSince(part)),
     );
     if (fresh.length === 0) {
       this.#sources.ingest([], { minute: 0, tag: 0 }, at);
@@ -394,10 +393,25 @@ export class AccountTraffic {
   }
 }
 
-/** A part's oldest usage (where a part from before `receivedAt` is looked for). */
+/**
+ * The arrival from which a part's key is looked for: no copy of the part was applied before its batch first
+ * arrived, which was no later than this copy's `receivedAt` (a retry after the batch's ledger record failed carries
+ * its own, later time) nor than the part's oldest usage less the skew a record may run ahead of its batch.
+ */
+function lookedForSince(part: StorePart): number {
+  const oldest = oldestUsage(part);
+  if (part.receivedAt === undefined) return ArrivalRows.legacyReceivedAt(oldest);
+  return Math.min(part.receivedAt, oldest - USAGE_CLOCK_SKEW_MS);
+}
+
+/** A part's oldest usage, as counted (0 for a part without any: its key is then looked for in every row). */
 function oldestUsage(part: StorePart): number {
   let oldest = Number.POSITIVE_INFINITY;
   for (const cell of part.cells) oldest = Math.min(oldest, cell.minute);
+  for (const cell of part.domains ?? []) oldest = Math.min(oldest, cell.minute);
+  for (const source of part.sources ?? []) oldest = Math.min(oldest, source.firstSeen);
+  for (const delta of part.sessions ?? []) oldest = Math.min(oldest, delta.usage.firstTs);
+  for (const sample of part.samples) oldest = Math.min(oldest, sample.ts);
   return Number.isFinite(oldest) ? oldest : 0;
 }
 

@@ -148,11 +148,11 @@ export class ArrivalRows {
     return this.#minuteRequests.get(minute) ?? 0;
   }
 
-  /** Whether part `key` was applied in a row that arrived at `receivedAt` (less the skew) or later. */
-  applied(key: string, receivedAt: number): boolean {
-    const since = receivedAt - RECEIVED_SKEW_MS;
+  /** Whether part `key` was applied in a row that arrived at `since` (less the skew between clocks) or later. */
+  applied(key: string, since: number): boolean {
+    const from = since - RECEIVED_SKEW_MS;
     for (const head of this.#heads.values()) {
-      if (head.minute + MINUTE <= since) continue;
+      if (head.minute + MINUTE <= from) continue;
       if (this.#keysOf(head.slot).has(key)) return true;
     }
     return false;

@@ -426,12 +426,21 @@ export interface Settlement {
   months: Array<{ subuserId: string; month: string; usedBytes: number }>;
 }
 
+/**
+ * How far after its batch's arrival a record may be counted (a gateway's clock running a little ahead): the usage
+ * route counts a later record at this bound, so a part's oldest usage, less this, is never after its batch first
+ * arrived. The store looks for a part's key from there.
+ */
+export const USAGE_CLOCK_SKEW_MS = 5 * MINUTE;
+
 /** What one usage part brings to its account's store. */
 export interface StorePart {
   key: string;
   /**
-   * When the usage route enqueued the part (the first queue's message time): a copy of the part can only have been
-   * applied after it, so the store looks for the key from there on. Absent in parts from before it was carried.
+   * When the usage route enqueued this copy of the part (or the first queue's message time). A copy enqueued by
+   * an earlier post of the batch, whose ledger record failed, was applied before it: the store looks for the key
+   * from this time or the part's oldest usage less `USAGE_CLOCK_SKEW_MS`, whichever is earlier. Absent in parts
+   * from before it was carried.
    */
   receivedAt?: number;
   cells: Cell[];

@@ -1,0 +1,106 @@
+import type { AccessPathCost, HotSubuserResult } from "./access-path";
+import type { ScenarioResult } from "./simulate";
+
+/**
+ * What `npm run bench:scale` holds the line on (`--short` in CI exits non-zero past any of it): the whole bill
+ * per billion gateway requests in every mix, each part's load beside its limit, and the busy sub-user's gate.
+ */
+export const GOALS = {
+  /** The API's whole cost per billion gateway requests (metering plus the access path), every mix. */
+  usdPerBillion: 50,
+  /** A part's load as a share of its limit: half at 1 M requests/min, 80 % at 10 M. */
+  partShare: (requestsPerMinute: number) => (requestsPerMinute >= 10_000_000 ? 0.8 : 0.5),
+  /** The busy sub-user's gate: its share of an object's request budget, over-admissions, idle refusals. */
+  hotGateShare: 0.5,
+  hotRefusedWhileIdle: 0.01,
+};
+
+/**
+ * Goals not met, each blocked on a design docs/scale.md §4 names, and held to a ceiling a little above its measured
+ * figures so that a regression still fails. Everything else is held to the goals.
+ */
+export const BLOCKED = {
+  /**
+   * Sticky-session pins: a gate call and a pin per new session cannot fit the goal while the gate is every session's
+   * authority (measured $114–400 per billion at 1 M requests/min). The bill is held to the goal without them.
+   */
+  pinsUsdPerBillion: 450,
+  /**
+   * 100 records per POST: each POST costs a Worker request, a message's queue operations, a ledger call and a
+   * ledger row whatever its size, about $27 per billion at this size (measured $62–70 in all, without the pins).
+   */
+  smallBatches: { recordsPerPost: 100, usdPerBillion: 75 },
+};
+
+export interface WholeBill {
+  scenario: string;
+  requestsPerMinute: number;
+  recordsPerPost: number;
+  meteringUsd: number;
+  accessPathUsd: number;
+  pinsUsd: number;
+  totalUsd: number;
+}
+
+type AccessPathRow = AccessPathCost & { scenario: string; requestsPerMinute: number };
+
+/** Each metering mix with the access path of its traffic mix and rate beside it, per billion gateway requests. */
+export function wholeBills(results: ScenarioResult[], accessPath: AccessPathRow[]): WholeBill[] {
+  return results.map((result) => {
+    const path = accessPath.find(
+      (row) => row.scenario === result.scenario && row.requestsPerMinute === result.requestsPerMinute,
+    );
+    const meteringUsd = sumOf(result.cost.map((line) => line.usdPerBillion));
+    const accessPathUsd = sumOf(path?.cost.map((line) => line.usdPerBillion) ?? []);
+    const pinsUsd = sumOf(path?.cost.map((line) => line.sessionsUsdPerBillion) ?? []);
+    return {
+      scenario: result.scenario,
+      requestsPerMinute: result.requestsPerMinute,
+      recordsPerPost: result.recordsPerPost,
+      meteringUsd,
+      accessPathUsd,
+      pinsUsd,
+      totalUsd: meteringUsd + accessPathUsd,
+    };
+  });
+}
+
+/** Every goal missed, as a line to print (none: every goal met). */
+export function missedGoals(results: ScenarioResult[], bills: WholeBill[], hot: HotSubuserResult): string[] {
+  const missed: string[] = [];
+  for (const bill of bills) {
+    const name = `${bill.scenario}, ${bill.requestsPerMinute.toLocaleString("en-US")}/min, ${bill.recordsPerPost} per POST`;
+    const withoutPins = bill.totalUsd - bill.pinsUsd;
+    const small = bill.recordsPerPost <= BLOCKED.smallBatches.recordsPerPost;
+    const goal = small ? BLOCKED.smallBatches.usdPerBillion : GOALS.usdPerBillion;
+    if (!(withoutPins <= goal)) {
+      missed.push(`${name}: $${withoutPins.toFixed(2)} per billion without the pins (held to ≤ $${goal})`);
+    }
+    if (!(bill.pinsUsd <= BLOCKED.pinsUsdPerBillion)) {
+      missed.push(`${name}: pins $${bill.pinsUsd.toFixed(2)} per billion (held to ≤ $${BLOCKED.pinsUsdPerBillion})`);
+    }
+  }
+  for (const result of results) {
+    const share = GOALS.partShare(result.requestsPerMinute);
+    for (const part of result.parts) {
+      if (!(part.load <= share * part.limit)) {
+        missed.push(
+          `${result.scenario}, ${result.requestsPerMinute.toLocaleString("en-US")}/min, ${result.recordsPerPost} per POST: ` +
+            `${part.part} at ${((100 * part.load) / part.limit).toFixed(1)}% of its limit (goal ≤ ${100 * share}%)`,
+        );
+      }
+    }
+  }
+  if (!(hot.gateShareOfBudget <= GOALS.hotGateShare)) {
+    missed.push(`the busy sub-user's gate at ${(100 * hot.gateShareOfBudget).toFixed(1)}% of an object's budget`);
+  }
+  if (hot.overAdmitted !== 0) missed.push(`the busy sub-user over-admitted ${hot.overAdmitted} times (goal 0)`);
+  if (!(hot.refusedWhileIdle / Math.max(1, hot.warmRequests) <= GOALS.hotRefusedWhileIdle)) {
+    missed.push("the busy sub-user refused more than 1% while capacity sat idle elsewhere");
+  }
+  return missed;
+}
+
+function sumOf(values: number[]): number {
+  return values.reduce((sum, value) => sum + value, 0);
+}

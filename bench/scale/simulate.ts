@@ -1,9 +1,7 @@
 import { performance } from "node:perf_hooks";
-import { gunzipSync, gzipSync } from "node:zlib";
+import { gunzipSync } from "node:zlib";
 import { accountShare, type OwnedRecord } from "../../src/domain/traffic/aggregate";
-import { packBatch } from "../../src/domain/traffic/message-packing";
 import { readUsageMessage } from "../../src/domain/traffic/usage-messages";
-import { plainlyValidBatch } from "../../src/domain/traffic/usage-records";
 import type { AreaStorage } from "../../src/durable-objects/shared/storage-versions";
 import { AccountTraffic } from "../../src/durable-objects/traffic-store/account-traffic";
 import { unpackJson } from "../../src/durable-objects/traffic-store/blob-codec";

@@ -1,3 +1,5 @@
+import type { Settlement } from "../../durable-objects/traffic-store/contract";
+import { InjectedFault, takeFault } from "../../platform/faults";
 import type { DomainContext } from "../context";
 import { announceNewSources } from "../subusers/client-sources";
 import { subuserGate } from "../subusers/gate-sync";
@@ -28,13 +30,20 @@ export async function applyUsageParts(ctx: DomainContext, accountId: string, par
       sessions: [...sessions, ...(resolved.get(key) ?? [])],
     })),
   });
-  await settleUsage(ctx, accountId, settlement);
+  if (takeFault("redelivery")) throw new InjectedFault("redelivery");
+  await settle(ctx, accountId, settlement);
   await announceNewSources(ctx, accountId, sourceAlerts, store);
 }
 
 /** Settles what the account's store metered and has not settled (a `settle` message from its alarm). */
 export async function settleAccountUsage(ctx: DomainContext, accountId: string): Promise<void> {
-  await settleUsage(ctx, accountId, await accountStore(ctx, accountId).settlement());
+  await settle(ctx, accountId, await accountStore(ctx, accountId).settlement());
+}
+
+/** Hands a settlement due to D1, on either path (where a soak's `d1-write` fault fails it once, before the write). */
+async function settle(ctx: DomainContext, accountId: string, settlement: Settlement | null): Promise<void> {
+  if (settlement && takeFault("d1-write")) throw new InjectedFault("d1-write");
+  await settleUsage(ctx, accountId, settlement);
 }
 
 /**

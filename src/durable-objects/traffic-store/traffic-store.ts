@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { now } from "../../platform/clock";
+import { takeFault } from "../../platform/faults";
 import { Alarm } from "../shared/alarm";
 import { AccountTraffic } from "./account-traffic";
 import type {
@@ -41,6 +42,7 @@ export class TrafficStore extends DurableObject {
   ingest(input: StoreIngest, figures?: MeterFigures): IngestOutcome {
     const outcome = this.#change(() => this.#traffic.ingest(input, figures, now()));
     this.#wake();
+    if (takeFault("store-abort")) this.ctx.abort("injected fault: store-abort");
     return outcome;
   }
 

@@ -47,14 +47,14 @@ export function ownersDatabase(root: string) {
   );
   const insert = d1.db.prepare(
     `INSERT OR IGNORE INTO subusers (id, account_id, name, label, products, concurrent_max, rps_max, password_hash,
-       traffic_limit_bytes, created_at, updated_at) VALUES (?, ?, ?, 'fleet', '["residential"]', 200, 200, 'x', NULL, 0, 0)`,
+       traffic_limit_bytes, created_at, updated_at) VALUES (?, ?, ?, ?, '["residential"]', 200, 200, 'x', NULL, 0, 0)`,
   );
   return {
     binding: new NodeD1(d1.db),
     add(owners: Array<{ subuserId: string; accountId: string; gateName: string }>) {
       for (const owner of owners) {
         account.run(owner.accountId, `${owner.accountId}@example.com`);
-        insert.run(owner.subuserId, owner.accountId, owner.gateName);
+        insert.run(owner.subuserId, owner.accountId, owner.gateName, owner.gateName);
       }
     },
   };

@@ -72,9 +72,9 @@ export interface Options {
 
 export const FULL: Omit<Options, "root"> = {
   posts: 160,
-  minutes: 75,
+  minutes: 60,
   hotMinutes: 2,
-  sampleRanks: [1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000],
+  sampleRanks: [1, 2, 3, 10, 100, 1_000, 10_000],
   shardAbove: 0.5,
   shardBytes: 5e9,
   d1Samples: 400,

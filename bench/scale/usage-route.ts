@@ -61,7 +61,10 @@ export function usageRoute(root: string, sent: (body: Uint8Array) => void) {
       try {
         const batch = plainlyValidBatch(JSON.parse(body));
         if (!batch) throw new Error("the simulated batch is not plainly valid");
-        await ingestUsageBatch(ctx, batch);
+        const answer = await ingestUsageBatch(ctx, batch);
+        if (answer.dropped > 0 || answer.duplicate) {
+          throw new Error(`the route dropped ${answer.dropped} of the fleet's records (duplicate: ${answer.duplicate})`);
+        }
         return performance.now() - begin - (owners.binding.sqliteMs + ledgerMs - elsewhere);
       } finally {
         Date.now = realNow;

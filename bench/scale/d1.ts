@@ -106,7 +106,7 @@ export function measureD1(root: string, accounts: number, cappedPerAccount: numb
         usedBytes: seq * 1_000_000,
       })),
     };
-    const { steps } = settlementBatch(renderer, accountId, settlement, at + seq);
+    const { steps } = settlementBatch(renderer, { accountId, shard: 0 }, settlement, at + seq);
     const begin = performance.now();
     db.exec("BEGIN");
     for (const step of steps) execute(d1, statementOf(step));

@@ -60,7 +60,7 @@ export interface Options {
   hotMinutes: number;
   /** Account ranks whose stores are simulated (the others are represented by the nearest, scaled). */
   sampleRanks: number[];
-  /** A store sharded past this share of its CPU (the plan: sub-user-hash shards). */
+  /** A store sharded past this share of its CPU (sub-user-hash shards, `accounts.traffic_shards`). */
   shardAbove: number;
   /** A store sharded past this many bytes. */
   shardBytes: number;
@@ -597,11 +597,10 @@ export async function simulateScenario(
     );
     const cpu = probe.records > 0 ? (probe.cpuSeconds / probe.records) * (rate / 60) : 0;
     const bytes = retainedBytes(probe, rate, SUBUSERS, ingestsPerSecond(rate, queues));
-    // A store past `shardAbove` of one CPU, or past `shardBytes`, would split by sub-user hash: not built, so the
-    // simulation runs every store whole and reports the need.
+    // A store past `shardAbove` of one CPU, or past `shardBytes`, is split by sub-user hash (`accounts.traffic_shards`,
+    // docs/scale.md "Re-sharding an account"): each shard takes its share of the rate and of the sub-users.
     const need = Math.max(1, cpu / options.shardAbove, bytes / options.shardBytes);
-    const wanted = need > 1 ? 2 ** Math.ceil(Math.log2(need)) : 1;
-    const shards = 1;
+    const shards = need > 1 ? 2 ** Math.ceil(Math.log2(need)) : 1;
     const run = simulateStore(
       rank,
       rate / shards,
@@ -613,8 +612,11 @@ export async function simulateScenario(
     );
     run.cpuSeconds = probe.records > 0 ? (probe.cpuSeconds / probe.records) * run.records : 0;
     runs.set(rank, { run, shards });
+    // A sharded account's ingests call each shard's store: the calls past one store's are sharding's cost.
+    const extraCalls = (shards - 1) * loadOf(run, rate / shards, SUBUSERS / shards, queues).requestsPerSecond;
     log(
-      `  rank ${rank}: ${Math.round(rate)} req/min${wanted > 1 ? ` (would want ${wanted} sub-user shards)` : ""}, ` +
+      `  rank ${rank}: ${Math.round(rate)} req/min` +
+        `${shards > 1 ? ` (${shards} sub-user shards: +${extraCalls.toFixed(3)} store calls/s)` : ""}, ` +
         `${(run.ingests / run.minutes).toFixed(2)} ingests/min, ` +
         `${(run.rowsWritten / Math.max(1, run.activeMinutes)).toFixed(2)} rows per active minute, ` +
         `${((run.cpuSeconds / Math.max(1, run.records)) * 1e6).toFixed(1)} µs per record`,

@@ -18,3 +18,8 @@ export function uniformHash(id: string, seed = 0): number {
   hash ^= hash >>> 16;
   return (hash >>> 0) / 0x1_0000_0000;
 }
+
+/** Which of `count` shards an id falls in, by `uniformHash`: halving `count` halves the shard (`k >> 1`). */
+export function hashShard(id: string, count: number): number {
+  return Math.floor(uniformHash(id) * count);
+}

@@ -9,6 +9,7 @@ import {
   type UsagePart,
 } from "../domain/traffic/usage-messages";
 import { shardOf, usageShards } from "../domain/traffic/usage-shards";
+import { storeName } from "../durable-objects/traffic-store";
 import { gunzipText } from "../platform/gzip";
 import { logError } from "../platform/logger";
 
@@ -25,7 +26,7 @@ export async function routeUsage(batch: MessageBatch<unknown>, env: Cloudflare.E
   if (shards.length === 0) return consumeUsage(batch, env);
   const ctx = domainContext(env);
   const perShard = new Map<number, { parts: PackedMessage[]; messages: Set<Message<unknown>> }>();
-  const settles: Array<{ accountId: string; message: Message<unknown> }> = [];
+  const settles: Array<{ accountId: string; shard: number; message: Message<unknown> }> = [];
   const seen = new Set<string>();
   const handled = new Set<Message<unknown>>();
   for (const message of batch.messages) {
@@ -33,7 +34,7 @@ export async function routeUsage(batch: MessageBatch<unknown>, env: Cloudflare.E
     if (body === null) continue;
     handled.add(message);
     if ("settle" in body) {
-      settles.push({ accountId: body.settle, message });
+      settles.push({ accountId: body.settle, shard: body.shard ?? 0, message });
       continue;
     }
     for (const part of sentPartsOf(body)) {
@@ -41,7 +42,8 @@ export async function routeUsage(batch: MessageBatch<unknown>, env: Cloudflare.E
       seen.add(part.key);
       const stamped: SentUsagePart = { ...part, receivedAt: part.receivedAt ?? message.timestamp.getTime() };
       const text = JSON.stringify(stamped);
-      const shard = shardOf(part.accountId, shards.length);
+      // By store: a sharded account's stores spread over the queues, and each store's parts stay on one.
+      const shard = shardOf(storeName(part.accountId, part.shard ?? 0), shards.length);
       const entry = perShard.get(shard) ?? { parts: [], messages: new Set() };
       entry.parts.push({ text, bytes: text.length });
       entry.messages.add(message);
@@ -58,12 +60,12 @@ export async function routeUsage(batch: MessageBatch<unknown>, env: Cloudflare.E
         logError("usage_forward_failed", { shard, parts: parts.length }, error);
       }
     }),
-    ...settles.map(async ({ accountId, message }) => {
+    ...settles.map(async ({ accountId, shard, message }) => {
       try {
-        await settleAccountUsage(ctx, accountId);
+        await settleAccountUsage(ctx, accountId, shard);
       } catch (error) {
         failed.add(message);
-        logError("usage_failed", { accountId, settle: true, attempts: message.attempts }, error);
+        logError("usage_failed", { accountId, shard, settle: true, attempts: message.attempts }, error);
       }
     }),
   ]);
@@ -80,7 +82,9 @@ export async function routeUsage(batch: MessageBatch<unknown>, env: Cloudflare.E
  */
 const INGEST_CALL_BYTES = 8_000_000;
 
-interface AccountWork {
+interface StoreWork {
+  accountId: string;
+  shard: number;
   /** Each part with its share of its message's JSON size (what it weighs in a store call). */
   parts: Array<{ part: UsagePart; bytes: number }>;
   /** The account's traffic store asked for its metered usage to be settled. */
@@ -89,7 +93,8 @@ interface AccountWork {
 }
 
 /**
- * A shard queue's consumer: applies each account's parts with one call to its store (accounts in parallel). Each
+ * A shard queue's consumer: applies each account's parts with one call to its store, or to each of its stores for
+ * a sharded account (stores in parallel). Each
  * part is applied once however often it arrives: parts with a key already seen in this batch are set aside before
  * anything is applied, and every store remembers the keys it applied. A message is acknowledged once every account
  * it carries is done; otherwise it is retried whole (the queue redelivers it, up to its retry limit, then to the
@@ -97,26 +102,27 @@ interface AccountWork {
  */
 export async function consumeUsage(batch: MessageBatch<unknown>, env: Cloudflare.Env): Promise<void> {
   const ctx = domainContext(env);
-  const work = new Map<string, AccountWork>();
-  const accountsOf = new Map<Message<unknown>, Set<string>>();
+  const work = new Map<string, StoreWork>();
+  const storesOf = new Map<Message<unknown>, Set<string>>();
   const seen = new Set<string>();
-  const workOf = (accountId: string, message: Message<unknown>) => {
-    const entry = work.get(accountId) ?? { parts: [], settle: false, messages: new Set() };
+  const workOf = (accountId: string, shard: number, message: Message<unknown>) => {
+    const name = storeName(accountId, shard);
+    const entry = work.get(name) ?? { accountId, shard, parts: [], settle: false, messages: new Set() };
     entry.messages.add(message);
-    work.set(accountId, entry);
-    const accounts = accountsOf.get(message) ?? new Set<string>();
-    accountsOf.set(message, accounts.add(accountId));
+    work.set(name, entry);
+    const stores = storesOf.get(message) ?? new Set<string>();
+    storesOf.set(message, stores.add(name));
     return entry;
   };
   for (const message of batch.messages) {
     const received = await read(message);
     if (received === null) continue;
     const content = readUsageMessage(received.body);
-    if ("settle" in content) workOf(content.settle, message).settle = true;
+    if ("settle" in content) workOf(content.settle, content.shard, message).settle = true;
     else {
       const bytes = received.bytes / Math.max(1, content.parts.length);
       for (const part of content.parts) {
-        const entry = workOf(part.accountId, message);
+        const entry = workOf(part.accountId, part.shard ?? 0, message);
         part.receivedAt ??= message.timestamp.getTime();
         if (!seen.has(part.key)) entry.parts.push({ part, bytes });
         seen.add(part.key);
@@ -125,20 +131,20 @@ export async function consumeUsage(batch: MessageBatch<unknown>, env: Cloudflare
   }
   const failed = new Set<string>();
   await Promise.all(
-    [...work].map(async ([accountId, { parts, settle, messages }]) => {
+    [...work].map(async ([name, { accountId, shard, parts, settle, messages }]) => {
       try {
-        for (const group of storeCalls(parts)) await applyUsageParts(ctx, accountId, group);
-        if (parts.length === 0 && settle) await settleAccountUsage(ctx, accountId);
+        for (const group of storeCalls(parts)) await applyUsageParts(ctx, accountId, group, shard);
+        if (parts.length === 0 && settle) await settleAccountUsage(ctx, accountId, shard);
       } catch (error) {
-        failed.add(accountId);
+        failed.add(name);
         const attempts = Math.max(...[...messages].map((message) => message.attempts));
         const keys = parts.map(({ part }) => part.key).join(" ");
-        logError("usage_failed", { accountId, keys, settle, attempts }, error);
+        logError("usage_failed", { accountId, shard, keys, settle, attempts }, error);
       }
     }),
   );
-  for (const [message, accounts] of accountsOf) {
-    if ([...accounts].some((accountId) => failed.has(accountId))) {
+  for (const [message, stores] of storesOf) {
+    if ([...stores].some((name) => failed.has(name))) {
       message.retry({ delaySeconds: Math.min(60, 2 ** message.attempts) });
     } else {
       message.ack();

@@ -68,7 +68,7 @@ describe("the layout step: a store of the earlier layout moves over", () => {
         .toArray();
       expect(versions).toEqual([
         { area: "traffic_layout", version: 2 },
-        { area: "usage_meter", version: 2 },
+        { area: "usage_meter", version: 3 },
       ]);
       const tables = state.storage.sql
         .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '_cf_%'")

@@ -15,7 +15,7 @@ const freshStore = () => env.TRAFFIC_STORE.get(env.TRAFFIC_STORE.idFromName(cryp
 function withMeter(figures: Partial<MeterFigures>, run: (meter: UsageMeter, sql: SqlStorage) => void) {
   return runInDurableObject(freshStore(), (_store: TrafficStore, state) => {
     const meter = new UsageMeter(state.storage);
-    meter.configure("usr_test", { pools: [], subusers: [], months: [], ...figures });
+    meter.configure("usr_test", 0, { pools: [], subusers: [], months: [], ...figures });
     run(meter, state.storage.sql);
   });
 }

@@ -2,6 +2,7 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import { vi } from "vitest";
 import { domainContext } from "../../src/domain/context";
 import { settleAccountUsage } from "../../src/domain/traffic/apply-usage";
+import { trafficShards } from "../../src/domain/traffic/traffic-shards";
 import { usageShards } from "../../src/domain/traffic/usage-shards";
 import { UsageBatchLedgerClient } from "../../src/durable-objects/usage-batch-ledger";
 import worker from "../../src/index";
@@ -133,11 +134,13 @@ export async function usageMessageBody(body: unknown): Promise<any> {
 }
 
 /**
- * Hands the account's metered usage to D1 now, as its traffic store asks a minute after usage stops arriving (at
+ * Hands the account's metered usage to D1 now, as its traffic stores ask a minute after usage stops arriving (at
  * once when a pool or cap passes a threshold): pools, monthly usage and threshold events show settled figures.
  */
 export async function settleUsage(account: { id: string }): Promise<void> {
-  await settleAccountUsage(domainContext(env), account.id);
+  const ctx = domainContext(env);
+  const shards = await trafficShards(ctx, account.id);
+  for (let shard = 0; shard < shards; shard++) await settleAccountUsage(ctx, account.id, shard);
 }
 
 /** `read`, after settling the account's metered usage: for polls of the figures D1 holds (balance, months). */

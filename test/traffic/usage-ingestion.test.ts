@@ -605,8 +605,8 @@ describe("usage is billed exactly once, whatever arrives twice", () => {
     expect(settlement?.pools).toEqual([{ product: "residential", bytes: 800_000_000 }]);
     expect(await gbUsed()).toBe(0.9);
     vi.restoreAllMocks();
-    await settleAccountUsage(ctx, account.id);
-    await settleAccountUsage(ctx, account.id);
+    await settleAccountUsage(ctx, account.id, 0);
+    await settleAccountUsage(ctx, account.id, 0);
     expect(await gbUsed()).toBe(0.9);
     const body = await json(await call("GET", `/v1/subusers/${subuser.id}`, { token: account.token }));
     expect(body.traffic_used_gb).toBe(0.9);

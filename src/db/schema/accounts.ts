@@ -56,6 +56,8 @@ export const accounts = sqliteTable(
     updatedAt: integer("updated_at").notNull(),
     /** Moves on every write of the row (commit order): cached reads of the account are tied to it. */
     version: integer("version").notNull().default(0),
+    /** Traffic stores the account's usage is split over by sub-user: a power of two, only doubled (docs/scale.md). */
+    trafficShards: integer("traffic_shards").notNull().default(1),
   },
   (t) => [
     check("accounts_balance_non_negative", sql`${t.balanceMinor} >= 0`),

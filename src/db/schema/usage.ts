@@ -1,15 +1,20 @@
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /**
- * The last usage settlement each account's traffic store handed to D1
- * (`src/durable-objects/traffic-store/usage-meter.ts`): settlements are numbered, and one whose number is not above
- * this one was applied already, so applying it again changes nothing.
+ * The last usage settlement each of an account's traffic stores (its shards: `accounts.traffic_shards`) handed to
+ * D1 (`src/durable-objects/traffic-store/usage-meter.ts`): each store numbers its settlements, and one whose number
+ * is not above this one was applied already, so applying it again changes nothing.
  */
-export const usageSettlements = sqliteTable("usage_settlements", {
-  accountId: text("account_id").primaryKey(),
-  seq: integer("seq").notNull(),
-  settledAt: integer("settled_at").notNull(),
-});
+export const usageSettlements = sqliteTable(
+  "usage_settlements",
+  {
+    accountId: text("account_id").notNull(),
+    shard: integer("shard").notNull().default(0),
+    seq: integer("seq").notNull(),
+    settledAt: integer("settled_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.shard] })],
+);
 
 /**
  * Sessions a key asked to end (`DELETE /{product}/sessions/{id}`), recorded with the audit entry in one D1 batch

@@ -6,7 +6,7 @@ import { logError } from "../../platform/logger";
 import type { DomainContext, Principal } from "../context";
 import { assertInScope } from "../scope";
 import { pushPoolFigures } from "../subusers/gate-sync";
-import { accountStore } from "../traffic/store";
+import { accountStores } from "../traffic/store";
 import { Write } from "../unit-of-work";
 import type { BandwidthProduct } from "./prices";
 
@@ -46,7 +46,7 @@ export function addToPool(db: Database, accountId: string, product: BandwidthPro
       // heard of can only make it settle early. A pool that had run out tells it at once, as it tells the gates.
       const reopened = pools.filter((pool) => pool.flipsTold < pool.flips);
       if (reopened.length === 0) return;
-      await accountStore(ctx, accountId).learnFigures({
+      await (await accountStores(ctx, accountId)).learnFigures({
         pools: reopened.map(({ product, purchasedBytes, usedBytes, topUpCount }) => ({
           product,
           purchasedBytes,

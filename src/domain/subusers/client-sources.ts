@@ -1,6 +1,6 @@
 import { and, eq, inArray, isNull } from "drizzle-orm";
 import { subusers } from "../../db/schema";
-import { TrafficStoreClient } from "../../durable-objects/traffic-store";
+import type { TrafficStoreClient } from "../../durable-objects/traffic-store";
 import {
   NEW_SOURCE_ALERT_WINDOW_MS,
   type SourceAlert,
@@ -11,6 +11,7 @@ import { ApiError } from "../../platform/errors";
 import { cursorAfter, type PageQuery } from "../../platform/pagination";
 import type { DomainContext, Principal } from "../context";
 import { eventStatement, eventTypes } from "../events";
+import { accountStores } from "../traffic/store";
 import { runUnitOfWork } from "../unit-of-work";
 import { findSubuser } from "./subusers";
 
@@ -28,7 +29,7 @@ export async function listClientSources(
 ): Promise<Array<SourceEntry & { id: string }>> {
   const subuser = await findSubuser(ctx, principal, subuserId);
   const cursor = cursorAfter(page.cursor);
-  const entries = await new TrafficStoreClient(ctx.env, principal.accountId).clientSources(
+  const entries = await (await accountStores(ctx, principal.accountId)).clientSources(
     subuser.id,
     cursor === null ? null : sourcePosition(cursor),
     page.limit + 1,

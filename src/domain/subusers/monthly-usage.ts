@@ -2,7 +2,7 @@ import { and, eq, gte, isNotNull, sql } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { subuserMonthlyUsage, subusers } from "../../db/schema";
 import type { DomainContext } from "../context";
-import { accountStore } from "../traffic/store";
+import { accountStores } from "../traffic/store";
 import { Write } from "../unit-of-work";
 import { subuserGate } from "./gate-sync";
 
@@ -56,5 +56,5 @@ export async function monthUsageOf(
   subuserIds: string[],
 ): Promise<Map<string, number>> {
   if (subuserIds.length === 0) return new Map();
-  return new Map(Object.entries(await accountStore(ctx, accountId).monthUsage(subuserIds)));
+  return new Map(Object.entries(await (await accountStores(ctx, accountId)).monthUsage(subuserIds)));
 }

@@ -11,7 +11,7 @@ import { type AuditAction, auditStatements, commitAudited } from "../audit/audit
 import type { DomainContext, Principal } from "../context";
 import { assertInScope, productsInScope } from "../scope";
 import { settleUsage } from "../traffic/settlement";
-import { accountStore } from "../traffic/store";
+import { accountStores } from "../traffic/store";
 import { commit } from "../unit-of-work";
 import { removeScopeStatement } from "../whitelists/store";
 import { syncGate } from "./gate-sync";
@@ -281,8 +281,9 @@ function subuserEntry(subuser: SubuserRow, action: AuditAction) {
  * the drain. It would also learn either at its next settlement.
  */
 async function tellMeter(ctx: DomainContext, subuser: SubuserRow): Promise<void> {
-  const settlement = await accountStore(ctx, subuser.accountId).learnFigures({
+  const stores = await accountStores(ctx, subuser.accountId);
+  const due = await stores.learnFigures({
     subusers: [{ subuserId: subuser.id, capBytes: subuser.trafficLimitBytes, deletedAt: subuser.deletedAt }],
   });
-  await settleUsage(ctx, subuser.accountId, settlement);
+  await Promise.all(due.map(({ shard, settlement }) => settleUsage(ctx, subuser.accountId, shard, settlement)));
 }

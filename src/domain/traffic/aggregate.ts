@@ -26,8 +26,9 @@ export interface OwnedRecord {
  * One account's share of a usage batch, aggregated: rollup cells (usage summed per minute and dimensions), domain
  * cells (per minute, sub-user and target domain), sticky sessions' usage (per session the records name, or per gate
  * for records that name none), request-log candidates. Pure and deterministic: the same records give the same share.
+ * A sharded account has a share per store shard, of the records of the shard's sub-users.
  */
-export function accountShare(accountId: string, entries: OwnedRecord[]): Share {
+export function accountShare(accountId: string, entries: OwnedRecord[], shard = 0): Share {
   const cells = new Map<string, Cell>();
   const domains = new Map<string, DomainCell>();
   const domainOf = memoized(targetDomain);
@@ -50,6 +51,7 @@ export function accountShare(accountId: string, entries: OwnedRecord[]): Share {
   }
   return {
     accountId,
+    ...(shard === 0 ? {} : { shard }),
     cells: [...cells.values()],
     domains: [...domains.values()],
     sources: [...sources.values()],

@@ -13,13 +13,20 @@ import type { SessionDelta, UsagePart } from "./usage-messages";
  * keys in the same synchronous step as their effect, so parts that failed half-way are retried and only what was
  * not applied happens. The parts share one store call however many there are. Sticky usage of records that did not
  * name their session is first matched to its sessions by their gates (a call per gate: records that name their
- * session need none). A settlement the store says is due goes to D1 before this returns.
+ * session need none). A settlement the store says is due goes to D1 before this returns. `shard`: which of a
+ * sharded account's stores the parts go to (their sub-users').
  */
-export async function applyUsageParts(ctx: DomainContext, accountId: string, parts: UsagePart[]): Promise<void> {
+export async function applyUsageParts(
+  ctx: DomainContext,
+  accountId: string,
+  parts: UsagePart[],
+  shard = 0,
+): Promise<void> {
   const resolved = await resolveGateSessions(ctx, parts);
-  const store = accountStore(ctx, accountId);
+  const store = accountStore(ctx, accountId, shard);
   const { settlement, sourceAlerts } = await store.ingest({
     accountId,
+    ...(shard === 0 ? {} : { shard }),
     parts: parts.map(({ key, receivedAt, cells, domains, sources, samples, sessions }) => ({
       key,
       ...(receivedAt === undefined ? {} : { receivedAt }),
@@ -31,19 +38,19 @@ export async function applyUsageParts(ctx: DomainContext, accountId: string, par
     })),
   });
   if (takeFault("redelivery")) throw new InjectedFault("redelivery");
-  await settle(ctx, accountId, settlement);
+  await settle(ctx, accountId, shard, settlement);
   await announceNewSources(ctx, accountId, sourceAlerts, store);
 }
 
-/** Settles what the account's store metered and has not settled (a `settle` message from its alarm). */
-export async function settleAccountUsage(ctx: DomainContext, accountId: string): Promise<void> {
-  await settle(ctx, accountId, await accountStore(ctx, accountId).settlement());
+/** Settles what one of the account's stores metered and has not settled (a `settle` message from its alarm). */
+export async function settleAccountUsage(ctx: DomainContext, accountId: string, shard: number): Promise<void> {
+  await settle(ctx, accountId, shard, await accountStore(ctx, accountId, shard).settlement());
 }
 
 /** Hands a settlement due to D1, on either path (where a soak's `d1-write` fault fails it once, before the write). */
-async function settle(ctx: DomainContext, accountId: string, settlement: Settlement | null): Promise<void> {
+async function settle(ctx: DomainContext, accountId: string, shard: number, settlement: Settlement | null) {
   if (settlement && takeFault("d1-write")) throw new InjectedFault("d1-write");
-  await settleUsage(ctx, accountId, settlement);
+  await settleUsage(ctx, accountId, shard, settlement);
 }
 
 /**

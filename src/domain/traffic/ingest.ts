@@ -1,4 +1,5 @@
 import type { Product } from "../../db/schema";
+import { subuserShard } from "../../durable-objects/traffic-store";
 import { USAGE_CLOCK_SKEW_MS } from "../../durable-objects/traffic-store/contract";
 import { ledgerShards, UsageBatchLedgerClient } from "../../durable-objects/usage-batch-ledger";
 import { DAY, now } from "../../platform/clock";
@@ -24,7 +25,8 @@ export interface IngestResult {
  * enqueued, stamped now, and the post recorded after (one row). A copy racing the first post, or a retry of one that
  * failed before recording, sends the same parts again with its own later time: every store applies a part once, as
  * it looks for the part's key from that time or the part's oldest usage less the clock skew, whichever is earlier.
- * A deleted sub-user's records are judged by its account's store (they count during the drain).
+ * A deleted sub-user's records are judged by its account's store (they count during the drain). A sharded account's
+ * records are grouped per store shard, by sub-user (`store-shards.ts`).
  */
 export async function ingestUsageBatch(ctx: DomainContext, batch: UsageBatch): Promise<IngestResult> {
   const ledger = new UsageBatchLedgerClient(ctx.env, shardOf(batch.batch_id, ledgerShards(ctx.env)));
@@ -38,22 +40,23 @@ export async function ingestUsageBatch(ctx: DomainContext, batch: UsageBatch): P
   const owned = batch.records.flatMap((record) => {
     const [product, name] = splitOwnerKey(ownerKeyOf(record));
     const owner = owners.get(name);
-    return owner?.products.includes(product as Product) ? [{ accountId: owner.accountId, record, owner }] : [];
+    if (!owner?.products.includes(product as Product)) return [];
+    return [{ accountId: owner.accountId, shard: subuserShard(owner.subuserId, owner.trafficShards), record, owner }];
   });
   const dropped = batch.records.length - owned.length;
-  const shares = [...Map.groupBy(owned, (entry) => entry.accountId)].map(([accountId, entries]) =>
-    accountShare(
-      accountId,
-      entries.map(
-        ({ record, owner }): OwnedRecord => ({
-          record,
-          owner,
-          ts: countedAt(Date.parse(record.ts), receivedAt),
-          target: ownerOf(record).target,
-        }),
-      ),
-    ),
-  );
+  const byStore = Map.groupBy(owned, (entry) => `${entry.accountId}/${entry.shard}`);
+  const shares = [...byStore.values()].map((entries) => {
+    const { accountId, shard } = entries[0] as (typeof owned)[number];
+    const records = entries.map(
+      ({ record, owner }): OwnedRecord => ({
+        record,
+        owner,
+        ts: countedAt(Date.parse(record.ts), receivedAt),
+        target: ownerOf(record).target,
+      }),
+    );
+    return accountShare(accountId, records, shard);
+  });
   await enqueueMessages(ctx.env.USAGE_QUEUE, packBatch(batch.batch_id, shares, receivedAt));
   const stored = await ledger.record(batch.batch_id, { accepted: owned.length, dropped, receivedAt });
   return { accepted: stored.first.accepted, dropped: stored.first.dropped, duplicate: !stored.recorded };

@@ -1,3 +1,4 @@
+import { storeName } from "../../durable-objects/traffic-store";
 import { gzipText } from "../../platform/gzip";
 import {
   type Cell,
@@ -36,9 +37,11 @@ export interface PackedMessage {
   parts?: PackedMessage[];
 }
 
-/** An account's share of a usage batch, aggregated. */
+/** An account's share of a usage batch (or of one of its store shards: its sub-users'), aggregated. */
 export interface Share {
   accountId: string;
+  /** The account's store shard (absent: 0). */
+  shard?: number;
   cells: Cell[];
   domains: DomainCell[];
   sources: ClientSource[];
@@ -49,11 +52,11 @@ export interface Share {
   samples: SampleCandidate[];
 }
 
-type Items = Omit<Share, "accountId">;
+type Items = Omit<Share, "accountId" | "shard">;
 
 /**
  * Packs a batch's account shares into messages of about 100 KB: each share is cut into parts (keyed
- * `batch:account:part`), and parts of several accounts share a message. Deterministic: the same shares give the
+ * `batch:account:part`, `batch:account/shard:part` for a shard past 0), and parts of several accounts share a message. Deterministic: the same shares give the
  * same parts, byte for byte, so a retried batch's parts are recognised and applied once; `receivedAt` (when this
  * post was received) and the parts' oldest usage tell the stores how far back to look for them. A gate's sessions
  * may span parts (each is applied once under its own key): one sub-user with many sessions in a batch must not make
@@ -61,7 +64,7 @@ type Items = Omit<Share, "accountId">;
  */
 export function packBatch(batchId: string, shares: Share[], receivedAt: number): PackedMessage[] {
   const parts = [...shares]
-    .sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0))
+    .sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : (a.shard ?? 0) - (b.shard ?? 0)))
     .flatMap((share) => packedParts(batchId, share));
   return packMessages(`{"batchId":${JSON.stringify(batchId)},"receivedAt":${receivedAt},"parts":[`, parts);
 }
@@ -112,7 +115,8 @@ function packedParts(batchId: string, share: Share): PackedMessage[] {
   // A piece larger than estimated (escapes, non-ASCII text) is split in two until it fits; the halves take its
   // part number, so the numbering stays the same for the same batch.
   const emit = (fit: Items) => {
-    const text = JSON.stringify(sentPart(`${batchId}:${share.accountId}:${texts.length}`, share.accountId, fit));
+    const name = storeName(share.accountId, share.shard ?? 0);
+    const text = JSON.stringify(sentPart(`${batchId}:${name}:${texts.length}`, share, fit));
     const bytes = utf8Bytes(text);
     const items =
       fit.cells.length +
@@ -145,7 +149,7 @@ function emptyItems(): Items {
   return { cells: [], domains: [], sources: [], sessions: [], sessionDeltas: [], samples: [] };
 }
 
-function sentPart(key: string, accountId: string, piece: Items): SentUsagePart {
+function sentPart(key: string, { accountId, shard }: Pick<Share, "accountId" | "shard">, piece: Items): SentUsagePart {
   const gates = new Map<string, GateUsage>();
   for (const { gateName, usage } of piece.sessions) {
     const gate = gates.get(gateName);
@@ -155,6 +159,7 @@ function sentPart(key: string, accountId: string, piece: Items): SentUsagePart {
   return {
     key,
     accountId,
+    ...(shard ? { shard } : {}),
     cells: piece.cells.map(cellRow),
     domains: piece.domains.map(domainRow),
     sources: piece.sources.map(sourceRow),

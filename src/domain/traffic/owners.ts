@@ -1,7 +1,8 @@
 import { sql } from "drizzle-orm";
-import { type Product, subusers } from "../../db/schema";
+import { accounts, type Product, subusers } from "../../db/schema";
 import { MINUTE, now } from "../../platform/clock";
 import type { DomainContext } from "../context";
+import { rememberTrafficShards, trafficShardCounts } from "./traffic-shards";
 
 /** Who a gateway name belongs to. A generated name never changes its sub-user, account or products. */
 export interface SubuserOwner {
@@ -9,6 +10,11 @@ export interface SubuserOwner {
   accountId: string;
   gateName: string;
   products: readonly Product[];
+}
+
+/** An owner with its account's traffic shard count now (which store its usage goes to). */
+export interface RoutedOwner extends SubuserOwner {
+  trafficShards: number;
 }
 
 /**
@@ -23,16 +29,47 @@ const unknownUntil = new Map<string, number>();
 const MAX_ENTRIES = 100_000;
 const UNKNOWN_KEPT_MS = MINUTE;
 
-/** The owners of the named sub-users; D1 is asked only for names not seen before (one query at most). */
-export async function subuserOwners(ctx: DomainContext, names: string[]): Promise<Map<string, SubuserOwner>> {
-  const at = now();
+/**
+ * The owners of the named sub-users with their accounts' shard counts. D1 is asked for names not seen before (their
+ * shard counts joined) and, beside it, for the shard counts of known owners' accounts not read within the minute
+ * (`traffic-shards.ts`): two queries at most, none for a batch whose names and accounts are all fresh.
+ */
+export async function subuserOwners(ctx: DomainContext, names: string[]): Promise<Map<string, RoutedOwner>> {
+  const [cached, found] = await Promise.all([
+    (async () => {
+      const owners = knownOwners(names);
+      return {
+        owners,
+        shards: await trafficShardCounts(
+          ctx,
+          [...owners.values()].map((owner) => owner.accountId),
+        ),
+      };
+    })(),
+    newOwners(ctx, names),
+  ]);
+  const routed = new Map<string, RoutedOwner>(found);
+  for (const [name, owner] of cached.owners) {
+    routed.set(name, { ...owner, trafficShards: cached.shards.get(owner.accountId) ?? 1 });
+  }
+  return routed;
+}
+
+/** The owners this isolate knows of the names. */
+function knownOwners(names: string[]): Map<string, SubuserOwner> {
   const owners = new Map<string, SubuserOwner>();
-  const missing: string[] = [];
   for (const name of names) {
     const owner = known.get(name);
     if (owner) owners.set(name, owner);
-    else if ((unknownUntil.get(name) ?? 0) <= at) missing.push(name);
   }
+  return owners;
+}
+
+/** Owners of names not seen before (nor known unknown), read from D1 with their accounts' shard counts. */
+async function newOwners(ctx: DomainContext, names: string[]): Promise<Map<string, RoutedOwner>> {
+  const at = now();
+  const owners = new Map<string, RoutedOwner>();
+  const missing = names.filter((name) => !known.has(name) && (unknownUntil.get(name) ?? 0) <= at);
   if (missing.length === 0) return owners;
   const rows = await ctx.db
     .select({
@@ -40,12 +77,14 @@ export async function subuserOwners(ctx: DomainContext, names: string[]): Promis
       gateName: subusers.name,
       accountId: subusers.accountId,
       products: subusers.products,
+      trafficShards: accounts.trafficShards,
     })
     .from(subusers)
+    .innerJoin(accounts, sql`${accounts.id} = ${subusers.accountId}`)
     .where(sql`${subusers.name} IN (SELECT value FROM json_each(${JSON.stringify(missing)}))`);
-  for (const row of rows) {
-    remember(known, row.gateName, row);
-    owners.set(row.gateName, row);
+  for (const { trafficShards, ...owner } of rows) {
+    remember(known, owner.gateName, owner);
+    owners.set(owner.gateName, { ...owner, trafficShards: rememberTrafficShards(owner.accountId, trafficShards) });
   }
   for (const name of missing) if (!owners.has(name)) remember(unknownUntil, name, at + UNKNOWN_KEPT_MS);
   return owners;

@@ -1,7 +1,6 @@
 import { and, eq, isNull, lt } from "drizzle-orm";
 import { type SessionTerminationRow, sessionTerminations } from "../../db/schema";
 import { TERMINATED_KEPT_MS } from "../../durable-objects/subuser-gate/contract";
-import { TrafficStoreClient } from "../../durable-objects/traffic-store";
 import type { SessionFilters, SessionRequest, SessionSnapshot } from "../../durable-objects/traffic-store/contract";
 import { MINUTE, now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
@@ -14,6 +13,7 @@ import { assertInScope } from "../scope";
 import { subuserGate } from "../subusers/gate-sync";
 import { findAccountSubuser } from "../subusers/subusers";
 import { commit } from "../unit-of-work";
+import { accountStores } from "./store";
 
 export type SessionProduct = BandwidthProduct;
 
@@ -44,7 +44,7 @@ export async function listSessions(
     before: cursorAfter(query.cursor) ?? undefined,
     limit: query.limit + 1,
   };
-  return new TrafficStoreClient(ctx.env, principal.accountId).listSessions(filters);
+  return (await accountStores(ctx, principal.accountId)).listSessions(filters);
 }
 
 /** One session with its last 10 requests. Expired or unknown: 404 `session_not_found`. */
@@ -114,7 +114,7 @@ async function endSession(ctx: DomainContext, request: TerminationRequest): Prom
     ]);
     return null;
   }
-  await new TrafficStoreClient(ctx.env, request.accountId).upsertSessions([terminated]);
+  await (await accountStores(ctx, request.accountId)).upsertSessions([terminated]);
   await ctx.db.update(sessionTerminations).set({ doneAt: now() }).where(ofRequest);
   return terminated;
 }
@@ -141,7 +141,7 @@ export async function finishTerminations(ctx: DomainContext, at: number): Promis
 async function visibleSession(ctx: DomainContext, principal: Principal, product: SessionProduct, id: string) {
   assertInScope(principal, [product]);
   const found = /^ses_[0-9A-Z]{26}$/.test(id)
-    ? await new TrafficStoreClient(ctx.env, principal.accountId).session(id)
+    ? await (await accountStores(ctx, principal.accountId)).session(id)
     : null;
   if (!found || found.session.product !== product || !visible(found.session, now())) throw notFound();
   return found;

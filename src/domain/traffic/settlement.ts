@@ -19,13 +19,18 @@ import { accountStore, poolsQuery } from "./store";
  */
 
 /**
- * Hands settlements to D1 until none is due: each is applied once (numbered; a number D1 has seen is not applied
- * again), then confirmed to the store with D1's figures after it.
+ * Hands one store's settlements to D1 until none is due: each is applied once (numbered per store: a number D1 has
+ * seen for the account's shard is not applied again), then confirmed to the store with D1's figures after it.
  */
-export async function settleUsage(ctx: DomainContext, accountId: string, first: Settlement | null): Promise<void> {
-  const store = accountStore(ctx, accountId);
+export async function settleUsage(
+  ctx: DomainContext,
+  accountId: string,
+  shard: number,
+  first: Settlement | null,
+): Promise<void> {
+  const store = accountStore(ctx, accountId, shard);
   for (let settlement = first; settlement; ) {
-    const figures = await applySettlement(ctx, accountId, settlement);
+    const figures = await applySettlement(ctx, accountId, shard, settlement);
     settlement = await store.confirmSettlement(settlement.seq, figures);
   }
 }
@@ -35,8 +40,13 @@ export async function settleUsage(ctx: DomainContext, accountId: string, first: 
  * and capped sub-users' month figures, the threshold events they pass (once each, by their dedupe keys) and, after
  * the commit, the gates told of a pool that ran out or has room again and of caps reached. Returns D1's figures.
  */
-async function applySettlement(ctx: DomainContext, accountId: string, settlement: Settlement): Promise<MeterFigures> {
-  const batch = settlementBatch(ctx.db, accountId, settlement, now());
+async function applySettlement(
+  ctx: DomainContext,
+  accountId: string,
+  shard: number,
+  settlement: Settlement,
+): Promise<MeterFigures> {
+  const batch = settlementBatch(ctx.db, { accountId, shard }, settlement, now());
   const outcome = await runUnitOfWork(ctx, batch.steps);
   if (outcome.committed) return batch.figures(outcome);
   if (outcome.failure !== "state")
@@ -53,7 +63,12 @@ async function applySettlement(ctx: DomainContext, accountId: string, settlement
  * the pools' own upsert (`RETURNING`), capped sub-users and their months from two reads when the settlement has
  * months. Four statements for a settlement of pools alone.
  */
-export function settlementBatch(db: Database, accountId: string, settlement: Settlement, at: number) {
+export function settlementBatch(
+  db: Database,
+  { accountId, shard }: { accountId: string; shard: number },
+  settlement: Settlement,
+  at: number,
+) {
   const pools = settlement.pools.filter((pool) => pool.bytes > 0);
   const months = settlement.months;
   const steps: Step[] = [
@@ -61,12 +76,15 @@ export function settlementBatch(db: Database, accountId: string, settlement: Set
       db,
       "state",
       sql`EXISTS (SELECT 1 FROM ${usageSettlements} WHERE ${usageSettlements.accountId} = ${accountId}
-            AND ${usageSettlements.seq} >= ${settlement.seq})`,
+            AND ${usageSettlements.shard} = ${shard} AND ${usageSettlements.seq} >= ${settlement.seq})`,
     ),
     db
       .insert(usageSettlements)
-      .values({ accountId, seq: settlement.seq, settledAt: at })
-      .onConflictDoUpdate({ target: usageSettlements.accountId, set: { seq: settlement.seq, settledAt: at } }),
+      .values({ accountId, shard, seq: settlement.seq, settledAt: at })
+      .onConflictDoUpdate({
+        target: [usageSettlements.accountId, usageSettlements.shard],
+        set: { seq: settlement.seq, settledAt: at },
+      }),
   ];
   const consumed = pools.length > 0 ? consumePools(db, accountId, pools) : null;
   if (consumed) steps.push(consumed, poolThresholdEvents(db, accountId, pools, at));

@@ -1,14 +1,21 @@
 import { and, eq, gte, isNotNull, or } from "drizzle-orm";
 import type { Database } from "../../db/client";
 import { bandwidthPools, subuserMonthlyUsage, subusers } from "../../db/schema";
-import { TrafficStoreClient } from "../../durable-objects/traffic-store";
+import { AccountTrafficStores, TrafficStoreClient } from "../../durable-objects/traffic-store";
 import type { MeterFigures } from "../../durable-objects/traffic-store/contract";
 import { now, utcMonth } from "../../platform/clock";
 import type { DomainContext } from "../context";
+import { trafficShards } from "./traffic-shards";
 
-/** The account's traffic store, which starts metering from D1's figures on first use. */
-export function accountStore(ctx: DomainContext, accountId: string): TrafficStoreClient {
-  return new TrafficStoreClient(ctx.env, accountId, () => meterFigures(ctx, accountId));
+/** One of the account's traffic stores (shard 0: its own), which starts metering from D1's figures on first use. */
+export function accountStore(ctx: DomainContext, accountId: string, shard = 0): TrafficStoreClient {
+  return new TrafficStoreClient(ctx.env, accountId, { shard, loadFigures: () => meterFigures(ctx, accountId) });
+}
+
+/** All of the account's traffic stores, read as one (one store for all but the busiest accounts). */
+export async function accountStores(ctx: DomainContext, accountId: string): Promise<AccountTrafficStores> {
+  const shards = await trafficShards(ctx, accountId);
+  return new AccountTrafficStores(ctx.env, accountId, shards, () => meterFigures(ctx, accountId));
 }
 
 /** Everything the meter starts from: pools, capped and deleted sub-users, capped sub-users' recent months. */

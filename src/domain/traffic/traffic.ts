@@ -1,4 +1,3 @@
-import { TrafficStoreClient } from "../../durable-objects/traffic-store";
 import type { GroupBy, RequestSample, TrafficProduct, TrafficRow } from "../../durable-objects/traffic-store/contract";
 import { DAY, now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
@@ -6,6 +5,7 @@ import type { DomainContext, Principal } from "../context";
 import { assertInScope } from "../scope";
 import { findAccountSubuser } from "../subusers/subusers";
 import { alignRange, MAX_RANGE_MS, resolutionFor } from "./resolution";
+import { accountStores } from "./store";
 
 export interface TrafficRequest {
   product: TrafficProduct;
@@ -52,7 +52,7 @@ export async function queryTraffic(ctx: DomainContext, principal: Principal, req
   const at = now();
   const resolution = resolutionFor(request.from, at);
   const range = alignRange(request.from, request.to, resolution);
-  const rows: TrafficRow[] = await new TrafficStoreClient(ctx.env, principal.accountId).traffic({
+  const rows: TrafficRow[] = await (await accountStores(ctx, principal.accountId)).traffic({
     product: request.product,
     ...range,
     resolution,
@@ -70,5 +70,5 @@ export async function listRequests(
 ): Promise<RequestSample[]> {
   assertInScope(principal, [query.product]);
   if (query.subuserId !== undefined) await findAccountSubuser(ctx, principal, query.subuserId);
-  return new TrafficStoreClient(ctx.env, principal.accountId).requests(query);
+  return (await accountStores(ctx, principal.accountId)).requests(query);
 }

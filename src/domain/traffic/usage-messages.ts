@@ -12,6 +12,7 @@ import {
   type SampleRow,
   type SessionDelta,
   type SessionUsage,
+  type SettleMessage,
   type SourceRow,
   sampleOf,
   sampleRow,
@@ -43,6 +44,8 @@ export type {
 export interface UsagePart {
   key: string;
   accountId: string;
+  /** The account's store shard the part goes to (`store-shards.ts`; absent: 0). */
+  shard?: number;
   /**
    * When the usage route received the post that sent this copy of the part: a store looks for the part's key among
    * the parts it applied since then, or since the part's oldest usage less the clock skew if earlier.
@@ -62,6 +65,8 @@ export interface UsagePart {
 export interface SentUsagePart {
   key: string;
   accountId: string;
+  /** Absent for shard 0 (and in parts sent before accounts were sharded). */
+  shard?: number;
   cells: CellRow[];
   /** Absent in parts sent before the domain dimension. */
   domains?: DomainRow[];
@@ -92,16 +97,11 @@ interface SingleAccountMessage {
   samples: SampleCandidate[];
 }
 
-/** What an account's traffic store sends when usage stopped arriving and some of it is not settled yet. */
-export interface SettleMessage {
-  settle: string;
-}
-
 /** A message as the consumer reads it: usage parts, or an account whose metered usage is due for settlement. */
 export function readUsageMessage(
   body: SentUsageMessage | SingleAccountMessage | SettleMessage,
-): { parts: UsagePart[] } | { settle: string } {
-  return "settle" in body ? { settle: body.settle } : { parts: usagePartsOf(body) };
+): { parts: UsagePart[] } | { settle: string; shard: number } {
+  return "settle" in body ? { settle: body.settle, shard: body.shard ?? 0 } : { parts: usagePartsOf(body) };
 }
 
 /** A message's content as sent: usage parts (unread), or a settle request. */
@@ -112,6 +112,7 @@ export function usagePartsOf(body: SentUsageMessage | SingleAccountMessage): Usa
   return sentPartsOf(body).map((part) => ({
     key: part.key,
     accountId: part.accountId,
+    ...(part.shard ? { shard: part.shard } : {}),
     cells: part.cells.map(cellOf),
     domains: (part.domains ?? []).map(domainCellOf),
     sources: (part.sources ?? []).map(sourceOf),

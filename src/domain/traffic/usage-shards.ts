@@ -1,5 +1,3 @@
-import { uniformHash } from "../../platform/sampling";
-
 /**
  * Usage reaches the accounts' stores through two queues. The route's messages hold parts of many accounts (a
  * gateway batch); the `usage` queue's consumer forwards each part to its account's shard: one of the queues
@@ -21,7 +19,5 @@ export function usageShards(env: Cloudflare.Env): Queue[] {
     .map(({ queue }) => queue);
 }
 
-/** The shard of an account among `count`. */
-export function shardOf(accountId: string, count: number): number {
-  return Math.floor(uniformHash(accountId) * count);
-}
+/** The shard of an account (or an account's store) among `count`. */
+export { hashShard as shardOf } from "../../platform/sampling";

@@ -304,6 +304,7 @@ export class SubuserGate extends DurableObject {
     if (!this.#nodeView.pushed) await this.#pushView();
     const config = this.#config;
     const started = this.#sessions.takeStarted();
+    // The account's first store, sharded or not: readers merge a session's copies across an account's stores by id.
     if (config && started.length > 0) await new TrafficStoreClient(this.env, config.accountId).upsertSessions(started);
     const at = now();
     const next = this.#sessions.purge(at);

@@ -97,7 +97,7 @@ export class AccountTraffic {
   ingest(input: StoreIngest, figures: MeterFigures | undefined, at: number): IngestOutcome {
     if (!this.#meter.configured) {
       if (!figures) return { outcome: "unconfigured" };
-      this.#startMonths(this.#meter.configure(input.accountId, figures), at);
+      this.#startMonths(this.#meter.configure(input.accountId, input.shard ?? 0, figures), at);
     }
     const distinct = new Set<string>();
     const fresh = input.parts.filter(
@@ -318,16 +318,16 @@ export class AccountTraffic {
 
   /**
    * The store's periodic work: folds what is due and, hourly, forgets what is past its horizon and snapshots the
-   * sources. Returns the account whose metered usage should be settled by a `settle` message now (usage stopped
-   * arriving with some of it not settled), if any.
+   * sources. Returns the account (and shard) whose metered usage should be settled by a `settle` message now (usage
+   * stopped arriving with some of it not settled), if any.
    */
-  maintain(at: number): string | null {
+  maintain(at: number): { accountId: string; shard: number } | null {
     if (this.#tiers.fold(at, this.#arrivals, (sample, requests) => this.#log.keeps(sample, requests))) this.#version++;
     if (this.#pruneBy !== null && this.#pruneBy <= at) this.#prune(at);
     const due = this.#meterDue();
     if (due === null || due > at) return null;
     this.#settleAskedAt = at;
-    return this.#meter.accountId;
+    return this.#meter.store;
   }
 
   #prune(at: number): void {

@@ -17,21 +17,32 @@ import type {
   TrafficQuery,
   TrafficRow,
 } from "./contract";
+import { storeName } from "./store-shards";
 import type { TrafficStore } from "./traffic-store";
 
 /**
- * The typed client of one account's `TrafficStore`. It owns the meter's first-use step: a store that has not
- * started metering is given the account's figures by `loadFigures` (read from D1) within the retried call.
+ * The typed client of one account's `TrafficStore` (shard 0, the account's own, unless `shard` says; every reader
+ * of an account that may be sharded goes through `AccountTrafficStores`). It owns the meter's first-use step: a
+ * store that has not started metering is given the account's figures by `loadFigures` (read from D1) within the
+ * retried call.
  */
 export class TrafficStoreClient {
   readonly #stub: DurableObjectStub<TrafficStore>;
   readonly #loadFigures: () => Promise<MeterFigures>;
 
-  constructor(env: Cloudflare.Env, accountId: string, loadFigures?: () => Promise<MeterFigures>) {
-    this.#stub = env.TRAFFIC_STORE.get(env.TRAFFIC_STORE.idFromName(accountId));
+  readonly shard: number;
+
+  constructor(
+    env: Cloudflare.Env,
+    accountId: string,
+    { shard = 0, loadFigures }: { shard?: number; loadFigures?: () => Promise<MeterFigures> } = {},
+  ) {
+    const name = storeName(accountId, shard);
+    this.shard = shard;
+    this.#stub = env.TRAFFIC_STORE.get(env.TRAFFIC_STORE.idFromName(name));
     this.#loadFigures =
       loadFigures ??
-      (() => Promise.reject(new Error(`The traffic store of ${accountId} is not metering and no figures were given.`)));
+      (() => Promise.reject(new Error(`The traffic store ${name} is not metering and no figures were given.`)));
   }
 
   /** Applies usage parts (each once) and returns how many were new and the settlement due now, if any. */

@@ -456,7 +456,16 @@ export interface StorePart {
 /** What a consumer batch brings to one account's store: its usage parts. */
 export interface StoreIngest {
   accountId: string;
+  /** The account's shard the store is (absent: 0, the account's own store). */
+  shard?: number;
   parts: StorePart[];
+}
+
+/** What a store sends on the usage queue when usage stopped arriving and some of it is not settled yet. */
+export interface SettleMessage {
+  settle: string;
+  /** The account's shard (absent: 0). */
+  shard?: number;
 }
 
 /**

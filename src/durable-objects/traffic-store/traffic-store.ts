@@ -12,6 +12,7 @@ import type {
   SessionFilters,
   SessionRequest,
   SessionSnapshot,
+  SettleMessage,
   Settlement,
   SourceAlertReceipt,
   SourceEntry,
@@ -24,7 +25,7 @@ import type {
 } from "./contract";
 
 /**
- * One per account (`idFromName(accountId)`): the account's traffic (`AccountTraffic`: arrival rows, folded tiers,
+ * One per account (`idFromName(accountId)`), or per shard of a busy account (`store-shards.ts`): the account's traffic (`AccountTraffic`: arrival rows, folded tiers,
  * sampled request log, client sources, session index, usage meter) in its SQLite storage. The meter's settlements go to D1 through the caller
  * (the usage consumer), or, when usage stops arriving, through a `settle` message the alarm sends on the usage
  * queue: the store never writes D1 itself. Internals are `#private`; callers use `TrafficStoreClient`.
@@ -125,7 +126,10 @@ export class TrafficStore extends DurableObject {
     this.#alarm.rang();
     const settleFor = this.#change(() => this.#traffic.maintain(now()));
     this.#wake();
-    if (settleFor) await this.env.USAGE_QUEUE.send(JSON.stringify({ settle: settleFor }), { contentType: "text" });
+    if (!settleFor) return;
+    const { accountId, shard } = settleFor;
+    const message: SettleMessage = shard === 0 ? { settle: accountId } : { settle: accountId, shard };
+    await this.env.USAGE_QUEUE.send(JSON.stringify(message), { contentType: "text" });
   }
 
   /**

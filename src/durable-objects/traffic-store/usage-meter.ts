@@ -29,6 +29,8 @@ type Deltas = RowMeter;
 
 type MeterRow = {
   account_id: string;
+  /** The account's shard this store is (0: the account's own store). */
+  shard: number;
   prepared: number;
   settled: number;
   prepared_at: number | null;
@@ -92,6 +94,8 @@ const METER_STORAGE: StorageStep[] = [
     }
     sql.exec("DROP TABLE meter_deltas");
   },
+  // 3: the account's shard the store is (settle messages name it).
+  (sql) => sql.exec("ALTER TABLE meter ADD COLUMN shard INTEGER NOT NULL DEFAULT 0"),
 ];
 
 /**
@@ -168,19 +172,20 @@ export class UsageMeter {
     return this.#row !== null;
   }
 
-  /** The account metered (known once configured). */
-  get accountId(): string | null {
-    return this.#row?.account_id ?? null;
+  /** The account metered and the shard of it this store is (known once configured). */
+  get store(): { accountId: string; shard: number } | null {
+    return this.#row ? { accountId: this.#row.account_id, shard: this.#row.shard } : null;
   }
 
   /**
    * Starts metering from D1's figures (once; a second start, from a racing call, changes nothing). Returns the
    * capped sub-users, whose months `startMonth` gives.
    */
-  configure(accountId: string, figures: MeterFigures): string[] {
+  configure(accountId: string, shard: number, figures: MeterFigures): string[] {
     if (this.#row) return [];
     this.#row = {
       account_id: accountId,
+      shard,
       prepared: 0,
       settled: 0,
       prepared_at: null,
@@ -189,7 +194,11 @@ export class UsageMeter {
       carried: null,
       pools: null,
     };
-    this.#sql.exec("INSERT INTO meter (id, account_id, prepared, settled) VALUES (1, ?, 0, 0)", accountId);
+    this.#sql.exec(
+      "INSERT INTO meter (id, account_id, shard, prepared, settled) VALUES (1, ?, ?, 0, 0)",
+      accountId,
+      shard,
+    );
     const newlyCapped = this.learn(figures);
     this.#saveRow({});
     return newlyCapped;

@@ -16,6 +16,7 @@ import * as setBandwidthPrice from "./set-bandwidth-price";
 import * as setCustomTier from "./set-custom-tier";
 import * as setIspAsnPrice from "./set-isp-asn-price";
 import * as setTier from "./set-tier";
+import * as setTrafficShards from "./set-traffic-shards";
 import * as updateAccount from "./update-account";
 
 /** The operators' and dashboard's API, behind ADMIN_TOKEN. */
@@ -35,5 +36,6 @@ export function adminApp(): OpenAPIHono<AppEnv> {
   app.openapi(setIspAsnPrice.route, setIspAsnPrice.handler);
   app.openapi(setTier.route, setTier.handler);
   app.openapi(setCustomTier.route, setCustomTier.handler);
+  app.openapi(setTrafficShards.route, setTrafficShards.handler);
   return app;
 }

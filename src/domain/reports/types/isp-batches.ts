@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
-import { TrafficStoreClient } from "../../../durable-objects/traffic-store";
 import { fractionOf } from "../../../platform/units";
 import type { DomainContext } from "../../context";
+import { accountStores } from "../../traffic/store";
 import type { Row } from "../formats";
 import { PAGE_SIZE, type ReportKind, type RunScope } from "./scope";
 
@@ -48,7 +48,7 @@ export const ispBatchesReport: ReportKind = {
 
 async function* batchIpPages(ctx: DomainContext, scope: RunScope): AsyncIterable<Row[]> {
   if (scope.products && !scope.products.includes("isp")) return;
-  const store = new TrafficStoreClient(ctx.env, scope.accountId);
+  const store = await accountStores(ctx, scope.accountId);
   const subuserFilter = scope.subuserIds
     ? sql`AND b.subuser_id IN (SELECT value FROM json_each(${JSON.stringify(scope.subuserIds)}))`
     : sql``;

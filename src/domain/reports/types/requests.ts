@@ -1,5 +1,5 @@
-import { TrafficStoreClient } from "../../../durable-objects/traffic-store";
 import type { RequestSample } from "../../../durable-objects/traffic-store/contract";
+import { accountStores } from "../../traffic/store";
 import { keysetPages, PAGE_SIZE, type ReportKind } from "./scope";
 
 /** `requests`: the sampled request log of the period (it keeps 48 hours, spec §8.5), oldest first. */
@@ -18,9 +18,9 @@ export const requestsReport: ReportKind = {
     { name: "exit_asn", type: "integer" },
     { name: "tag", type: "string", nullable: true },
   ],
-  pages(ctx, scope) {
-    const store = new TrafficStoreClient(ctx.env, scope.accountId);
-    return keysetPages<RequestSample>(
+  async *pages(ctx, scope) {
+    const store = await accountStores(ctx, scope.accountId);
+    yield* keysetPages<RequestSample>(
       (last) => store.reportRequestLog(scope, last && { ts: last.ts, requestId: last.requestId }, PAGE_SIZE),
       (row) => ({
         request_id: row.requestId,

@@ -1,6 +1,6 @@
-import { TrafficStoreClient } from "../../../durable-objects/traffic-store";
 import type { TrafficDayRow } from "../../../durable-objects/traffic-store/contract";
 import { fractionOf } from "../../../platform/units";
+import { accountStores } from "../../traffic/store";
 import type { Column } from "../formats";
 import { keysetPages, PAGE_SIZE, type ReportKind } from "./scope";
 
@@ -21,9 +21,9 @@ function trafficDays(key: "subuser_id" | "domain"): ReportKind {
       { name: key, type: "string" },
       ...MEASURES,
     ],
-    pages(ctx, scope) {
-      const store = new TrafficStoreClient(ctx.env, scope.accountId);
-      return keysetPages<TrafficDayRow>(
+    async *pages(ctx, scope) {
+      const store = await accountStores(ctx, scope.accountId);
+      yield* keysetPages<TrafficDayRow>(
         (last) => store.reportTrafficDays(scope, last, PAGE_SIZE),
         (row) => ({
           day: row.day,

@@ -31,8 +31,9 @@ function startTarget() {
 
 /**
  * `nodes`: how many gateway nodes to start (each on its own port, with its own node id); `gatewayPort` is the first.
+ * `slots`: the fleet's node slots (`GATEWAY_SLOTS`; one a node unless given).
  */
-export async function startStack({ nodes = 1 } = {}) {
+export async function startStack({ nodes = 1, slots = nodes } = {}) {
   const state = mkdtempSync(path.join(tmpdir(), "gateway-test-"));
   const vars = prepare({ persistTo: state });
   // The gateways' ports are chosen first so the worker names the first (GET /v1/gateway, the proxy test) as it is.
@@ -46,7 +47,7 @@ export async function startStack({ nodes = 1 } = {}) {
       ISP_PROVISIONING_DELAY_S: "0",
       ISP_LONG_TAIL_PROVISIONING_DELAY_S: "0",
       GATEWAY_PORT: String(gatewayPorts[0]),
-      GATEWAY_SLOTS: String(nodes),
+      GATEWAY_SLOTS: String(slots),
     },
   });
   const gateways = await Promise.all(
@@ -68,6 +69,23 @@ export async function startStack({ nodes = 1 } = {}) {
     targetUrl: `http://127.0.0.1:${target.address().port}/hello`,
     targetPort: target.address().port,
     admin: (method, route, body) => adminCall(base, vars.ADMIN_TOKEN, method, route, body),
+    /**
+     * Kills node `index` (as the soak does: listeners and connections closed, usage sent) and starts a new process
+     * of it `downMs` later, with the same node id and port; resolves with the new node once it listens.
+     */
+    async restartNode(index, downMs = 0) {
+      const old = gateways[index];
+      await old.close();
+      await new Promise((resolve) => setTimeout(resolve, downMs));
+      gateways[index] = await startGateway({
+        port: old.port,
+        apiOrigin: base,
+        token: vars.GATEWAY_TOKEN,
+        flushMs: 100,
+        nodeId: old.nodeId,
+      });
+      return gateways[index];
+    },
     /** Runs the Cron Trigger's jobs once (wrangler dev never fires them by itself). */
     runCron: () => fetch(`${base}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent("* * * * *")}`),
     async stop() {

@@ -79,6 +79,65 @@ describe("leased capacity split among gateway nodes", () => {
     expect(shares.renew(5, ask("b", 5), START + QUIET_LEASE_MS).granted).toBe(5);
   });
 
+  it("after a restart with each node's use noted, a node holding nothing (started again) gets the rest at once", () => {
+    const before = started(60_000);
+    expect(before.renew(10, ask("a", 3), START).granted).toBe(3);
+    expect(before.renew(10, ask("b", 4), START + 10).granted).toBe(4);
+    expect(before.renew(10, ask("c", 3), START + 20).granted).toBe(3);
+    expect(before.counts(START + 30)).toEqual({ a: 3, b: 4, c: 3 });
+    const restart = START + 1000;
+    const shares = new NodeShares({
+      startedAt: restart,
+      inUseMs: 1000,
+      grantedBefore: true,
+      noted: { a: 3, b: 4, c: 3 },
+    });
+    // Every unit is noted: c, started again (it holds nothing), renews; its noted part is free, the others' are not.
+    expect(shares.renew(10, ask("c", 8), restart + 100).granted).toBe(3);
+    // b renews holding 4 and wanting 1: it gets 1, and its other 3 go to c at c's next renewal.
+    expect(shares.renew(10, ask("b", 1, 4), restart + 200).granted).toBe(1);
+    expect(shares.renew(10, ask("b", 1, 1), restart + 300).granted).toBe(1);
+    expect(shares.renew(10, ask("c", 8, 3), restart + 400).granted).toBe(6);
+    // a never renews: its noted part counts until a lease after the restart.
+    expect(shares.counted(restart + 500)).toBe(10);
+    expect(shares.liveUntil(restart + 500)).toBeGreaterThanOrEqual(restart + QUIET_LEASE_MS);
+  });
+
+  it("across restarts with noted uses, and nodes started again, what the nodes may use never sums past the limit", () => {
+    const step = fc.record({
+      node: fc.constantFrom("a", "b", "c"),
+      dt: fc.integer({ min: 0, max: 70_000 }),
+      want: fc.integer({ min: 0, max: 12 }),
+      event: fc.constantFrom("renew", "renew", "renew", "gate restart", "node restart"),
+    });
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 10 }), fc.array(step, { maxLength: 60 }), (limit, steps) => {
+        let shares = started();
+        const enforced = new Map<string, { share: number; until: number }>();
+        let at = START;
+        for (const { node, dt, want, event } of steps) {
+          at += dt % 3 === 0 ? dt : dt % 2000;
+          if (event === "gate restart") {
+            const noted = Object.fromEntries(
+              Object.entries(shares.counts(at)).map(([name, counted]) => [name, Math.ceil(counted * 1.5)]),
+            );
+            shares = new NodeShares({ startedAt: at + 1, inUseMs: 1000, grantedBefore: true, noted });
+            at += 1;
+            continue;
+          }
+          if (event === "node restart") enforced.delete(node);
+          const mine = enforced.get(node);
+          const held = mine && mine.until > at ? mine.share : 0;
+          const grant = shares.renew(limit, ask(node, want, held), at);
+          enforced.set(node, { share: grant.granted, until: grant.expiresAt });
+          let live = 0;
+          for (const { share, until } of enforced.values()) if (until > at) live += share;
+          expect(live).toBeLessThanOrEqual(limit);
+        }
+      }),
+    );
+  });
+
   it("whatever the nodes report and in whatever order, what they may use never sums past the limit", () => {
     const step = fc.record({
       node: fc.constantFrom("a", "b", "c", "d"),

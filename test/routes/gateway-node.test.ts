@@ -212,7 +212,7 @@ describe("deciding at the node: snapshots, leased shares, sessions and pushes (d
     bystander.socket.close();
   });
 
-  it("a gate that restarts while its grants are live grants nothing beyond what nodes hold: no over-admission", async () => {
+  it("a gate that restarts while its grants are live over-admits nothing: a node counts at its noted use until it renews", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account, { rps_max: 4, concurrent_max: 2 });
     await leaseFromNowOn(subuser.name);
@@ -224,9 +224,39 @@ describe("deciding at the node: snapshots, leased shares, sessions and pushes (d
       concurrent: 0,
       rps: 0,
     });
-    // node-a, renewing, keeps what it holds.
-    const kept = await renew(busy(subuser.name, { concurrent: 2, rps: 4 }, { concurrent: 2, rps: 4 }), "node-a");
-    expect(kept).toMatchObject({ concurrent: 2, rps: 4 });
+    // node-a, renewing, is cut to its fair share (node-b waits); what it gave up counts until it confirms the cut.
+    const cut = await renew(busy(subuser.name, { concurrent: 2, rps: 4 }, { concurrent: 2, rps: 4 }), "node-a");
+    expect(cut).toMatchObject({ concurrent: 1, rps: 2 });
+    expect(await renew(busy(subuser.name, { concurrent: 2, rps: 4 }), "node-b")).toMatchObject({
+      concurrent: 0,
+      rps: 0,
+    });
+    await renew(busy(subuser.name, { concurrent: 2, rps: 4 }, { concurrent: 1, rps: 2 }), "node-a");
+    expect(await renew(busy(subuser.name, { concurrent: 2, rps: 4 }), "node-b")).toMatchObject({
+      concurrent: 1,
+      rps: 2,
+    });
+  });
+
+  it("a gate that restarts counts each node at its noted use: a node holding nothing gets the rest at once", async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const subuser = await createSubuser(account, { rps_max: 10, concurrent_max: 4 });
+    await leaseFromNowOn(subuser.name);
+    expect(await renew(busy(subuser.name, { concurrent: 1, rps: 2 }), "node-a")).toMatchObject({
+      concurrent: 1,
+      rps: 2,
+    });
+    // The gate's memory is gone; it noted node-a's use (with room: 2 connections, 3 rps). node-b, holding nothing
+    // (a node started again, say), gets what node-a cannot be using, not nothing until node-a's lease ends.
+    await abortAllDurableObjects();
+    expect(await renew(busy(subuser.name, { concurrent: 2, rps: 5 }), "node-b")).toMatchObject({
+      concurrent: 2,
+      rps: 5,
+    });
+    expect(await renew(busy(subuser.name, { concurrent: 4, rps: 10 }), "node-c")).toMatchObject({
+      concurrent: 0,
+      rps: 2,
+    });
   });
 
   it("a lease of an unknown name grants nothing", async () => {

@@ -65,11 +65,32 @@ export class NodeShares {
 
   /**
    * `startedAt`: when this instance started; `grantedBefore`: whether an instance before it may have made grants
-   * that are still live (every one of them ends within a lease of the restart).
+   * that are still live (every one of them ends within a lease of the restart); `noted`: what the instance before
+   * noted each node may be using (`counts`, at least), counted until the node renews or the lease has passed (null:
+   * nothing noted, so no node is granted more than it holds until then).
    */
-  constructor(options: { startedAt: number; inUseMs: number; grantedBefore: boolean }) {
-    this.#recoveringUntil = options.grantedBefore ? options.startedAt + QUIET_LEASE_MS : options.startedAt;
+  constructor(options: {
+    startedAt: number;
+    inUseMs: number;
+    grantedBefore: boolean;
+    noted?: Record<string, number> | null;
+  }) {
+    const noted = options.grantedBefore ? (options.noted ?? null) : {};
+    this.#recoveringUntil = noted === null ? options.startedAt + QUIET_LEASE_MS : options.startedAt;
     this.#inUseMs = options.inUseMs;
+    for (const [node, bound] of Object.entries(noted ?? {})) {
+      if (!(bound > 0)) continue;
+      this.#nodes.set(node, {
+        granted: bound,
+        held: bound,
+        inUse: 0,
+        inUseUntil: 0,
+        want: 0,
+        expiresAt: options.startedAt + QUIET_LEASE_MS,
+        cutAt: 0,
+        standing: false,
+      });
+    }
   }
 
   /** The node's renewal: its new share, until when it holds, and the nodes to ask to renew early. */
@@ -104,6 +125,20 @@ export class NodeShares {
     let sum = 0;
     for (const share of this.#nodes.values()) sum += countedOf(share, at);
     return sum;
+  }
+
+  /**
+   * What each node may be using now (standing shares aside; nodes at 0 left out): noted by the gate, a restart
+   * counts each node at it until the node renews.
+   */
+  counts(at: number): Record<string, number> {
+    this.#expire(at);
+    const counts: Record<string, number> = {};
+    for (const [node, share] of this.#nodes) {
+      const counted = share.standing ? 0 : countedOf(share, at);
+      if (counted > 0) counts[node] = counted;
+    }
+    return counts;
   }
 
   get nodes(): number {

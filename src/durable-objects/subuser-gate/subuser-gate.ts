@@ -44,6 +44,8 @@ const GATE_STORAGE: StorageStep[] = [
     `),
   // 4: whether every connected node was sent the latest view (standing shares end only once it was).
   (sql) => sql.exec("ALTER TABLE node_view ADD COLUMN pushed INTEGER NOT NULL DEFAULT 1"),
+  // 5: what each node may be using of each limit, noted with the grants (null: not noted, by an older instance).
+  (sql) => sql.exec("ALTER TABLE node_grants ADD COLUMN bounds TEXT"),
 ];
 
 /** A lease not released by the gateway is reclaimed after this long, so a crashed gateway cannot leak slots. */
@@ -53,6 +55,14 @@ const INDEX_DELAY_MS = SECOND;
 
 /** How far past its longest lease the gate notes that grants may be live (a row written at most once per this). */
 const GRANTS_NOTED_AHEAD_MS = MINUTE;
+/**
+ * A node's use is noted with this much room (the row is written again only when the node's use outgrows it): a
+ * restart counts a node at its noted use until the node renews.
+ */
+const NOTED_ROOM = 1.5;
+
+/** What each node may be using, per `product:kind` and node (see `NodeShares.counts`). */
+type GrantBounds = Record<string, Record<string, number>>;
 
 /** A push that failed is tried again this soon. */
 const PUSH_RETRY_MS = SECOND;
@@ -95,6 +105,14 @@ export class SubuserGate extends DurableObject {
   #grantsLiveUntil = 0;
   /** Whether an instance before this one may have granted shares still in force. */
   readonly #grantedBefore: boolean;
+  /**
+   * What the instance before this one noted each node may be using (null: it noted nothing, its grants are
+   * unknown): each node is counted at it until it renews, so that one holding nothing (a node started again, say)
+   * is granted at once what the others cannot be using.
+   */
+  readonly #notedBefore: GrantBounds | null;
+  /** What the row notes now (null: nothing, while grants from an instance that noted nothing may be live). */
+  #noted: GrantBounds | null;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
@@ -111,9 +129,13 @@ export class SubuserGate extends DurableObject {
       .exec<{ version: number; view: string; pushed: number }>("SELECT version, view, pushed FROM node_view")
       .toArray()[0];
     if (view) this.#nodeView = { version: view.version, view: view.view, pushed: view.pushed === 1 };
-    const grants = this.#sql.exec<{ live_until: number }>("SELECT live_until FROM node_grants").toArray()[0];
+    const grants = this.#sql
+      .exec<{ live_until: number; bounds: string | null }>("SELECT live_until, bounds FROM node_grants")
+      .toArray()[0];
     this.#grantsLiveUntil = grants?.live_until ?? 0;
     this.#grantedBefore = this.#grantsLiveUntil > this.#startedAt;
+    this.#notedBefore = !this.#grantedBefore ? {} : grants?.bounds ? (JSON.parse(grants.bounds) as GrantBounds) : null;
+    this.#noted = this.#notedBefore;
     // A view no node was sent (the last instance stopped before its push, or the push failed) is pushed again.
     if (view && !this.#nodeView.pushed) this.#alarm.wakeBy(this.#startedAt);
     if (view && this.#config) {
@@ -155,10 +177,6 @@ export class SubuserGate extends DurableObject {
     const config = this.#config;
     if (!config) return null;
     const at = now();
-    if (this.#grantsLiveUntil < at + QUIET_LEASE_MS) {
-      this.#grantsLiveUntil = at + QUIET_LEASE_MS + GRANTS_NOTED_AHEAD_MS;
-      this.#sql.exec("INSERT OR REPLACE INTO node_grants (id, live_until) VALUES (1, ?)", this.#grantsLiveUntil);
-    }
     const limits = config.limits[renewal.product] ?? { concurrent: null, rps: null };
     const share = (limit: number | null, kind: "concurrent" | "rps", inUse: number) =>
       limit === null
@@ -170,6 +188,8 @@ export class SubuserGate extends DurableObject {
           );
     const concurrent = share(limits.concurrent, "concurrent", renewal.open);
     const rps = share(limits.rps, "rps", renewal.recent);
+    // Noted before the answer leaves (nothing awaits in between): a restart knows every grant that may be live.
+    this.#noteGrants(renewal.product, renewal.node, at);
     const cut = [...new Set([...(concurrent?.cut ?? []), ...(rps?.cut ?? [])])];
     if (cut.length > 0) {
       const message = { type: "lease_cut", name: config.name, product: renewal.product };
@@ -324,6 +344,44 @@ export class SubuserGate extends DurableObject {
     return true;
   }
 
+  /**
+   * Notes until when grants may be live (a lease and a minute ahead, so at most once a minute) and what each node may
+   * be using of each limit, with room: written again when the renewing node's use outgrows what is noted.
+   */
+  #noteGrants(product: GatewayProduct, node: string, at: number): void {
+    const extend = this.#grantsLiveUntil < at + QUIET_LEASE_MS;
+    const outgrown = (["concurrent", "rps"] as const).some((kind) => {
+      const key = `${product}:${kind}`;
+      const counted = this.#shares.get(key)?.counts(at)[node] ?? 0;
+      return this.#noted !== null && counted > (this.#noted[key]?.[node] ?? 0);
+    });
+    if (!extend && !outgrown) return;
+    if (extend) this.#grantsLiveUntil = at + QUIET_LEASE_MS + GRANTS_NOTED_AHEAD_MS;
+    // Grants of an instance that noted none may be live until a lease after this one started: nothing is noted then.
+    const unknownBefore = this.#notedBefore === null && at < this.#startedAt + QUIET_LEASE_MS;
+    this.#noted = unknownBefore ? null : this.#bounds(at);
+    this.#sql.exec(
+      "INSERT OR REPLACE INTO node_grants (id, live_until, bounds) VALUES (1, ?, ?)",
+      this.#grantsLiveUntil,
+      this.#noted === null ? null : JSON.stringify(this.#noted),
+    );
+  }
+
+  /** What each node may be using of each limit, with room; an instance before's notes while they may be live. */
+  #bounds(at: number): GrantBounds {
+    const bounds: GrantBounds = {};
+    if (this.#notedBefore !== null && at < this.#startedAt + QUIET_LEASE_MS) {
+      for (const [key, nodes] of Object.entries(this.#notedBefore)) if (!this.#shares.has(key)) bounds[key] = nodes;
+    }
+    for (const [key, shares] of this.#shares) {
+      const counts = Object.entries(shares.counts(at));
+      if (counts.length > 0) {
+        bounds[key] = Object.fromEntries(counts.map(([node, counted]) => [node, Math.ceil(counted * NOTED_ROOM)]));
+      }
+    }
+    return bounds;
+  }
+
   #nodeShares(product: GatewayProduct, kind: "concurrent" | "rps"): NodeShares {
     const key = `${product}:${kind}`;
     let shares = this.#shares.get(key);
@@ -332,6 +390,7 @@ export class SubuserGate extends DurableObject {
         startedAt: this.#startedAt,
         inUseMs: kind === "rps" ? SECOND : QUIET_LEASE_MS,
         grantedBefore: this.#grantedBefore,
+        noted: this.#notedBefore === null ? null : (this.#notedBefore[key] ?? {}),
       });
       const limit = this.#config?.limits[product]?.[kind] ?? null;
       // Standing shares whose end no node may have heard of yet (this instance restarted meanwhile) still count.

@@ -1,5 +1,6 @@
 // The worker isolate's V8 heap, read through the DevTools inspector that `wrangler dev --inspector-port` serves (a
 // proxy in front of workerd's inspector for the user worker, whose Durable Objects run in the same isolate).
+import { writeFileSync } from "node:fs";
 import { sleep } from "./http.mjs";
 
 /** Connects to the worker's inspector on `port`; `poke()` must make the worker handle a request. */
@@ -15,9 +16,12 @@ export async function connectInspector(port, poke) {
   });
   const pending = new Map();
   let lastId = 0;
-  // Events and the replies to the proxy's own keep-alive calls have no pending id: ignored.
+  // A heap snapshot arrives as events; other events and the replies to the proxy's own keep-alive calls have no
+  // pending id: ignored.
+  let snapshotChunks = null;
   ws.onmessage = ({ data }) => {
     const message = JSON.parse(data);
+    if (message.method === "HeapProfiler.addHeapSnapshotChunk") snapshotChunks?.push(message.params.chunk);
     const settle = pending.get(message.id);
     pending.delete(message.id);
     settle?.(message);
@@ -75,6 +79,20 @@ export async function connectInspector(port, poke) {
         await take();
         return peak;
       };
+    },
+    /** A heap snapshot (`.heapsnapshot` JSON, as DevTools reads it), written to `file`. */
+    async snapshot(file) {
+      snapshotChunks = [];
+      let done = false;
+      const taken = call("HeapProfiler.takeHeapSnapshot").then(() => {
+        done = true;
+      });
+      while (!done) {
+        await poke();
+        await Promise.race([taken, sleep(200)]);
+      }
+      writeFileSync(file, snapshotChunks.join(""));
+      snapshotChunks = null;
     },
     close: () => ws.close(),
   };

@@ -1,7 +1,8 @@
 // `npm run soak -- --minutes N`: a long mixed load against the local worker and its gateway nodes, with faults
 // injected on a schedule, then an exact reconciliation of what the API shows against what was sent.
 //
-//   npm run soak [-- --minutes 60 --nodes 3 --port 8817 --gateway-port 7817 --max-requests 200000 --persist-to <dir>]
+//   npm run soak [-- --minutes 60 --nodes 3 --port 8817 --gateway-port 7817 --max-requests 200000 --persist-to <dir>
+//                   --heap-snapshots <dir>]
 //
 // 1. Starts a loopback target server and webhook receiver, `wrangler dev` (fresh local state; `FAULTS=on`, which
 //    serves `POST /internal/dev/faults`) and N gateway nodes in this process.
@@ -44,6 +45,9 @@ const { values: options } = parseArgs({
     "inspector-port": { type: "string", default: "9317" },
     "max-requests": { type: "string", default: "200000" },
     "persist-to": { type: "string" },
+    // Heap snapshots at the heap's baseline and at the end of the load, into this directory (diff them with
+    // `node bench/heap-diff.mjs <first> <last>`).
+    "heap-snapshots": { type: "string" },
     // The worker's own log (wrangler's request lines, `fault_injected` and `usage_failed` lines) on this output.
     verbose: { type: "boolean", default: false },
   },
@@ -54,6 +58,8 @@ const MAX_REQUESTS = Number(options["max-requests"]);
 if (!(MINUTES > 0 && MINUTES <= 24 * 60)) throw new Error("--minutes: a number of minutes, at most a day");
 if (!Number.isInteger(NODES) || NODES < 2 || NODES > 16) throw new Error("--nodes: 2 to 16 (one is killed at times)");
 const HEAP_EVERY_MS = 30_000;
+/** API calls at least this slow are listed in the results with their time. */
+const SLOW_CALL_MS = 200;
 const CRON_EVERY_MS = 5_000;
 /** The heap's baseline is taken after this much load: 5 minutes, or a quarter of a shorter run. */
 const WARM_UP_MS = Math.min(WINDOW_MS, (MINUTES * 60_000) / 4);
@@ -159,9 +165,24 @@ async function heapSamples(stop, faults) {
     console.log(
       `  ${minute} min: heap ${mb(sample.used)} MB (buffers ${mb(sample.buffers)} MB), ${calls} calls, faults fired: ${counts.join(", ")}`,
     );
+    await heapSnapshot(sample, last);
     if (last) return;
     for (let waited = 0; waited < HEAP_EVERY_MS && !stop(); waited += 1000) await sleep(1000);
   }
+}
+
+/** With `--heap-snapshots`: the first sample after warm-up and the last, as snapshots. */
+let baselineSnapshotTaken = false;
+async function heapSnapshot(sample, last) {
+  const dir = options["heap-snapshots"];
+  if (!dir) return;
+  const warm = sample.at >= metrics.loadStart + WARM_UP_MS;
+  if (!last && (baselineSnapshotTaken || !warm)) return;
+  baselineSnapshotTaken = true;
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${last ? "last" : "baseline"}.heapsnapshot`);
+  await inspector.snapshot(file);
+  console.log(`  heap snapshot: ${file}`);
 }
 
 // ── After ────────────────────────────────────────────────────────────────────────────────────────────────
@@ -302,6 +323,8 @@ function writeResults(results) {
     statuses: results.summary.statuses,
     latency: results.summary.latency,
     failures: results.failures,
+    // The slow API calls, to set beside the fault windows and heap samples (each a full collection).
+    slowCalls: metrics.calls.filter((call) => call.kind === "api" && call.ms >= SLOW_CALL_MS),
     faults: results.faultCounts,
     faultWindows: metrics.faultWindows,
     reconciliation: results.lines,

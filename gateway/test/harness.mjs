@@ -69,6 +69,18 @@ export async function startStack({ nodes = 1, slots = nodes } = {}) {
     targetUrl: `http://127.0.0.1:${target.address().port}/hello`,
     targetPort: target.address().port,
     admin: (method, route, body) => adminCall(base, vars.ADMIN_TOKEN, method, route, body),
+    /** A new `pro` account with $100 and 1 GB of residential traffic bought; resolves with its API key. */
+    async fundedAccount(label) {
+      const account = await adminCall(base, vars.ADMIN_TOKEN, "POST", "/accounts", {
+        email: `${label}-${Date.now()}@example.com`,
+        plan: "pro",
+        balance_usd: 100,
+      });
+      const { token } = await adminCall(base, vars.ADMIN_TOKEN, "POST", `/accounts/${account.id}/api-keys`, {});
+      const order = await v1(base, token, "POST", "/orders", { product: "residential", gb: 1 });
+      if (order.status !== 201) throw new Error(`order: ${order.status} ${JSON.stringify(order.body)}`);
+      return token;
+    },
     /**
      * Kills node `index` (as the soak does: listeners and connections closed, usage sent) and starts a new process
      * of it `downMs` later, with the same node id and port; resolves with the new node once it listens.

@@ -13,14 +13,7 @@ let token;
 
 before(async () => {
   stack = await startStack({ nodes: 3, slots: 64 });
-  const account = await stack.admin("POST", "/accounts", {
-    email: `restart-${Date.now()}@example.com`,
-    plan: "pro",
-    balance_usd: 100,
-  });
-  token = (await stack.admin("POST", `/accounts/${account.id}/api-keys`, {})).token;
-  const order = await v1(stack.base, token, "POST", "/orders", { product: "residential", gb: 1 });
-  assert.equal(order.status, 201, JSON.stringify(order.body));
+  token = await stack.fundedAccount("restart");
 });
 
 after(async () => {

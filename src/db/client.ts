@@ -14,3 +14,12 @@ export function database(d1: D1Database): Database {
   }
   return db;
 }
+
+/**
+ * A drizzle client whose reads may be served by any of D1's read replicas (a `first-unconstrained` session): for
+ * reads that tolerate a replica's lag, so they take no time on the primary. A new session per use.
+ */
+export function replicaDatabase(d1: D1Database): Database {
+  // A session speaks the part of a binding drizzle uses for reads (`prepare`, `batch`).
+  return drizzle(d1.withSession("first-unconstrained") as unknown as D1Database, { schema });
+}

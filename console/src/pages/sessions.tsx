@@ -90,7 +90,8 @@ function SessionsPage() {
                 render: (s) => `${format.bytes(s.bytes_used)} · ${format.count(s.requests)} req`,
                 numeric: true,
               },
-              { label: "Expires", render: (s) => format.relative(s.expires_at) },
+              // A terminated session no longer expires: its pin ended when it was terminated.
+              { label: "Expires", render: (s) => (s.status === "active" ? format.relative(s.expires_at) : "—") },
               {
                 label: "Status",
                 render: (s) => (

@@ -1,4 +1,5 @@
 import { sql } from "drizzle-orm";
+import { type Database, replicaDatabase } from "../../db/client";
 import { accounts, type Product, subusers } from "../../db/schema";
 import { MINUTE, now } from "../../platform/clock";
 import type { DomainContext } from "../context";
@@ -30,9 +31,10 @@ const MAX_ENTRIES = 100_000;
 const UNKNOWN_KEPT_MS = MINUTE;
 
 /**
- * The owners of the named sub-users with their accounts' shard counts. D1 is asked for names not seen before (their
- * shard counts joined) and, beside it, for the shard counts of known owners' accounts not read within the minute
- * (`traffic-shards.ts`): two queries at most, none for a batch whose names and accounts are all fresh.
+ * The owners of the named sub-users with their accounts' shard counts. A D1 read replica is asked for names not seen
+ * before (their shard counts joined) and, beside it, for the shard counts of known owners' accounts not read within
+ * the minute (`traffic-shards.ts`): two queries at most, none for a batch whose names and accounts are all fresh; the
+ * primary only for names the replica does not know.
  */
 export async function subuserOwners(ctx: DomainContext, names: string[]): Promise<Map<string, RoutedOwner>> {
   const [cached, found] = await Promise.all([
@@ -65,13 +67,29 @@ function knownOwners(names: string[]): Map<string, SubuserOwner> {
   return owners;
 }
 
-/** Owners of names not seen before (nor known unknown), read from D1 with their accounts' shard counts. */
+/**
+ * Owners of names not seen before (nor known unknown), read with their accounts' shard counts from a D1 read
+ * replica, and from the primary for names the replica does not know (a sub-user created within its lag).
+ */
 async function newOwners(ctx: DomainContext, names: string[]): Promise<Map<string, RoutedOwner>> {
   const at = now();
   const owners = new Map<string, RoutedOwner>();
   const missing = names.filter((name) => !known.has(name) && (unknownUntil.get(name) ?? 0) <= at);
   if (missing.length === 0) return owners;
-  const rows = await ctx.db
+  const rows = await ownersIn(replicaDatabase(ctx.env.DB), missing);
+  const found = new Set(rows.map((row) => row.gateName));
+  const unseen = missing.filter((name) => !found.has(name));
+  if (unseen.length > 0) rows.push(...(await ownersIn(ctx.db, unseen)));
+  for (const { trafficShards, ...owner } of rows) {
+    remember(known, owner.gateName, owner);
+    owners.set(owner.gateName, { ...owner, trafficShards: rememberTrafficShards(owner.accountId, trafficShards) });
+  }
+  for (const name of missing) if (!owners.has(name)) remember(unknownUntil, name, at + UNKNOWN_KEPT_MS);
+  return owners;
+}
+
+function ownersIn(db: Database, names: string[]) {
+  return db
     .select({
       subuserId: subusers.id,
       gateName: subusers.name,
@@ -81,13 +99,7 @@ async function newOwners(ctx: DomainContext, names: string[]): Promise<Map<strin
     })
     .from(subusers)
     .innerJoin(accounts, sql`${accounts.id} = ${subusers.accountId}`)
-    .where(sql`${subusers.name} IN (SELECT value FROM json_each(${JSON.stringify(missing)}))`);
-  for (const { trafficShards, ...owner } of rows) {
-    remember(known, owner.gateName, owner);
-    owners.set(owner.gateName, { ...owner, trafficShards: rememberTrafficShards(owner.accountId, trafficShards) });
-  }
-  for (const name of missing) if (!owners.has(name)) remember(unknownUntil, name, at + UNKNOWN_KEPT_MS);
-  return owners;
+    .where(sql`${subusers.name} IN (SELECT value FROM json_each(${JSON.stringify(names)}))`);
 }
 
 function remember<V>(map: Map<string, V>, key: string, value: V): void {

@@ -1,4 +1,5 @@
 import { sql } from "drizzle-orm";
+import { replicaDatabase } from "../../db/client";
 import { accounts } from "../../db/schema";
 import { MINUTE, now } from "../../platform/clock";
 import type { DomainContext } from "../context";
@@ -28,7 +29,8 @@ export async function trafficShardCounts(
     else missing.push(accountId);
   }
   if (missing.length === 0) return found;
-  const rows = await ctx.db
+  // A replica's lag is far inside the minute a count is kept anyway.
+  const rows = await replicaDatabase(ctx.env.DB)
     .select({ accountId: accounts.id, trafficShards: accounts.trafficShards })
     .from(accounts)
     .where(sql`${accounts.id} IN (SELECT value FROM json_each(${JSON.stringify(missing)}))`);

@@ -60,6 +60,7 @@ if (!Number.isInteger(NODES) || NODES < 2 || NODES > 16) throw new Error("--node
 const HEAP_EVERY_MS = 30_000;
 /** API calls at least this slow are listed in the results with their time. */
 const SLOW_CALL_MS = 200;
+const heapSnapshots = { baselineTaken: false };
 const CRON_EVERY_MS = 5_000;
 /** The heap's baseline is taken after this much load: 5 minutes, or a quarter of a shorter run. */
 const WARM_UP_MS = Math.min(WINDOW_MS, (MINUTES * 60_000) / 4);
@@ -172,13 +173,12 @@ async function heapSamples(stop, faults) {
 }
 
 /** With `--heap-snapshots`: the first sample after warm-up and the last, as snapshots. */
-let baselineSnapshotTaken = false;
 async function heapSnapshot(sample, last) {
   const dir = options["heap-snapshots"];
   if (!dir) return;
   const warm = sample.at >= metrics.loadStart + WARM_UP_MS;
-  if (!last && (baselineSnapshotTaken || !warm)) return;
-  baselineSnapshotTaken = true;
+  if (!last && (heapSnapshots.baselineTaken || !warm)) return;
+  heapSnapshots.baselineTaken = true;
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `${last ? "last" : "baseline"}.heapsnapshot`);
   await inspector.snapshot(file);

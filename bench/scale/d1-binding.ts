@@ -3,7 +3,7 @@ import type { DatabaseSync, SQLInputValue } from "node:sqlite";
 
 /**
  * A `D1Database` binding over a `node:sqlite` database, as much of it as drizzle's D1 driver uses (`prepare`,
- * `bind`, `all`, `raw`, `first`, `run`, `batch`), so the product's own queries run in the simulation. It counts
+ * `bind`, `all`, `raw`, `first`, `run`, `batch`, `withSession`), so the product's own queries run in the simulation. It counts
  * the rows its reads return (a lower bound of rows read: an index seek reads its index entry too) and the SQLite
  * time spent, which is D1's, not the Worker's.
  */
@@ -11,8 +11,24 @@ export class NodeD1 {
   rowsRead = 0;
   queries = 0;
   sqliteMs = 0;
+  #replica: NodeD1 | null = null;
 
   constructor(readonly db: DatabaseSync) {}
+
+  /**
+   * A session: the primary for `first-primary`, else a read replica, here the same database with counts of its own
+   * (the replica's time is not the primary's).
+   */
+  withSession(constraint?: string): NodeD1 {
+    if (constraint === "first-primary") return this;
+    this.#replica ??= new NodeD1(this.db);
+    return this.#replica;
+  }
+
+  /** The read replica's counts (zero until a session used it). */
+  get replica(): NodeD1 {
+    return this.withSession("first-unconstrained");
+  }
 
   prepare(query: string): NodeD1Statement {
     return new NodeD1Statement(this, query, []);

@@ -165,9 +165,13 @@ async function simulateQueues(scenario: Scenario, options: Options) {
       mean(routeBytes.map(queueOperations)) * routeMessagesPerSecond +
       mean(shardBytes.map(queueOperations)) * shardMessagesPerSecond,
     routeCpuMsPerPost: median(routeCpu),
-    /** Per POST: the owners' D1 lookup (rows read, SQLite ms) and the batch ledger (calls, rows, CPU). */
-    ownerRowsReadPerPost: route.d1.rowsRead / posts,
+    /**
+     * Per POST: the owners' D1 lookup (rows read; SQLite ms on the primary, for names a replica lacks, and on a read
+     * replica) and the batch ledger (calls, rows, CPU).
+     */
+    ownerRowsReadPerPost: (route.d1.rowsRead + route.d1.replica.rowsRead) / posts,
     ownerLookupMsPerPost: route.d1.sqliteMs / posts,
+    ownerReplicaMsPerPost: route.d1.replica.sqliteMs / posts,
     ledger: route.ledger(posts),
     routeBatchesPerSecond,
     forwardCpuMsPerBatch: median(forwardCpu),
@@ -658,6 +662,8 @@ export async function simulateScenario(
   objectBytes += ledger.bytesPerPost * queues.postsPerSecond * 8 * 86_400;
   const d1RowsRead = queues.ownerRowsReadPerPost * queues.postsPerSecond;
   const d1ReadSeconds = (queues.ownerLookupMsPerPost * queues.postsPerSecond) / 1000;
+  // Every owner read on one replica: D1 places replicas near the readers, so a fleet in several regions spreads them.
+  const d1ReplicaSeconds = (queues.ownerReplicaMsPerPost * queues.postsPerSecond) / 1000;
   // D1 keeps a year of capped sub-users' months (~100 bytes each).
   const d1Bytes = ACCOUNTS * (SUBUSERS / CAPPED_EVERY) * 12 * 100;
   const workerRequests = queues.postsPerSecond + queues.routeBatchesPerSecond + queues.shardBatchesPerSecond;
@@ -674,6 +680,7 @@ export async function simulateScenario(
     d1RowsPerSecond: d1Rows,
     d1WriterSecondsPerSecond: d1Writer,
     d1ReadSecondsPerSecond: d1ReadSeconds,
+    d1ReplicaSecondsPerSecond: d1ReplicaSeconds,
     d1RowsReadPerSecond: d1RowsRead,
     objectRowsReadPerSecond: objectRowsRead + ledgerRowsRead,
     d1Bytes,
@@ -703,8 +710,14 @@ export async function simulateScenario(
     },
     { part: "D1 write batches/s", load: d1Batches, limit: 1_000, unit: "batch/s" },
     {
-      part: "D1 time (writes + owner reads)",
+      part: "D1 primary time (writes + owner reads)",
       load: d1Writer + d1ReadSeconds,
+      limit: LIMITS.d1WriterSecondsPerSecond,
+      unit: "s/s",
+    },
+    {
+      part: "D1 read replica time (owner reads)",
+      load: d1ReplicaSeconds,
       limit: LIMITS.d1WriterSecondsPerSecond,
       unit: "s/s",
     },

@@ -56,7 +56,8 @@ export function usageRoute(root: string, sent: (body: Uint8Array) => void) {
     async post(body: string, at: number): Promise<number> {
       const realNow = Date.now;
       Date.now = () => at;
-      const elsewhere = owners.binding.sqliteMs + ledgerMs;
+      const d1Ms = () => owners.binding.sqliteMs + owners.binding.replica.sqliteMs;
+      const elsewhere = d1Ms() + ledgerMs;
       const begin = performance.now();
       try {
         const batch = plainlyValidBatch(JSON.parse(body));
@@ -67,7 +68,7 @@ export function usageRoute(root: string, sent: (body: Uint8Array) => void) {
             `the route dropped ${answer.dropped} of the fleet's records (duplicate: ${answer.duplicate})`,
           );
         }
-        return performance.now() - begin - (owners.binding.sqliteMs + ledgerMs - elsewhere);
+        return performance.now() - begin - (d1Ms() + ledgerMs - elsewhere);
       } finally {
         Date.now = realNow;
       }

@@ -1,0 +1,191 @@
+import { HOUR, MINUTE } from "../../platform/clock";
+import type { SpikeSensitivity } from "./contract";
+
+/**
+ * The spike detector's pure rules (no storage): a sub-user's trailing rate, bytes and requests, against its own
+ * baseline, the same hour of the week ±1 hour over up to 4 past weeks (docs/decisions.md, "Spike alerts"). The
+ * traffic store runs it once per folded 5-minute bucket; `bench/spike-detection.mjs` runs it on seeded history.
+ */
+
+/** Usage in a span, or a rate per hour: bytes (in + out) and requests. */
+export type Usage = [bytes: number, requests: number];
+
+/** One detector step per folded 5-minute bucket. */
+export const SPIKE_STEP_MS = 5 * MINUTE;
+/** The observed rate: the last 3 steps (15 minutes), per hour. */
+const TRAILING_STEPS = 3;
+const PER_HOUR = HOUR / (TRAILING_STEPS * SPIKE_STEP_MS);
+/** Past weeks the baseline reads (the hour tier keeps 92 days). */
+export const BASELINE_WEEKS = 4;
+const WEEK = 7 * 24 * HOUR;
+/** An episode ends after the trailing rate stayed under its closing level this many steps (30 minutes). */
+const CLOSE_STEPS = 6;
+/** The scale of a median absolute deviation as a standard deviation of normal noise. */
+const MAD_SCALE = 1.4826;
+
+/**
+ * Per sensitivity: an episode opens when the trailing rate of bytes or of requests passes
+ * max(baseline × ratio, baseline + spreads × robust spread, floor) for `openSteps` steps in a row. The floor is
+ * the whole baseline of a sub-user with no history yet.
+ */
+export const SENSITIVITY: Record<
+  SpikeSensitivity,
+  { ratio: number; spreads: number; floor: Usage; openSteps: number }
+> = {
+  high: { ratio: 2, spreads: 6, floor: [1e9, 20_000], openSteps: 2 },
+  medium: { ratio: 3, spreads: 8, floor: [2e9, 40_000], openSteps: 2 },
+  low: { ratio: 5, spreads: 12, floor: [10e9, 200_000], openSteps: 3 },
+};
+
+export interface Baseline {
+  /** Median usage per hour of the samples. */
+  rate: Usage;
+  /** Their median absolute deviation. */
+  spread: Usage;
+  /** Past weeks with usage in the window (0: a new sub-user, the floor alone). */
+  weeks: number;
+}
+
+/** Per past week (the latest first), the hours whose usage makes the baseline of `hour`: the same hour ±1. */
+export function baselineHours(hour: number): number[][] {
+  return Array.from({ length: BASELINE_WEEKS }, (_, i) => {
+    const same = hour - (i + 1) * WEEK;
+    return [same - HOUR, same, same + HOUR];
+  });
+}
+
+/**
+ * The baseline from each past week's usage in its hours (`baselineHours`): the median and median absolute
+ * deviation of every hour of the weeks that had usage there. A week without any is left out (the sub-user was
+ * new, or idle then): zeros from before a sub-user existed would hide its real level.
+ */
+export function baselineOf(weeks: Usage[][]): Baseline {
+  const used = weeks.filter((hours) => hours.some(([bytes, requests]) => bytes > 0 || requests > 0));
+  const samples = used.flat();
+  if (samples.length === 0) return { rate: [0, 0], spread: [0, 0], weeks: 0 };
+  const rate: Usage = [median(samples.map((s) => s[0])), median(samples.map((s) => s[1]))];
+  const spread: Usage = [
+    median(samples.map((s) => Math.abs(s[0] - rate[0]))),
+    median(samples.map((s) => Math.abs(s[1] - rate[1]))),
+  ];
+  return { rate, spread, weeks: used.length };
+}
+
+/** The rate per hour an episode opens above, per metric. */
+export function openingLevel(baseline: Baseline, sensitivity: SpikeSensitivity): Usage {
+  const { ratio, spreads, floor } = SENSITIVITY[sensitivity];
+  const level = (i: 0 | 1) =>
+    Math.max(baseline.rate[i] * ratio, baseline.rate[i] + spreads * MAD_SCALE * baseline.spread[i], floor[i]);
+  return [level(0), level(1)];
+}
+
+/** Halfway between the baseline and the opening level: an episode ends once the rate stays below it. */
+function closingLevel(baseline: Baseline, opening: Usage): Usage {
+  return [(baseline.rate[0] + opening[0]) / 2, (baseline.rate[1] + opening[1]) / 2];
+}
+
+/** The lowest rate that can open an episode at a sensitivity whatever the baseline: steps below it skip the baseline. */
+export function canOpen(rate: Usage, sensitivity: SpikeSensitivity): boolean {
+  const { floor } = SENSITIVITY[sensitivity];
+  return rate[0] > floor[0] || rate[1] > floor[1];
+}
+
+/** One sub-user's detector state: its last steps' usage and how long its rate has been above or below. */
+export interface SpikeTrack {
+  /** Usage of the latest steps, oldest first (at most 3). */
+  recent: Usage[];
+  /** Steps in a row above the opening level, and when the first of them started. */
+  above: number;
+  aboveSince: number | null;
+  /** Steps in a row below the closing level during an episode. */
+  below: number;
+  episode: EpisodeState | null;
+}
+
+export interface EpisodeState {
+  startedAt: number;
+  /** The trailing rate and baseline when it opened. */
+  observed: Usage;
+  baseline: Baseline;
+  peak: Usage;
+  /** Usage of its steps. */
+  total: Usage;
+}
+
+export function newTrack(): SpikeTrack {
+  return { recent: [], above: 0, aboveSince: null, below: 0, episode: null };
+}
+
+/** The trailing rate per hour: the last 3 steps' usage (missing steps count as none). */
+export function trailingRate(track: SpikeTrack): Usage {
+  let bytes = 0;
+  let requests = 0;
+  for (const [b, r] of track.recent) {
+    bytes += b;
+    requests += r;
+  }
+  return [bytes * PER_HOUR, requests * PER_HOUR];
+}
+
+/** Adds a step's usage to the trailing window (in place). */
+export function pushStep(track: SpikeTrack, usage: Usage): void {
+  track.recent.push(usage);
+  if (track.recent.length > TRAILING_STEPS) track.recent.shift();
+}
+
+export type StepOutcome = "opened" | "closed" | null;
+
+/**
+ * Judges the step starting at `stepStart` (its usage already pushed): opens an episode after `openSteps` steps in a
+ * row above the opening level (it started with the first of them), closes one after 6 steps in a row below the
+ * closing level. `baseline` is needed only when the rate can open one or an episode is open.
+ */
+export function judgeStep(
+  track: SpikeTrack,
+  stepStart: number,
+  baseline: Baseline,
+  sensitivity: SpikeSensitivity,
+): StepOutcome {
+  const rate = trailingRate(track);
+  const opening = openingLevel(baseline, sensitivity);
+  const isAbove = rate[0] > opening[0] || rate[1] > opening[1];
+  const episode = track.episode;
+  if (episode) {
+    const usage = track.recent[track.recent.length - 1] ?? [0, 0];
+    episode.total = [episode.total[0] + usage[0], episode.total[1] + usage[1]];
+    episode.peak = [Math.max(episode.peak[0], rate[0]), Math.max(episode.peak[1], rate[1])];
+    const closing = closingLevel(episode.baseline, openingLevel(episode.baseline, sensitivity));
+    track.below = rate[0] < closing[0] && rate[1] < closing[1] ? track.below + 1 : 0;
+    if (track.below < CLOSE_STEPS) return null;
+    track.episode = null;
+    track.below = 0;
+    track.above = 0;
+    track.aboveSince = null;
+    return "closed";
+  }
+  if (!isAbove) {
+    track.above = 0;
+    track.aboveSince = null;
+    return null;
+  }
+  track.above += 1;
+  track.aboveSince ??= stepStart;
+  if (track.above < SENSITIVITY[sensitivity].openSteps) return null;
+  const total = track.recent.reduce<Usage>((sum, [b, r]) => [sum[0] + b, sum[1] + r], [0, 0]);
+  track.episode = { startedAt: track.aboveSince, observed: rate, baseline, peak: rate, total };
+  track.below = 0;
+  return "opened";
+}
+
+/** Whether a track holds nothing worth keeping: no episode, nothing above, no usage in its window. */
+export function isIdle(track: SpikeTrack): boolean {
+  return track.episode === null && track.above === 0 && track.recent.every(([b, r]) => b === 0 && r === 0);
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}

@@ -15,6 +15,7 @@ export const SPIKE_STEP_MS = 5 * MINUTE;
 /** The observed rate: the last 3 steps (15 minutes), per hour. */
 const TRAILING_STEPS = 3;
 const PER_HOUR = HOUR / (TRAILING_STEPS * SPIKE_STEP_MS);
+const STEPS_PER_HOUR = HOUR / SPIKE_STEP_MS;
 /** Past weeks the baseline reads (the hour tier keeps 92 days). */
 export const BASELINE_WEEKS = 4;
 const WEEK = 7 * 24 * HOUR;
@@ -137,8 +138,8 @@ export type StepOutcome = "opened" | "closed" | null;
 
 /**
  * Judges the step starting at `stepStart` (its usage already pushed): opens an episode after `openSteps` steps in a
- * row above the opening level (it started with the first of them), closes one after 6 steps in a row below the
- * closing level. `baseline` is needed only when the rate can open one or an episode is open.
+ * row whose own rate and trailing rate are both above the opening level (it started with the first of them), closes
+ * one after 6 steps in a row with the trailing rate below the closing level. `baseline` is needed only when the rate can open one or an episode is open.
  */
 export function judgeStep(
   track: SpikeTrack,
@@ -148,7 +149,10 @@ export function judgeStep(
 ): StepOutcome {
   const rate = trailingRate(track);
   const opening = openingLevel(baseline, sensitivity);
-  const isAbove = rate[0] > opening[0] || rate[1] > opening[1];
+  // Both the step itself and the trailing 15 minutes: one burst step keeps the trailing rate up for 3 steps.
+  const [stepBytes, stepRequests] = track.recent[track.recent.length - 1] ?? [0, 0];
+  const stepRate: Usage = [stepBytes * STEPS_PER_HOUR, stepRequests * STEPS_PER_HOUR];
+  const isAbove = (i: 0 | 1) => Math.min(rate[i], stepRate[i]) > opening[i];
   const episode = track.episode;
   if (episode) {
     const usage = track.recent[track.recent.length - 1] ?? [0, 0];
@@ -163,7 +167,7 @@ export function judgeStep(
     track.aboveSince = null;
     return "closed";
   }
-  if (!isAbove) {
+  if (!isAbove(0) && !isAbove(1)) {
     track.above = 0;
     track.aboveSince = null;
     return null;

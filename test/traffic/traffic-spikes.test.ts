@@ -110,9 +110,10 @@ describe("subuser.traffic_spike", () => {
       const subuser = await createSubuser(account);
       expect(subuser).toMatchObject({ spike_sensitivity: "medium", spike_action: "none" });
       await leak(account, subuser, t0);
-      // More of the same episode, folded twice more: still one event.
+      // More of the same episode, folded twice more: still one event. (Its bucket from minute 20 was judged empty
+      // at the first fold: usage arriving later counts in traffic, not in the episode.)
       vi.setSystemTime(t0 + 35 * MINUTE);
-      await ingest(account, steadyUsage(subuser, t0 + 20 * MINUTE, 15, 30));
+      await ingest(account, steadyUsage(subuser, t0 + 25 * MINUTE, 10, 30));
       await foldAt(account, t0 + 37 * MINUTE);
       await foldAt(account, t0 + 42 * MINUTE);
 
@@ -139,7 +140,7 @@ describe("subuser.traffic_spike", () => {
       const ended = await eventsOf(account, "subuser.traffic_spike_ended");
       expect(ended).toHaveLength(1);
       expect(ended[0]?.data).toMatchObject({ spike: data.spike, subuser: subuser.id, started_at: iso(t0) });
-      expect(ended[0]?.data.gb).toBeCloseTo(17.5, 0);
+      expect(ended[0]?.data.gb).toBeCloseTo(15, 0);
       expect(ended[0]?.data.peak.gb_per_hour).toBeGreaterThanOrEqual(data.observed.gb_per_hour);
       const listed = await onlySpike(account, `?subuser=${subuser.id}`);
       expect(listed).toMatchObject({ id: data.spike, status: "ended", action: "none", action_pending: false });
@@ -234,18 +235,18 @@ describe("subuser.traffic_spike", () => {
   it("the cap action caps the sub-user's requests per second at its baseline until acknowledged", SLOW, async () => {
     const t0 = startClock();
     const account = await createAccount({ bandwidthGb: 1000 });
-    const subuser = await createSubuser(account, { rps_max: 500, spike_action: "cap" });
+    const subuser = await createSubuser(account, { rps_max: 40, spike_action: "cap" });
     const limits = async () =>
       (await json(await gateway("/subusers", { node: "node-1", names: [subuser.name] }))).subusers[0].limits
         .residential;
-    expect((await limits()).rps).toBe(500);
+    expect((await limits()).rps).toBe(40);
     await leak(account, subuser, t0);
     const spike = await onlySpike(account, "?active=true");
     // A new sub-user's baseline is the medium floor: 40,000 requests an hour, 12 a second.
     expect(spike.start).toMatchObject({ action: "cap", cap_rps: 12 });
     expect((await limits()).rps).toBe(12);
     expect((await acknowledge(account, spike.id)).status).toBe(200);
-    expect((await limits()).rps).toBe(500);
+    expect((await limits()).rps).toBe(40);
   });
 
   it("another account's spike answers 404 like a missing one; so does its sub-user as a filter", SLOW, async () => {

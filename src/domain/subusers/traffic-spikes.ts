@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, isNull, lt, type SQL, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, type SQL, sql } from "drizzle-orm";
 import {
   type SpikeAction,
   type SubuserRow,
@@ -11,7 +11,7 @@ import type { HourlyRate, SpikeAlert, SpikeAlertReceipt } from "../../durable-ob
 import { HOUR, now, SECOND, toIso } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { isId } from "../../platform/ids";
-import { cursorAfter, type PageQuery } from "../../platform/pagination";
+import { keysetPage, type PageQuery } from "../../platform/pagination";
 import { bytesToGb } from "../../platform/units";
 import { auditStatements } from "../audit/audit-log";
 import type { DomainContext, Principal } from "../context";
@@ -23,6 +23,7 @@ import { syncGate } from "./gate-sync";
 import { findSubuser } from "./subusers";
 
 const DOMAINS_NAMED = 5;
+const ALERTS_PER_WRITE = 40;
 
 /**
  * Records the spike alerts of one of the account's stores and confirms them back to it (as `announceNewSources`
@@ -37,7 +38,18 @@ export async function announceTrafficSpikes(
   alerts: SpikeAlert[],
   store: TrafficStoreClient,
 ): Promise<void> {
-  if (alerts.length === 0) return;
+  // D1 binds at most 100 values a statement: a few dozen alerts at a time.
+  for (let i = 0; i < alerts.length; i += ALERTS_PER_WRITE) {
+    await announceSome(ctx, accountId, alerts.slice(i, i + ALERTS_PER_WRITE), store);
+  }
+}
+
+async function announceSome(
+  ctx: DomainContext,
+  accountId: string,
+  alerts: SpikeAlert[],
+  store: TrafficStoreClient,
+): Promise<void> {
   const ids = [...new Set(alerts.map((alert) => alert.subuserId))];
   const [owners, known] = await ctx.db.batch([
     ctx.db
@@ -206,11 +218,11 @@ export async function listTrafficSpikes(
   filters: TrafficSpikeFilters,
 ): Promise<TrafficSpikeRow[]> {
   if (filters.subuserId !== undefined) await findSubuser(ctx, principal, filters.subuserId);
-  const cursor = cursorAfter(filters.cursor);
+  const page = keysetPage(subuserTrafficSpikes.id, filters);
   const conditions: Array<SQL | undefined> = [
     eq(subuserTrafficSpikes.accountId, principal.accountId),
     filters.subuserId === undefined ? undefined : eq(subuserTrafficSpikes.subuserId, filters.subuserId),
-    cursor === null ? undefined : lt(subuserTrafficSpikes.id, cursor),
+    page.where,
     filters.active
       ? sql`(${subuserTrafficSpikes.endedAt} IS NULL OR (${subuserTrafficSpikes.action} != 'none'
           AND ${subuserTrafficSpikes.acknowledgedAt} IS NULL))`
@@ -222,8 +234,8 @@ export async function listTrafficSpikes(
     .from(subuserTrafficSpikes)
     .innerJoin(subusers, eq(subusers.id, subuserTrafficSpikes.subuserId))
     .where(and(...conditions))
-    .orderBy(desc(subuserTrafficSpikes.id))
-    .limit(filters.limit + 1);
+    .orderBy(page.orderBy)
+    .limit(page.limit);
   return rows.map((row) => row.spike);
 }
 

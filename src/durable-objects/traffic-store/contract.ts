@@ -213,8 +213,7 @@ export interface SourceAlertReceipt {
 }
 
 /** How far above its baseline a sub-user's traffic goes before a spike alert (`spike-detector.ts`). */
-export const SPIKE_SENSITIVITIES = ["low", "medium", "high"] as const;
-export type SpikeSensitivity = (typeof SPIKE_SENSITIVITIES)[number];
+export type SpikeSensitivity = "low" | "medium" | "high";
 
 /** A sub-user's spike alerts: a sensitivity, or off (the store's default for a sub-user it was not told of: medium). */
 export type SpikeSetting = SpikeSensitivity | "off";

@@ -17,7 +17,7 @@ const TRAILING_STEPS = 3;
 const PER_HOUR = HOUR / (TRAILING_STEPS * SPIKE_STEP_MS);
 const STEPS_PER_HOUR = HOUR / SPIKE_STEP_MS;
 /** Past weeks the baseline reads (the hour tier keeps 92 days). */
-export const BASELINE_WEEKS = 4;
+const BASELINE_WEEKS = 4;
 const WEEK = 7 * 24 * HOUR;
 /** An episode ends after the trailing rate stayed under its closing level this many steps (30 minutes). */
 const CLOSE_STEPS = 6;

@@ -110,12 +110,15 @@ export class SpikeWatch {
     const to = tiers.watermark("5m");
     const from = Math.max(this.#state.judgedTo ?? 0, floorTo(to - CATCH_UP_MS, SPIKE_STEP_MS));
     if (from >= to) return;
-    for (let bucket = from; bucket < to; bucket += SPIKE_STEP_MS) this.#judgeBucket(tiers, sources, bucket);
+    let judged = 0;
+    for (let bucket = from; bucket < to; bucket += SPIKE_STEP_MS) judged += this.#judgeBucket(tiers, sources, bucket);
     this.#state.judgedTo = to;
-    this.#save();
+    // Buckets with no one to judge change nothing worth a write (judging them again after a restart finds no one).
+    if (judged > 0) this.#save();
   }
 
-  #judgeBucket(tiers: FoldedTiers, sources: ClientSources, bucket: number): void {
+  /** Judges one bucket's sub-users (those with usage in it or a track); how many. */
+  #judgeBucket(tiers: FoldedTiers, sources: ClientSources, bucket: number): number {
     const usage = bucketUsage(tiers, bucket);
     const ids = new Set([...Object.keys(this.#state.tracks), ...usage.keys()]);
     const samples = this.watching() ? tiers.samples(bucket) : [];
@@ -150,6 +153,7 @@ export class SpikeWatch {
       if (isIdle(track)) delete this.#state.tracks[subuserId];
       else this.#state.tracks[subuserId] = track;
     }
+    return ids.size;
   }
 
   /** The samples of the buckets an episode opened over (those before the one that opened it too). */

@@ -163,13 +163,15 @@ function detect(traffic: Traffic, hourly: Traffic, sensitivity: Sensitivity): Ep
   const baselineAt = (hourIndex: number) => {
     let baseline = baselines.get(hourIndex);
     if (!baseline) {
-      const weeks = baselineHours(T0 + hourIndex * HOUR).map((hours) =>
-        hours.map((h): Usage => {
-          const index = (h - T0) / HOUR;
-          return index < 0 ? [0, 0] : [hourly.bytes[index] as number, hourly.requests[index] as number];
-        }),
-      );
-      baseline = baselineOf(weeks);
+      const { weeks, days } = baselineHours(T0 + hourIndex * HOUR);
+      const usage = (windows: number[][]) =>
+        windows.map((hours) =>
+          hours.map((h): Usage => {
+            const index = (h - T0) / HOUR;
+            return index < 0 ? [0, 0] : [hourly.bytes[index] as number, hourly.requests[index] as number];
+          }),
+        );
+      baseline = baselineOf(usage(weeks), usage(days));
       baselines.set(hourIndex, baseline);
     }
     return baseline;

@@ -25,11 +25,18 @@ export const trafficSpikeStartSchema = z
     observed: rateSchema.openapi({ description: "The trailing 15 minutes' rate when the episode was detected." }),
     baseline: rateSchema
       .extend({
-        weeks: integer(0, 4).openapi({
-          description: "Past weeks the baseline is made of (0: a new sub-user; the sensitivity's floor applies).",
+        weeks: integer(0, 4).openapi({ description: "Past weeks with traffic the baseline is made of." }),
+        days: integer(0, 6).openapi({
+          description:
+            "Past days it also reads while fewer than 2 weeks had traffic at this hour (0 with 0 weeks: a new " +
+            "sub-user, judged against the sensitivity's floor).",
         }),
       })
-      .openapi({ description: "The median rate of the same hour of the week (±1 hour) in the past weeks." }),
+      .openapi({
+        description:
+          "The median rate of the same hour of the week (±1 hour) in the past 4 weeks, or the past days' for a " +
+          "sub-user with little history.",
+      }),
     top_domains: list(domainShareSchema, 5).openapi({ description: "From the sampled request log." }),
     top_sources: list(clientSourceSchema, 5).openapi({
       description: "Client blocks seen since the episode started, the heaviest first (bytes over 30 days).",

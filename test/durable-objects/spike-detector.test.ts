@@ -17,11 +17,12 @@ import {
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
-const WEEK = 7 * 24 * HOUR;
+const DAY = 24 * HOUR;
+const WEEK = 7 * DAY;
 const GB = 1e9;
 const STEP = 5 * MINUTE;
 
-const noHistory: Baseline = { rate: [0, 0], spread: [0, 0], weeks: 0 };
+const noHistory: Baseline = { rate: [0, 0], spread: [0, 0], weeks: 0, days: 0 };
 
 /** Pushes steps of `usage` (per 5 minutes) and judges each; the outcomes in order. */
 function run(track: SpikeTrack, steps: Usage[], baseline: Baseline, sensitivity: "low" | "medium" | "high", t0 = 0) {
@@ -34,19 +35,40 @@ function run(track: SpikeTrack, steps: Usage[], baseline: Baseline, sensitivity:
 const repeat = (usage: Usage, n: number): Usage[] => Array.from({ length: n }, () => usage);
 
 describe("spike detector: the baseline", () => {
-  it("reads the same hour ±1 in each of the 4 past weeks, the latest week first", () => {
+  it("reads the same hour ±1 in each of the 4 past weeks, the latest first, and in each of the 6 past days", () => {
     const hour = Date.UTC(2026, 10, 23, 14);
-    expect(baselineHours(hour)).toEqual(
-      [1, 2, 3, 4].map((w) => [hour - w * WEEK - HOUR, hour - w * WEEK, hour - w * WEEK + HOUR]),
-    );
+    const around = (t: number) => [t - HOUR, t, t + HOUR];
+    expect(baselineHours(hour)).toEqual({
+      weeks: [1, 2, 3, 4].map((w) => around(hour - w * WEEK)),
+      days: [1, 2, 3, 4, 5, 6].map((d) => around(hour - d * DAY)),
+    });
   });
 
   it("is the median and median absolute deviation of the weeks that had usage; none at all is a new sub-user", () => {
     const week = (bytes: number[]): Usage[] => bytes.map((b) => [b * GB, b * 1000]);
-    const baseline = baselineOf([week([1, 2, 3]), week([0, 0, 0]), week([2, 2, 10]), week([0, 4, 0])]);
+    const quiet = week([0, 0, 0]);
+    const baseline = baselineOf([week([1, 2, 3]), quiet, week([2, 2, 10]), week([0, 4, 0])], [week([50, 50, 50])]);
     // Week 2 had nothing in the window: left out. Samples 1,2,3,2,2,10,0,4,0 → median 2, deviations → median 1.
-    expect(baseline).toEqual({ rate: [2 * GB, 2000], spread: [1 * GB, 1000], weeks: 3 });
-    expect(baselineOf([week([0, 0, 0]), week([0, 0, 0])])).toEqual(noHistory);
+    // With 3 weeks of history the past days are not read.
+    expect(baseline).toEqual({ rate: [2 * GB, 2000], spread: [1 * GB, 1000], weeks: 3, days: 0 });
+    expect(baselineOf([quiet, quiet], [quiet])).toEqual(noHistory);
+  });
+
+  it("reads the past days while fewer than 2 weeks had usage: a sub-user in its first weeks", () => {
+    const hours = (bytes: number): Usage[] => [
+      [bytes * GB, 10],
+      [bytes * GB, 10],
+      [bytes * GB, 10],
+    ];
+    const quiet = hours(0);
+    const days = [hours(4), hours(4), quiet, hours(5), quiet, quiet];
+    expect(baselineOf([quiet, quiet, quiet, quiet], days)).toMatchObject({ rate: [4 * GB, 10], weeks: 0, days: 3 });
+    expect(baselineOf([hours(1), quiet, quiet, quiet], days)).toMatchObject({ rate: [4 * GB, 10], weeks: 1, days: 3 });
+    expect(baselineOf([hours(1), hours(1), quiet, quiet], days)).toMatchObject({
+      rate: [1 * GB, 10],
+      weeks: 2,
+      days: 0,
+    });
   });
 
   it("one spiking week among four does not move the median", () => {
@@ -66,11 +88,11 @@ describe("spike detector: the baseline", () => {
 
 describe("spike detector: thresholds", () => {
   it("opens above max(ratio × baseline, baseline + spreads × robust spread, floor), per sensitivity", () => {
-    const baseline: Baseline = { rate: [10 * GB, 100_000], spread: [0.1 * GB, 100], weeks: 4 };
+    const baseline: Baseline = { rate: [10 * GB, 100_000], spread: [0.1 * GB, 100], weeks: 4, days: 0 };
     expect(openingLevel(baseline, "high")).toEqual([20 * GB, 200_000]);
     expect(openingLevel(baseline, "medium")).toEqual([30 * GB, 300_000]);
     expect(openingLevel(baseline, "low")).toEqual([50 * GB, 500_000]);
-    const noisy: Baseline = { rate: [10 * GB, 100_000], spread: [5 * GB, 100], weeks: 4 };
+    const noisy: Baseline = { rate: [10 * GB, 100_000], spread: [5 * GB, 100], weeks: 4, days: 0 };
     expect(openingLevel(noisy, "medium")[0]).toBeCloseTo(10 * GB + 8 * 1.4826 * 5 * GB);
     expect(openingLevel(noHistory, "medium")).toEqual(SENSITIVITY.medium.floor);
   });
@@ -93,7 +115,7 @@ describe("spike detector: episodes", () => {
 
   it("opens once after two steps above the level, dated from the first of them, and closes after 30 minutes back under", () => {
     const track = newTrack();
-    const baseline: Baseline = { rate: [1 * GB, 10_000], spread: [0.1 * GB, 1000], weeks: 4 };
+    const baseline: Baseline = { rate: [1 * GB, 10_000], spread: [0.1 * GB, 1000], weeks: 4, days: 0 };
     // 1 GB/h is 1/12 GB per 5 minutes; a leak of 20 GB/h is 5/3 GB per step.
     const quiet = repeat([GB / 12, 800], 6);
     const leak = repeat([(20 * GB) / 12, 1000], 12);
@@ -111,7 +133,7 @@ describe("spike detector: episodes", () => {
 
   it("records the episode's start, its observed rate, baseline, peak and totals", () => {
     const track = newTrack();
-    const baseline: Baseline = { rate: [1 * GB, 10_000], spread: [0, 0], weeks: 4 };
+    const baseline: Baseline = { rate: [1 * GB, 10_000], spread: [0, 0], weeks: 4, days: 0 };
     run(track, [...repeat([0, 0], 3), ...repeat([(24 * GB) / 12, 1000], 3)], baseline, "medium", 1_000_000);
     expect(track.episode).toMatchObject({ startedAt: 1_000_000 + 3 * STEP, baseline });
     expect(track.episode?.peak[0]).toBeCloseTo(24 * GB);
@@ -126,7 +148,7 @@ describe("spike detector: episodes", () => {
   });
 
   it("sensitivity moves the threshold: the same surge opens at high, not at low", () => {
-    const baseline: Baseline = { rate: [2 * GB, 10_000], spread: [0.2 * GB, 1000], weeks: 4 };
+    const baseline: Baseline = { rate: [2 * GB, 10_000], spread: [0.2 * GB, 1000], weeks: 4, days: 0 };
     const surge = [...repeat([(2 * GB) / 12, 800], 3), ...repeat([(7 * GB) / 12, 800], 12)];
     expect(run(newTrack(), surge, baseline, "high")).toContain("opened");
     expect(run(newTrack(), surge, baseline, "medium")).toContain("opened");
@@ -134,13 +156,13 @@ describe("spike detector: episodes", () => {
   });
 
   it("requests alone can open an episode (many small requests)", () => {
-    const baseline: Baseline = { rate: [1 * GB, 10_000], spread: [0, 0], weeks: 4 };
+    const baseline: Baseline = { rate: [1 * GB, 10_000], spread: [0, 0], weeks: 4, days: 0 };
     const burst = repeat([GB / 12, 100_000 / 12], 4);
     expect(run(newTrack(), burst, baseline, "medium")).toContain("opened");
   });
 
   it("a single burst step does not open one, though it keeps the trailing rate up for 15 minutes", () => {
-    const baseline: Baseline = { rate: [1 * GB, 10_000], spread: [0.1 * GB, 500], weeks: 4 };
+    const baseline: Baseline = { rate: [1 * GB, 10_000], spread: [0.1 * GB, 500], weeks: 4, days: 0 };
     const steps = [...repeat([GB / 12, 800], 3), [(60 * GB) / 12, 800] as Usage, ...repeat([GB / 12, 800], 6)];
     expect(run(newTrack(), steps, baseline, "medium")).not.toContain("opened");
   });

@@ -124,7 +124,7 @@ describe("subuser.traffic_spike", () => {
         subuser: subuser.id,
         sensitivity: "medium",
         started_at: iso(t0),
-        baseline: { gb_per_hour: 0, requests_per_hour: 0, weeks: 0 },
+        baseline: { gb_per_hour: 0, requests_per_hour: 0, weeks: 0, days: 0 },
         top_domains: [{ domain: "leaky-site.com", share: 1 }],
         top_sources: [{ block: "203.0.113.0/24" }],
         action: "none",

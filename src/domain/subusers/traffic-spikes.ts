@@ -103,7 +103,7 @@ function spikeStarted(ctx: DomainContext, subuser: SubuserRow, alert: SpikeAlert
     started_at: toIso(alert.startedAt),
     detected_at: toIso(alert.at),
     observed: rateFigures(alert.observed),
-    baseline: { ...rateFigures(alert.baseline), weeks: alert.baseline.weeks },
+    baseline: { ...rateFigures(alert.baseline), weeks: alert.baseline.weeks, days: alert.baseline.days },
     ...episodeSamples(alert),
     action,
     ...(capRps === null ? {} : { cap_rps: capRps }),

@@ -238,7 +238,7 @@ export interface SpikeAlert {
   /** When the episode was judged open (`started`) or over (`ended`). */
   at: number;
   observed: HourlyRate;
-  baseline: HourlyRate & { weeks: number };
+  baseline: HourlyRate & { weeks: number; days: number };
   /** The sensitivity's floor: the least an episode is measured against (a new sub-user's whole baseline). */
   floor: HourlyRate;
   peak: HourlyRate;

@@ -3,7 +3,8 @@ import type { SpikeSensitivity } from "./contract";
 
 /**
  * The spike detector's pure rules (no storage): a sub-user's trailing rate, bytes and requests, against its own
- * baseline, the same hour of the week ±1 hour over up to 4 past weeks (docs/decisions.md, "Spike alerts"). The
+ * baseline, the same hour of the week ±1 hour over up to 4 past weeks, or its last days while it has less than 2
+ * weeks of history (docs/decisions.md, "Spike alerts"). The
  * traffic store runs it once per folded 5-minute bucket; `bench/spike-detection.mjs` runs it on seeded history.
  */
 
@@ -18,7 +19,8 @@ const PER_HOUR = HOUR / (TRAILING_STEPS * SPIKE_STEP_MS);
 const STEPS_PER_HOUR = HOUR / SPIKE_STEP_MS;
 /** Past weeks the baseline reads (the hour tier keeps 92 days). */
 const BASELINE_WEEKS = 4;
-const WEEK = 7 * 24 * HOUR;
+const DAY = 24 * HOUR;
+const WEEK = 7 * DAY;
 /** An episode ends after the trailing rate stayed under its closing level this many steps (30 minutes). */
 const CLOSE_STEPS = 6;
 /** The scale of a median absolute deviation as a standard deviation of normal noise. */
@@ -43,33 +45,49 @@ export interface Baseline {
   rate: Usage;
   /** Their median absolute deviation. */
   spread: Usage;
-  /** Past weeks with usage in the window (0: a new sub-user, the floor alone). */
+  /** Past weeks with usage in the window (0 and no days: a new sub-user, the floor alone). */
   weeks: number;
+  /** Past days read too, while fewer than 2 weeks had usage (a sub-user in its first weeks). */
+  days: number;
 }
 
-/** Per past week (the latest first), the hours whose usage makes the baseline of `hour`: the same hour ±1. */
-export function baselineHours(hour: number): number[][] {
-  return Array.from({ length: BASELINE_WEEKS }, (_, i) => {
-    const same = hour - (i + 1) * WEEK;
-    return [same - HOUR, same, same + HOUR];
-  });
+/** Past days read while a sub-user has fewer than this many weeks of history in the window. */
+const DAYS_BELOW_WEEKS = 2;
+const FALLBACK_DAYS = 6;
+
+/**
+ * The hours whose usage makes the baseline of `hour`, as windows of the same hour ±1: one per past week (the latest
+ * first), and one per past day (1 to 6 days back) for a sub-user with little history.
+ */
+export function baselineHours(hour: number): { weeks: number[][]; days: number[][] } {
+  const around = (same: number) => [same - HOUR, same, same + HOUR];
+  return {
+    weeks: Array.from({ length: BASELINE_WEEKS }, (_, i) => around(hour - (i + 1) * WEEK)),
+    days: Array.from({ length: FALLBACK_DAYS }, (_, i) => around(hour - (i + 1) * DAY)),
+  };
 }
 
 /**
- * The baseline from each past week's usage in its hours (`baselineHours`): the median and median absolute
- * deviation of every hour of the weeks that had usage there. A week without any is left out (the sub-user was
- * new, or idle then): zeros from before a sub-user existed would hide its real level.
+ * The baseline from each window's usage (`baselineHours`): the median and median absolute deviation of every hour
+ * of the weeks that had usage there. A week without any is left out (zeros from before a sub-user existed would
+ * hide its real level). With fewer than 2 such weeks, the past days' windows with usage are added: a sub-user in
+ * its first weeks is measured against its own last days rather than the floor alone.
  */
-export function baselineOf(weeks: Usage[][]): Baseline {
-  const used = weeks.filter((hours) => hours.some(([bytes, requests]) => bytes > 0 || requests > 0));
-  const samples = used.flat();
-  if (samples.length === 0) return { rate: [0, 0], spread: [0, 0], weeks: 0 };
+export function baselineOf(weeks: Usage[][], days: Usage[][] = []): Baseline {
+  const usedWeeks = weeks.filter(hasUsage);
+  const usedDays = usedWeeks.length < DAYS_BELOW_WEEKS ? days.filter(hasUsage) : [];
+  const samples = [...usedWeeks.flat(), ...usedDays.flat()];
+  if (samples.length === 0) return { rate: [0, 0], spread: [0, 0], weeks: 0, days: 0 };
   const rate: Usage = [median(samples.map((s) => s[0])), median(samples.map((s) => s[1]))];
   const spread: Usage = [
     median(samples.map((s) => Math.abs(s[0] - rate[0]))),
     median(samples.map((s) => Math.abs(s[1] - rate[1]))),
   ];
-  return { rate, spread, weeks: used.length };
+  return { rate, spread, weeks: usedWeeks.length, days: usedDays.length };
+}
+
+function hasUsage(hours: Usage[]): boolean {
+  return hours.some(([bytes, requests]) => bytes > 0 || requests > 0);
 }
 
 /** The rate per hour an episode opens above, per metric. */

@@ -138,7 +138,7 @@ export class SpikeWatch {
       const needsBaseline = track.episode !== null || canOpen(trailingRate(track), track.sensitivity);
       const outcome = needsBaseline
         ? judgeStep(track, bucket, this.#baseline(tiers, subuserId, floorTo(bucket, HOUR)), track.sensitivity)
-        : judgeStep(track, bucket, { rate: [0, 0], spread: [0, 0], weeks: 0 }, track.sensitivity);
+        : judgeStep(track, bucket, baselineOf([]), track.sensitivity);
       if (outcome === "opened" && track.episode) {
         track.spikeId = newIdAt("trafficSpike", track.episode.startedAt);
         track.hosts = {};
@@ -181,7 +181,7 @@ export class SpikeWatch {
       startedAt: episode.startedAt,
       at,
       observed: hourly(episode.observed),
-      baseline: { ...hourly(episode.baseline.rate), weeks: episode.baseline.weeks },
+      baseline: { ...hourly(episode.baseline.rate), weeks: episode.baseline.weeks, days: episode.baseline.days },
       floor: hourly(SENSITIVITY[track.sensitivity].floor),
       peak: hourly(episode.peak),
       bytes: episode.total[0],
@@ -197,12 +197,14 @@ export class SpikeWatch {
     }
   }
 
-  /** The sub-user's baseline for an hour, from the hour tier's rows of the same hour ±1 in the past weeks. */
+  /** The sub-user's baseline for an hour, from the hour tier's rows of the same hour ±1 in the past weeks (or days). */
   #baseline(tiers: FoldedTiers, subuserId: string, hour: number): Baseline {
-    const weeks = baselineHours(hour);
-    const wanted = new Set(weeks.flat());
+    const { weeks, days } = baselineHours(hour);
+    const wanted = new Set([...weeks.flat(), ...days.flat()]);
     for (const cached of this.#hours.keys()) if (!wanted.has(cached)) this.#hours.delete(cached);
-    return baselineOf(weeks.map((hours) => hours.map((h) => this.#hourUsage(tiers, h).get(subuserId) ?? [0, 0])));
+    const usage = (windows: number[][]) =>
+      windows.map((hours) => hours.map((h): Usage => this.#hourUsage(tiers, h).get(subuserId) ?? [0, 0]));
+    return baselineOf(usage(weeks), usage(days));
   }
 
   #hourUsage(tiers: FoldedTiers, hour: number): Map<string, Usage> {

@@ -354,9 +354,9 @@ export class AccountTraffic {
     this.#spikes.judge(this.#tiers, this.#sources);
     if (this.#pruneBy !== null && this.#pruneBy <= at) this.#prune(at);
     const due = this.#meterDue();
-    // Spike alerts no ingest took (usage stopped) leave with a `settle` message: its consumer records them.
-    if (this.#spikes.alerts().length > 0 && this.#meter.configured) return this.#meter.store;
-    if (due === null || due > at) return null;
+    // Spike alerts no ingest took (usage stopped) leave with a `settle` message too: its consumer records them.
+    const alertsWait = this.#spikes.alerts().length > 0 && this.#meter.configured;
+    if ((due === null || due > at) && !alertsWait) return null;
     this.#settleAskedAt = at;
     return this.#meter.store;
   }

@@ -66,6 +66,8 @@ export class SpikeWatch {
   readonly #state: WatchState;
   /** Per hour bucket read for baselines: usage per sub-user. */
   readonly #hours = new Map<number, Map<string, Usage>>();
+  /** Whether an episode is open (asked after every ingest: kept, not counted each time). */
+  #watching = false;
 
   constructor(sql: SqlStorage) {
     this.#sql = sql;
@@ -73,6 +75,7 @@ export class SpikeWatch {
     this.#state = stored
       ? (JSON.parse(stored.body) as WatchState)
       : { judgedTo: null, settings: {}, tracks: {}, outbox: [] };
+    this.#watching = anyEpisode(this.#state.tracks);
   }
 
   /** The alerts not confirmed yet. */
@@ -82,7 +85,7 @@ export class SpikeWatch {
 
   /** Whether an episode is open (the store keeps folding while one is, so that it can end without new usage). */
   watching(): boolean {
-    return Object.values(this.#state.tracks).some((track) => track.episode !== null);
+    return this.#watching;
   }
 
   confirm(receipts: SpikeAlertReceipt[]): void {
@@ -102,6 +105,7 @@ export class SpikeWatch {
       if (track.episode) this.#raise("ended", subuserId, track, track.episode, at, null);
       delete this.#state.tracks[subuserId];
     }
+    this.#watching = anyEpisode(this.#state.tracks);
     this.#save();
   }
 
@@ -113,6 +117,7 @@ export class SpikeWatch {
     let judged = 0;
     for (let bucket = from; bucket < to; bucket += SPIKE_STEP_MS) judged += this.#judgeBucket(tiers, sources, bucket);
     this.#state.judgedTo = to;
+    this.#watching = anyEpisode(this.#state.tracks);
     // Buckets with no one to judge change nothing worth a write (judging them again after a restart finds no one).
     if (judged > 0) this.#save();
   }
@@ -121,7 +126,7 @@ export class SpikeWatch {
   #judgeBucket(tiers: FoldedTiers, sources: ClientSources, bucket: number): number {
     const usage = bucketUsage(tiers, bucket);
     const ids = new Set([...Object.keys(this.#state.tracks), ...usage.keys()]);
-    const samples = this.watching() ? tiers.samples(bucket) : [];
+    const samples = anyEpisode(this.#state.tracks) ? tiers.samples(bucket) : [];
     for (const subuserId of ids) {
       const setting = this.#state.settings[subuserId] ?? DEFAULT_SETTING;
       if (setting === "off") continue;
@@ -222,6 +227,10 @@ export class SpikeWatch {
       JSON.stringify(this.#state),
     );
   }
+}
+
+function anyEpisode(tracks: Record<string, WatchedTrack>): boolean {
+  return Object.values(tracks).some((track) => track.episode !== null);
 }
 
 /** A folded 5-minute bucket's usage per sub-user (none when the bucket had no usage). */

@@ -87,7 +87,7 @@ describe("spike detector: the baseline", () => {
 });
 
 describe("spike detector: thresholds", () => {
-  it("opens above max(ratio × baseline, baseline + spreads × robust spread, floor), per sensitivity", () => {
+  it("opens above max(floor, baseline + spreads × robust spread, min(ratio × baseline, baseline + excess)), per sensitivity", () => {
     const baseline: Baseline = { rate: [10 * GB, 100_000], spread: [0.1 * GB, 100], weeks: 4, days: 0 };
     expect(openingLevel(baseline, "high")).toEqual([20 * GB, 200_000]);
     expect(openingLevel(baseline, "medium")).toEqual([30 * GB, 300_000]);
@@ -95,6 +95,9 @@ describe("spike detector: thresholds", () => {
     const noisy: Baseline = { rate: [10 * GB, 100_000], spread: [5 * GB, 100], weeks: 4, days: 0 };
     expect(openingLevel(noisy, "medium")[0]).toBeCloseTo(10 * GB + 8 * 1.4826 * 5 * GB);
     expect(openingLevel(noHistory, "medium")).toEqual(SENSITIVITY.medium.floor);
+    // A busy sub-user: 20 GB/h more counts at medium, where tripling it would take 80 more.
+    const busy: Baseline = { rate: [40 * GB, 400_000], spread: [1 * GB, 1000], weeks: 4, days: 0 };
+    expect(openingLevel(busy, "medium")).toEqual([60 * GB, 600_000]);
   });
 
   it("canOpen is false under the sensitivity's floor, so such steps need no baseline", () => {

@@ -27,17 +27,18 @@ const CLOSE_STEPS = 6;
 const MAD_SCALE = 1.4826;
 
 /**
- * Per sensitivity: an episode opens when the trailing rate of bytes or of requests passes
- * max(baseline × ratio, baseline + spreads × robust spread, floor) for `openSteps` steps in a row. The floor is
- * the whole baseline of a sub-user with no history yet.
+ * Per sensitivity: an episode opens when the rate of bytes or of requests passes
+ * max(floor, baseline + spreads × robust spread, min(baseline × ratio, baseline + excess)) for `openSteps` steps in
+ * a row. The floor is the whole baseline of a sub-user with no history yet; the excess lets a large absolute surge
+ * on a busy sub-user count without tripling it (its spread still guards a noisy one).
  */
 export const SENSITIVITY: Record<
   SpikeSensitivity,
-  { ratio: number; spreads: number; floor: Usage; openSteps: number }
+  { ratio: number; spreads: number; excess: Usage; floor: Usage; openSteps: number }
 > = {
-  high: { ratio: 2, spreads: 6, floor: [1e9, 20_000], openSteps: 2 },
-  medium: { ratio: 3, spreads: 8, floor: [2e9, 40_000], openSteps: 2 },
-  low: { ratio: 5, spreads: 12, floor: [10e9, 200_000], openSteps: 3 },
+  high: { ratio: 2, spreads: 6, excess: [10e9, 100_000], floor: [1e9, 20_000], openSteps: 2 },
+  medium: { ratio: 3, spreads: 8, excess: [20e9, 200_000], floor: [2e9, 40_000], openSteps: 2 },
+  low: { ratio: 5, spreads: 12, excess: [50e9, 500_000], floor: [10e9, 200_000], openSteps: 3 },
 };
 
 export interface Baseline {
@@ -92,9 +93,14 @@ function hasUsage(hours: Usage[]): boolean {
 
 /** The rate per hour an episode opens above, per metric. */
 export function openingLevel(baseline: Baseline, sensitivity: SpikeSensitivity): Usage {
-  const { ratio, spreads, floor } = SENSITIVITY[sensitivity];
+  const { ratio, spreads, excess, floor } = SENSITIVITY[sensitivity];
+  const rate = baseline.rate;
   const level = (i: 0 | 1) =>
-    Math.max(baseline.rate[i] * ratio, baseline.rate[i] + spreads * MAD_SCALE * baseline.spread[i], floor[i]);
+    Math.max(
+      floor[i],
+      rate[i] + spreads * MAD_SCALE * baseline.spread[i],
+      Math.min(rate[i] * ratio, rate[i] + excess[i]),
+    );
   return [level(0), level(1)];
 }
 

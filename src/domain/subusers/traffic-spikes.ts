@@ -1,6 +1,7 @@
 import { and, eq, inArray, isNull, type SQL, sql } from "drizzle-orm";
 import {
   type SpikeAction,
+  type SpikeSettingValue,
   type SubuserRow,
   subusers,
   subuserTrafficSpikes,
@@ -28,7 +29,7 @@ const ALERTS_PER_WRITE = 40;
 /**
  * Records the spike alerts of one of the account's stores and confirms them back to it (as `announceNewSources`
  * does for new sources). A start is recorded as an episode and one `subuser.traffic_spike` event (its id is the
- * dedupe key), unless D1 says the sub-user is off (the store is told again); its sub-user's action, if any, is taken
+ * dedupe key), unless D1 says the sub-user is off (a store judging at another setting than D1's is told again); its sub-user's action, if any, is taken
  * in the same unit of work (disable, or cap at its baseline), never again once acknowledged. An end closes the
  * episode and records `subuser.traffic_spike_ended`. An alert that fails to record stays in the store's outbox.
  */
@@ -70,7 +71,8 @@ async function announceSome(
   const recorded = new Set(known.map((row) => row.id));
   const steps: Step[] = [];
   const acted = new Set<string>();
-  const offInStore = new Set<string>();
+  // A store that judged at another setting than D1 holds missed a push: it is told again.
+  const resync = new Map<string, SpikeSettingValue>();
   for (const alert of alerts) {
     const subuser = byId.get(alert.subuserId);
     if (!subuser) continue;
@@ -78,10 +80,8 @@ async function announceSome(
       if (recorded.has(alert.spikeId)) steps.push(...spikeEnded(ctx, accountId, alert));
       continue;
     }
-    if (subuser.spikeSensitivity === "off") {
-      offInStore.add(subuser.id);
-      continue;
-    }
+    if (subuser.spikeSensitivity !== alert.sensitivity) resync.set(subuser.id, subuser.spikeSensitivity);
+    if (subuser.spikeSensitivity === "off") continue;
     steps.push(...spikeStarted(ctx, subuser, alert));
     recorded.add(alert.spikeId);
     if (subuser.spikeAction !== "none") acted.add(subuser.name);
@@ -89,7 +89,7 @@ async function announceSome(
   if (steps.length > 0) await runUnitOfWork(ctx, steps);
   await Promise.all([...acted].map((name) => syncGate(ctx, name)));
   await store.confirmSpikeAlerts(alerts.map(({ spikeId, kind }): SpikeAlertReceipt => ({ spikeId, kind })));
-  await Promise.all([...offInStore].map((id) => store.configureSpikes(id, "off")));
+  await Promise.all([...resync].map(([id, setting]) => store.configureSpikes(id, setting)));
 }
 
 /** The episode, its event and the sub-user's action (taken only while the episode is not acknowledged). */

@@ -91,7 +91,20 @@ const file = `bench/results/spike-detection-${stamp}.json`;
 mkdirSync(path.join(root, "bench/results"), { recursive: true });
 writeFileSync(
   path.join(root, file),
-  `${JSON.stringify({ seed, subusers, goals: GOALS, sensitivity: sim.SENSITIVITY, normal, leaks, goalsMet: missed.length === 0, elapsedS }, null, 2)}\n`,
+  `${JSON.stringify(
+    {
+      seed,
+      subusers,
+      goals: GOALS,
+      sensitivity: sim.SENSITIVITY,
+      normal,
+      leaks,
+      goalsMet: missed.length === 0,
+      elapsedS,
+    },
+    null,
+    2,
+  )}\n`,
 );
 console.log(`results: ${file}`);
 process.exit(missed.length === 0 ? 0 : 1);

@@ -29,9 +29,10 @@ const ALERTS_PER_WRITE = 40;
 /**
  * Records the spike alerts of one of the account's stores and confirms them back to it (as `announceNewSources`
  * does for new sources). A start is recorded as an episode and one `subuser.traffic_spike` event (its id is the
- * dedupe key), unless D1 says the sub-user is off (a store judging at another setting than D1's is told again); its sub-user's action, if any, is taken
- * in the same unit of work (disable, or cap at its baseline), never again once acknowledged. An end closes the
- * episode and records `subuser.traffic_spike_ended`. An alert that fails to record stays in the store's outbox.
+ * dedupe key), unless D1 says the sub-user is off; a store that judged at another setting than D1's is told again.
+ * The sub-user's action, if any, is taken in the same unit of work (disable, or cap at its baseline), never again
+ * once acknowledged. An end closes the episode and records `subuser.traffic_spike_ended`. An alert that fails to
+ * record stays in the store's outbox.
  */
 export async function announceTrafficSpikes(
   ctx: DomainContext,

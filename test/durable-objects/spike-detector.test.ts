@@ -93,7 +93,7 @@ describe("spike detector: thresholds", () => {
     expect(openingLevel(baseline, "medium")).toEqual([30 * GB, 300_000]);
     expect(openingLevel(baseline, "low")).toEqual([50 * GB, 500_000]);
     const noisy: Baseline = { rate: [10 * GB, 100_000], spread: [5 * GB, 100], weeks: 4, days: 0 };
-    expect(openingLevel(noisy, "medium")[0]).toBeCloseTo(10 * GB + 8 * 1.4826 * 5 * GB);
+    expect(openingLevel(noisy, "medium")[0] / GB).toBeCloseTo(10 + 8 * 1.4826 * 5);
     expect(openingLevel(noHistory, "medium")).toEqual(SENSITIVITY.medium.floor);
     // A busy sub-user: 20 GB/h more counts at medium, where tripling it would take 80 more.
     const busy: Baseline = { rate: [40 * GB, 400_000], spread: [1 * GB, 1000], weeks: 4, days: 0 };
@@ -129,6 +129,8 @@ describe("spike detector: episodes", () => {
     // Step 6 is the leak's first: the trailing 15 minutes pass 3 GB/h at once, the second step opens.
     expect(openedAt).toBe(7);
     expect(track.episode).toBeNull();
+    expect(isIdle(track)).toBe(false);
+    run(track, repeat([0, 0], 3), baseline, "medium");
     expect(isIdle(track)).toBe(true);
     // The episode closed 6 steps after the rate fell under the closing level, not before.
     expect(outcomes.indexOf("closed")).toBeGreaterThan(6 + 12 + 5);

@@ -56,14 +56,14 @@ describe("spike detector: the baseline", () => {
 
   it("reads the past days while fewer than 2 weeks had usage: a sub-user in its first weeks", () => {
     const hours = (bytes: number): Usage[] => [
-      [bytes * GB, 10],
-      [bytes * GB, 10],
-      [bytes * GB, 10],
+      [bytes * GB, bytes * 10],
+      [bytes * GB, bytes * 10],
+      [bytes * GB, bytes * 10],
     ];
     const quiet = hours(0);
     const days = [hours(4), hours(4), quiet, hours(5), quiet, quiet];
-    expect(baselineOf([quiet, quiet, quiet, quiet], days)).toMatchObject({ rate: [4 * GB, 10], weeks: 0, days: 3 });
-    expect(baselineOf([hours(1), quiet, quiet, quiet], days)).toMatchObject({ rate: [4 * GB, 10], weeks: 1, days: 3 });
+    expect(baselineOf([quiet, quiet, quiet, quiet], days)).toMatchObject({ rate: [4 * GB, 40], weeks: 0, days: 3 });
+    expect(baselineOf([hours(1), quiet, quiet, quiet], days)).toMatchObject({ rate: [4 * GB, 40], weeks: 1, days: 3 });
     expect(baselineOf([hours(1), hours(1), quiet, quiet], days)).toMatchObject({
       rate: [1 * GB, 10],
       weeks: 2,

@@ -44,13 +44,13 @@ describe("spike detector: the baseline", () => {
     });
   });
 
-  it("is the median and median absolute deviation of the weeks that had usage; none at all is a new sub-user", () => {
+  it("is the median and median absolute deviation of the busiest hour of each week that had usage; none at all is a new sub-user", () => {
     const week = (bytes: number[]): Usage[] => bytes.map((b) => [b * GB, b * 1000]);
     const quiet = week([0, 0, 0]);
     const baseline = baselineOf([week([1, 2, 3]), quiet, week([2, 2, 10]), week([0, 4, 0])], [week([50, 50, 50])]);
-    // Week 2 had nothing in the window: left out. Samples 1,2,3,2,2,10,0,4,0 → median 2, deviations → median 1.
-    // With 3 weeks of history the past days are not read.
-    expect(baseline).toEqual({ rate: [2 * GB, 2000], spread: [1 * GB, 1000], weeks: 3, days: 0 });
+    // Week 2 had nothing in the window: left out. The others' busiest hours 3, 10, 4 → median 4, deviations 1, 6, 0
+    // → median 1. With 3 weeks of history the past days are not read.
+    expect(baseline).toEqual({ rate: [4 * GB, 4000], spread: [1 * GB, 1000], weeks: 3, days: 0 });
     expect(baselineOf([quiet, quiet], [quiet])).toEqual(noHistory);
   });
 
@@ -89,15 +89,16 @@ describe("spike detector: the baseline", () => {
 describe("spike detector: thresholds", () => {
   it("opens above max(floor, baseline + spreads × robust spread, min(ratio × baseline, baseline + excess)), per sensitivity", () => {
     const baseline: Baseline = { rate: [10 * GB, 100_000], spread: [0.1 * GB, 100], weeks: 4, days: 0 };
-    expect(openingLevel(baseline, "high")).toEqual([20 * GB, 200_000]);
-    expect(openingLevel(baseline, "medium")).toEqual([30 * GB, 300_000]);
+    // The excess binds at high and medium (10 + 8 < 20, 10 + 15 < 30), the ratio at low (50 < 10 + 40).
+    expect(openingLevel(baseline, "high")).toEqual([18 * GB, 180_000]);
+    expect(openingLevel(baseline, "medium")).toEqual([25 * GB, 250_000]);
     expect(openingLevel(baseline, "low")).toEqual([50 * GB, 500_000]);
     const noisy: Baseline = { rate: [10 * GB, 100_000], spread: [5 * GB, 100], weeks: 4, days: 0 };
-    expect(openingLevel(noisy, "medium")[0] / GB).toBeCloseTo(10 + 8 * 1.4826 * 5);
+    expect(openingLevel(noisy, "medium")[0] / GB).toBeCloseTo(10 + 6 * 1.4826 * 5);
     expect(openingLevel(noHistory, "medium")).toEqual(SENSITIVITY.medium.floor);
-    // A busy sub-user: 20 GB/h more counts at medium, where tripling it would take 80 more.
+    // A busy sub-user: 15 GB/h more counts at medium, where tripling it would take 80 more.
     const busy: Baseline = { rate: [40 * GB, 400_000], spread: [1 * GB, 1000], weeks: 4, days: 0 };
-    expect(openingLevel(busy, "medium")).toEqual([60 * GB, 600_000]);
+    expect(openingLevel(busy, "medium")).toEqual([55 * GB, 550_000]);
   });
 
   it("canOpen is false under the sensitivity's floor, so such steps need no baseline", () => {

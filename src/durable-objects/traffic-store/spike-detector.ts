@@ -36,13 +36,13 @@ export const SENSITIVITY: Record<
   SpikeSensitivity,
   { ratio: number; spreads: number; excess: Usage; floor: Usage; openSteps: number }
 > = {
-  high: { ratio: 2, spreads: 6, excess: [10e9, 100_000], floor: [1e9, 20_000], openSteps: 2 },
-  medium: { ratio: 3, spreads: 8, excess: [20e9, 200_000], floor: [2e9, 40_000], openSteps: 2 },
-  low: { ratio: 5, spreads: 12, excess: [50e9, 500_000], floor: [10e9, 200_000], openSteps: 3 },
+  high: { ratio: 2, spreads: 4, excess: [8e9, 80_000], floor: [1e9, 20_000], openSteps: 2 },
+  medium: { ratio: 3, spreads: 6, excess: [15e9, 150_000], floor: [2e9, 40_000], openSteps: 2 },
+  low: { ratio: 5, spreads: 10, excess: [40e9, 400_000], floor: [10e9, 200_000], openSteps: 3 },
 };
 
 export interface Baseline {
-  /** Median usage per hour of the samples. */
+  /** Median of the windows' busiest hours, per hour. */
   rate: Usage;
   /** Their median absolute deviation. */
   spread: Usage;
@@ -69,20 +69,24 @@ export function baselineHours(hour: number): { weeks: number[][]; days: number[]
 }
 
 /**
- * The baseline from each window's usage (`baselineHours`): the median and median absolute deviation of every hour
- * of the weeks that had usage there. A week without any is left out (zeros from before a sub-user existed would
- * hide its real level). With fewer than 2 such weeks, the past days' windows with usage are added: a sub-user in
- * its first weeks is measured against its own last days rather than the floor alone.
+ * The baseline from each window's usage (`baselineHours`): per window its busiest hour, then the median of those
+ * over the weeks that had usage there and their median absolute deviation. The busiest of the same hour ±1 lets a
+ * job that starts a little earlier or ends a little later than last week still count as usual. A week without any
+ * usage is left out (zeros from before a sub-user existed would hide its real level). With fewer than 2 such weeks,
+ * the past days' windows with usage are added: a sub-user in its first weeks is measured against its own last days
+ * rather than the floor alone.
  */
 export function baselineOf(weeks: Usage[][], days: Usage[][] = []): Baseline {
   const usedWeeks = weeks.filter(hasUsage);
   const usedDays = usedWeeks.length < DAYS_BELOW_WEEKS ? days.filter(hasUsage) : [];
-  const samples = [...usedWeeks.flat(), ...usedDays.flat()];
-  if (samples.length === 0) return { rate: [0, 0], spread: [0, 0], weeks: 0, days: 0 };
-  const rate: Usage = [median(samples.map((s) => s[0])), median(samples.map((s) => s[1]))];
+  const peaks = [...usedWeeks, ...usedDays].map(
+    (hours): Usage => [Math.max(...hours.map((h) => h[0])), Math.max(...hours.map((h) => h[1]))],
+  );
+  if (peaks.length === 0) return { rate: [0, 0], spread: [0, 0], weeks: 0, days: 0 };
+  const rate: Usage = [median(peaks.map((p) => p[0])), median(peaks.map((p) => p[1]))];
   const spread: Usage = [
-    median(samples.map((s) => Math.abs(s[0] - rate[0]))),
-    median(samples.map((s) => Math.abs(s[1] - rate[1]))),
+    median(peaks.map((p) => Math.abs(p[0] - rate[0]))),
+    median(peaks.map((p) => Math.abs(p[1] - rate[1]))),
   ];
   return { rate, spread, weeks: usedWeeks.length, days: usedDays.length };
 }
@@ -104,9 +108,16 @@ export function openingLevel(baseline: Baseline, sensitivity: SpikeSensitivity):
   return [level(0), level(1)];
 }
 
-/** Halfway between the baseline and the opening level: an episode ends once the rate stays below it. */
+/**
+ * A quarter of the way from the baseline to the opening level: an episode ends once the rate stays below it (a
+ * sub-user that settled at a new level stays in one episode until its baseline has learnt the level, rather than
+ * opening one on every busy hour).
+ */
 function closingLevel(baseline: Baseline, opening: Usage): Usage {
-  return [(baseline.rate[0] + opening[0]) / 2, (baseline.rate[1] + opening[1]) / 2];
+  return [
+    baseline.rate[0] + (opening[0] - baseline.rate[0]) / 4,
+    baseline.rate[1] + (opening[1] - baseline.rate[1]) / 4,
+  ];
 }
 
 /** The lowest rate that can open an episode at a sensitivity whatever the baseline: steps below it skip the baseline. */
@@ -182,7 +193,7 @@ export function judgeStep(
     const usage = track.recent[track.recent.length - 1] ?? [0, 0];
     episode.total = [episode.total[0] + usage[0], episode.total[1] + usage[1]];
     episode.peak = [Math.max(episode.peak[0], rate[0]), Math.max(episode.peak[1], rate[1])];
-    const closing = closingLevel(episode.baseline, openingLevel(episode.baseline, sensitivity));
+    const closing = closingLevel(baseline, opening);
     track.below = rate[0] < closing[0] && rate[1] < closing[1] ? track.below + 1 : 0;
     if (track.below < CLOSE_STEPS) return null;
     track.episode = null;

@@ -4,11 +4,9 @@
 // bench/results/scale-<time>.json and scale-latest.md. `--short` (CI): one small run of each scenario at 1 M
 // requests/min, nothing written; `--quick`: the same sampling at both rates, results written. Every run exits
 // non-zero when a goal is missed (bench/scale/goals.ts).
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
-import { build } from "esbuild";
+import { importBundled } from "./bundle.mjs";
 
 const root = path.join(import.meta.dirname, "..");
 const short = process.argv.includes("--short");
@@ -19,23 +17,13 @@ const quick = process.argv.includes("--quick");
  * in bench/results/access-path-<time>.json.
  */
 const accessPathOnly = process.argv.includes("--access-path");
-const out = path.join(tmpdir(), `scale-${process.pid}.mjs`);
-await build({
-  entryPoints: [path.join(root, "bench/scale/simulate.ts")],
-  bundle: true,
-  platform: "node",
-  format: "esm",
-  target: "node22",
-  outfile: out,
-  logLevel: "error",
+const sim = await importBundled(root, "bench/scale/simulate.ts", {
   banner: {
     js: "import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);",
   },
   // The store code runs here without a Durable Object runtime; only the classes' base is needed to load.
   alias: { "cloudflare:workers": path.join(root, "bench/scale/workers-stub.ts") },
 });
-const sim = await import(pathToFileURL(out).href);
-rmSync(out, { force: true });
 
 const options = { ...(short || quick ? sim.SHORT : sim.FULL), root };
 const rates = short ? [1_000_000] : [1_000_000, 10_000_000];

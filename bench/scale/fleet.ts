@@ -89,7 +89,8 @@ export function poisson(mean: number, rng: () => number): number {
   return k;
 }
 
-function gaussian(rng: () => number): number {
+/** A standard normal draw (Box–Muller). */
+export function gaussian(rng: () => number): number {
   return Math.sqrt(-2 * Math.log(rng() || 1e-12)) * Math.cos(2 * Math.PI * rng());
 }
 

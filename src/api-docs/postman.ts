@@ -77,6 +77,8 @@ const ID_VARIABLES: Record<string, string> = {
 const CONSTANTS = {
   /** A well-formed session id that never exists: sessions come only from gateway traffic, not from this API. */
   unknown_session_id: "ses_00000000000000000000000000",
+  /** A well-formed traffic spike id that never exists: spikes come only from traffic. */
+  unknown_spike_id: "spk_00000000000000000000000000",
 };
 
 /** Unique per run, so that a second run on the same account does not collide with the first. */
@@ -238,6 +240,13 @@ const SCENARIO: Folder[] = [
       },
       { operationId: "listRequests", path: { product: "residential" }, query: { subuser: "{{subuser_id}}" } },
       { operationId: "listSubuserSources", expect: { "data.length": 0 } },
+      { operationId: "listTrafficSpikes", query: { subuser: "{{subuser_id}}" }, expect: { "data.length": 0 } },
+      {
+        operationId: "acknowledgeTrafficSpike",
+        status: 404,
+        path: { id: "{{unknown_spike_id}}" },
+        expect: { code: "traffic_spike_not_found" },
+      },
     ],
   },
   {

@@ -14,6 +14,8 @@ export const eventTypes = {
   reportRunFailed: "report_run.failed",
   webhookTest: "webhook.test",
   subuserNewSource: "subuser.new_source",
+  subuserTrafficSpike: "subuser.traffic_spike",
+  subuserTrafficSpikeEnded: "subuser.traffic_spike_ended",
 } as const;
 
 /**

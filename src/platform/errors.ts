@@ -286,6 +286,11 @@ export const errorCatalogue = {
     message: "The gateway would refuse this request; the message says why.",
     fix: "Fix what the message names (credentials, whitelist, limits, balance) and test again.",
   },
+  traffic_spike_not_found: {
+    status: 404,
+    message: "No traffic spike with this id exists.",
+    fix: "Check the spike id (`GET /traffic-spikes` lists them); spikes of another account are not visible.",
+  },
 } as const satisfies Record<string, { status: ContentfulStatusCode; message: string; fix: string }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

@@ -21,6 +21,7 @@ export const idPrefixes = {
   proxyTest: "pxt",
   webhookEndpoint: "whe",
   webhookDelivery: "whd",
+  trafficSpike: "spk",
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

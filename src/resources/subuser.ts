@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { products, type SubuserRow, subuserStatuses } from "../db/schema";
+import { products, type SubuserRow, spikeActions, spikeSettings, subuserStatuses } from "../db/schema";
 import { LIMIT_MAX, LIMIT_MIN } from "../domain/subusers/limits";
 import type { SourceEntry } from "../durable-objects/traffic-store/contract";
 import { toIso } from "../platform/clock";
@@ -21,6 +21,19 @@ export const alertOnNewSourceSchema = z.boolean().openapi({
     "Record a `subuser.new_source` event when the sub-user's traffic comes from a client block (IPv4 /24, IPv6 " +
     "/64) not seen in its last 30 days: at most one event per 15 minutes, counting the new blocks since the " +
     "previous one. Default false.",
+});
+
+export const spikeSensitivitySchema = z.enum(spikeSettings).openapi({
+  description:
+    "Spike alerts: how far above its own baseline (the same hour of the week over its past 4 weeks) the " +
+    "sub-user's traffic must go to raise `subuser.traffic_spike` — `high` alerts soonest, `low` only on large " +
+    "spikes — or `off`. Default `medium`.",
+});
+
+export const spikeActionSchema = z.enum(spikeActions).openapi({
+  description:
+    "What a spike episode does on its own until someone acknowledges it (`POST /traffic-spikes/{id}/acknowledge`): " +
+    "`disable` the sub-user, `cap` its requests per second at its baseline, or `none` (the default: events only).",
 });
 
 export const subuserSchema = z
@@ -50,6 +63,8 @@ export const subuserSchema = z
         "60 seconds of the gateway reporting it).",
     }),
     alert_on_new_source: alertOnNewSourceSchema,
+    spike_sensitivity: spikeSensitivitySchema,
+    spike_action: spikeActionSchema,
     created_at: timestamp(),
   })
   .openapi("Subuser");
@@ -71,6 +86,8 @@ export function presentSubuser(subuser: SubuserRow, monthUsedBytes = 0): z.infer
     traffic_limit_gb: subuser.trafficLimitBytes === null ? null : bytesToGb(subuser.trafficLimitBytes),
     traffic_used_gb: bytesToGb(monthUsedBytes),
     alert_on_new_source: subuser.alertOnNewSource,
+    spike_sensitivity: subuser.spikeSensitivity,
+    spike_action: subuser.spikeAction,
     created_at: toIso(subuser.createdAt),
   };
 }

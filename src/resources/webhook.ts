@@ -13,6 +13,7 @@ import { eventTypes } from "../domain/events";
 import { type EventRecord, eventBody } from "../domain/webhooks/event-body";
 import { toIso } from "../platform/clock";
 import { id, idParam, integer, list, text, timestamp, token } from "../platform/fields";
+import { trafficSpikeEndSchema, trafficSpikeStartSchema } from "./traffic-spike";
 
 // ── Events ─────────────────────────────────────────────────────────────────────────────────────────
 
@@ -89,6 +90,12 @@ export const eventPayloads = {
       description:
         "Traffic of a sub-user with `alert_on_new_source` came from client blocks it had not used in 30 days.",
     }),
+  "subuser.traffic_spike": trafficSpikeStartSchema.openapi("SubuserTrafficSpikeData", {
+    description: "A sub-user's traffic went well above its own baseline: one event per episode.",
+  }),
+  "subuser.traffic_spike_ended": trafficSpikeEndSchema.openapi("SubuserTrafficSpikeEndedData", {
+    description: "A spike episode ended: its rate stayed near the baseline for 30 minutes.",
+  }),
 } satisfies Record<(typeof EVENT_TYPES)[number], z.ZodType>;
 
 export const eventSchema = z

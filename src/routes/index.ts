@@ -20,6 +20,7 @@ import { subuserRoutes } from "./subusers";
 import { testHelperRoutes } from "./test-helpers";
 import { toolRoutes } from "./tools";
 import { trafficRoutes } from "./traffic";
+import { trafficSpikeRoutes } from "./traffic-spikes";
 import { usersRoutes } from "./users";
 import { webhookEndpointRoutes } from "./webhook-endpoints";
 import { whitelistRoutes } from "./whitelists";
@@ -45,6 +46,7 @@ export function publicRouter() {
   auditEventRoutes(v1);
   toolRoutes(v1);
   testHelperRoutes(v1);
+  trafficSpikeRoutes(v1);
   v1.openapi(bandwidthBalance.route, bandwidthBalance.handler);
   return { router: v1, document };
 }

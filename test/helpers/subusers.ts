@@ -23,6 +23,8 @@ export async function createSubuser(
     rps_max?: number;
     traffic_limit_gb?: number | null;
     alert_on_new_source?: boolean;
+    spike_sensitivity?: string;
+    spike_action?: string;
   } = {},
 ): Promise<TestSubuser> {
   const response = await call("POST", "/v1/subusers", {

@@ -101,6 +101,8 @@ describe("the OpenAPI document's webhooks section", () => {
       "report_run.completed",
       "report_run.failed",
       "subuser.new_source",
+      "subuser.traffic_spike",
+      "subuser.traffic_spike_ended",
       "webhook.test",
     ];
     expect(Object.keys(document.webhooks).sort()).toEqual([...types].sort());

@@ -157,7 +157,7 @@ export interface paths {
     head?: never;
     /**
      * Update a sub-user
-     * @description Only `label`, `status`, `concurrent_max`, `rps_max`, `traffic_limit_gb` and `alert_on_new_source`; `products` is fixed (delete and recreate). Takes effect on the gateway's next decision: disabled sub-users get 403 at once.
+     * @description Only `label`, `status`, `concurrent_max`, `rps_max`, `traffic_limit_gb`, `alert_on_new_source`, `spike_sensitivity` and `spike_action`; `products` is fixed (delete and recreate). Takes effect on the gateway's next decision: disabled sub-users get 403 at once.
      *
      *     Key scope: `subusers:write`.
      */
@@ -1452,6 +1452,50 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/traffic-spikes": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List traffic spikes
+     * @description Spike episodes of the account's sub-users, newest first: a sub-user's traffic (bytes or requests) well above its own baseline, the same hour of the week over its past 4 weeks (a floor for new sub-users). An episode is detected within about 15 minutes of its start, ends after its rate stays back near the baseline for 30 minutes, and raises `subuser.traffic_spike` and `subuser.traffic_spike_ended` once each.
+     *
+     *     Key scope: `subusers:read`.
+     */
+    get: operations["listTrafficSpikes"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/traffic-spikes/{id}/acknowledge": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Acknowledge a traffic spike
+     * @description Lifts the episode's action at once: a sub-user it disabled is active again, a cap it set is removed (the gateway's next decision uses it). An episode without an action is only marked acknowledged. Acknowledging again changes nothing.
+     *
+     *     Key scope: `subusers:write`.
+     */
+    post: operations["acknowledgeTrafficSpike"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/{product}/balance": {
     parameters: {
       query?: never;
@@ -1616,6 +1660,46 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  "subuser.traffic_spike": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * subuser.traffic_spike
+     * @description A sub-user's traffic (bytes or requests) went well above its own baseline — the same hour of the week over its past 4 weeks, a floor for new sub-users — as set by its `spike_sensitivity`: one event per episode, naming the observed rate, the baseline, the episode's top domains and client sources, and the action taken (`spike_action`).
+     */
+    post: operations["onSubuserTrafficSpike"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "subuser.traffic_spike_ended": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * subuser.traffic_spike_ended
+     * @description A spike episode ended (its rate stayed near the baseline for 30 minutes): its peak, traffic and top domains and sources. An action it took holds until the episode is acknowledged.
+     */
+    post: operations["onSubuserTrafficSpikeEnded"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface components {
   schemas: {
@@ -1653,7 +1737,9 @@ export interface components {
         | "report_run.completed"
         | "report_run.failed"
         | "webhook.test"
-        | "subuser.new_source";
+        | "subuser.new_source"
+        | "subuser.traffic_spike"
+        | "subuser.traffic_spike_ended";
       /** Format: date-time */
       created_at: string;
       /** @description `false` for an event of the sandbox (its `test_` keys' account: only its own endpoints receive it), `true` otherwise. Part of every delivered body, so the signature covers it. */
@@ -1767,6 +1853,116 @@ export interface components {
        */
       window_minutes: number;
     };
+    SubuserTrafficSpikeEvent: components["schemas"]["Event"] & {
+      /** @enum {string} */
+      type?: "subuser.traffic_spike";
+      data?: components["schemas"]["SubuserTrafficSpikeData"];
+    };
+    /** @description A sub-user's traffic went well above its own baseline: one event per episode. */
+    SubuserTrafficSpikeData: {
+      /** @example spk_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
+      spike: string;
+      /** @example sub_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
+      subuser: string;
+      /** @enum {string} */
+      sensitivity: "off" | "low" | "medium" | "high";
+      /**
+       * Format: date-time
+       * @description The start of the first 5 minutes above the threshold.
+       */
+      started_at: string;
+      /** Format: date-time */
+      detected_at: string;
+      /** @description The trailing 15 minutes' rate when the episode was detected. */
+      observed: {
+        gb_per_hour: number;
+        /** Format: int64 */
+        requests_per_hour: number;
+      };
+      /** @description The median rate of the same hour of the week (±1 hour) in the past 4 weeks, or the past days' for a sub-user with little history. */
+      baseline: {
+        gb_per_hour: number;
+        /** Format: int64 */
+        requests_per_hour: number;
+        /**
+         * Format: int32
+         * @description Past weeks with traffic the baseline is made of.
+         */
+        weeks: number;
+        /**
+         * Format: int32
+         * @description Past days it also reads while fewer than 2 weeks had traffic at this hour (0 with 0 weeks: a new sub-user, judged against the sensitivity's floor).
+         */
+        days: number;
+      };
+      /** @description From the sampled request log. */
+      top_domains: {
+        domain: string;
+        /** @description Its share of the episode's sampled bytes. */
+        share: number;
+      }[];
+      /** @description Client blocks seen since the episode started, the heaviest first (bytes over 30 days). */
+      top_sources: components["schemas"]["ClientSource"][];
+      /** @enum {string} */
+      action: "none" | "disable" | "cap";
+      /**
+       * Format: int32
+       * @description `cap`: the requests per second allowed.
+       */
+      cap_rps?: number;
+    };
+    ClientSource: {
+      /**
+       * @description The client block: an IPv4 /24 or an IPv6 /64.
+       * @example 198.51.100.0/24
+       */
+      block: string;
+      /** Format: date-time */
+      first_seen: string;
+      /** Format: date-time */
+      last_seen: string;
+      /** Format: int64 */
+      requests: number;
+      /**
+       * Format: int64
+       * @description Bytes in + out.
+       */
+      bytes: number;
+    };
+    SubuserTrafficSpikeEndedEvent: components["schemas"]["Event"] & {
+      /** @enum {string} */
+      type?: "subuser.traffic_spike_ended";
+      data?: components["schemas"]["SubuserTrafficSpikeEndedData"];
+    };
+    /** @description A spike episode ended: its rate stayed near the baseline for 30 minutes. */
+    SubuserTrafficSpikeEndedData: {
+      /** @example spk_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
+      spike: string;
+      /** @example sub_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
+      subuser: string;
+      /** Format: date-time */
+      started_at: string;
+      /**
+       * Format: date-time
+       * @description When its rate had stayed under the closing level 30 minutes.
+       */
+      ended_at: string;
+      peak: {
+        gb_per_hour: number;
+        /** Format: int64 */
+        requests_per_hour: number;
+      };
+      /** @description The episode's traffic (bytes in + out), in GB. */
+      gb: number;
+      /** Format: int64 */
+      requests: number;
+      top_domains: {
+        domain: string;
+        /** @description Its share of the episode's sampled bytes. */
+        share: number;
+      }[];
+      top_sources: components["schemas"]["ClientSource"][];
+    };
     Error: {
       /**
        * @example invalid_request
@@ -1826,7 +2022,8 @@ export interface components {
         | "api_key_not_found"
         | "api_key_limit"
         | "sandbox_key_required"
-        | "gateway_refused";
+        | "gateway_refused"
+        | "traffic_spike_not_found";
       /** @example label: must match [a-z0-9-]{1,64}. */
       message: string;
       /** @example req_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
@@ -2013,6 +2210,16 @@ export interface components {
       traffic_used_gb: number;
       /** @description Record a `subuser.new_source` event when the sub-user's traffic comes from a client block (IPv4 /24, IPv6 /64) not seen in its last 30 days: at most one event per 15 minutes, counting the new blocks since the previous one. Default false. */
       alert_on_new_source: boolean;
+      /**
+       * @description Spike alerts: how far above its own baseline (the same hour of the week over its past 4 weeks) the sub-user's traffic must go to raise `subuser.traffic_spike` — `high` alerts soonest, `low` only on large spikes — or `off`. Default `medium`.
+       * @enum {string}
+       */
+      spike_sensitivity: "off" | "low" | "medium" | "high";
+      /**
+       * @description What a spike episode does on its own until someone acknowledges it (`POST /traffic-spikes/{id}/acknowledge`): `disable` the sub-user, `cap` its requests per second at its baseline, or `none` (the default: events only).
+       * @enum {string}
+       */
+      spike_action: "none" | "disable" | "cap";
       /** Format: date-time */
       created_at: string;
     };
@@ -2055,6 +2262,16 @@ export interface components {
       traffic_limit_gb?: number | null;
       /** @description Record a `subuser.new_source` event when the sub-user's traffic comes from a client block (IPv4 /24, IPv6 /64) not seen in its last 30 days: at most one event per 15 minutes, counting the new blocks since the previous one. Default false. */
       alert_on_new_source?: boolean;
+      /**
+       * @description Spike alerts: how far above its own baseline (the same hour of the week over its past 4 weeks) the sub-user's traffic must go to raise `subuser.traffic_spike` — `high` alerts soonest, `low` only on large spikes — or `off`. Default `medium`.
+       * @enum {string}
+       */
+      spike_sensitivity?: "off" | "low" | "medium" | "high";
+      /**
+       * @description What a spike episode does on its own until someone acknowledges it (`POST /traffic-spikes/{id}/acknowledge`): `disable` the sub-user, `cap` its requests per second at its baseline, or `none` (the default: events only).
+       * @enum {string}
+       */
+      spike_action?: "none" | "disable" | "cap";
     };
     /**
      * @example {
@@ -2074,6 +2291,16 @@ export interface components {
       traffic_limit_gb?: number | null;
       /** @description Record a `subuser.new_source` event when the sub-user's traffic comes from a client block (IPv4 /24, IPv6 /64) not seen in its last 30 days: at most one event per 15 minutes, counting the new blocks since the previous one. Default false. */
       alert_on_new_source?: boolean;
+      /**
+       * @description Spike alerts: how far above its own baseline (the same hour of the week over its past 4 weeks) the sub-user's traffic must go to raise `subuser.traffic_spike` — `high` alerts soonest, `low` only on large spikes — or `off`. Default `medium`.
+       * @enum {string}
+       */
+      spike_sensitivity?: "off" | "low" | "medium" | "high";
+      /**
+       * @description What a spike episode does on its own until someone acknowledges it (`POST /traffic-spikes/{id}/acknowledge`): `disable` the sub-user, `cap` its requests per second at its baseline, or `none` (the default: events only).
+       * @enum {string}
+       */
+      spike_action?: "none" | "disable" | "cap";
     };
     RotatedPassword: {
       /** @example sub_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
@@ -2097,24 +2324,6 @@ export interface components {
       id: string;
       /** @enum {boolean} */
       deleted: true;
-    };
-    ClientSource: {
-      /**
-       * @description The client block: an IPv4 /24 or an IPv6 /64.
-       * @example 198.51.100.0/24
-       */
-      block: string;
-      /** Format: date-time */
-      first_seen: string;
-      /** Format: date-time */
-      last_seen: string;
-      /** Format: int64 */
-      requests: number;
-      /**
-       * Format: int64
-       * @description Bytes in + out.
-       */
-      bytes: number;
     };
     WhitelistEntry: {
       /** @example wl_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
@@ -2318,7 +2527,8 @@ export interface components {
           | "api_key_not_found"
           | "api_key_limit"
           | "sandbox_key_required"
-          | "gateway_refused";
+          | "gateway_refused"
+          | "traffic_spike_not_found";
         message: string;
       } | null;
     };
@@ -3098,6 +3308,8 @@ export interface components {
         | "report_run.failed"
         | "webhook.test"
         | "subuser.new_source"
+        | "subuser.traffic_spike"
+        | "subuser.traffic_spike_ended"
       )[];
       /** @enum {string} */
       status: "enabled" | "disabled";
@@ -3155,6 +3367,8 @@ export interface components {
         | "report_run.failed"
         | "webhook.test"
         | "subuser.new_source"
+        | "subuser.traffic_spike"
+        | "subuser.traffic_spike_ended"
       )[];
       description?: string | null;
     };
@@ -3186,6 +3400,8 @@ export interface components {
         | "report_run.failed"
         | "webhook.test"
         | "subuser.new_source"
+        | "subuser.traffic_spike"
+        | "subuser.traffic_spike_ended"
       )[];
       description?: string | null;
       /** @enum {string} */
@@ -3209,7 +3425,9 @@ export interface components {
         | "report_run.completed"
         | "report_run.failed"
         | "webhook.test"
-        | "subuser.new_source";
+        | "subuser.new_source"
+        | "subuser.traffic_spike"
+        | "subuser.traffic_spike_ended";
       /**
        * @description `pending` (an automatic attempt is scheduled), `succeeded` (the newest attempt got a 2xx) or `failed`.
        * @enum {string}
@@ -3725,6 +3943,108 @@ export interface components {
     TestBalanceTopUp: {
       amount_usd: number;
     };
+    TrafficSpike: {
+      /** @example spk_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
+      id: string;
+      /** @example sub_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
+      subuser: string;
+      /** @enum {string} */
+      status: "open" | "ended";
+      /** Format: date-time */
+      started_at: string;
+      /** Format: date-time */
+      detected_at: string;
+      /** Format: date-time */
+      ended_at: string | null;
+      start: components["schemas"]["TrafficSpikeStart"];
+      end: components["schemas"]["TrafficSpikeEnd"];
+      /** @enum {string} */
+      action: "none" | "disable" | "cap";
+      /** @description The action (`disable` or `cap`) holds until the episode is acknowledged. */
+      action_pending: boolean;
+      /** Format: date-time */
+      acknowledged_at: string | null;
+    };
+    TrafficSpikeStart: {
+      /** @example spk_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
+      spike: string;
+      /** @example sub_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
+      subuser: string;
+      /** @enum {string} */
+      sensitivity: "off" | "low" | "medium" | "high";
+      /**
+       * Format: date-time
+       * @description The start of the first 5 minutes above the threshold.
+       */
+      started_at: string;
+      /** Format: date-time */
+      detected_at: string;
+      /** @description The trailing 15 minutes' rate when the episode was detected. */
+      observed: {
+        gb_per_hour: number;
+        /** Format: int64 */
+        requests_per_hour: number;
+      };
+      /** @description The median rate of the same hour of the week (±1 hour) in the past 4 weeks, or the past days' for a sub-user with little history. */
+      baseline: {
+        gb_per_hour: number;
+        /** Format: int64 */
+        requests_per_hour: number;
+        /**
+         * Format: int32
+         * @description Past weeks with traffic the baseline is made of.
+         */
+        weeks: number;
+        /**
+         * Format: int32
+         * @description Past days it also reads while fewer than 2 weeks had traffic at this hour (0 with 0 weeks: a new sub-user, judged against the sensitivity's floor).
+         */
+        days: number;
+      };
+      /** @description From the sampled request log. */
+      top_domains: {
+        domain: string;
+        /** @description Its share of the episode's sampled bytes. */
+        share: number;
+      }[];
+      /** @description Client blocks seen since the episode started, the heaviest first (bytes over 30 days). */
+      top_sources: components["schemas"]["ClientSource"][];
+      /** @enum {string} */
+      action: "none" | "disable" | "cap";
+      /**
+       * Format: int32
+       * @description `cap`: the requests per second allowed.
+       */
+      cap_rps?: number;
+    };
+    TrafficSpikeEnd: {
+      /** @example spk_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
+      spike: string;
+      /** @example sub_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
+      subuser: string;
+      /** Format: date-time */
+      started_at: string;
+      /**
+       * Format: date-time
+       * @description When its rate had stayed under the closing level 30 minutes.
+       */
+      ended_at: string;
+      peak: {
+        gb_per_hour: number;
+        /** Format: int64 */
+        requests_per_hour: number;
+      };
+      /** @description The episode's traffic (bytes in + out), in GB. */
+      gb: number;
+      /** Format: int64 */
+      requests: number;
+      top_domains: {
+        domain: string;
+        /** @description Its share of the episode's sampled bytes. */
+        share: number;
+      }[];
+      top_sources: components["schemas"]["ClientSource"][];
+    } | null;
     BandwidthBalance: {
       /** @enum {string} */
       product: "residential" | "mobile";
@@ -11986,7 +12306,9 @@ export interface operations {
           | "report_run.completed"
           | "report_run.failed"
           | "webhook.test"
-          | "subuser.new_source";
+          | "subuser.new_source"
+          | "subuser.traffic_spike"
+          | "subuser.traffic_spike_ended";
       };
       header?: never;
       path?: never;
@@ -14351,6 +14673,274 @@ export interface operations {
       };
     };
   };
+  listTrafficSpikes: {
+    parameters: {
+      query?: {
+        /** @description Opaque cursor from a previous page's `next_cursor`. */
+        cursor?: string;
+        /** @description Page size, 1-200; default 50. */
+        limit?: number;
+        subuser?: string;
+        /** @description `true`: only episodes still open or whose action waits to be acknowledged. */
+        active?: "true" | "false";
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of traffic spikes. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          Link: components["headers"]["Link"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["TrafficSpike"][];
+            /** @description Cursor of the next page; null on the last page. */
+            next_cursor: string | null;
+          } & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `subuser_not_found`: No sub-user with this id exists. */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `invalid_request`: The request is invalid. */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  acknowledgeTrafficSpike: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any string of up to 64 characters, fresh per logical operation (a UUID is a good choice). Retries with the same key within 24 hours replay the first response instead of acting twice. */
+        "Idempotency-Key"?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The acknowledged traffic spike. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["TrafficSpike"] & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `traffic_spike_not_found`: No traffic spike with this id exists.
+       *
+       *     `subuser_not_found`: No sub-user with this id exists.
+       */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `idempotency_key_in_use`: A request with this Idempotency-Key is still being processed; retry later. */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `invalid_request`: The request is invalid.
+       *
+       *     `idempotency_key_reused`: This Idempotency-Key was already used with a different request.
+       */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
   getBandwidthBalance: {
     parameters: {
       query?: never;
@@ -14696,7 +15286,79 @@ export interface operations {
       };
     };
   };
+  onSubuserTrafficSpike: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry, the receiver's idempotency key. */
+        "webhook-id": string;
+        /** @description Unix seconds of this attempt; refuse deliveries far from your clock (e.g. 5 minutes). */
+        "webhook-timestamp": string;
+        /** @description `v1,<base64 HMAC-SHA256 of '{webhook-id}.{webhook-timestamp}.{body}' with the secret's bytes>`; two, space-separated, for 24 hours after a secret rotation. Any one that verifies is enough. */
+        "webhook-signature": string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["SubuserTrafficSpikeEvent"];
+      };
+    };
+    responses: {
+      /** @description Any 2xx acknowledges the delivery. Other answers (3xx included) are retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and nothing more is sent to it. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onSubuserTrafficSpikeEnded: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry, the receiver's idempotency key. */
+        "webhook-id": string;
+        /** @description Unix seconds of this attempt; refuse deliveries far from your clock (e.g. 5 minutes). */
+        "webhook-timestamp": string;
+        /** @description `v1,<base64 HMAC-SHA256 of '{webhook-id}.{webhook-timestamp}.{body}' with the secret's bytes>`; two, space-separated, for 24 hours after a secret rotation. Any one that verifies is enough. */
+        "webhook-signature": string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["SubuserTrafficSpikeEndedEvent"];
+      };
+    };
+    responses: {
+      /** @description Any 2xx acknowledges the delivery. Other answers (3xx included) are retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and nothing more is sent to it. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "ff9bdf9683bbd6a64c2fdf699899cbd5ae0d8daaf0e713bb05bfeffb027789a6";
+export const CONTRACT_SHA256 = "118add9d6e0bde4b5731d42b255ded3ef84a9547f92d700d127938be85424c5c";

@@ -5,6 +5,7 @@ import { Page, Section } from "../components/layout";
 import { Pill } from "../components/pill";
 import { Show } from "../components/show";
 import { Table } from "../components/table";
+import { ActiveTrafficSpikes } from "../components/traffic-spikes";
 import * as format from "../format";
 import { useLoad } from "../hooks/use-load";
 import type { PageEntry } from "../router";
@@ -92,6 +93,7 @@ function OverviewPage() {
           }
         </Show>
       </div>
+      {can("subusers") ? <ActiveTrafficSpikes /> : null}
       {can("webhooks") ? (
         <Section title="Latest events">
           <Show state={events} empty={(list) => !list || list.length === 0} emptyText="No events in the last 30 days.">

@@ -10,6 +10,7 @@ import { ProxyGenerator } from "../components/proxy-generator";
 import { Show } from "../components/show";
 import { Table } from "../components/table";
 import { TimeChart } from "../components/time-chart";
+import { ActiveTrafficSpikes } from "../components/traffic-spikes";
 import * as format from "../format";
 import { useLoad } from "../hooks/use-load";
 import { isNonEmpty } from "../lib/non-empty";
@@ -22,6 +23,8 @@ import { lastHours, trafficSeries, trafficSource } from "../traffic-data";
 export const subuserPage: PageEntry = { label: "Sub-user", area: "subusers", component: SubuserPage };
 
 const STATUSES = ["active", "disabled"] as const;
+const SPIKE_SENSITIVITIES = ["off", "low", "medium", "high"] as const;
+const SPIKE_ACTIONS = ["none", "disable", "cap"] as const;
 
 function SubuserPage(props: { route: Route }) {
   const { client } = useSession();
@@ -33,6 +36,7 @@ function SubuserPage(props: { route: Route }) {
         const gatewayProducts = one.products.filter(servedByGateway);
         return (
           <Page title={one.label} actions={<SubuserActions subuser={one} reload={subuser.reload} />}>
+            <ActiveTrafficSpikes subuser={one.id} onAcknowledged={subuser.reload} />
             <Facts subuser={one} />
             {isNonEmpty(gatewayProducts) ? <ProxyGenerator subuser={one} products={gatewayProducts} /> : null}
             <Usage subuser={one} />
@@ -73,6 +77,11 @@ function Facts({ subuser }: { subuser: Schemas["Subuser"] }) {
         <dd>
           {format.gb(subuser.traffic_used_gb)}
           {subuser.traffic_limit_gb === null ? " (no cap)" : ` of ${format.gb(subuser.traffic_limit_gb)} cap`}
+        </dd>
+        <dt>Spike alerts</dt>
+        <dd>
+          {subuser.spike_sensitivity}
+          {subuser.spike_action === "none" ? "" : ` · on a spike: ${subuser.spike_action}`}
         </dd>
         <dt>Created</dt>
         <dd>{format.time(subuser.created_at)}</dd>
@@ -136,11 +145,26 @@ function SubuserActions({ subuser, reload }: { subuser: Schemas["Subuser"]; relo
                   alert_on_new_source: field.checkbox("Event when traffic comes from a new client block", {
                     value: subuser.alert_on_new_source,
                   }),
+                  spike_sensitivity: field.select("Spike alerts", SPIKE_SENSITIVITIES, {
+                    value: subuser.spike_sensitivity,
+                    hint: "Against its own usual traffic at this hour of the week; high alerts soonest.",
+                  }),
+                  spike_action: field.select("On a spike", SPIKE_ACTIONS, {
+                    value: subuser.spike_action,
+                    hint: "Disable, or cap at its usual rate, until someone acknowledges the spike.",
+                  }),
                 }}
-                submit={({ label, status, alert_on_new_source, ...limits }) =>
+                submit={({ label, status, alert_on_new_source, spike_sensitivity, spike_action, ...limits }) =>
                   client.patch("/subusers/{id}", {
                     ...path,
-                    body: { label, status, alert_on_new_source, ...limitChanges(limits, true) },
+                    body: {
+                      label,
+                      status,
+                      alert_on_new_source,
+                      spike_sensitivity,
+                      spike_action,
+                      ...limitChanges(limits, true),
+                    },
                   })
                 }
                 onDone={() => {

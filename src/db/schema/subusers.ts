@@ -5,6 +5,12 @@ import { accounts, type Product } from "./accounts";
 export const subuserStatuses = ["active", "disabled"] as const;
 export type SubuserStatus = (typeof subuserStatuses)[number];
 
+/** Spike alerts per sub-user: a sensitivity, or off; and what happens on its own when an episode starts. */
+export const spikeSettings = ["off", "low", "medium", "high"] as const;
+export type SpikeSettingValue = (typeof spikeSettings)[number];
+export const spikeActions = ["none", "disable", "cap"] as const;
+export type SpikeAction = (typeof spikeActions)[number];
+
 /**
  * Deleted sub-users keep their row (deleted_at set): their generated `name` stays taken forever,
  * while their label is free again for a new sub-user.
@@ -30,6 +36,10 @@ export const subusers = sqliteTable(
     trafficLimitBytes: integer("traffic_limit_bytes"),
     /** Opt-in: a `subuser.new_source` event when its traffic comes from a client block never seen before. */
     alertOnNewSource: integer("alert_on_new_source", { mode: "boolean" }).notNull().default(false),
+    spikeSensitivity: text("spike_sensitivity", { enum: spikeSettings }).notNull().default("medium"),
+    spikeAction: text("spike_action", { enum: spikeActions }).notNull().default("none"),
+    /** Requests per second the gate allows while a `cap` action waits to be acknowledged (null: none). */
+    spikeCapRps: integer("spike_cap_rps"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
     deletedAt: integer("deleted_at"),
@@ -80,5 +90,33 @@ export const subuserMonthlyUsage = sqliteTable(
   (t) => [primaryKey({ columns: [t.subuserId, t.month] })],
 );
 
+/**
+ * A sub-user's traffic spike episodes (`subuser.traffic_spike`), with the action taken at their start, pending
+ * until acknowledged. The id is the traffic store's, so a start recorded twice is one row.
+ */
+export const subuserTrafficSpikes = sqliteTable(
+  "subuser_traffic_spikes",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    subuserId: text("subuser_id").notNull(),
+    sensitivity: text("sensitivity", { enum: spikeSettings }).notNull(),
+    startedAt: integer("started_at").notNull(),
+    detectedAt: integer("detected_at").notNull(),
+    endedAt: integer("ended_at"),
+    /** The start's figures: observed and baseline rates, top domains and sources (JSON). */
+    figures: text("figures", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    /** Totals and peak at the end (JSON). */
+    outcome: text("outcome", { mode: "json" }).$type<Record<string, unknown>>(),
+    action: text("action", { enum: spikeActions }).notNull(),
+    acknowledgedAt: integer("acknowledged_at"),
+  },
+  (t) => [
+    index("subuser_traffic_spikes_account").on(t.accountId, t.id),
+    index("subuser_traffic_spikes_subuser").on(t.subuserId, t.id),
+  ],
+);
+
 export type SubuserRow = typeof subusers.$inferSelect;
+export type TrafficSpikeRow = typeof subuserTrafficSpikes.$inferSelect;
 export type WhitelistEntryRow = typeof whitelistEntries.$inferSelect;

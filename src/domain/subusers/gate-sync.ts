@@ -5,7 +5,7 @@ import type { GateConfig, PoolFigures } from "../../durable-objects/subuser-gate
 import { now, utcMonth } from "../../platform/clock";
 import type { BandwidthProduct } from "../../vocabulary";
 import type { DomainContext } from "../context";
-import { enforcedLimits } from "./limits";
+import { enforcedLimits, type ProductCaps } from "./limits";
 
 /** The gate of one sub-user, addressed by its gateway name; it loads its configuration from D1 on first use. */
 export function subuserGate(ctx: DomainContext, name: string): SubuserGateClient {
@@ -44,7 +44,10 @@ async function loadGateConfig(ctx: DomainContext, name: string): Promise<GateCon
     previousPasswordHash: subuser.previousPasswordHash,
     previousPasswordUntil: subuser.previousPasswordUntil,
     limits: Object.fromEntries(
-      subuser.products.map((product) => [product, enforcedLimits(plan, overrides, product, subuser)]),
+      subuser.products.map((product) => [
+        product,
+        spikeCapped(enforcedLimits(plan, overrides, product, subuser), subuser.spikeCapRps),
+      ]),
     ),
     whitelist,
     pools: Object.fromEntries(
@@ -53,6 +56,12 @@ async function loadGateConfig(ctx: DomainContext, name: string): Promise<GateCon
     trafficLimitBytes: subuser.trafficLimitBytes,
     monthUsage: { month, usedBytes: usage[0]?.usedBytes ?? 0 },
   };
+}
+
+/** A spike's `cap` action, until acknowledged, lowers the requests per second the gate allows. */
+function spikeCapped(limits: ProductCaps, capRps: number | null): ProductCaps {
+  if (capRps === null) return limits;
+  return { ...limits, rps: limits.rps === null ? capRps : Math.min(limits.rps, capRps) };
 }
 
 /** Pushes a sub-user's current state to its gate: the next gateway decision uses it. */

@@ -1,6 +1,14 @@
 import { and, eq, isNull, type SQL, sql } from "drizzle-orm";
 import { isUniqueViolation } from "../../db/errors";
-import { type AccountRow, type Product, type SubuserRow, type SubuserStatus, subusers } from "../../db/schema";
+import {
+  type AccountRow,
+  type Product,
+  type SpikeAction,
+  type SpikeSettingValue,
+  type SubuserRow,
+  type SubuserStatus,
+  subusers,
+} from "../../db/schema";
 import { now, SECOND } from "../../platform/clock";
 import { randomString, sha256Hex } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
@@ -41,6 +49,9 @@ export interface NewSubuser {
   trafficLimitBytes?: number | null;
   /** `subuser.new_source` events for this sub-user (default false). */
   alertOnNewSource?: boolean;
+  /** Spike alerts' sensitivity or off (default medium), and their action (default none). */
+  spikeSensitivity?: SpikeSettingValue;
+  spikeAction?: SpikeAction;
 }
 
 export interface SubuserPatch {
@@ -50,6 +61,8 @@ export interface SubuserPatch {
   rpsMax?: number;
   trafficLimitBytes?: number | null;
   alertOnNewSource?: boolean;
+  spikeSensitivity?: SpikeSettingValue;
+  spikeAction?: SpikeAction;
 }
 
 function assertWithinPlan(account: AccountRow, products: Product[], concurrentMax: number, rpsMax: number): void {
@@ -104,6 +117,8 @@ export async function createSubuser(
       rpsMax,
       trafficLimitBytes: input.trafficLimitBytes ?? null,
       alertOnNewSource: input.alertOnNewSource ?? false,
+      spikeSensitivity: input.spikeSensitivity ?? "medium",
+      spikeAction: input.spikeAction ?? "none",
       passwordHash,
       createdAt: at,
       updatedAt: at,
@@ -117,6 +132,7 @@ export async function createSubuser(
         after: row,
       });
       await syncGate(ctx, row.name);
+      if (row.spikeSensitivity !== "medium") await pushSpikeSetting(ctx, subuser as SubuserRow);
       return { subuser: subuser as SubuserRow, password };
     } catch (error) {
       if (isUniqueViolation(error, "subusers.label")) throw new ApiError("label_taken");
@@ -196,6 +212,8 @@ export async function updateSubuser(
   if (patch.status !== undefined) changes.status = patch.status;
   if (patch.trafficLimitBytes !== undefined) changes.trafficLimitBytes = patch.trafficLimitBytes;
   if (patch.alertOnNewSource !== undefined) changes.alertOnNewSource = patch.alertOnNewSource;
+  if (patch.spikeSensitivity !== undefined) changes.spikeSensitivity = patch.spikeSensitivity;
+  if (patch.spikeAction !== undefined) changes.spikeAction = patch.spikeAction;
   let updated: SubuserRow;
   try {
     updated = await writeSubuser(ctx, subuser, "subuser.updated", changes);
@@ -205,6 +223,9 @@ export async function updateSubuser(
   }
   await syncGate(ctx, updated.name);
   if (patch.trafficLimitBytes !== undefined) await tellMeter(ctx, updated);
+  if (patch.spikeSensitivity !== undefined && patch.spikeSensitivity !== subuser.spikeSensitivity) {
+    await pushSpikeSetting(ctx, updated);
+  }
   return updated;
 }
 
@@ -286,4 +307,10 @@ async function tellMeter(ctx: DomainContext, subuser: SubuserRow): Promise<void>
     subusers: [{ subuserId: subuser.id, capBytes: subuser.trafficLimitBytes, deletedAt: subuser.deletedAt }],
   });
   await Promise.all(due.map(({ shard, settlement }) => settleUsage(ctx, subuser.accountId, shard, settlement)));
+}
+
+/** The sub-user's traffic store hears of its spike setting (a call per change: detection runs there, per bucket). */
+async function pushSpikeSetting(ctx: DomainContext, subuser: SubuserRow): Promise<void> {
+  const stores = await accountStores(ctx, subuser.accountId);
+  await stores.storeOf(subuser.id).configureSpikes(subuser.id, subuser.spikeSensitivity);
 }

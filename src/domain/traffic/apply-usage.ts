@@ -3,6 +3,7 @@ import { InjectedFault, takeFault } from "../../platform/faults";
 import type { DomainContext } from "../context";
 import { announceNewSources } from "../subusers/client-sources";
 import { subuserGate } from "../subusers/gate-sync";
+import { announceTrafficSpikes } from "../subusers/traffic-spikes";
 import { settleUsage } from "./settlement";
 import { accountStore } from "./store";
 import type { SessionDelta, UsagePart } from "./usage-messages";
@@ -24,7 +25,7 @@ export async function applyUsageParts(
 ): Promise<void> {
   const resolved = await resolveGateSessions(ctx, parts);
   const store = accountStore(ctx, accountId, shard);
-  const { settlement, sourceAlerts } = await store.ingest({
+  const { settlement, sourceAlerts, spikeAlerts } = await store.ingest({
     accountId,
     ...(shard === 0 ? {} : { shard }),
     parts: parts.map(({ key, receivedAt, cells, domains, sources, samples, sessions }) => ({
@@ -40,11 +41,17 @@ export async function applyUsageParts(
   if (takeFault("redelivery")) throw new InjectedFault("redelivery");
   await settle(ctx, accountId, shard, settlement);
   await announceNewSources(ctx, accountId, sourceAlerts, store);
+  await announceTrafficSpikes(ctx, accountId, spikeAlerts, store);
 }
 
-/** Settles what one of the account's stores metered and has not settled (a `settle` message from its alarm). */
+/**
+ * Settles what one of the account's stores metered and has not settled, and records the spike alerts no ingest took
+ * (a `settle` message from its alarm).
+ */
 export async function settleAccountUsage(ctx: DomainContext, accountId: string, shard: number): Promise<void> {
-  await settle(ctx, accountId, shard, await accountStore(ctx, accountId, shard).settlement());
+  const store = accountStore(ctx, accountId, shard);
+  await settle(ctx, accountId, shard, await store.settlement());
+  await announceTrafficSpikes(ctx, accountId, await store.spikeAlerts(), store);
 }
 
 /** Hands a settlement due to D1, on either path (where a soak's `d1-write` fault fails it once, before the write). */

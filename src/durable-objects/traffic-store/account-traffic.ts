@@ -20,6 +20,9 @@ import {
   type SourceAlertReceipt,
   type SourceEntry,
   type SourceRow,
+  type SpikeAlert,
+  type SpikeAlertReceipt,
+  type SpikeSetting,
   type StoreIngest,
   type StorePart,
   sourceRow,
@@ -34,6 +37,7 @@ import { FOLD_LATENESS_MS, FoldedTiers, floorTo, TIERS } from "./folded-tiers";
 import { TRAFFIC_LAYOUT } from "./layout";
 import { RequestLog } from "./request-log";
 import { SessionIndex } from "./session-index";
+import { SpikeWatch } from "./spike-watch";
 import { boundDomains, DOMAIN_SUMS, type DomainSums, MARGINAL, mergeTotals, minuteTotals, sumCells } from "./summary";
 import { TrafficQueries } from "./traffic-queries";
 import { TrafficReports } from "./traffic-reports";
@@ -60,6 +64,7 @@ export class AccountTraffic {
   readonly #sources: ClientSources;
   readonly #sessions: SessionIndex;
   readonly #meter: UsageMeter;
+  readonly #spikes: SpikeWatch;
   readonly #carriers = new Map<number, string>();
   /** Grows with every change of the usage (queries cache by it). */
   #version = 0;
@@ -88,6 +93,7 @@ export class AccountTraffic {
     this.#log = new RequestLog(this.#arrivals, this.#tiers, (minute) => this.#requestsIn(minute));
     this.#sources = new ClientSources(sql, this.#arrivals);
     this.#sessions = new SessionIndex(sql, this.#arrivals);
+    this.#spikes = new SpikeWatch(sql);
   }
 
   /**
@@ -111,6 +117,7 @@ export class AccountTraffic {
         applied: 0,
         settlement: this.#meter.settlement(at, false),
         sourceAlerts: this.#sources.alerts(),
+        spikeAlerts: this.#spikes.alerts(),
       };
     }
     const { row, replaced } = this.#arrivals.current(at);
@@ -120,7 +127,13 @@ export class AccountTraffic {
     this.#arrivals.write(row);
     this.#version++;
     const settlement = this.#meter.settlement(at, rises);
-    return { outcome: "applied", applied: fresh.length, settlement, sourceAlerts: this.#sources.alerts() };
+    return {
+      outcome: "applied",
+      applied: fresh.length,
+      settlement,
+      sourceAlerts: this.#sources.alerts(),
+      spikeAlerts: this.#spikes.alerts(),
+    };
   }
 
   /** Adds fresh parts to the open row (and late usage to the folded tiers); whether a threshold was passed. */
@@ -282,6 +295,21 @@ export class AccountTraffic {
     return this.#sources.list(subuserId, after, limit, at);
   }
 
+  /** A sub-user's spike alert setting (it is `medium` until told otherwise). */
+  configureSpikes(subuserId: string, setting: SpikeSetting, at: number): void {
+    this.#spikes.configure(subuserId, setting, at);
+  }
+
+  /** The spike alerts not confirmed yet (also for a `settle` message, when no usage brings them). */
+  spikeAlerts(): SpikeAlert[] {
+    return this.#spikes.alerts();
+  }
+
+  /** The caller recorded these spike alerts (or dropped them: the sub-user is off or gone). */
+  confirmSpikeAlerts(receipts: SpikeAlertReceipt[]): void {
+    this.#spikes.confirm(receipts);
+  }
+
   /** The caller recorded these `subuser.new_source` alerts. */
   confirmSourceAlerts(alerts: SourceAlertReceipt[]): void {
     this.#sources.confirm(alerts);
@@ -323,9 +351,12 @@ export class AccountTraffic {
    */
   maintain(at: number): { accountId: string; shard: number } | null {
     if (this.#tiers.fold(at, this.#arrivals, (sample, requests) => this.#log.keeps(sample, requests))) this.#version++;
+    this.#spikes.judge(this.#tiers, this.#sources);
     if (this.#pruneBy !== null && this.#pruneBy <= at) this.#prune(at);
     const due = this.#meterDue();
-    if (due === null || due > at) return null;
+    // Spike alerts no ingest took (usage stopped) leave with a `settle` message too: its consumer records them.
+    const alertsWait = this.#spikes.alerts().length > 0 && this.#meter.configured;
+    if ((due === null || due > at) && !alertsWait) return null;
     this.#settleAskedAt = at;
     return this.#meter.store;
   }
@@ -350,7 +381,9 @@ export class AccountTraffic {
 
   /** When the store next needs `maintain` (a fold, a prune, a settlement due), or null. */
   nextWake(): number | null {
-    const times = [this.#foldDue(), this.#pruneBy, this.#meterDue()].filter((t): t is number => t !== null);
+    const times = [this.#foldDue(), this.#pruneBy, this.#meterDue(), this.#spikeDue()].filter(
+      (t): t is number => t !== null,
+    );
     return times.length > 0 ? Math.min(...times) : null;
   }
 
@@ -366,6 +399,13 @@ export class AccountTraffic {
     if (oldest === null) return null;
     const five = TIERS["5m"].span;
     return floorTo(oldest, five) + five + FOLD_LATENESS_MS;
+  }
+
+  /** While an episode is open, buckets fold (empty or not) so that it can end when usage stops. */
+  #spikeDue(): number | null {
+    if (!this.#spikes.watching()) return null;
+    const five = TIERS["5m"].span;
+    return this.#tiers.watermark("5m") + five + FOLD_LATENESS_MS;
   }
 
   #meterDue(): number | null {

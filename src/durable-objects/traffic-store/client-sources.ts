@@ -138,7 +138,7 @@ export class ClientSources {
     limit: number,
     at: number,
   ): SourceEntry[] {
-    const { block, firstSeen, lastSeen, requests, bytes } = SOURCE;
+    const { block, firstSeen, lastSeen } = SOURCE;
     return [...(this.#load().get(subuserId)?.values() ?? [])]
       .filter((row) => {
         if (row[lastSeen] < at - SOURCES_KEPT_MS) return false;
@@ -148,13 +148,17 @@ export class ClientSources {
       })
       .sort((a, b) => b[firstSeen] - a[firstSeen] || (a[block] < b[block] ? 1 : a[block] > b[block] ? -1 : 0))
       .slice(0, limit)
-      .map((row) => ({
-        block: row[block],
-        firstSeen: row[firstSeen],
-        lastSeen: row[lastSeen],
-        requests: row[requests],
-        bytes: row[bytes],
-      }));
+      .map(sourceEntry);
+  }
+
+  /** A sub-user's blocks seen since `since`, the heaviest (bytes over their 30 days) first. */
+  activeSince(subuserId: string, since: number, limit: number): SourceEntry[] {
+    const { block, lastSeen, bytes } = SOURCE;
+    return [...(this.#load().get(subuserId)?.values() ?? [])]
+      .filter((row) => row[lastSeen] >= since)
+      .sort((a, b) => b[bytes] - a[bytes] || (a[block] < b[block] ? -1 : 1))
+      .slice(0, limit)
+      .map(sourceEntry);
   }
 
   /** Whether an arrival row about to be overwritten holds sources no snapshot has yet. */
@@ -268,6 +272,17 @@ function ownBlocks(blocks: Map<string, Map<string, SourceRow>>, row: SourceRow):
     blocks.set(subuserId, own);
   }
   return own;
+}
+
+function sourceEntry(row: SourceRow): SourceEntry {
+  const { block, firstSeen, lastSeen, requests, bytes } = SOURCE;
+  return {
+    block: row[block],
+    firstSeen: row[firstSeen],
+    lastSeen: row[lastSeen],
+    requests: row[requests],
+    bytes: row[bytes],
+  };
 }
 
 function isLater(a: { minute: number; tag: number }, b: { minute: number; tag: number }): boolean {

@@ -10,6 +10,9 @@ import type {
   Settlement,
   SourceAlertReceipt,
   SourceEntry,
+  SpikeAlert,
+  SpikeAlertReceipt,
+  SpikeSetting,
   StoreIngest,
   TrafficDayCursor,
   TrafficDayRow,
@@ -92,6 +95,18 @@ export class TrafficStoreClient {
 
   confirmSourceAlerts(alerts: SourceAlertReceipt[]): Promise<void> {
     return this.#stub.confirmSourceAlerts(alerts);
+  }
+
+  configureSpikes(subuserId: string, setting: SpikeSetting): Promise<void> {
+    return this.#stub.configureSpikes(subuserId, setting);
+  }
+
+  spikeAlerts(): Promise<SpikeAlert[]> {
+    return this.#stub.spikeAlerts();
+  }
+
+  confirmSpikeAlerts(receipts: SpikeAlertReceipt[]): Promise<void> {
+    return this.#stub.confirmSpikeAlerts(receipts);
   }
 
   requests(query: { product: TrafficProduct; subuserId?: string; limit: number }): Promise<RequestSample[]> {

@@ -212,6 +212,49 @@ export interface SourceAlertReceipt {
   recorded: boolean;
 }
 
+/** How far above its baseline a sub-user's traffic goes before a spike alert (`spike-detector.ts`). */
+export type SpikeSensitivity = "low" | "medium" | "high";
+
+/** A sub-user's spike alerts: a sensitivity, or off (the store's default for a sub-user it was not told of: medium). */
+export type SpikeSetting = SpikeSensitivity | "off";
+
+/** A rate per hour. */
+export interface HourlyRate {
+  bytesPerHour: number;
+  requestsPerHour: number;
+}
+
+/**
+ * A spike episode of a sub-user opened (`started`) or closed (`ended`): handed out by every ingest until the caller
+ * confirms it recorded it (the episode id and kind make it the same event). Hosts are the sampled request log's
+ * (the heaviest by sampled bytes); sources the client blocks seen since the episode started.
+ */
+export interface SpikeAlert {
+  kind: "started" | "ended";
+  spikeId: string;
+  subuserId: string;
+  sensitivity: SpikeSensitivity;
+  startedAt: number;
+  /** When the episode was judged open (`started`) or over (`ended`). */
+  at: number;
+  observed: HourlyRate;
+  baseline: HourlyRate & { weeks: number; days: number };
+  /** The sensitivity's floor: the least an episode is measured against (a new sub-user's whole baseline). */
+  floor: HourlyRate;
+  peak: HourlyRate;
+  /** The episode's usage so far. */
+  bytes: number;
+  requests: number;
+  sampledHosts: Array<{ host: string; bytes: number }>;
+  sampledBytes: number;
+  topSources: SourceEntry[];
+}
+
+export interface SpikeAlertReceipt {
+  spikeId: string;
+  kind: SpikeAlert["kind"];
+}
+
 /** One client block of a sub-user, as `GET /subusers/{id}/sources` lists them. */
 export interface SourceEntry {
   block: string;
@@ -474,7 +517,13 @@ export interface SettleMessage {
  */
 export type IngestOutcome =
   | { outcome: "unconfigured" }
-  | { outcome: "applied"; applied: number; settlement: Settlement | null; sourceAlerts: SourceAlert[] };
+  | {
+      outcome: "applied";
+      applied: number;
+      settlement: Settlement | null;
+      sourceAlerts: SourceAlert[];
+      spikeAlerts: SpikeAlert[];
+    };
 
 /* Rollups: what a traffic query asks and answers. */
 export type Resolution = "1m" | "5m" | "1h" | "1d";

@@ -4,6 +4,7 @@ import { SOURCE_TABLES } from "./client-sources";
 import { BUCKET_TABLES } from "./folded-tiers";
 import { convertLegacyLayout } from "./legacy-layout";
 import { SESSION_TABLES } from "./session-index";
+import { SPIKE_TABLES } from "./spike-watch";
 
 /**
  * The storage steps of a traffic store's usage layout (`migrate`): append, never edit. The meter keeps its own
@@ -20,4 +21,6 @@ export const TRAFFIC_LAYOUT: StorageStep[] = [
   },
   // 2: the blob columns of an arrival row past their room in a row (2 MB in all), in pages.
   (sql) => sql.exec(ARRIVAL_PAGES_TABLE),
+  // 3: the spike watch's state (settings, detector tracks, the alerts' outbox): one row.
+  (sql) => sql.exec(SPIKE_TABLES),
 ];

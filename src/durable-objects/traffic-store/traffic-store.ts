@@ -16,6 +16,9 @@ import type {
   Settlement,
   SourceAlertReceipt,
   SourceEntry,
+  SpikeAlert,
+  SpikeAlertReceipt,
+  SpikeSetting,
   StoreIngest,
   TrafficDayCursor,
   TrafficDayRow,
@@ -85,6 +88,19 @@ export class TrafficStore extends DurableObject {
 
   confirmSourceAlerts(alerts: SourceAlertReceipt[]): void {
     this.#change(() => this.#traffic.confirmSourceAlerts(alerts));
+  }
+
+  configureSpikes(subuserId: string, setting: SpikeSetting): void {
+    this.#change(() => this.#traffic.configureSpikes(subuserId, setting, now()));
+    this.#wake();
+  }
+
+  spikeAlerts(): SpikeAlert[] {
+    return this.#traffic.spikeAlerts();
+  }
+
+  confirmSpikeAlerts(receipts: SpikeAlertReceipt[]): void {
+    this.#change(() => this.#traffic.confirmSpikeAlerts(receipts));
   }
 
   requests(query: { product: TrafficProduct; subuserId?: string; limit: number }): RequestSample[] {

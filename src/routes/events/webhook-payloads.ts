@@ -33,6 +33,13 @@ const DESCRIPTIONS: Record<keyof typeof eventPayloads, string> = {
     "A sub-user with `alert_on_new_source` sent traffic from a client block (IPv4 /24, IPv6 /64) not seen in its " +
     "last 30 days. At most one per sub-user every 15 minutes: `new_blocks` counts every new block since the " +
     "previous event (blocks that arrive inside the window are counted in the next one).",
+  "subuser.traffic_spike":
+    "A sub-user's traffic (bytes or requests) went well above its own baseline — the same hour of the week over its " +
+    "past 4 weeks, a floor for new sub-users — as set by its `spike_sensitivity`: one event per episode, naming the " +
+    "observed rate, the baseline, the episode's top domains and client sources, and the action taken (`spike_action`).",
+  "subuser.traffic_spike_ended":
+    "A spike episode ended (its rate stayed near the baseline for 30 minutes): its peak, traffic and top domains " +
+    "and sources. An action it took holds until the episode is acknowledged.",
 };
 
 /**

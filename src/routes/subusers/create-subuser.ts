@@ -8,6 +8,8 @@ import {
   limitSchema,
   presentSubuser,
   productListSchema,
+  spikeActionSchema,
+  spikeSensitivitySchema,
   subuserWithPasswordSchema,
   toBytes,
   trafficLimitSchema,
@@ -21,6 +23,8 @@ const body = z
     rps_max: limitSchema.optional().openapi({ description: "Default: the plan's limit." }),
     traffic_limit_gb: trafficLimitSchema.optional(),
     alert_on_new_source: alertOnNewSourceSchema.optional(),
+    spike_sensitivity: spikeSensitivitySchema.optional(),
+    spike_action: spikeActionSchema.optional(),
   })
   .openapi("SubuserCreate", { example: { label: "scraper-eu-1", products: ["residential"], concurrent_max: 100 } });
 
@@ -48,6 +52,8 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     rpsMax: input.rps_max,
     trafficLimitBytes: toBytes(input.traffic_limit_gb),
     alertOnNewSource: input.alert_on_new_source,
+    spikeSensitivity: input.spike_sensitivity,
+    spikeAction: input.spike_action,
   });
   return c.json({ ...presentSubuser(subuser), password }, 201);
 };

@@ -9,6 +9,8 @@ import {
   labelSchema,
   limitSchema,
   presentSubuser,
+  spikeActionSchema,
+  spikeSensitivitySchema,
   subuserIdParam,
   subuserSchema,
   toBytes,
@@ -23,6 +25,8 @@ const body = z
     rps_max: limitSchema.optional(),
     traffic_limit_gb: trafficLimitSchema.optional(),
     alert_on_new_source: alertOnNewSourceSchema.optional(),
+    spike_sensitivity: spikeSensitivitySchema.optional(),
+    spike_action: spikeActionSchema.optional(),
   })
   .openapi("SubuserUpdate", { example: { concurrent_max: 50 } });
 
@@ -33,7 +37,8 @@ export const route = apiRoute({
   tags: ["Sub-users"],
   summary: "Update a sub-user",
   description:
-    "Only `label`, `status`, `concurrent_max`, `rps_max`, `traffic_limit_gb` and `alert_on_new_source`; `products` is fixed (delete and " +
+    "Only `label`, `status`, `concurrent_max`, `rps_max`, `traffic_limit_gb`, `alert_on_new_source`, " +
+    "`spike_sensitivity` and `spike_action`; `products` is fixed (delete and " +
     "recreate). " +
     "Takes effect on the gateway's next decision: disabled sub-users get 403 at once.",
   request: { params: subuserIdParam, body: jsonBody(body) },
@@ -42,13 +47,16 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const { concurrent_max, rps_max, traffic_limit_gb, alert_on_new_source, ...patch } = c.req.valid("json");
+  const { concurrent_max, rps_max, traffic_limit_gb, alert_on_new_source, spike_sensitivity, spike_action, ...patch } =
+    c.req.valid("json");
   const subuser = await updateSubuser(c.get("ctx"), c.get("principal"), c.req.valid("param").id, {
     ...patch,
     concurrentMax: concurrent_max,
     rpsMax: rps_max,
     trafficLimitBytes: toBytes(traffic_limit_gb),
     alertOnNewSource: alert_on_new_source,
+    spikeSensitivity: spike_sensitivity,
+    spikeAction: spike_action,
   });
   const usage = await monthUsageOf(c.get("ctx"), subuser.accountId, [subuser.id]);
   return c.json(presentSubuser(subuser, usage.get(subuser.id)), 200);

@@ -1,0 +1,271 @@
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { createAccount, type TestAccount } from "../helpers/accounts";
+import { call, env, gateway, json } from "../helpers/http";
+import { authorize, createSubuser, type TestSubuser, username } from "../helpers/subusers";
+import { eventually, type RecordFields, reportUsage, settleUsage, traffic, usageRecord } from "../helpers/usage";
+
+// Each test posts usage through the queue and folds the store's buckets a few times.
+const SLOW = { timeout: 30_000 };
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const WEEK = 7 * 24 * HOUR;
+const GB = 1e9;
+
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+});
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const storeOf = (account: TestAccount) => env.TRAFFIC_STORE.get(env.TRAFFIC_STORE.idFromName(account.id));
+
+/** Fake time on an hour boundary ahead of the real clock (the store's alarms run on the real one). */
+function startClock(): number {
+  vi.useFakeTimers({ toFake: ["Date"] });
+  const t0 = Math.ceil((Date.now() + 2 * HOUR) / HOUR) * HOUR;
+  vi.setSystemTime(t0);
+  return t0;
+}
+
+/**
+ * One record a minute by the sub-user from `from` for `minutes`, at `gbPerHour` (bytes in + out), to hosts of
+ * `leaky-site.com` from one client block.
+ */
+function steadyUsage(subuser: TestSubuser, from: number, minutes: number, gbPerHour: number): RecordFields[] {
+  return Array.from({ length: minutes }, (_, m) =>
+    usageRecord(username(subuser.name), {
+      ts: iso(from + m * MINUTE + 1000),
+      target_host: m % 4 === 0 ? "img.leaky-site.com" : "api.leaky-site.com",
+      bytes_in: Math.round((gbPerHour * GB) / 60) - 100,
+      bytes_out: 100,
+      client_ip: "203.0.113.9",
+    }),
+  );
+}
+
+/** Posts records (up to 1,000 a batch) and waits until the account's traffic counts all of them. */
+async function ingest(account: TestAccount, records: RecordFields[]): Promise<void> {
+  const times = records.map((r) => Date.parse(r.ts as string));
+  const before = await requestsBetween(account, Math.min(...times), Math.max(...times) + MINUTE);
+  for (let i = 0; i < records.length; i += 1000) {
+    expect((await reportUsage(records.slice(i, i + 1000))).status).toBe(202);
+  }
+  await eventually(
+    () => requestsBetween(account, Math.min(...times), Math.max(...times) + MINUTE),
+    (requests) => requests === before + records.length,
+  );
+}
+
+async function requestsBetween(account: TestAccount, from: number, to: number): Promise<number> {
+  const floor = (t: number) => t - (t % MINUTE);
+  const body = await traffic(account, "residential", `from=${iso(floor(from))}&to=${iso(floor(to) + MINUTE)}`);
+  return body.rows[0].requests;
+}
+
+/** Moves the clock, lets the account's store fold what is due, and records its spike alerts. */
+async function foldAt(account: TestAccount, at: number): Promise<void> {
+  vi.setSystemTime(at);
+  await runDurableObjectAlarm(storeOf(account));
+  await settleUsage(account);
+}
+
+async function eventsOf(account: TestAccount, type: string): Promise<Array<Record<string, any>>> {
+  const response = await call("GET", `/v1/events?type=${type}`, { token: account.token });
+  expect(response.status).toBe(200);
+  return (await json(response)).data;
+}
+
+async function spikes(account: TestAccount, query = ""): Promise<Array<Record<string, any>>> {
+  const response = await call("GET", `/v1/traffic-spikes${query}`, { token: account.token });
+  expect(response.status).toBe(200);
+  return (await json(response)).data;
+}
+
+/** The one spike the list holds. */
+async function onlySpike(account: TestAccount, query = ""): Promise<Record<string, any>> {
+  const list = await spikes(account, query);
+  expect(list).toHaveLength(1);
+  return list[0] as Record<string, any>;
+}
+
+const acknowledge = (account: TestAccount, id: string) =>
+  call("POST", `/v1/traffic-spikes/${id}/acknowledge`, { token: account.token });
+
+/** A new sub-user's 20-minute leak at 30 GB/h (the medium floor is 2 GB/h), folded 7 minutes after it ends. */
+async function leak(account: TestAccount, subuser: TestSubuser, t0: number): Promise<void> {
+  vi.setSystemTime(t0 + 20 * MINUTE);
+  await ingest(account, steadyUsage(subuser, t0, 20, 30));
+  await foldAt(account, t0 + 27 * MINUTE);
+}
+
+describe("subuser.traffic_spike", () => {
+  it(
+    "an episode raises exactly one event naming its observed rate, baseline, top domains and sources; its end is recorded once",
+    SLOW,
+    async () => {
+      const t0 = startClock();
+      const account = await createAccount({ bandwidthGb: 1000 });
+      const subuser = await createSubuser(account);
+      expect(subuser).toMatchObject({ spike_sensitivity: "medium", spike_action: "none" });
+      await leak(account, subuser, t0);
+      // More of the same episode, folded twice more: still one event. (Its bucket from minute 20 was judged empty
+      // at the first fold: usage arriving later counts in traffic, not in the episode.)
+      vi.setSystemTime(t0 + 35 * MINUTE);
+      await ingest(account, steadyUsage(subuser, t0 + 25 * MINUTE, 10, 30));
+      await foldAt(account, t0 + 37 * MINUTE);
+      await foldAt(account, t0 + 42 * MINUTE);
+
+      const started = await eventsOf(account, "subuser.traffic_spike");
+      expect(started).toHaveLength(1);
+      const data = started[0]?.data;
+      expect(data).toMatchObject({
+        subuser: subuser.id,
+        sensitivity: "medium",
+        started_at: iso(t0),
+        baseline: { gb_per_hour: 0, requests_per_hour: 0, weeks: 0, days: 0 },
+        top_domains: [{ domain: "leaky-site.com", share: 1 }],
+        top_sources: [{ block: "203.0.113.0/24" }],
+        action: "none",
+      });
+      expect(data.observed.gb_per_hour).toBeGreaterThan(2);
+      expect(data.observed.gb_per_hour).toBeLessThanOrEqual(30.01);
+      expect(await eventsOf(account, "subuser.traffic_spike_ended")).toHaveLength(0);
+      expect((await spikes(account, "?active=true")).map((s) => [s.id, s.status])).toEqual([[data.spike, "open"]]);
+
+      // Quiet for 30 minutes and more: the episode ends, once.
+      await foldAt(account, t0 + 90 * MINUTE);
+      await foldAt(account, t0 + 100 * MINUTE);
+      const ended = await eventsOf(account, "subuser.traffic_spike_ended");
+      expect(ended).toHaveLength(1);
+      expect(ended[0]?.data).toMatchObject({ spike: data.spike, subuser: subuser.id, started_at: iso(t0) });
+      expect(ended[0]?.data.gb).toBeCloseTo(15, 0);
+      expect(ended[0]?.data.peak.gb_per_hour).toBeGreaterThanOrEqual(data.observed.gb_per_hour);
+      const listed = await onlySpike(account, `?subuser=${subuser.id}`);
+      expect(listed).toMatchObject({ id: data.spike, status: "ended", action: "none", action_pending: false });
+      expect(listed.end).toEqual(ended[0]?.data);
+      expect(await spikes(account, "?active=true")).toEqual([]);
+      expect(await eventsOf(account, "subuser.traffic_spike")).toHaveLength(1);
+    },
+  );
+
+  it(
+    "off raises nothing; sensitivity moves the threshold; a new sub-user is judged against the floor",
+    SLOW,
+    async () => {
+      const t0 = startClock();
+      const account = await createAccount({ bandwidthGb: 1000 });
+      const off = await createSubuser(account, { spike_sensitivity: "off" });
+      const high = await createSubuser(account, { spike_sensitivity: "high" });
+      const low = await createSubuser(account, { spike_sensitivity: "low" });
+      const mediumUnderFloor = await createSubuser(account);
+      vi.setSystemTime(t0 + 20 * MINUTE);
+      await ingest(account, [
+        ...steadyUsage(off, t0, 20, 50),
+        // 5 GB/h: over high's floor (1 GB/h), under low's (10 GB/h).
+        ...steadyUsage(high, t0, 20, 5),
+        ...steadyUsage(low, t0, 20, 5),
+        // 1.5 GB/h: under medium's floor (2 GB/h).
+        ...steadyUsage(mediumUnderFloor, t0, 20, 1.5),
+      ]);
+      await foldAt(account, t0 + 27 * MINUTE);
+      const events = await eventsOf(account, "subuser.traffic_spike");
+      expect(events.map((event) => event.data.subuser)).toEqual([high.id]);
+
+      // Turned off mid-episode: the episode ends, and nothing more is raised.
+      const patched = await call("PATCH", `/v1/subusers/${high.id}`, {
+        token: account.token,
+        body: { spike_sensitivity: "off" },
+      });
+      expect((await json(patched)).spike_sensitivity).toBe("off");
+      await foldAt(account, t0 + 32 * MINUTE);
+      expect(await eventsOf(account, "subuser.traffic_spike_ended")).toHaveLength(1);
+      expect(await spikes(account, "?active=true")).toEqual([]);
+    },
+  );
+
+  it(
+    "a sub-user's own baseline: the same hour of last week's traffic raises nothing, where a new sub-user's would",
+    SLOW,
+    async () => {
+      const t0 = startClock();
+      const account = await createAccount({ bandwidthGb: 5000 });
+      const regular = await createSubuser(account);
+      const newcomer = await createSubuser(account);
+      // Last week, the same hours ±1: 12 GB/h.
+      await ingest(account, steadyUsage(regular, t0 - WEEK - HOUR, 180, 12));
+      vi.setSystemTime(t0 + 20 * MINUTE);
+      await ingest(account, [...steadyUsage(regular, t0, 20, 12), ...steadyUsage(newcomer, t0, 20, 12)]);
+      await foldAt(account, t0 + 27 * MINUTE);
+      expect((await eventsOf(account, "subuser.traffic_spike")).map((event) => event.data.subuser)).toEqual([
+        newcomer.id,
+      ]);
+    },
+  );
+
+  it("the disable action disables the sub-user at the gateway until the episode is acknowledged", SLOW, async () => {
+    const t0 = startClock();
+    const account = await createAccount({ bandwidthGb: 1000 });
+    const subuser = await createSubuser(account, { spike_action: "disable" });
+    await leak(account, subuser, t0);
+    const spike = await onlySpike(account, "?active=true");
+    expect(spike).toMatchObject({ action: "disable", action_pending: true, acknowledged_at: null });
+    expect(spike.start.action).toBe("disable");
+    const disabled = await json(await call("GET", `/v1/subusers/${subuser.id}`, { token: account.token }));
+    expect(disabled.status).toBe("disabled");
+    expect(await authorize({ username: username(subuser.name), password: subuser.password })).toMatchObject({
+      allow: false,
+    });
+
+    const acknowledged = await acknowledge(account, spike.id);
+    expect(acknowledged.status).toBe(200);
+    expect(await json(acknowledged)).toMatchObject({ id: spike.id, action_pending: false });
+    const active = await json(await call("GET", `/v1/subusers/${subuser.id}`, { token: account.token }));
+    expect(active.status).toBe("active");
+    expect((await authorize({ username: username(subuser.name), password: subuser.password })).allow).toBe(true);
+    // The start handed out again (a redelivery) does not disable it again once acknowledged.
+    await foldAt(account, t0 + 32 * MINUTE);
+    expect((await json(await call("GET", `/v1/subusers/${subuser.id}`, { token: account.token }))).status).toBe(
+      "active",
+    );
+    expect((await acknowledge(account, spike.id)).status).toBe(200);
+  });
+
+  it("the cap action caps the sub-user's requests per second at its baseline until acknowledged", SLOW, async () => {
+    const t0 = startClock();
+    const account = await createAccount({ bandwidthGb: 1000 });
+    const subuser = await createSubuser(account, { rps_max: 40, spike_action: "cap" });
+    const limits = async () =>
+      (await json(await gateway("/subusers", { node: "node-1", names: [subuser.name] }))).subusers[0].limits
+        .residential;
+    expect((await limits()).rps).toBe(40);
+    await leak(account, subuser, t0);
+    const spike = await onlySpike(account, "?active=true");
+    // A new sub-user's baseline is the medium floor: 40,000 requests an hour, 12 a second.
+    expect(spike.start).toMatchObject({ action: "cap", cap_rps: 12 });
+    expect((await limits()).rps).toBe(12);
+    expect((await acknowledge(account, spike.id)).status).toBe(200);
+    expect((await limits()).rps).toBe(40);
+  });
+
+  it("another account's spike answers 404 like a missing one; so does its sub-user as a filter", SLOW, async () => {
+    const t0 = startClock();
+    const account = await createAccount({ bandwidthGb: 1000 });
+    const other = await createAccount({ bandwidthGb: 10 });
+    const subuser = await createSubuser(account);
+    await leak(account, subuser, t0);
+    const spike = await onlySpike(account);
+    const foreign = await acknowledge(other, spike.id);
+    const missing = await acknowledge(other, "spk_01JZZZZZZZZZZZZZZZZZZZZZZZ");
+    expect(foreign.status).toBe(404);
+    expect(missing.status).toBe(404);
+    const [a, b] = [await json(foreign), await json(missing)];
+    expect(a.code).toBe("traffic_spike_not_found");
+    expect({ ...a, request_id: "" }).toEqual({ ...b, request_id: "" });
+    expect(await spikes(other)).toEqual([]);
+    const filtered = await call("GET", `/v1/traffic-spikes?subuser=${subuser.id}`, { token: other.token });
+    expect(filtered.status).toBe(404);
+    expect((await json(filtered)).code).toBe("subuser_not_found");
+  });
+});

@@ -286,6 +286,18 @@ export const errorCatalogue = {
     message: "The gateway would refuse this request; the message says why.",
     fix: "Fix what the message names (credentials, whitelist, limits, balance) and test again.",
   },
+
+  // Live tail (beyond the spec)
+  websocket_required: {
+    status: 426,
+    message: "This is a WebSocket endpoint: open it with `Upgrade: websocket`.",
+    fix: "Connect with a WebSocket client (`npm run tail -- <key>`, or `new WebSocket(url, ['tail', 'bearer.<key>'])` in a browser).",
+  },
+  tail_limit: {
+    status: 409,
+    message: "The account already has the maximum of 5 live tails open.",
+    fix: "Close a tail you no longer watch (another console tab or terminal), then connect again.",
+  },
 } as const satisfies Record<string, { status: ContentfulStatusCode; message: string; fix: string }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

@@ -2,6 +2,7 @@ import { type RouteHandler, z } from "@hono/zod-openapi";
 import { openTail } from "../../domain/traffic/live-tail";
 import { ACK_EVERY, MAX_TAILS, MAX_UNACKED, TAIL_SUBPROTOCOL } from "../../durable-objects/request-tail";
 import type { AppEnv } from "../../env";
+import { offeredSubprotocols } from "../../middleware/bearer";
 import { ApiError } from "../../platform/errors";
 import { idParam, token } from "../../platform/fields";
 import { apiRoute } from "../../platform/route-definitions";
@@ -66,7 +67,8 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     status,
     errorCode,
   });
-  const headers: Record<string, string> = c.req.header("Sec-WebSocket-Protocol")
+  // A server may select only a subprotocol the client offered; never the one carrying the key.
+  const headers: Record<string, string> = offeredSubprotocols(c).includes(TAIL_SUBPROTOCOL)
     ? { "Sec-WebSocket-Protocol": TAIL_SUBPROTOCOL }
     : {};
   return new Response(null, { status: 101, webSocket, headers }) as never;

@@ -16,7 +16,9 @@ export class RefreshedValue<T, Args extends unknown[]> {
   ) {}
 
   get(...args: Args): Promise<T> {
-    if (this.#held && now() - this.#held.readAt < this.periodMs) return Promise.resolve(this.#held.value);
+    // A clock set back (a test's, or a corrected one) makes the value stale rather than held for as long.
+    const age = this.#held ? now() - this.#held.readAt : -1;
+    if (this.#held && age >= 0 && age < this.periodMs) return Promise.resolve(this.#held.value);
     this.#reading ??= this.#readNow(args);
     return this.#reading;
   }

@@ -44,10 +44,10 @@ export const route = apiRoute({
         .openapi({ description: "The gateway's error code of failed requests (e.g. `upstream-timeout`)." }),
     }),
     headers: z.object({
-      upgrade: z.string().max(32).optional().openapi({ description: "`websocket`." }),
-      "sec-websocket-protocol": z
-        .string()
-        .max(200)
+      upgrade: token(/^[A-Za-z]{1,32}$/, 32)
+        .optional()
+        .openapi({ description: "`websocket`." }),
+      "sec-websocket-protocol": token(/^[A-Za-z0-9._, -]{1,200}$/, 200)
         .optional()
         .openapi({ description: "A browser's key: `tail, bearer.<API_KEY>` (the answer selects `tail`)." }),
     }),

@@ -29,7 +29,7 @@ function tailRequest(
 /** Opens a tail (101 expected) and records every frame it receives. */
 async function openTail(account: TestAccount, query = "", options: Parameters<typeof tailRequest>[2] = {}) {
   const response = await tailRequest(account, query, options);
-  expect(response.status, await response.clone().text()).toBe(101);
+  if (response.status !== 101) throw new Error(`tail: ${response.status} ${await response.text()}`);
   const socket = response.webSocket as WebSocket;
   socket.accept();
   const frames: Frame[] = [];

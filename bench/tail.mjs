@@ -81,6 +81,7 @@ try {
   const deadline = Date.now() + 30_000;
   while (latencies.length < expected && Date.now() < deadline) await sleep(50);
   const counted = await totalRequests(api, accounts[0].auth, startedAt - 60_000, Date.now() + 60_000);
+  const closedEarly = await Promise.race([tail.closed, sleep(0).then(() => null)]);
   tail.close();
 
   const sorted = [...latencies].sort((a, b) => a - b);
@@ -94,6 +95,7 @@ try {
     p99Ms: Math.round(percentile(sorted, 99)),
     maxMs: Math.round(sorted.at(-1) ?? 0),
     countedByTrafficWhenReceived: counted,
+    closedEarly,
     goalP99Ms: GOAL_P99_MS,
   };
   result.goalMet = result.received === expected && result.p99Ms <= GOAL_P99_MS;

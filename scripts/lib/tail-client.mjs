@@ -17,7 +17,7 @@ function filterQuery(filters) {
 export function openTail({ base, token, product = "residential", filters = {}, onRecord }) {
   const url = `${base.replace(/^http/, "ws")}/v1/${product}/requests/tail${filterQuery(filters)}`;
   const socket = new WebSocket(url, { headers: { Authorization: `Bearer ${token}` } });
-  let ackEvery = 10;
+  let ackEvery = 50;
   const closed = new Promise((resolve) =>
     socket.on("close", (code, reason) => resolve({ code, reason: reason.toString() })),
   );

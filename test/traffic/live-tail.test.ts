@@ -83,7 +83,7 @@ describe("live tail of the request log (GET /v1/{product}/requests/tail)", () =>
       async () => tail.frames[0]?.type,
       (type) => type === "hello",
     );
-    expect(tail.frames[0]).toEqual({ type: "hello", ack_every: 10, max_unacked: 100 });
+    expect(tail.frames[0]).toEqual({ type: "hello", ack_every: 50, max_unacked: 1000 });
     const held = holdUsageMessages();
     const posted = Date.now();
     await post([
@@ -257,22 +257,28 @@ describe("live tail of the request log (GET /v1/{product}/requests/tail)", () =>
     for (const tail of tails.slice(1)) tail.socket.close();
   });
 
-  it("a viewer that stops acknowledging is closed with 1008 after 100 records; one that acknowledges gets them all", async () => {
+  it("a viewer that stops acknowledging is closed with 1008 after 1,000 records; one that acknowledges gets them all", async () => {
     const { account, name } = await accountWithSubuser();
     const { tail: silent } = await openTail(account);
     const { tail: acking } = await openTail(account);
     acking.socket.addEventListener("message", (event) => {
       const frame = JSON.parse(event.data as string) as Frame;
-      if (frame.type === "request" && frame.seq !== undefined && frame.seq % 10 === 0) acking.ack(frame.seq);
+      if (frame.type === "request" && frame.seq !== undefined && frame.seq % 50 === 0) acking.ack(frame.seq);
     });
+    // 1,000 records over 10 minutes: a batch samples at most 100 a minute, so each is on the tail.
     const batch = (n: number) =>
-      Array.from({ length: 100 }, (_, i) => usageRecord(name, { request_id: `req_slow${n}x${i}` }));
+      Array.from({ length: 1000 }, (_, i) =>
+        usageRecord(name, {
+          request_id: `req_slow${n}x${i}`,
+          ts: new Date(Date.now() - (i % 10) * 60_000).toISOString(),
+        }),
+      );
     await post(batch(1));
-    await received(acking, 100);
+    await received(acking, 1000);
     await post(batch(2));
     expect(await silent.closed).toEqual({ code: 1008, reason: expect.stringContaining("acknowledge") });
-    expect(silent.requests()).toHaveLength(100);
-    expect(await received(acking, 200)).toHaveLength(200);
+    expect(silent.requests()).toHaveLength(1000);
+    expect(await received(acking, 2000)).toHaveLength(2000);
     acking.socket.close();
   });
 

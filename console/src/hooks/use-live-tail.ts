@@ -28,7 +28,7 @@ export function useLiveTail(apiKey: string, enabled: boolean, product: Product, 
     const query = subuser ? `?subuser=${encodeURIComponent(subuser)}` : "";
     const url = `${location.origin.replace(/^http/, "ws")}/v1/${product}/requests/tail${query}`;
     const socket = new WebSocket(url, ["tail", `bearer.${apiKey}`]);
-    let ackEvery = 10;
+    let ackEvery = 50;
     socket.onopen = () => setTail((previous) => ({ ...previous, state: "live" }));
     socket.onmessage = (event) => {
       const frame = JSON.parse(event.data as string) as { type: string; seq: number; ack_every: number };

@@ -8,12 +8,13 @@
 /** At most this many tails open at once per account, whatever their product and filters. */
 export const MAX_TAILS = 5;
 /** A client acknowledges at least every this many records. */
-export const ACK_EVERY = 10;
+export const ACK_EVERY = 50;
 /**
  * A tail this many records behind its acknowledgements when more arrive is closed (1008): a slow viewer is dropped,
- * never buffered beyond this and one delivery (a gateway batch's sample).
+ * never buffered beyond this and one delivery (a gateway batch's sample, at most 1,000). Wide enough for a few
+ * batches in flight during an acknowledgement's round trip, so a viewer that keeps up is never dropped.
  */
-export const MAX_UNACKED = 100;
+export const MAX_UNACKED = 1000;
 /** The close code and reason a dropped viewer gets. */
 export const TOO_SLOW = { code: 1008, reason: `too far behind: acknowledge at least every ${ACK_EVERY} records` };
 /** The subprotocol the server answers a client that offered subprotocols with (a browser's key rides in another). */

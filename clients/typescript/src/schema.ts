@@ -815,7 +815,7 @@ export interface paths {
     };
     /**
      * Live tail of the request log (WebSocket)
-     * @description A WebSocket (`Upgrade: websocket`) that streams the product's sampled requests as the gateway reports them, within about 2 seconds, optionally filtered: the request log's entries with `product` and `error_code`, sampled as the log is (every request under 100 a minute per gateway batch, a uniform sample above). A browser, which cannot send `Authorization`, offers the subprotocols `tail` and `bearer.<API_KEY>`; the answer selects `tail`. The server sends `{"type": "hello", "ack_every": 10, "max_unacked": 100}`, then `{"type": "request", "seq": n, "request": {...}}` per request (n counts from 1). Acknowledge with `{"type": "ack", "seq": n}` at least every 10 requests: a viewer 100 requests behind is closed with code 1008. Send `ping` to be answered `pong`. An account may have 5 tails open at once (409 `tail_limit`). A request that is not a WebSocket upgrade is answered 426 `websocket_required`.
+     * @description A WebSocket (`Upgrade: websocket`) that streams the product's sampled requests as the gateway reports them, within about 2 seconds, optionally filtered: the request log's entries with `product` and `error_code`, sampled as the log is (every request under 100 a minute per gateway batch, a uniform sample above). A browser, which cannot send `Authorization`, offers the subprotocols `tail` and `bearer.<API_KEY>`; the answer selects `tail`. The server sends `{"type": "hello", "ack_every": 50, "max_unacked": 1000}`, then `{"type": "request", "seq": n, "request": {...}}` per request (n counts from 1). Acknowledge with `{"type": "ack", "seq": n}` at least every 50 requests: a viewer 1000 requests behind is closed with code 1008. Send `ping` to be answered `pong`. An account may have 5 tails open at once (409 `tail_limit`). A request that is not a WebSocket upgrade is answered 426 `websocket_required`.
      *
      *     Key scope: `traffic:read`.
      */
@@ -14868,4 +14868,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "c1179afb6f20a15f9e10fcd20381cceb8f0ab625de05a5059c9bf29ce681f709";
+export const CONTRACT_SHA256 = "911c17f75bc0fb44e05f212cd9ef4d91bdfd56de74354780f08508e7f7386f3a";

@@ -40,6 +40,7 @@ interface __BaseEnv_Env {
 	TRAFFIC_STORE: DurableObjectNamespace<import("./src/index").TrafficStore>;
 	GATEWAY_HUB: DurableObjectNamespace<import("./src/index").GatewayHub>;
 	USAGE_BATCH_LEDGER: DurableObjectNamespace<import("./src/index").UsageBatchLedger>;
+	REQUEST_TAIL: DurableObjectNamespace<import("./src/index").RequestTail>;
 	REPORT_RUNS_QUEUE: Queue;
 	REPORTS: R2Bucket;
 	EMAIL: SendEmail;
@@ -60,7 +61,7 @@ interface __BaseEnv_Env {
 declare namespace Cloudflare {
 	interface GlobalProps {
 		mainModule: typeof import("./src/index");
-		durableNamespaces: "ApiKeyGuard" | "SubuserGate" | "TrafficStore" | "GatewayHub" | "UsageBatchLedger";
+		durableNamespaces: "ApiKeyGuard" | "SubuserGate" | "TrafficStore" | "GatewayHub" | "UsageBatchLedger" | "RequestTail";
 	}
 	interface Env extends __BaseEnv_Env {}
 }

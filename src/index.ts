@@ -10,7 +10,14 @@ import { consumeReportRuns } from "./queues/report-runs";
 import { consumeUsage, routeUsage } from "./queues/usage";
 import { consumeWebhooks } from "./queues/webhooks";
 
-export { ApiKeyGuard, GatewayHub, SubuserGate, TrafficStore, UsageBatchLedger } from "./durable-objects";
+export {
+  ApiKeyGuard,
+  GatewayHub,
+  RequestTail,
+  SubuserGate,
+  TrafficStore,
+  UsageBatchLedger,
+} from "./durable-objects";
 
 const app = createApp();
 

@@ -5,6 +5,8 @@ import { signal, useSignal } from "./lib/signal";
 /** What the console knows about the signed-in key, all of it read from the public API at sign-in. */
 export interface Session extends Access {
   client: ProxyAccountClient;
+  /** The key itself, for what the client cannot carry (the live tail's WebSocket). */
+  apiKey: string;
   key: Schemas["ApiKey"];
   /** A `test_` key: the account's sandbox twin, simulated money and traffic. */
   sandbox: boolean;
@@ -46,6 +48,7 @@ export async function signIn(token: string): Promise<void> {
   ]);
   current.set({
     client,
+    apiKey: token.trim(),
     key,
     gateway,
     account,

@@ -376,6 +376,34 @@ describe("the console", () => {
     await context.close();
   });
 
+  it("the request log's Live toggle puts a request on top as the gateway reports it", async () => {
+    const { context, page, problems } = await openConsole();
+    await v1(stack.base, live, "POST", "/orders", { product: "residential", gb: 1 });
+    const { body: watched } = await v1(stack.base, live, "POST", "/subusers", {
+      label: "live-watched",
+      products: ["residential"],
+    });
+    await signIn(page, live);
+    await go(page, "requests");
+    await page.getByLabel("Live", { exact: true }).check();
+    await page.getByTestId("live-status").filter({ hasText: "Live: waiting for requests" }).waitFor();
+
+    const answer = await proxiedGet(stack.gatewayPort, {
+      username: `user_${watched.name}-type-res-region-us`,
+      password: watched.password,
+      url: stack.targetUrl,
+    });
+    assert.equal(answer.status, 200);
+    // The gateway reports within its flush interval; the tail shows it without a refresh.
+    await page.getByTestId("live-status").filter({ hasText: "Live: 1 new" }).waitFor({ timeout: 5000 });
+    const first = page.getByRole("row").nth(1);
+    assert.match(await first.textContent(), /live-watched.*GET 127\.0\.0\.1.*200/);
+    await page.getByLabel("Live", { exact: true }).uncheck();
+    await page.getByTestId("live-status").waitFor({ state: "detached" });
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
   for (const [label, viewport] of [
     ["desktop", { width: 1280, height: 900 }],
     ["375px", { width: 375, height: 812 }],

@@ -239,6 +239,13 @@ const SCENARIO: Folder[] = [
         query: { from: "{{traffic_from}}", to: "{{traffic_to}}", subuser: "{{subuser_id}}" },
       },
       { operationId: "listRequests", path: { product: "residential" }, query: { subuser: "{{subuser_id}}" } },
+      // A WebSocket: a plain request gets the JSON error that says so.
+      {
+        operationId: "tailRequests",
+        path: { product: "residential" },
+        status: 426,
+        expect: { code: "websocket_required" },
+      },
       { operationId: "listSubuserSources", expect: { "data.length": 0 } },
       { operationId: "listTrafficSpikes", query: { subuser: "{{subuser_id}}" }, expect: { "data.length": 0 } },
       {

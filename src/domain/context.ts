@@ -15,6 +15,8 @@ export interface DomainContext {
   actor?: Actor;
   /** Set when the request recorded an event that a webhook endpoint awaits: the prompt fan-out follows it. */
   awaitedEvents?: boolean;
+  /** Set where work may go on after the answer (the usage route's live tails); without it, the work is awaited. */
+  waitUntil?: (work: Promise<unknown>) => void;
 }
 
 export function domainContext(env: Cloudflare.Env): DomainContext {

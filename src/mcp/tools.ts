@@ -7,7 +7,7 @@ import { type KeyAccess, type KeyArea, type KeyScopes, keyAccesses, keyAreas, sc
  * One MCP tool per operation of the public OpenAPI document, generated from it: the name is the operationId, the
  * title the summary, the description the summary and description (which name the key scope), and the input schema
  * the operation's path, query and header parameters and its JSON body. Operations a key cannot authorize (a signed
- * download link) have no tool.
+ * download link) have no tool, nor have WebSockets (a live tail).
  */
 
 type Schema = Record<string, unknown>;
@@ -77,10 +77,17 @@ function buildTools(document: OpenApiDocument): Tool[] {
   for (const [path, item] of Object.entries(document.paths ?? {})) {
     for (const method of HTTP_METHODS) {
       const operation = item?.[method] as Schema | undefined;
-      if (operation && keyScopeOf(operation) !== undefined) tools.push(toolOf(document, method, path, operation));
+      if (operation && keyScopeOf(operation) !== undefined && !isWebSocket(operation)) {
+        tools.push(toolOf(document, method, path, operation));
+      }
     }
   }
   return tools;
+}
+
+/** A WebSocket (a live tail): a stream, where a tool call gets one answer. */
+function isWebSocket(operation: Schema): boolean {
+  return "101" in ((operation.responses as Schema | undefined) ?? {});
 }
 
 /** The scope an operation declares: null for any key, undefined for an operation not authorized by an API key. */

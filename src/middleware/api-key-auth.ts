@@ -4,17 +4,17 @@ import { isLiveToken, keyForToken, unauthenticatedGuard } from "../domain/api-ke
 import { unauthenticatedLimits } from "../domain/plans";
 import type { AppEnv } from "../env";
 import { ApiError } from "../platform/errors";
-import { bearerToken } from "./bearer";
+import { apiKeyToken } from "./bearer";
 import { clientAddress } from "./client-address";
 import { rateLimited, setRateLimitHeaders } from "./rate-limit-headers";
 
 /**
- * Resolves `Authorization: Bearer <API_KEY>` to a key id (cached); revocation, expiry and a rotated token's grace
- * are the guard's job. A call
+ * Resolves `Authorization: Bearer <API_KEY>` (or a WebSocket's `bearer.<API_KEY>` subprotocol) to a key id
+ * (cached); revocation, expiry and a rotated token's grace are the guard's job. A call
  * without a valid key is counted against its client address and answered 401 (or 429 past that limit).
  */
 export const apiKeyAuth = createMiddleware<AppEnv>(async (c, next) => {
-  const token = bearerToken(c);
+  const token = apiKeyToken(c);
   const key = token ? await keyForToken(c.get("ctx"), token) : null;
   if (!key) {
     await admitClientAddress(c);

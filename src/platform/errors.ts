@@ -291,6 +291,18 @@ export const errorCatalogue = {
     message: "No traffic spike with this id exists.",
     fix: "Check the spike id (`GET /traffic-spikes` lists them); spikes of another account are not visible.",
   },
+
+  // Live tail (beyond the spec)
+  websocket_required: {
+    status: 426,
+    message: "This is a WebSocket endpoint: open it with `Upgrade: websocket`.",
+    fix: "Connect with a WebSocket client (`npm run tail -- <key>`, or `new WebSocket(url, ['tail', 'bearer.<key>'])` in a browser).",
+  },
+  tail_limit: {
+    status: 409,
+    message: "The account already has the maximum of 5 live tails open.",
+    fix: "Close a tail you no longer watch (another console tab or terminal), then connect again.",
+  },
 } as const satisfies Record<string, { status: ContentfulStatusCode; message: string; fix: string }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

@@ -28,8 +28,10 @@ function operations() {
 }
 
 describe("MCP tools generated from the OpenAPI document", () => {
-  it("every operation an API key authorizes has one tool named by its operationId; the signed download link has none", () => {
-    const keyOperations = operations().filter(({ operation }) => operation.security?.some((s) => "ApiKey" in s));
+  it("every operation an API key authorizes has one tool named by its operationId; the signed download link and WebSockets have none", () => {
+    const keyOperations = operations().filter(
+      ({ operation }) => operation.security?.some((s) => "ApiKey" in s) && !("101" in (operation.responses ?? {})),
+    );
     expect(keyOperations.length).toBeGreaterThan(70);
     expect(tools.map((tool) => tool.definition.name)).toEqual(keyOperations.map((o) => o.operation.operationId));
     for (const { path, method, operation } of keyOperations) {
@@ -39,6 +41,7 @@ describe("MCP tools generated from the OpenAPI document", () => {
       expect(tool.definition.description).toContain(operation.description);
     }
     expect(tools.map((tool) => tool.definition.name)).not.toContain("downloadReportRunFile");
+    expect(tools.map((tool) => tool.definition.name)).not.toContain("tailRequests");
   });
 
   it("tool names are unique, at most 64 characters, of the characters MCP allows", () => {

@@ -793,11 +793,33 @@ export interface paths {
     };
     /**
      * Sampled request log
-     * @description Recent proxy requests, newest first: at most 1,000 per product, none older than 48 hours. An account sending under 100 requests a minute sees every request; above that, a uniform sample of about 100 a minute. The log is sampled and is not suitable for billing: use traffic for totals. A request shows within 60 seconds of the gateway reporting it.
+     * @description Recent proxy requests, newest first: at most 1,000 per product, none older than 48 hours. An account sending under 100 requests a minute sees every request; above that, a uniform sample of about 100 a minute. The log is sampled and is not suitable for billing: use traffic for totals. A request shows within 60 seconds of the gateway reporting it; the live tail (`GET /{product}/requests/tail`) shows it within seconds.
      *
      *     Key scope: `traffic:read`.
      */
     get: operations["listRequests"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/{product}/requests/tail": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Live tail of the request log (WebSocket)
+     * @description A WebSocket (`Upgrade: websocket`) that streams the product's sampled requests as the gateway reports them, within about 2 seconds, optionally filtered: the request log's entries with `product` and `error_code`, sampled as the log is (every request under 100 a minute per gateway batch, a uniform sample above). A browser, which cannot send `Authorization`, offers the subprotocols `tail` and `bearer.<API_KEY>`; the answer selects `tail`. The server sends `{"type": "hello", "ack_every": 50, "max_unacked": 1000}`, then `{"type": "request", "seq": n, "request": {...}}` per request (n counts from 1). Acknowledge with `{"type": "ack", "seq": n}` at least every 50 requests: a viewer 1000 requests behind is closed with code 1008. Send `ping` to be answered `pong`. An account may have 5 tails open at once (409 `tail_limit`). A request that is not a WebSocket upgrade is answered 426 `websocket_required`.
+     *
+     *     Key scope: `traffic:read`.
+     */
+    get: operations["tailRequests"];
     put?: never;
     post?: never;
     delete?: never;
@@ -2023,7 +2045,9 @@ export interface components {
         | "api_key_limit"
         | "sandbox_key_required"
         | "gateway_refused"
-        | "traffic_spike_not_found";
+        | "traffic_spike_not_found"
+        | "websocket_required"
+        | "tail_limit";
       /** @example label: must match [a-z0-9-]{1,64}. */
       message: string;
       /** @example req_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
@@ -2528,7 +2552,9 @@ export interface components {
           | "api_key_limit"
           | "sandbox_key_required"
           | "gateway_refused"
-          | "traffic_spike_not_found";
+          | "traffic_spike_not_found"
+          | "websocket_required"
+          | "tail_limit";
         message: string;
       } | null;
     };
@@ -10069,6 +10095,149 @@ export interface operations {
       };
     };
   };
+  tailRequests: {
+    parameters: {
+      query?: {
+        subuser?: string;
+        /** @description The target host or a parent domain of it (`example.com` takes `api.example.com`). */
+        domain?: string;
+        /** @description An HTTP status returned to the client (`404`) or a class of them (`4xx`). */
+        status?: string;
+        /** @description The gateway's error code of failed requests (e.g. `upstream-timeout`). */
+        error_code?: string;
+      };
+      header?: {
+        /** @description `websocket`. */
+        upgrade?: string;
+        /** @description A browser's key: `tail, bearer.<API_KEY>` (the answer selects `tail`). */
+        "sec-websocket-protocol"?: string;
+      };
+      path: {
+        product: "residential" | "mobile" | "isp";
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Switching to the WebSocket protocol. */
+      101: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `subuser_not_found`: No sub-user with this id exists. */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `tail_limit`: The account already has the maximum of 5 live tails open. */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `invalid_request`: The request is invalid. */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `websocket_required`: This is a WebSocket endpoint: open it with `Upgrade: websocket`. */
+      426: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
   listReports: {
     parameters: {
       query?: {
@@ -15361,4 +15530,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "118add9d6e0bde4b5731d42b255ded3ef84a9547f92d700d127938be85424c5c";
+export const CONTRACT_SHA256 = "f13257902c3810b7e4baac454033396b37154eb69edb03f7fb4c0c022d94c363";

@@ -6,6 +6,7 @@ import { Choice } from "../components/select";
 import { Show } from "../components/show";
 import { Table } from "../components/table";
 import * as format from "../format";
+import { useLiveTail } from "../hooks/use-live-tail";
 import { useLoad } from "../hooks/use-load";
 import { href, type PageEntry } from "../router";
 import { useSession } from "../session";
@@ -15,15 +16,20 @@ export const requestsPage: PageEntry = { label: "Request log", area: "traffic", 
 /** Rows shown at first, and added by each "Show more". */
 const PAGE_ROWS = 50;
 
-/** The sampled request log (last 48 hours): the API's filters (product, sub-user), then a search over the page. */
+/**
+ * The sampled request log (last 48 hours): the API's filters (product, sub-user), then a search over the page. "Live"
+ * opens the live tail with the same filters and puts each request on top as the gateway reports it.
+ */
 function RequestsPage() {
-  const { client, productsOf } = useSession();
+  const { client, apiKey, productsOf } = useSession();
   const products = productsOf(["residential", "mobile", "isp"] as const);
   const [product, setProduct] = useState<Product>(products[0] ?? "residential");
   const [subuser, setSubuser] = useState("");
   const [search, setSearch] = useState("");
   const [failedOnly, setFailedOnly] = useState(false);
   const [shown, setShown] = useState(PAGE_ROWS);
+  const [live, setLive] = useState(false);
+  const tail = useLiveTail(apiKey, live, product, subuser);
   const log = useLoad(
     () =>
       client.get("/{product}/requests", {
@@ -70,13 +76,28 @@ function RequestsPage() {
           />
           Failed only
         </label>
+        <label class="check">
+          <input type="checkbox" checked={live} onChange={(event) => setLive(event.currentTarget.checked)} />
+          Live
+        </label>
       </form>
+      {live || tail.state === "stopped" ? (
+        <p class="muted" aria-live="polite" data-testid="live-status">
+          {liveStatus(tail.state, tail.records.length, tail.reason)}
+        </p>
+      ) : null}
       <p class="muted">
         Sampled: every request under 100 a minute, a uniform sample above; not for billing (use Traffic).
       </p>
-      <Show state={log} empty={(page) => page.data.length === 0} emptyText="No requests in the last 48 hours.">
+      <Show
+        state={log}
+        empty={(page) => page.data.length === 0 && tail.records.length === 0}
+        emptyText="No requests in the last 48 hours."
+      >
         {(page) => {
-          const rows = page.data.filter(
+          const liveIds = new Set(tail.records.map((entry) => entry.request_id));
+          const entries = [...tail.records, ...page.data.filter((entry) => !liveIds.has(entry.request_id))];
+          const rows = entries.filter(
             (entry) =>
               (!failedOnly || entry.status >= 400) &&
               (!needle ||
@@ -93,7 +114,7 @@ function RequestsPage() {
           return (
             <>
               <p class="muted" data-testid="request-count">
-                {format.count(rows.length)} of {format.count(page.data.length)} sampled requests
+                {format.count(rows.length)} of {format.count(entries.length)} sampled requests
               </p>
               <Table
                 caption="Sampled requests"
@@ -127,4 +148,10 @@ function RequestsPage() {
       </Show>
     </Page>
   );
+}
+
+function liveStatus(state: "off" | "connecting" | "live" | "stopped", received: number, reason: string): string {
+  if (state === "connecting") return "Live: connecting…";
+  if (state === "stopped") return `Live stopped: ${reason}`;
+  return received === 0 ? "Live: waiting for requests…" : `Live: ${format.count(received)} new`;
 }

@@ -2,6 +2,7 @@ export * from "./accounts";
 export * from "./audit";
 export * from "./commerce";
 export * from "./reports";
+export * from "./request-tails";
 export * from "./sandbox";
 export * from "./subusers";
 export * from "./tools";

@@ -216,27 +216,31 @@ function sessionUsageOf(record: UsageRecord, ts: number): SessionUsage {
  * that minute's requests in the batch. They depend on the batch alone, never on what the account's store has
  * counted so far, so a retry of the batch sends exactly the same ones; the store keeps those its rate samples.
  */
-function sampleCandidates(entries: OwnedRecord[]): SampleCandidate[] {
+export function sampledEntries(entries: OwnedRecord[]): Array<{ entry: OwnedRecord; weight: number }> {
   const byMinute = Map.groupBy(entries, (entry) => entry.ts - (entry.ts % MINUTE_MS));
   return [...byMinute.values()].flatMap((minuteEntries) => {
     const chosen = minuteEntries.length <= SAMPLE_CANDIDATES ? minuteEntries : uniformChoice(minuteEntries);
     const weight = minuteEntries.length / chosen.length;
-    return chosen.map(({ record, owner, ts }) => ({
-      requestId: record.request_id,
-      ts,
-      product: record.product,
-      subuserId: owner.subuserId,
-      method: record.method,
-      targetHost: record.target_host,
-      status: record.status,
-      bytes: record.bytes_in + record.bytes_out,
-      exitIp: record.exit_ip,
-      exitGeo: record.exit_geo,
-      exitAsn: record.exit_asn,
-      tag: record.tag,
-      weight,
-    }));
+    return chosen.map((entry) => ({ entry, weight }));
   });
+}
+
+function sampleCandidates(entries: OwnedRecord[]): SampleCandidate[] {
+  return sampledEntries(entries).map(({ entry: { record, owner, ts }, weight }) => ({
+    requestId: record.request_id,
+    ts,
+    product: record.product,
+    subuserId: owner.subuserId,
+    method: record.method,
+    targetHost: record.target_host,
+    status: record.status,
+    bytes: record.bytes_in + record.bytes_out,
+    exitIp: record.exit_ip,
+    exitGeo: record.exit_geo,
+    exitAsn: record.exit_asn,
+    tag: record.tag,
+    weight,
+  }));
 }
 
 /** 100 of a minute's entries, ranked by a hash independent of the one the store keeps candidates by. */

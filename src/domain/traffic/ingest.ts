@@ -6,6 +6,7 @@ import { DAY, now } from "../../platform/clock";
 import type { DomainContext } from "../context";
 import { type GatewayTarget, parseUsername } from "../gateway/username";
 import { accountShare, type OwnedRecord } from "./aggregate";
+import { deliverToTails } from "./live-tail";
 import { enqueueMessages, packBatch } from "./message-packing";
 import { subuserOwners } from "./owners";
 import type { UsageBatch, UsageRecord } from "./usage-records";
@@ -26,7 +27,8 @@ export interface IngestResult {
  * failed before recording, sends the same parts again with its own later time: every store applies a part once, as
  * it looks for the part's key from that time or the part's oldest usage less the clock skew, whichever is earlier.
  * A deleted sub-user's records are judged by its account's store (they count during the drain). A sharded account's
- * records are grouped per store shard, by sub-user (`store-shards.ts`).
+ * records are grouped per store shard, by sub-user (`store-shards.ts`). Accounts with a live tail open get the
+ * batch's sampled records as soon as it is enqueued (`live-tail.ts`).
  */
 export async function ingestUsageBatch(ctx: DomainContext, batch: UsageBatch): Promise<IngestResult> {
   const ledger = new UsageBatchLedgerClient(ctx.env, shardOf(batch.batch_id, ledgerShards(ctx.env)));
@@ -41,23 +43,29 @@ export async function ingestUsageBatch(ctx: DomainContext, batch: UsageBatch): P
     const [product, name] = splitOwnerKey(ownerKeyOf(record));
     const owner = owners.get(name);
     if (!owner?.products.includes(product as Product)) return [];
-    return [{ accountId: owner.accountId, shard: subuserShard(owner.subuserId, owner.trafficShards), record, owner }];
+    const entry: OwnedRecord = {
+      record,
+      owner,
+      ts: countedAt(Date.parse(record.ts), receivedAt),
+      target: ownerOf(record).target,
+    };
+    return [{ accountId: owner.accountId, shard: subuserShard(owner.subuserId, owner.trafficShards), entry }];
   });
   const dropped = batch.records.length - owned.length;
   const byStore = Map.groupBy(owned, (entry) => `${entry.accountId}/${entry.shard}`);
   const shares = [...byStore.values()].map((entries) => {
     const { accountId, shard } = entries[0] as (typeof owned)[number];
-    const records = entries.map(
-      ({ record, owner }): OwnedRecord => ({
-        record,
-        owner,
-        ts: countedAt(Date.parse(record.ts), receivedAt),
-        target: ownerOf(record).target,
-      }),
+    return accountShare(
+      accountId,
+      entries.map(({ entry }) => entry),
+      shard,
     );
-    return accountShare(accountId, records, shard);
   });
   await enqueueMessages(ctx.env.USAGE_QUEUE, packBatch(batch.batch_id, shares, receivedAt));
+  // Live tails see the records now, not after the queues' minute-long windows; the post does not wait for them.
+  const tails = deliverToTails(ctx, owned);
+  if (ctx.waitUntil) ctx.waitUntil(tails);
+  else await tails;
   const stored = await ledger.record(batch.batch_id, { accepted: owned.length, dropped, receivedAt });
   return { accepted: stored.first.accepted, dropped: stored.first.dropped, duplicate: !stored.recorded };
 }

@@ -51,5 +51,6 @@ export const route = internalRoute(
 export const handler = async (c: Context<AppEnv>) => {
   const body: unknown = await c.req.json();
   const batch = plainlyValidBatch(body) ?? validate(usageBatchSchema, body, "json");
-  return c.json(await ingestUsageBatch(c.get("ctx"), batch), 202);
+  const ctx = { ...c.get("ctx"), waitUntil: (work: Promise<unknown>) => c.executionCtx.waitUntil(work) };
+  return c.json(await ingestUsageBatch(ctx, batch), 202);
 };

@@ -16,7 +16,7 @@ export const route = apiRoute({
     "Recent proxy requests, newest first: at most 1,000 per product, none older than 48 hours. An account sending " +
     "under 100 requests a minute sees every request; above that, a uniform sample of about 100 a minute. The log is " +
     "sampled and is not suitable for billing: use traffic for totals. A request shows within 60 seconds of the " +
-    "gateway reporting it.",
+    "gateway reporting it; the live tail (`GET /{product}/requests/tail`) shows it within seconds.",
   request: {
     params: z.object({ product: productSchema }),
     query: z.object({

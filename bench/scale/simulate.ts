@@ -6,6 +6,7 @@ import type { AreaStorage } from "../../src/durable-objects/shared/storage-versi
 import { AccountTraffic } from "../../src/durable-objects/traffic-store/account-traffic";
 import { unpackJson } from "../../src/durable-objects/traffic-store/blob-codec";
 import type { MeterFigures, Settlement, StorePart } from "../../src/durable-objects/traffic-store/contract";
+import { SpikeWatch } from "../../src/durable-objects/traffic-store/spike-watch";
 import type { Marginals } from "../../src/durable-objects/traffic-store/summary";
 import { routeUsage } from "../../src/queues/usage";
 import { type D1Costs, measureD1 } from "./d1";
@@ -257,6 +258,8 @@ interface StoreRun {
   rowsRead: number;
   rowsByTable: Record<string, number>;
   cpuSeconds: number;
+  /** The part of the store's CPU spent judging sub-users for spikes (`SpikeWatch.judge`, as buckets fold). */
+  detectionCpuSeconds: number;
   /** Bytes per row kind, as stored (for the retention model). */
   rowBytes: Record<string, number>;
   rowCounts: Record<string, number>;
@@ -312,11 +315,13 @@ function simulateStore(
     rowsRead: 0,
     rowsByTable: {},
     cpuSeconds: 0,
+    detectionCpuSeconds: 0,
     rowBytes: {},
     rowCounts: {},
     refusals: [],
   };
   let cpuMs = 0;
+  const detectionBefore = detection.ms;
   const timed = <T>(work: () => T): T => {
     const begin = performance.now();
     const result = work();
@@ -437,6 +442,7 @@ function simulateStore(
   }
   run.activeMinutes = activeMinutes.size;
   run.cpuSeconds = cpuMs / 1000;
+  run.detectionCpuSeconds = (detection.ms - detectionBefore) / 1000;
   for (const kind of ["cap", "pool"] as const) {
     const from = crossing[kind].at;
     const until = refusedAt[kind];
@@ -498,10 +504,25 @@ function largestRow(sql: NodeSqlStorage): number {
   return largest;
 }
 
+/** Time spent in `SpikeWatch.judge` by every store the simulation runs (each run reads its own share). */
+const detection = { ms: 0 };
+const judgeBuckets = SpikeWatch.prototype.judge;
+SpikeWatch.prototype.judge = function timedJudge(this: SpikeWatch, ...args: Parameters<SpikeWatch["judge"]>) {
+  const begin = performance.now();
+  try {
+    judgeBuckets.apply(this, args);
+  } finally {
+    detection.ms += performance.now() - begin;
+  }
+};
+
 /** An account's store load per second at `rate`, from the run of a sampled account at its own rate. */
 interface StoreLoad {
   requestsPerSecond: number;
   cpuSecondsPerSecond: number;
+  /** Spike detection's share of the above: CPU and rows, which follow active minutes (a step per folded bucket). */
+  detectionCpuSecondsPerSecond: number;
+  detectionRowsPerSecond: number;
   rowsWrittenPerSecond: number;
   d1BatchesPerSecond: number;
   d1RowsPerSecond: number;
@@ -527,6 +548,10 @@ function loadOf(run: StoreRun, rate: number, subusers: number, queues: QueueResu
   return {
     requestsPerSecond: ingests + perRunSecond(run.alarms) * scaleMinutes + settlementsPerSecond,
     cpuSecondsPerSecond: run.records > 0 ? (run.cpuSeconds / run.records) * (rate / 60) : 0,
+    detectionCpuSecondsPerSecond:
+      run.activeMinutes > 0 ? (run.detectionCpuSeconds / run.activeMinutes) * activeMinutesPerSecond : 0,
+    detectionRowsPerSecond:
+      run.activeMinutes > 0 ? ((run.rowsByTable.spike_watch ?? 0) / run.activeMinutes) * activeMinutesPerSecond : 0,
     rowsWrittenPerSecond: perIngest * ingests + perActiveMinute * activeMinutesPerSecond,
     d1BatchesPerSecond: settlementsPerSecond,
     d1RowsPerSecond: run.settlements > 0 ? settlementsPerSecond * (run.d1Rows / run.settlements) : 0,
@@ -563,6 +588,8 @@ export interface ScenarioResult {
   fleet: Record<string, number>;
   parts: Array<{ part: string; load: number; limit: number; unit: string }>;
   cost: Array<{ line: string; usdPerBillion: number }>;
+  /** Features' shares of the cost lines, per billion gateway requests. */
+  features: { detectionUsdPerBillion: number };
   refusal: { seconds: number; bytesPast: number; rank: number; kind: string };
   samples: Array<{
     rank: number;
@@ -633,6 +660,8 @@ export async function simulateScenario(
   let d1Batches = 0;
   let d1Rows = 0;
   let d1Writer = 0;
+  let detectionCpu = 0;
+  let detectionRows = 0;
   for (let rank = 1; rank <= ACCOUNTS; rank++) {
     const sample = ranks.reduce((best, r) =>
       Math.abs(Math.log(r / rank)) < Math.abs(Math.log(best / rank)) ? r : best,
@@ -646,6 +675,8 @@ export async function simulateScenario(
     d1Batches += load.d1BatchesPerSecond * shards;
     d1Rows += load.d1RowsPerSecond * shards;
     d1Writer += load.d1WriterSecondsPerSecond * shards;
+    detectionCpu += load.detectionCpuSecondsPerSecond * shards;
+    detectionRows += load.detectionRowsPerSecond * shards;
   }
   const top = runs.get(1) as { run: StoreRun; shards: number };
   const hotLoad = loadOf(top.run, rateOf(1) / top.shards, SUBUSERS / top.shards, queues);
@@ -772,6 +803,13 @@ export async function simulateScenario(
         SECONDS_PER_MONTH,
     },
   ].map(({ line, usd }) => ({ line, usdPerBillion: perBillion(usd) }));
+  // Included in the lines above (the stores run it): its CPU as duration, its rows.
+  const features = {
+    detectionUsdPerBillion: perBillion(
+      (objectGbSeconds(0, detectionCpu * 1000) * PRICES.objectGbSecondsPerMillion) / 1e6 +
+        (detectionRows * PRICES.objectRowsWrittenPerMillion) / 1e6,
+    ),
+  };
   const refusals = ranks.flatMap((rank) =>
     (runs.get(rank)?.run.refusals ?? []).map((refusal) => ({ ...refusal, rank })),
   );
@@ -790,6 +828,7 @@ export async function simulateScenario(
     fleet,
     parts,
     cost,
+    features,
     refusal: { ...worst, bytesPast: Math.max(...refusals.map((r) => r.bytesPast), 0) },
     samples: ranks.map((rank) => {
       const { run } = runs.get(rank) as { run: StoreRun };

@@ -1,4 +1,5 @@
 import { and, eq, lt } from "drizzle-orm";
+import { replicaDatabase } from "../../db/client";
 import { requestTails } from "../../db/schema";
 import { MAX_TAILS, RequestTailClient, type TailFilter, type TailRecord } from "../../durable-objects/request-tail";
 import type { TrafficProduct } from "../../durable-objects/traffic-store/contract";
@@ -22,9 +23,12 @@ export interface TailQuery {
 /** How often an isolate reads which accounts have a tail open: a tail sees records at most this much later. */
 const TAILED_ACCOUNTS_PERIOD_MS = SECOND;
 
-/** The accounts that may have a tail open, as this isolate last read them (`request_tails`). */
+/**
+ * The accounts that may have a tail open, as this isolate last read them (`request_tails`), from a D1 read replica:
+ * every isolate taking usage reads it each second, which the primary's one writer should not carry.
+ */
 const tailedAccounts = new RefreshedValue(TAILED_ACCOUNTS_PERIOD_MS, async (ctx: DomainContext) => {
-  const rows = await ctx.db.select({ accountId: requestTails.accountId }).from(requestTails).all();
+  const rows = await replicaDatabase(ctx.env.DB).select({ accountId: requestTails.accountId }).from(requestTails).all();
   return new Set(rows.map((row) => row.accountId));
 });
 

@@ -10,6 +10,7 @@ import { validationHook } from "../platform/validation";
 import { apiKeyRoutes } from "./api-keys";
 import { auditEventRoutes } from "./audit-events";
 import * as bandwidthBalance from "./balance/get-bandwidth-balance";
+import { budgetRoutes } from "./budget";
 import { eventRoutes } from "./events";
 import { ispRoutes } from "./isp";
 import { orderRoutes } from "./orders";
@@ -46,5 +47,6 @@ export function publicRouter() {
   toolRoutes(v1);
   testHelperRoutes(v1);
   v1.openapi(bandwidthBalance.route, bandwidthBalance.handler);
+  budgetRoutes(v1);
   return { router: v1, document };
 }

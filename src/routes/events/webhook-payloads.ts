@@ -33,6 +33,12 @@ const DESCRIPTIONS: Record<keyof typeof eventPayloads, string> = {
     "A sub-user with `alert_on_new_source` sent traffic from a client block (IPv4 /24, IPv6 /64) not seen in its " +
     "last 30 days. At most one per sub-user every 15 minutes: `new_blocks` counts every new block since the " +
     "previous event (blocks that arrive inside the window are counted in the next one).",
+  "budget.threshold":
+    "The month's spend (UTC calendar month) reached a threshold of the account's budget (`PUT /budget`), counted as " +
+    "charges are made: once per month, threshold and budget amount (a new amount re-arms the thresholds).",
+  "balance.low":
+    "The balance fell below what the next 7 days need: renewals due and the usage forecast's shortfall. Once per " +
+    "crossing: another is sent only after the balance was back above the need (e.g. a top-up).",
 };
 
 /**

@@ -7,6 +7,7 @@ CREATE TABLE `balance_watches` (
 	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE no action
 );
 --> statement-breakpoint
+CREATE INDEX `balance_watches_stalest` ON `balance_watches` (`forecast_at`);--> statement-breakpoint
 CREATE TABLE `spend_budgets` (
 	`account_id` text PRIMARY KEY NOT NULL,
 	`amount_minor` integer NOT NULL,

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { check, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { check, index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { accounts } from "./accounts";
 
 /**
@@ -29,12 +29,17 @@ export type SpendBudgetRow = typeof spendBudgets.$inferSelect;
  * that need, refreshed by the cron, and whether the current crossing was reported. `crossings` moves each time the
  * balance is back above the need, so the next fall is a new event.
  */
-export const balanceWatches = sqliteTable("balance_watches", {
-  accountId: text("account_id")
-    .primaryKey()
-    .references(() => accounts.id),
-  forecastNeedMinor: integer("forecast_need_minor").notNull().default(0),
-  forecastAt: integer("forecast_at").notNull().default(0),
-  low: integer("low", { mode: "boolean" }).notNull().default(false),
-  crossings: integer("crossings").notNull().default(0),
-});
+export const balanceWatches = sqliteTable(
+  "balance_watches",
+  {
+    accountId: text("account_id")
+      .primaryKey()
+      .references(() => accounts.id),
+    forecastNeedMinor: integer("forecast_need_minor").notNull().default(0),
+    /** When the cron last refreshed the forecast's share and checked the balance: it takes the stalest first. */
+    forecastAt: integer("forecast_at").notNull().default(0),
+    low: integer("low", { mode: "boolean" }).notNull().default(false),
+    crossings: integer("crossings").notNull().default(0),
+  },
+  (t) => [index("balance_watches_stalest").on(t.forecastAt)],
+);

@@ -2,6 +2,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createAccount, issueKey, type TestAccount } from "../helpers/accounts";
 import { runCron } from "../helpers/cron";
 import { admin, call, env, json } from "../helpers/http";
+import { getBatch, orderBatch } from "../helpers/isp";
+import { codeAt, enableMfa } from "../helpers/mfa";
 import { createSubuser } from "../helpers/subusers";
 
 const T0 = Date.UTC(2026, 0, 10, 12, 0, 0);
@@ -136,6 +138,23 @@ describe("spend budgets: GET/PUT/DELETE /v1/budget", () => {
     expect((await json(write)).code).toBe("insufficient_scope");
   });
 
+  it("needs X-MFA-Code to set or remove once MFA is enabled: a leaked key cannot lift its own cap", async () => {
+    const account = await createAccount({ balance_usd: 10 });
+    const { secret } = await enableMfa(account);
+    const without = await putBudget(account, { amount_usd: 5 });
+    expect(without.status).toBe(403);
+    expect((await json(without)).code).toBe("mfa_required");
+    const withCode = await call("PUT", "/v1/budget", {
+      token: account.token,
+      body: { amount_usd: 5, hard_stop: true },
+      headers: { "X-MFA-Code": codeAt(secret, T0 + MINUTE) },
+    });
+    expect(withCode.status).toBe(200);
+    const removal = await call("DELETE", "/v1/budget", { token: account.token });
+    expect(removal.status).toBe(403);
+    expect((await budget(account)).hard_stop).toBe(true);
+  });
+
   it("another account's budget and spend are its own", async () => {
     const owner = await createAccount({ balance_usd: 1000 });
     const other = await createAccount({ balance_usd: 1000 });
@@ -262,6 +281,32 @@ describe("the budget's hard stop", () => {
     expect(error.code).toBe("budget_exceeded");
     expect(error.message).toContain("this charge of 30.00 USD");
     expect((await money(account))?.balance).toBe(100_000);
+  });
+
+  it("a quote tells the order would pass the budget", async () => {
+    const account = await createAccount({ balance_usd: 1000 });
+    await putBudget(account, { amount_usd: 10, hard_stop: true });
+    const quote = await json(
+      await call("POST", "/v1/orders/quote", { token: account.token, body: { product: "residential", gb: 12 } }),
+    );
+    expect(quote).toMatchObject({ orderable: false, error: { status: 409, code: "budget_exceeded" } });
+    expect(quote.error.message).toContain("this charge of 54.00 USD");
+    const fits = await json(
+      await call("POST", "/v1/orders/quote", { token: account.token, body: { product: "residential", gb: 2 } }),
+    );
+    expect(fits).toMatchObject({ orderable: true, error: null });
+  });
+
+  it("refuses an ISP auto-renewal past the budget: the batch enters grace as when unpaid", async () => {
+    const account = await createAccount({ balance_usd: 1000 });
+    const { batchId } = await orderBatch(account, { quantity: 5 }, T0 + 2 * 3_600_000);
+    await putBudget(account, { amount_usd: 10, hard_stop: true });
+    const batch = await getBatch(account, batchId);
+    expect(batch).toMatchObject({ status: "active", auto_renew: true });
+    const before = await money(account);
+    await runCron(at(Date.parse(batch.expires_at) + MINUTE));
+    expect((await getBatch(account, batchId)).status).toBe("grace");
+    expect(await money(account)).toEqual(before);
   });
 
   it("two orders at once near the budget never both pass", async () => {

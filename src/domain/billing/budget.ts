@@ -110,7 +110,18 @@ export function thresholdsReached(spent: Minor, amount: Minor, thresholds: reado
  * Read after the rollback, so the spend is as it stands now.
  */
 export async function budgetRefusal(ctx: DomainContext, accountId: string, price: Minor | null): Promise<ApiError> {
+  return refusal(await budgetStanding(ctx, accountId, budgetMonth(now())), price);
+}
+
+/** The refusal a charge of `price` would meet now from a hard-stop budget, or null (a quote's check). */
+export async function budgetCheck(ctx: DomainContext, accountId: string, price: Minor): Promise<ApiError | null> {
   const standing = await budgetStanding(ctx, accountId, budgetMonth(now()));
+  const budget = standing.budget;
+  if (!budget?.hardStop || standing.spentMinor + price <= budget.amountMinor) return null;
+  return refusal(standing, price);
+}
+
+function refusal(standing: BudgetStanding, price: Minor | null): ApiError {
   const amount = standing.budget?.amountMinor ?? 0;
   const usd = (minor: Minor) => `${fromMinor(minor).toFixed(2)} USD`;
   const charge = price === null ? "this charge" : `this charge of ${usd(price)}`;

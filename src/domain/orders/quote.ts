@@ -3,6 +3,7 @@ import { ApiError } from "../../platform/errors";
 import type { Minor } from "../../platform/money";
 import { BYTES_PER_MB, gbToBytes } from "../../platform/units";
 import { currentAccount } from "../accounts/accounts";
+import { budgetCheck } from "../billing/budget";
 import { bandwidthPrice, ispAsn } from "../billing/prices";
 import type { DomainContext, Principal } from "../context";
 import { checkOrder, ispTotal, type NewOrder } from "./orders";
@@ -51,13 +52,14 @@ export async function quoteOrder(ctx: DomainContext, principal: Principal, input
       : null;
   const balanceAfterMinor = totalMinor === null ? null : account.balanceMinor - totalMinor;
   const overdraws = balanceAfterMinor !== null && balanceAfterMinor < 0;
+  const overBudget = totalMinor === null ? null : await budgetCheck(ctx, account.id, totalMinor);
   return {
     product: input.product,
     totalMinor,
     lineItems: lineItems ?? [],
     balanceMinor: account.balanceMinor,
     balanceAfterMinor,
-    error: error ?? unpriced ?? (overdraws ? new ApiError("insufficient_balance") : null),
+    error: error ?? unpriced ?? (overdraws ? new ApiError("insufficient_balance") : overBudget),
   };
 }
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createAccount, type TestAccount } from "../helpers/accounts";
+import { createAccount } from "../helpers/accounts";
 import { call, env, json } from "../helpers/http";
 import { codeAt, enableMfa, MFA } from "../helpers/mfa";
 

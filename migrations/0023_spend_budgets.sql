@@ -19,6 +19,7 @@ CREATE TABLE `spend_budgets` (
 	CONSTRAINT "spend_budgets_amount_positive" CHECK("spend_budgets"."amount_minor" > 0)
 );
 --> statement-breakpoint
+CREATE INDEX `ledger_entries_account_time` ON `ledger_entries` (`account_id`,`created_at`);--> statement-breakpoint
 PRAGMA foreign_keys=OFF;--> statement-breakpoint
 CREATE TABLE `__new_batch_assertions` (
 	`failed` text NOT NULL,

@@ -11,7 +11,7 @@ import {
 } from "../../db/schema";
 import { abortIf, type Statement } from "../../db/statements";
 import { addMonths, DAY, utcMonth } from "../../platform/clock";
-import { firstIdAt, newId } from "../../platform/ids";
+import { newId } from "../../platform/ids";
 import type { DomainContext } from "../context";
 import { dispatchedUnlessAwaited, eventTypes } from "../events";
 import { runUnitOfWork, type Step, Write } from "../unit-of-work";
@@ -42,12 +42,14 @@ export function budgetMonth(at: number): BudgetMonth {
   return { month: utcMonth(at), from, to: addMonths(from, 1) };
 }
 
-/** The spend of the account in the month, in minor units: its ledger's charges, read where the batch stands. */
+/**
+ * The spend of the account in the month, in minor units: its ledger's charges, read where the batch stands (an
+ * index range of the account's entries by time).
+ */
 export function monthSpendSql(accountId: string, month: BudgetMonth): SQL<number> {
   return sql<number>`(SELECT COALESCE(-SUM(${ledgerEntries.amountMinor}), 0) FROM ${ledgerEntries}
     WHERE ${ledgerEntries.accountId} = ${accountId}
-      AND ${ledgerEntries.id} >= ${firstIdAt("ledgerEntry", month.from)}
-      AND ${ledgerEntries.id} < ${firstIdAt("ledgerEntry", month.to)}
+      AND ${ledgerEntries.createdAt} >= ${month.from} AND ${ledgerEntries.createdAt} < ${month.to}
       AND ${ledgerEntries.reason} IN (${sql.join(
         [...SPEND_REASONS].map((reason) => sql`${reason}`),
         sql`, `,

@@ -144,6 +144,7 @@ describe("spend budgets: GET/PUT/DELETE /v1/budget", () => {
     const without = await putBudget(account, { amount_usd: 5 });
     expect(without.status).toBe(403);
     expect((await json(without)).code).toBe("mfa_required");
+    at(T0 + MINUTE);
     const withCode = await call("PUT", "/v1/budget", {
       token: account.token,
       body: { amount_usd: 5, hard_stop: true },

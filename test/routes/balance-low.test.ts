@@ -1,7 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createAccount, type TestAccount } from "../helpers/accounts";
+import { buyBandwidth, createAccount, type TestAccount } from "../helpers/accounts";
 import { runCron } from "../helpers/cron";
 import { admin, call, json } from "../helpers/http";
+import { createSubuser, username } from "../helpers/subusers";
+import { eventually, reportUsage, settleUsage, usageRecord } from "../helpers/usage";
 
 const T0 = Date.UTC(2026, 0, 10, 12, 0, 0);
 /** The starter subscription bought at T0 renews a month later, for 200.00. */
@@ -87,5 +89,30 @@ describe("balance.low", () => {
     await order(low, 1);
     expect(await lowEvents(low)).toHaveLength(1);
     expect(await lowEvents(quiet)).toEqual([]);
+  });
+});
+
+describe("balance.low: the usage forecast", () => {
+  it("counts what the last 7 days' pace would use beyond the pool in the next 7, at today's price", async () => {
+    const account = await createAccount({ balance_usd: 1 });
+    await buyBandwidth(account, 1);
+    const subuser = await createSubuser(account);
+    // 0.9 GB of the residential GB used: the pace uses about 0.9 GB in 7 days, 0.8 GB more than the pool holds.
+    const records = Array.from({ length: 9 }, () =>
+      usageRecord(username(subuser.name), { bytes_in: 90_000_000, bytes_out: 10_000_000 }),
+    );
+    expect((await reportUsage(records)).status).toBe(202);
+    await settleUsage(account);
+    await eventually(
+      async () => json(await call("GET", "/v1/residential/balance", { token: account.token })),
+      (body) => body.gb_used === 0.9 && body.forecast.avg_daily_gb > 0,
+    );
+    await runCron(Date.now());
+    const events = await lowEvents(account);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ balance_usd: 1, renewals_usd: 0, horizon_days: 7 });
+    expect(events[0]?.forecast_usd).toBeGreaterThan(3.5);
+    expect(events[0]?.forecast_usd).toBeLessThanOrEqual(3.6);
+    expect(events[0]?.need_usd).toBe(events[0]?.forecast_usd);
   });
 });

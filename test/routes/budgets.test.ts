@@ -50,13 +50,13 @@ async function money(account: TestAccount) {
     .first<{ balance: number; entries: number; ledger: number }>();
 }
 
-describe("spend budgets: GET/PUT/DELETE /v1/budget", () => {
-  beforeEach(() => {
-    vi.useFakeTimers({ toFake: ["Date"] });
-    at(T0);
-  });
-  afterEach(() => vi.useRealTimers());
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ["Date"] });
+  at(T0);
+});
+afterEach(() => vi.useRealTimers());
 
+describe("spend budgets: GET/PUT/DELETE /v1/budget", () => {
   it("without a budget the month's spend still shows; PUT sets it with default thresholds; DELETE removes it", async () => {
     const account = await createAccount({ balance_usd: 1000 });
     await order(account, 2);
@@ -170,12 +170,6 @@ describe("spend budgets: GET/PUT/DELETE /v1/budget", () => {
 });
 
 describe("budget.threshold events", () => {
-  beforeEach(() => {
-    vi.useFakeTimers({ toFake: ["Date"] });
-    at(T0);
-  });
-  afterEach(() => vi.useRealTimers());
-
   it("each threshold is reported once a month, by the charge that reaches it, with the spend after it", async () => {
     const account = await createAccount({ balance_usd: 1000 });
     await putBudget(account, { amount_usd: 100 });
@@ -235,12 +229,6 @@ describe("budget.threshold events", () => {
 });
 
 describe("the budget's hard stop", () => {
-  beforeEach(() => {
-    vi.useFakeTimers({ toFake: ["Date"] });
-    at(T0);
-  });
-  afterEach(() => vi.useRealTimers());
-
   it("refuses an order past the budget with 409 budget_exceeded and its figures, charging nothing", async () => {
     const account = await createAccount({ balance_usd: 1000 });
     await putBudget(account, { amount_usd: 10, hard_stop: true });

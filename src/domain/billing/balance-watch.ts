@@ -17,8 +17,8 @@ const WATCH_INTERVAL_MS = HOUR;
  * The cron's side of `balance.low`: the need grows with time (a renewal enters the 7-day horizon, usage picks up)
  * without any movement of money, so the accounts watched (every account whose money moved: the first movement
  * makes its watch) have their usage forecast's shortfall refreshed and their balance held against the need, the
- * stalest first, a few a minute (an index range of the watches, and traffic reads only for pools in use). The
- * movements themselves are checked as they commit (`checkLowBalance`).
+ * stalest first, a few a minute (an index range of the watches, and traffic reads only for pools in use). Each
+ * movement of money checks its account in its own batch.
  */
 export async function watchBalances(ctx: DomainContext, at: number): Promise<number> {
   const due = await ctx.db
@@ -35,7 +35,7 @@ export async function watchBalances(ctx: DomainContext, at: number): Promise<num
         .update(balanceWatches)
         .set({ forecastNeedMinor: forecastNeed, forecastAt: at })
         .where(eq(balanceWatches.accountId, account.id)),
-      ...lowBalanceStatements(ctx.db, account.id, at),
+      ...lowBalanceStatements(ctx.db, account.id, at, null),
     ]);
   }
   return due.length;

@@ -4,8 +4,8 @@ import { accounts, ledgerEntries } from "../../db/schema";
 import { newId } from "../../platform/ids";
 import type { Minor } from "../../platform/money";
 import { accountUpdate } from "../accounts/account-writes";
-import { type Step, Write } from "../unit-of-work";
-import { budgetStatements, checkLowBalance, SPEND_REASONS } from "./spend";
+import type { Step } from "../unit-of-work";
+import { budgetStatements, lowBalanceStatements, SPEND_REASONS } from "./spend";
 
 export interface Movement {
   accountId: string;
@@ -23,7 +23,8 @@ export interface Movement {
  * the money is for. The balance's CHECK (≥ 0) makes an overdraft abort the whole batch, so the balance always
  * equals the sum of the ledger and never goes negative. The balance lives on the account row but belongs to
  * the ledger: nothing else writes it. A charge (a spend reason) also meets the account's budget in the same batch:
- * its hard stop and its thresholds. Once committed, the balance is held against the next 7 days' need.
+ * its hard stop and its thresholds. Every movement then holds the balance against the next 7 days' need
+ * (`balance.low`).
  */
 export function movementStatements(db: Database, movement: Movement): Step[] {
   const entry = db.insert(ledgerEntries).values({
@@ -36,11 +37,12 @@ export function movementStatements(db: Database, movement: Movement): Step[] {
     createdAt: movement.at,
   });
   return [
-    new Write(entry, { afterCommit: (ctx) => checkLowBalance(ctx, movement.accountId, movement.at) }),
+    entry,
     accountUpdate(db, movement.accountId, {
       balanceMinor: sql`${accounts.balanceMinor} + ${movement.amount}`,
       updatedAt: movement.at,
     }),
     ...(SPEND_REASONS.has(movement.reason) ? budgetStatements(db, movement.accountId, movement.at) : []),
+    ...lowBalanceStatements(db, movement.accountId, movement.at, movement.reference ?? null),
   ];
 }

@@ -9,12 +9,11 @@ import {
   spendBudgets,
   subscriptions,
 } from "../../db/schema";
-import { abortIf, type Statement } from "../../db/statements";
+import { abortIf } from "../../db/statements";
 import { addMonths, DAY, utcMonth } from "../../platform/clock";
 import { newId } from "../../platform/ids";
-import type { DomainContext } from "../context";
 import { dispatchedUnlessAwaited, eventTypes } from "../events";
-import { runUnitOfWork, type Step, Write } from "../unit-of-work";
+import { type Step, Write } from "../unit-of-work";
 
 /**
  * The ledger reasons that are spend: what the account buys (orders, subscriptions and their renewals and upgrades,
@@ -85,10 +84,9 @@ export function budgetThresholdEvents(db: Database, accountId: string, at: numbe
   const month = budgetMonth(at);
   const ids = JSON.stringify(Array.from({ length: MAX_BUDGET_THRESHOLDS }, () => newId("event", at)));
   const type = eventTypes.budgetThreshold;
-  const statement = db
-    .insert(events)
-    .select(
-      sql`SELECT json_extract(${ids}, '$[' || t.key || ']'), b.account_id, ${type},
+  return insertEvents(
+    db,
+    sql`SELECT json_extract(${ids}, '$[' || t.key || ']'), b.account_id, ${type},
           json_object('month', ${month.month}, 'threshold_percent', t.value, 'budget_usd', b.amount_minor / 100.0,
             'spent_usd', s.spent / 100.0, 'hard_stop', json(CASE WHEN b.hard_stop THEN 'true' ELSE 'false' END)),
           ${`${type}:`} || b.account_id || ':' || ${month.month} || ':' || b.amount_minor || ':' || t.value,
@@ -96,7 +94,17 @@ export function budgetThresholdEvents(db: Database, accountId: string, at: numbe
         FROM ${spendBudgets} b, json_each(b.thresholds) t, (SELECT ${monthSpendSql(accountId, month)} AS spent) s
         WHERE b.account_id = ${accountId} AND s.spent * 100 >= b.amount_minor * t.value
         ON CONFLICT (dedupe_key) DO NOTHING`,
-    )
+  );
+}
+
+/**
+ * Events recorded by an `INSERT … SELECT` (its SELECT, which handles its conflicts), as a write that marks the
+ * request when an endpoint awaits one of them (as `eventStatement` does for one event): the prompt fan-out follows.
+ */
+function insertEvents(db: Database, select: SQL) {
+  const statement = db
+    .insert(events)
+    .select(select)
     .returning({ awaited: sql<number>`${events.deliveredAt} IS NULL` });
   return new Write(statement, {
     afterCommit: (ctx, recorded) => {
@@ -110,18 +118,20 @@ export const BALANCE_HORIZON_DAYS = 7;
 
 /**
  * What the next 7 days' renewals will charge: active bandwidth subscriptions renewing in that time (at their
- * current price) and auto-renewing ISP batches expiring in it (their subscription's price, else a month's).
+ * current price) and auto-renewing ISP batches expiring in it (their subscription's price, else a month's), but
+ * for `paying`, the subscription or batch whose charge is in this very batch.
  */
-function renewalsNeedSql(accountId: string, at: number): SQL<number> {
+function renewalsNeedSql(accountId: string, at: number, paying: string | null): SQL<number> {
   const until = at + BALANCE_HORIZON_DAYS * DAY;
   return sql<number>`((SELECT COALESCE(SUM(${subscriptions.priceMinor}), 0) FROM ${subscriptions}
       WHERE ${subscriptions.accountId} = ${accountId} AND ${subscriptions.batchId} IS NULL
-        AND ${subscriptions.status} = 'active' AND ${subscriptions.renewsAt} > ${at} AND ${subscriptions.renewsAt} <= ${until})
+        AND ${subscriptions.status} = 'active' AND ${subscriptions.renewsAt} > ${at} AND ${subscriptions.renewsAt} <= ${until}
+        AND ${subscriptions.id} IS NOT ${paying})
     + (SELECT COALESCE(SUM(COALESCE(
           (SELECT s.price_minor FROM ${subscriptions} s WHERE s.batch_id = b.id AND s.status IN ('active', 'past_due')),
           b.price_per_ip_month_minor * b.quantity)), 0)
         FROM ${ispBatches} b WHERE b.account_id = ${accountId} AND b.status = 'active' AND b.auto_renew = 1
-          AND b.expires_at > ${at} AND b.expires_at <= ${until}))`;
+          AND b.expires_at > ${at} AND b.expires_at <= ${until} AND b.id IS NOT ${paying}))`;
 }
 
 function forecastNeedSql(accountId: string): SQL<number> {
@@ -132,17 +142,18 @@ function forecastNeedSql(accountId: string): SQL<number> {
 /**
  * `balance.low` when the balance is below what the next 7 days need (renewals due, and the usage forecast's
  * shortfall the cron last computed), once per crossing: the watch remembers the crossing was reported, and counts
- * a new one when the balance is back above the need (a top-up, a renewal paid). Two statements, run after a
- * movement of money and by the cron.
+ * a new one when the balance is back at or above the need (a top-up, a renewal paid). Two statements, at the end
+ * of every movement of money (`paying`: what it pays for) and run by the cron.
  */
-export function lowBalanceStatements(db: Database, accountId: string, at: number): [Statement, Statement] {
-  const renewals = renewalsNeedSql(accountId, at);
+export function lowBalanceStatements(db: Database, accountId: string, at: number, paying: string | null): Step[] {
+  const renewals = renewalsNeedSql(accountId, at, paying);
   const forecast = forecastNeedSql(accountId);
   const type = eventTypes.balanceLow;
   const low = sql`a.balance_minor < n.renewals + n.forecast`;
   const need = sql`(SELECT ${renewals} AS renewals, ${forecast} AS forecast) n`;
   return [
-    db.insert(events).select(
+    insertEvents(
+      db,
       sql`SELECT ${newId("event", at)}, a.id, ${type},
           json_object('balance_usd', a.balance_minor / 100.0, 'need_usd', (n.renewals + n.forecast) / 100.0,
             'renewals_usd', n.renewals / 100.0, 'forecast_usd', n.forecast / 100.0,
@@ -159,9 +170,4 @@ export function lowBalanceStatements(db: Database, accountId: string, at: number
           crossings = crossings + (${balanceWatches.low} = 1 AND excluded.low = 0)`,
     ),
   ];
-}
-
-/** Checks `balance.low` for one account (after a movement of its money). */
-export async function checkLowBalance(ctx: DomainContext, accountId: string, at: number): Promise<void> {
-  await runUnitOfWork(ctx, lowBalanceStatements(ctx.db, accountId, at));
 }

@@ -5,6 +5,7 @@ import { admin, call, env, json } from "../helpers/http";
 import { getBatch, orderBatch } from "../helpers/isp";
 import { codeAt, enableMfa } from "../helpers/mfa";
 import { createSubuser } from "../helpers/subusers";
+import { createEndpoint, deliveryWhen, receivedAtLeast } from "../webhooks/helpers";
 
 const T0 = Date.UTC(2026, 0, 10, 12, 0, 0);
 const MINUTE = 60_000;
@@ -188,6 +189,18 @@ describe("budget.threshold events", () => {
       remaining_usd: 0,
       thresholds_reached: [50, 80, 100],
     });
+  });
+
+  it("reaches an endpoint subscribed to budget.threshold right after the order that crossed it", async () => {
+    vi.useRealTimers();
+    const account = await createAccount({ balance_usd: 1000 });
+    const endpoint = await createEndpoint(account, { events: ["budget.threshold"] });
+    await putBudget(account, { amount_usd: 10, thresholds_percent: [80] });
+    await order(account, 2);
+    const delivery = await deliveryWhen(account, endpoint.id, (sent) => sent.status === "succeeded");
+    expect(delivery.event_type).toBe("budget.threshold");
+    const [body] = await receivedAtLeast(endpoint.url, 1);
+    expect(JSON.parse(body?.body ?? "{}").data).toMatchObject({ threshold_percent: 80, budget_usd: 10, spent_usd: 9 });
   });
 
   it("a new month re-arms the thresholds and starts the spend from zero (UTC calendar months)", async () => {

@@ -102,6 +102,8 @@ describe("the OpenAPI document's webhooks section", () => {
       "report_run.failed",
       "subuser.new_source",
       "webhook.test",
+      "budget.threshold",
+      "balance.low",
     ];
     expect(Object.keys(document.webhooks).sort()).toEqual([...types].sort());
     for (const type of types) {

@@ -61,12 +61,14 @@ export default defineConfig(async () => {
 
 /**
  * Files that need a runtime of their own: they stub the runtime's bindings (the mail binding) or assert on what the
- * whole database holds after a cron run (retention deletes everything older than a date, audit filters by time).
+ * whole database holds after a cron run (retention deletes everything older than a date, audit filters by time; the
+ * balance watch takes the stalest accounts of the whole database).
  */
 const WHOLE_RUNTIME_FILES = [
   "test/reports/destinations.test.ts",
   "test/reports/links.test.ts",
   "test/routes/audit-log.test.ts",
+  "test/routes/balance-low.test.ts",
   "test/routes/gateway.test.ts",
   "test/tools/proxy-test.test.ts",
   "test/webhooks/retention.test.ts",

@@ -6,6 +6,8 @@ export interface Access {
   can: (area: Area, access?: "read" | "write") => boolean;
   /** The products the key may act on, among `among`. */
   productsOf: <P extends Product>(among: readonly P[]) => P[];
+  /** The key has no product scope: it may see what spans every product (the budget). */
+  accountWide: boolean;
   /** Gated actions need a second factor: the account has MFA (the API consumes each code once). */
   needsMfa: boolean;
 }
@@ -17,6 +19,7 @@ export function accessOf(key: Schemas["ApiKey"], security: Schemas["SecurityInfo
       return granted === "write" || (granted === "read" && access === "read");
     },
     productsOf: (among) => among.filter((product) => key.products === null || key.products.includes(product)),
+    accountWide: key.products === null,
     needsMfa: security?.mfa_enabled ?? false,
   };
 }

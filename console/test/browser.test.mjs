@@ -178,6 +178,16 @@ describe("the console", () => {
     figures.overviewMs = Date.now() - navigated;
     assert.ok(figures.overviewMs <= OVERVIEW_CEILING_MS, `overview rendered in ${figures.overviewMs} ms`);
     assert.match(await page.getByTestId("balance").textContent(), /\$455\.00/);
+
+    // The month's spend, then against a budget set from the overview.
+    assert.match(
+      await page.getByTestId("budget").textContent(),
+      /^\$45\.00 spent in \d{4}-\d{2} \(UTC\) · no budget set/,
+    );
+    await page.getByRole("button", { name: "Set a budget" }).click();
+    await page.getByRole("dialog").getByLabel("Amount (USD)").fill("60");
+    await page.getByRole("dialog").getByRole("button", { name: "Save" }).click();
+    await page.getByText(/^\$15\.00 left · alerts at 50, 80, 100 %/).waitFor();
     assert.deepEqual(problems, []);
     await context.close();
   });

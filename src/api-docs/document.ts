@@ -42,7 +42,7 @@ export const publicApi: DocumentSpec = {
     { name: "Account", description: "The account that owns the API key, and its MFA." },
     { name: "Sub-users", description: "The unit of access control on the gateway." },
     { name: "Whitelists", description: "Source IPs that may use a sub-user without a password." },
-    { name: "Orders", description: "Bandwidth and ISP orders, and the bandwidth pools they fill." },
+    { name: "Orders", description: "Bandwidth and ISP orders, the bandwidth pools they fill, and the monthly budget." },
     { name: "ISP", description: "Static IP inventory, batches, their IPs and whitelists." },
     { name: "Subscriptions", description: "Recurring bandwidth tiers and ISP auto-renewal." },
     { name: "Sessions", description: "Sticky sessions of the gateway products (residential, mobile)." },

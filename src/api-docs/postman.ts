@@ -172,6 +172,14 @@ const SCENARIO: Folder[] = [
       { operationId: "getOrder", expect: { id: "{{order_id}}", "details.batch_id": "{{batch_id}}" } },
       { operationId: "listOrders", listed: "order_id" },
       { operationId: "getBandwidthBalance", path: { product: "residential" }, expect: { product: "residential" } },
+      // A budget without a hard stop, removed at once: the scenario's charges are never refused by it.
+      { operationId: "getBudget", expect: { currency: "USD" } },
+      {
+        operationId: "setBudget",
+        body: { amount_usd: 1000, hard_stop: false },
+        expect: { amount_usd: 1000, hard_stop: false, "thresholds_percent.length": 3 },
+      },
+      { operationId: "deleteBudget", expect: { hard_stop: false, "thresholds_percent.length": 0 } },
     ],
   },
   {

@@ -4,14 +4,15 @@ import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { firstIdAt, type IdKind } from "../platform/ids";
 import type { Database } from "./client";
 import { isCheckViolation, isUniqueViolation } from "./errors";
-import { type AssertionKind, batchAssertions } from "./schema";
+import { type AssertionKind, assertionKinds, batchAssertions } from "./schema";
 
 /** One statement of a D1 batch. */
 export type Statement = BatchItem<"sqlite">;
 
 /**
- * Why a guarded batch rolled back: the balance would have gone negative, an `abortIf` assertion held, or a charge
- * with the same unique key was already made (a job running twice).
+ * Why a guarded batch rolled back: the balance would have gone negative, an `abortIf` assertion held (`budget`: the
+ * month's spend would pass a hard-stop budget), or a charge with the same unique key was already made (a job
+ * running twice).
  */
 export type BatchFailure = "insufficient_balance" | AssertionKind | "already_charged";
 
@@ -40,7 +41,7 @@ export function unchangedSince(
 /** Which guard rolled a batch back (the balance CHECK, an `abortIf` assertion, a unique charge key), if one did. */
 export function batchFailure(error: unknown): BatchFailure | null {
   if (isCheckViolation(error, "accounts_balance_non_negative")) return "insufficient_balance";
-  for (const kind of ["inventory", "state", "quota"] as const) {
+  for (const kind of assertionKinds) {
     if (isCheckViolation(error, `assert_${kind}`)) return kind;
   }
   if (isUniqueViolation(error, "ledger_entries.unique_key")) return "already_charged";

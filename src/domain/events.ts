@@ -16,6 +16,8 @@ export const eventTypes = {
   subuserNewSource: "subuser.new_source",
   subuserTrafficSpike: "subuser.traffic_spike",
   subuserTrafficSpikeEnded: "subuser.traffic_spike_ended",
+  budgetThreshold: "budget.threshold",
+  balanceLow: "balance.low",
 } as const;
 
 /**
@@ -61,7 +63,7 @@ export function eventStatement(
  * An event's `delivered_at` when recorded: null (to be fanned out) while an enabled endpoint of the account
  * subscribes to its type, else already dispatched. An endpoint receives the events recorded after it was enabled.
  */
-function dispatchedUnlessAwaited(accountId: SQL, type: SQL, at: number): SQL {
+export function dispatchedUnlessAwaited(accountId: SQL, type: SQL, at: number): SQL {
   return sql`CASE WHEN EXISTS (SELECT 1 FROM ${webhookEndpoints} e WHERE e.account_id = ${accountId}
       AND e.status = 'enabled' AND EXISTS (SELECT 1 FROM json_each(e.events) WHERE value IN ('*', ${type})))
     THEN NULL ELSE ${at} END`;

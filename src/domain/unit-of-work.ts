@@ -73,20 +73,21 @@ export async function runUnitOfWork(ctx: DomainContext, steps: Step[]): Promise<
 
 /**
  * `runUnitOfWork` for API verbs: a rollback becomes the error given for its failure (an overdraft is always
- * 409 `insufficient_balance`).
+ * 409 `insufficient_balance`; a hard-stop budget, 409 `budget_exceeded` unless the verb words it with figures).
  */
 export async function commit(
   ctx: DomainContext,
   steps: Step[],
-  errors: Partial<Record<BatchFailure, () => ApiError>> = {},
+  errors: Partial<Record<BatchFailure, () => ApiError | Promise<ApiError>>> = {},
 ): Promise<Committed> {
   const outcome = await runUnitOfWork(ctx, steps);
   if (outcome.committed) return outcome;
   const failure = errors[outcome.failure] ?? defaultErrors[outcome.failure];
   if (!failure) throw new Error(`Unit of work rolled back (${outcome.failure}) with no error given for it.`);
-  throw failure();
+  throw await failure();
 }
 
 const defaultErrors: Partial<Record<BatchFailure, () => ApiError>> = {
   insufficient_balance: () => new ApiError("insufficient_balance"),
+  budget: () => new ApiError("budget_exceeded"),
 };

@@ -1,4 +1,5 @@
 import { pruneAuditEvents } from "../domain/audit/audit-log";
+import { watchBalances } from "../domain/billing/balance-watch";
 import { retellPoolGates } from "../domain/billing/pools";
 import { domainContext } from "../domain/context";
 import {
@@ -29,6 +30,7 @@ export async function runScheduledJobs(env: Cloudflare.Env, scheduledTime: numbe
     ["release_after_grace", () => releaseAfterGrace(ctx, scheduledTime)],
     ["warn_expiring_batches", () => warnExpiringBatches(ctx, scheduledTime)],
     ["retell_pool_gates", () => retellPoolGates(ctx)],
+    ["watch_balances", () => watchBalances(ctx, scheduledTime)],
     ["finish_session_terminations", () => finishTerminations(ctx, now())],
     ["prune_proxy_tests", () => pruneProxyTests(ctx, scheduledTime)],
     ["run_due_reports", () => claimDueReports(ctx, scheduledTime)],

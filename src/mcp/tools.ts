@@ -166,7 +166,7 @@ function toolOf(document: OpenApiDocument, method: string, path: string, operati
         readOnlyHint: readOnly,
         // Writes: a creation only adds; an update, a deletion or an action may change what exists. Deleting or
         // updating again with the same arguments changes nothing more.
-        ...(readOnly ? {} : { destructiveHint: !creates, idempotentHint: method === "delete" || method === "patch" }),
+        ...(readOnly ? {} : { destructiveHint: !creates, idempotentHint: ["delete", "patch", "put"].includes(method) }),
       },
     },
     binding,

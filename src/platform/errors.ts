@@ -201,6 +201,11 @@ export const errorCatalogue = {
     message: "The subscription is not in a state that allows this.",
     fix: "Check the subscription's status: resume a paused one or create a new one.",
   },
+  budget_exceeded: {
+    status: 409,
+    message: "This charge would take the month's spend past the account's budget, whose hard stop is on.",
+    fix: "Raise the budget or turn its hard stop off (`PUT /v1/budget`), or wait for the next month (UTC).",
+  },
 
   // Proxy test tool (where the spec shows no code)
   proxy_test_not_found: {

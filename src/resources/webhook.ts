@@ -96,6 +96,27 @@ export const eventPayloads = {
   "subuser.traffic_spike_ended": trafficSpikeEndSchema.openapi("SubuserTrafficSpikeEndedData", {
     description: "A spike episode ended: its rate stayed near the baseline for 30 minutes.",
   }),
+  "budget.threshold": z
+    .object({
+      month: token(/^\d{4}-\d{2}$/, 7).openapi({ description: "The budget's month (UTC)." }),
+      threshold_percent: integer(1, 1000),
+      budget_usd: z.number(),
+      spent_usd: z.number().openapi({ description: "The month's spend once the charge that crossed it was made." }),
+      hard_stop: z.boolean(),
+    })
+    .openapi("BudgetThresholdData"),
+  "balance.low": z
+    .object({
+      balance_usd: z.number(),
+      need_usd: z.number().openapi({ description: "`renewals_usd` + `forecast_usd`: what the horizon needs." }),
+      renewals_usd: z.number().openapi({ description: "Renewals due within the horizon, at their current price." }),
+      forecast_usd: z.number().openapi({
+        description:
+          "The bandwidth the last 7 days' pace would use in the horizon beyond what the pools hold, at today's prices.",
+      }),
+      horizon_days: z.literal(7),
+    })
+    .openapi("BalanceLowData"),
 } satisfies Record<(typeof EVENT_TYPES)[number], z.ZodType>;
 
 export const eventSchema = z

@@ -10,6 +10,7 @@ import { validationHook } from "../platform/validation";
 import { apiKeyRoutes } from "./api-keys";
 import { auditEventRoutes } from "./audit-events";
 import * as bandwidthBalance from "./balance/get-bandwidth-balance";
+import { budgetRoutes } from "./budget";
 import { eventRoutes } from "./events";
 import { ispRoutes } from "./isp";
 import { orderRoutes } from "./orders";
@@ -48,5 +49,6 @@ export function publicRouter() {
   testHelperRoutes(v1);
   trafficSpikeRoutes(v1);
   v1.openapi(bandwidthBalance.route, bandwidthBalance.handler);
+  budgetRoutes(v1);
   return { router: v1, document };
 }

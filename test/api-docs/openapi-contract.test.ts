@@ -109,6 +109,7 @@ describe("the OpenAPI documents tell the whole truth", () => {
       .sort();
     expect(gated).toEqual([
       "DELETE /api-keys/{id}",
+      "DELETE /budget",
       "DELETE /isp/batches/{id}",
       "DELETE /users/me/security/mfa",
       "PATCH /api-keys/{id}",
@@ -116,6 +117,7 @@ describe("the OpenAPI documents tell the whole truth", () => {
       "POST /api-keys",
       "POST /api-keys/{id}/rotate",
       "POST /users/me/security/mfa",
+      "PUT /budget",
     ]);
     for (const id of gated) {
       const operation = operations(pub).find((op) => op.id === id)?.operation as Json;

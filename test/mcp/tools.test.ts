@@ -115,6 +115,8 @@ describe("MCP tools generated from the OpenAPI document", () => {
       destructiveHint: true,
       idempotentHint: false,
     });
+    // A PUT replaces the budget whole: repeating it changes nothing more.
+    expect(byName("setBudget").definition.annotations).toMatchObject({ destructiveHint: true, idempotentHint: true });
   });
 
   it("the test helpers are marked sandbox-only, and only they are", () => {

@@ -1,25 +1,9 @@
-import * as OTPAuth from "otpauth";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createAccount, type TestAccount } from "../helpers/accounts";
+import { createAccount } from "../helpers/accounts";
 import { call, env, json } from "../helpers/http";
+import { codeAt, enableMfa, MFA } from "../helpers/mfa";
 
 const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
-const MFA = "/v1/users/me/security/mfa";
-
-function codeAt(secret: string, timestamp: number): string {
-  return new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), digits: 6, period: 30 }).generate({ timestamp });
-}
-
-async function enableMfa(account: TestAccount): Promise<{ secret: string; recovery: string[] }> {
-  const enrollment = await json(await call("POST", MFA, { token: account.token, body: { method: "totp" } }));
-  const verified = await call("POST", `${MFA}/verify`, {
-    token: account.token,
-    body: { code: codeAt(enrollment.secret, Date.now()) },
-  });
-  expect(verified.status).toBe(200);
-  return { secret: enrollment.secret, recovery: enrollment.recovery_codes };
-}
-
 const address = { line1: "1 Main St", city: "Springfield", state: "IL", postal_code: "62701", country: "US" };
 
 describe("MFA (spec §2.2, §4.1, §5.4)", () => {

@@ -104,6 +104,8 @@ describe("the OpenAPI document's webhooks section", () => {
       "subuser.traffic_spike",
       "subuser.traffic_spike_ended",
       "webhook.test",
+      "budget.threshold",
+      "balance.low",
     ];
     expect(Object.keys(document.webhooks).sort()).toEqual([...types].sort());
     for (const type of types) {

@@ -55,10 +55,10 @@ export type ListPath = {
 
 export type ItemOf<Path extends ListPath> = PageOf<Path> extends { data: (infer Item)[] } ? Item : never;
 
-/** The API has no PUT operation: `put` appears here when a version adds one. */
 export interface ProxyAccountClient {
   get: Call<"get">;
   post: Call<"post">;
+  put: Call<"put">;
   patch: Call<"patch">;
   delete: Call<"delete">;
   /**
@@ -84,6 +84,7 @@ export function createProxyAccountClient(options: ClientOptions): ProxyAccountCl
   return {
     get,
     post: unwrapped<"post">(raw.POST),
+    put: unwrapped<"put">(raw.PUT),
     patch: unwrapped<"patch">(raw.PATCH),
     delete: unwrapped<"delete">(raw.DELETE),
     paginate: (path, ...init) => pages(get, path, init[0]) as AsyncGenerator<never, void, undefined>,

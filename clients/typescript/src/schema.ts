@@ -275,7 +275,7 @@ export interface paths {
     put?: never;
     /**
      * Place an order
-     * @description Bandwidth (`residential`, `mobile`): priced per GB, debited at once, status `completed`, the GB added to the product's pool. ISP: debited at once, a batch is created and the order is `provisioning` until its IPs are allocated (minutes; longer for long-tail countries). Retries with the same Idempotency-Key never charge twice.
+     * @description Bandwidth (`residential`, `mobile`): priced per GB, debited at once, status `completed`, the GB added to the product's pool. ISP: debited at once, a batch is created and the order is `provisioning` until its IPs are allocated (minutes; longer for long-tail countries). Retries with the same Idempotency-Key never charge twice. An order that would take the month's spend past a budget with a hard stop is refused (`budget_exceeded`).
      *
      *     Key scope: `billing:write`.
      */
@@ -297,7 +297,7 @@ export interface paths {
     put?: never;
     /**
      * Quote an order
-     * @description Any order body, bandwidth or ISP: what it would be charged now (priced exactly as the order is), its line items, the balance after it, and the error the same order would get now (`insufficient_balance`, `kyc_required`, `insufficient_inventory`, …) in `error`, with `orderable` false. Nothing is charged or reserved; a body that is not a valid order is refused as the order would refuse it.
+     * @description Any order body, bandwidth or ISP: what it would be charged now (priced exactly as the order is), its line items, the balance after it, and the error the same order would get now (`insufficient_balance`, `budget_exceeded`, `kyc_required`, `insufficient_inventory`, …) in `error`, with `orderable` false. Nothing is charged or reserved; a body that is not a valid order is refused as the order would refuse it.
      *
      *     Key scope: `billing:read`.
      */
@@ -1540,6 +1540,40 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/budget": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get the monthly budget
+     * @description The account's monthly spend budget and the month's spend so far (UTC calendar month), with the thresholds reached. Without a budget, `amount_usd` is null and the spend is still shown. Needs a key without a product scope: the spend covers every product.
+     *
+     *     Key scope: `billing:read`.
+     */
+    get: operations["getBudget"];
+    /**
+     * Set the monthly budget
+     * @description Sets (or replaces) the monthly spend budget. Each threshold raises one `budget.threshold` event a month when the spend reaches it (those already reached under a new amount, at once). With `hard_stop`, an order, a subscription charge or a renewal that would take the month's spend past the amount is refused with 409 `budget_exceeded` (renewals go `past_due`, as when the balance cannot pay). Needs `X-MFA-Code` when MFA is enabled, and a key without a product scope.
+     *
+     *     Key scope: `billing:write`.
+     */
+    put: operations["setBudget"];
+    post?: never;
+    /**
+     * Remove the monthly budget
+     * @description Removes the budget, its thresholds and its hard stop; the month's spend is still shown. Removing when none is set answers the same. Needs `X-MFA-Code` when MFA is enabled, and a key without a product scope.
+     *
+     *     Key scope: `billing:write`.
+     */
+    delete: operations["deleteBudget"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface webhooks {
   "order.completed": {
@@ -1722,6 +1756,46 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  "budget.threshold": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * budget.threshold
+     * @description The month's spend (UTC calendar month) reached a threshold of the account's budget (`PUT /budget`), counted as charges are made: once per month, threshold and budget amount (a new amount re-arms the thresholds).
+     */
+    post: operations["onBudgetThreshold"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "balance.low": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * balance.low
+     * @description The balance fell below what the next 7 days need: renewals due and the usage forecast's shortfall. Once per crossing: another is sent only after the balance was back above the need (e.g. a top-up).
+     */
+    post: operations["onBalanceLow"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface components {
   schemas: {
@@ -1761,7 +1835,9 @@ export interface components {
         | "webhook.test"
         | "subuser.new_source"
         | "subuser.traffic_spike"
-        | "subuser.traffic_spike_ended";
+        | "subuser.traffic_spike_ended"
+        | "budget.threshold"
+        | "balance.low";
       /** Format: date-time */
       created_at: string;
       /** @description `false` for an event of the sandbox (its `test_` keys' account: only its own endpoints receive it), `true` otherwise. Part of every delivered body, so the signature covers it. */
@@ -1985,6 +2061,37 @@ export interface components {
       }[];
       top_sources: components["schemas"]["ClientSource"][];
     };
+    BudgetThresholdEvent: components["schemas"]["Event"] & {
+      /** @enum {string} */
+      type?: "budget.threshold";
+      data?: components["schemas"]["BudgetThresholdData"];
+    };
+    BudgetThresholdData: {
+      /** @description The budget's month (UTC). */
+      month: string;
+      /** Format: int32 */
+      threshold_percent: number;
+      budget_usd: number;
+      /** @description The month's spend once the charge that crossed it was made. */
+      spent_usd: number;
+      hard_stop: boolean;
+    };
+    BalanceLowEvent: components["schemas"]["Event"] & {
+      /** @enum {string} */
+      type?: "balance.low";
+      data?: components["schemas"]["BalanceLowData"];
+    };
+    BalanceLowData: {
+      balance_usd: number;
+      /** @description `renewals_usd` + `forecast_usd`: what the horizon needs. */
+      need_usd: number;
+      /** @description Renewals due within the horizon, at their current price. */
+      renewals_usd: number;
+      /** @description The bandwidth the last 7 days' pace would use in the horizon beyond what the pools hold, at today's prices. */
+      forecast_usd: number;
+      /** @enum {number} */
+      horizon_days: 7;
+    };
     Error: {
       /**
        * @example invalid_request
@@ -2030,6 +2137,7 @@ export interface components {
         | "batch_changed"
         | "refresh_already_used"
         | "subscription_not_active"
+        | "budget_exceeded"
         | "proxy_test_not_found"
         | "report_not_found"
         | "report_run_not_found"
@@ -2537,6 +2645,7 @@ export interface components {
           | "batch_changed"
           | "refresh_already_used"
           | "subscription_not_active"
+          | "budget_exceeded"
           | "proxy_test_not_found"
           | "report_not_found"
           | "report_run_not_found"
@@ -3336,6 +3445,8 @@ export interface components {
         | "subuser.new_source"
         | "subuser.traffic_spike"
         | "subuser.traffic_spike_ended"
+        | "budget.threshold"
+        | "balance.low"
       )[];
       /** @enum {string} */
       status: "enabled" | "disabled";
@@ -3395,6 +3506,8 @@ export interface components {
         | "subuser.new_source"
         | "subuser.traffic_spike"
         | "subuser.traffic_spike_ended"
+        | "budget.threshold"
+        | "balance.low"
       )[];
       description?: string | null;
     };
@@ -3428,6 +3541,8 @@ export interface components {
         | "subuser.new_source"
         | "subuser.traffic_spike"
         | "subuser.traffic_spike_ended"
+        | "budget.threshold"
+        | "balance.low"
       )[];
       description?: string | null;
       /** @enum {string} */
@@ -3453,7 +3568,9 @@ export interface components {
         | "webhook.test"
         | "subuser.new_source"
         | "subuser.traffic_spike"
-        | "subuser.traffic_spike_ended";
+        | "subuser.traffic_spike_ended"
+        | "budget.threshold"
+        | "balance.low";
       /**
        * @description `pending` (an automatic attempt is scheduled), `succeeded` (the newest attempt got a 2xx) or `failed`.
        * @enum {string}
@@ -3666,7 +3783,9 @@ export interface components {
         | "webhook_endpoint.secret_rotated"
         | "webhook_endpoint.tested"
         | "webhook_delivery.retried"
-        | "proxy_test.created";
+        | "proxy_test.created"
+        | "budget.set"
+        | "budget.deleted";
       /** @enum {string} */
       resource_type:
         | "account"
@@ -3681,7 +3800,8 @@ export interface components {
         | "report_run"
         | "webhook_endpoint"
         | "webhook_delivery"
-        | "proxy_test";
+        | "proxy_test"
+        | "budget";
       /** @example sub_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
       resource_id: string;
       /**
@@ -4107,6 +4227,53 @@ export interface components {
        * @description When the pool runs out at that average. null when nothing was used in the window, nothing is left, or the pool lasts beyond the forecast's horizon of 365 days at that pace (no run-out in sight).
        */
       projected_exhaustion_at: string | null;
+    };
+    Budget: {
+      /** @enum {string} */
+      currency: "USD";
+      /** @description The monthly budget; null when none is set. */
+      amount_usd: number | null;
+      thresholds_percent: number[];
+      /** @description Charges that would take the month's spend past the amount are refused (409 `budget_exceeded`). */
+      hard_stop: boolean;
+      /**
+       * @description The current month (UTC calendar month).
+       * @example 2026-11
+       */
+      month: string;
+      /** @description What the month's charges came to: orders, subscriptions and their renewals and upgrades, ISP renewals and paid IP replacements, counted as they are charged. */
+      spent_this_month_usd: number;
+      /** @description Amount − spend, at least 0; null without a budget. */
+      remaining_usd: number | null;
+      thresholds_reached: number[];
+      /** Format: date-time */
+      updated_at: string | null;
+    };
+    /**
+     * @example {
+     *       "amount_usd": 500,
+     *       "thresholds_percent": [
+     *         50,
+     *         80,
+     *         100
+     *       ],
+     *       "hard_stop": true
+     *     }
+     */
+    BudgetInput: {
+      /** @example 500 */
+      amount_usd: number;
+      /**
+       * @description Each raises one `budget.threshold` event a month. Default [50, 80, 100].
+       * @default [
+       *       50,
+       *       80,
+       *       100
+       *     ]
+       */
+      thresholds_percent: number[];
+      /** @default false */
+      hard_stop: boolean;
     };
   };
   responses: never;
@@ -6357,6 +6524,8 @@ export interface operations {
        *
        *     `insufficient_balance`: The balance cannot cover this order.
        *
+       *     `budget_exceeded`: This charge would take the month's spend past the account's budget, whose hard stop is on.
+       *
        *     `kyc_required`: The account is under risk review; complete KYC to continue.
        */
       409: {
@@ -7483,6 +7652,8 @@ export interface operations {
        *
        *     `insufficient_balance`: The balance cannot cover this order.
        *
+       *     `budget_exceeded`: This charge would take the month's spend past the account's budget, whose hard stop is on.
+       *
        *     `batch_not_active`: The ISP batch is not in a state that allows this.
        *
        *     `batch_changed`: The ISP batch changed while this request ran; retry it.
@@ -7795,6 +7966,8 @@ export interface operations {
        * @description `idempotency_key_in_use`: A request with this Idempotency-Key is still being processed; retry later.
        *
        *     `insufficient_balance`: The balance cannot cover this order.
+       *
+       *     `budget_exceeded`: This charge would take the month's spend past the account's budget, whose hard stop is on.
        *
        *     `batch_not_active`: The ISP batch is not in a state that allows this.
        *
@@ -8481,6 +8654,8 @@ export interface operations {
        *
        *     `insufficient_balance`: The balance cannot cover this order.
        *
+       *     `budget_exceeded`: This charge would take the month's spend past the account's budget, whose hard stop is on.
+       *
        *     `kyc_required`: The account is under risk review; complete KYC to continue.
        *
        *     `batch_not_active`: The ISP batch is not in a state that allows this.
@@ -8749,6 +8924,8 @@ export interface operations {
        *     `downgrade_below_usage`: Cannot downgrade below the usage of the current period.
        *
        *     `insufficient_balance`: The balance cannot cover this order.
+       *
+       *     `budget_exceeded`: This charge would take the month's spend past the account's budget, whose hard stop is on.
        *
        *     `subscription_not_active`: The subscription is not in a state that allows this.
        */
@@ -12477,7 +12654,9 @@ export interface operations {
           | "webhook.test"
           | "subuser.new_source"
           | "subuser.traffic_spike"
-          | "subuser.traffic_spike_ended";
+          | "subuser.traffic_spike_ended"
+          | "budget.threshold"
+          | "balance.low";
       };
       header?: never;
       path?: never;
@@ -13544,6 +13723,7 @@ export interface operations {
               | "webhook_endpoint"
               | "webhook_delivery"
               | "proxy_test"
+              | "budget"
             )
           | string;
         /** @description The acting API key's id, or `admin` for an operator through the admin API. */
@@ -13587,7 +13767,9 @@ export interface operations {
           | "webhook_endpoint.secret_rotated"
           | "webhook_endpoint.tested"
           | "webhook_delivery.retried"
-          | "proxy_test.created";
+          | "proxy_test.created"
+          | "budget.set"
+          | "budget.deleted";
         /** @description Entries made at or after this instant. */
         from?: string;
         /** @description Entries made before this instant. */
@@ -15203,6 +15385,358 @@ export interface operations {
       };
     };
   };
+  getBudget: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The budget. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Budget"] & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  setBudget: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any string of up to 64 characters, fresh per logical operation (a UUID is a good choice). Retries with the same key within 24 hours replay the first response instead of acting twice. */
+        "Idempotency-Key"?: string;
+        /** @description Required when the account has MFA enabled: a current TOTP code or an unused recovery code. Without a valid one the request is refused with 403 `mfa_required`. */
+        "X-MFA-Code"?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["BudgetInput"];
+      };
+    };
+    responses: {
+      /** @description The budget as set. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Budget"] & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `idempotency_key_in_use`: A request with this Idempotency-Key is still being processed; retry later. */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `invalid_request`: The request is invalid.
+       *
+       *     `idempotency_key_reused`: This Idempotency-Key was already used with a different request.
+       */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  deleteBudget: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any string of up to 64 characters, fresh per logical operation (a UUID is a good choice). Retries with the same key within 24 hours replay the first response instead of acting twice. */
+        "Idempotency-Key"?: string;
+        /** @description Required when the account has MFA enabled: a current TOTP code or an unused recovery code. Without a valid one the request is refused with 403 `mfa_required`. */
+        "X-MFA-Code"?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The account without a budget. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Budget"] & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `idempotency_key_in_use`: A request with this Idempotency-Key is still being processed; retry later. */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `invalid_request`: The request is invalid.
+       *
+       *     `idempotency_key_reused`: This Idempotency-Key was already used with a different request.
+       */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
   onOrderCompleted: {
     parameters: {
       query?: never;
@@ -15527,7 +16061,79 @@ export interface operations {
       };
     };
   };
+  onBudgetThreshold: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry, the receiver's idempotency key. */
+        "webhook-id": string;
+        /** @description Unix seconds of this attempt; refuse deliveries far from your clock (e.g. 5 minutes). */
+        "webhook-timestamp": string;
+        /** @description `v1,<base64 HMAC-SHA256 of '{webhook-id}.{webhook-timestamp}.{body}' with the secret's bytes>`; two, space-separated, for 24 hours after a secret rotation. Any one that verifies is enough. */
+        "webhook-signature": string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["BudgetThresholdEvent"];
+      };
+    };
+    responses: {
+      /** @description Any 2xx acknowledges the delivery. Other answers (3xx included) are retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and nothing more is sent to it. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  onBalanceLow: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry, the receiver's idempotency key. */
+        "webhook-id": string;
+        /** @description Unix seconds of this attempt; refuse deliveries far from your clock (e.g. 5 minutes). */
+        "webhook-timestamp": string;
+        /** @description `v1,<base64 HMAC-SHA256 of '{webhook-id}.{webhook-timestamp}.{body}' with the secret's bytes>`; two, space-separated, for 24 hours after a secret rotation. Any one that verifies is enough. */
+        "webhook-signature": string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["BalanceLowEvent"];
+      };
+    };
+    responses: {
+      /** @description Any 2xx acknowledges the delivery. Other answers (3xx included) are retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and nothing more is sent to it. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "f13257902c3810b7e4baac454033396b37154eb69edb03f7fb4c0c022d94c363";
+export const CONTRACT_SHA256 = "52a69d9669507ca9f6f69219cb798d647861dbb18eb4940cb755e14383148f28";

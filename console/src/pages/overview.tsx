@@ -1,4 +1,5 @@
 import { Bar } from "../components/bar";
+import { BudgetCard } from "../components/budget-card";
 import { ConfirmButton } from "../components/confirm-button";
 import * as field from "../components/fields";
 import { Page, Section } from "../components/layout";
@@ -59,6 +60,7 @@ function OverviewPage() {
             </p>
           </Section>
         ) : null}
+        <BudgetCard />
         <Show state={pools} empty={(list) => list.length === 0} emptyText="This key covers no bandwidth product.">
           {(list) =>
             list.map((pool) => (

@@ -129,5 +129,10 @@ export const ledgerEntries = sqliteTable(
     uniqueKey: text("unique_key").unique(),
     createdAt: integer("created_at").notNull(),
   },
-  (t) => [index("ledger_entries_account").on(t.accountId, t.id)],
+  (t) => [
+    index("ledger_entries_account").on(t.accountId, t.id),
+    // A month's charges of an account (its spend budget), by time: ids of entries made while the clock stood
+    // behind an earlier id's time carry that earlier time.
+    index("ledger_entries_account_time").on(t.accountId, t.createdAt),
+  ],
 );

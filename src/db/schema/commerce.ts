@@ -221,7 +221,7 @@ export const ispIps = sqliteTable(
 );
 
 /** The conditions a guarded batch can assert; each has its own CHECK so a failure says which one broke. */
-export const assertionKinds = ["inventory", "state", "quota"] as const;
+export const assertionKinds = ["inventory", "state", "quota", "budget"] as const;
 export type AssertionKind = (typeof assertionKinds)[number];
 
 /**

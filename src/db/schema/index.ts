@@ -1,5 +1,6 @@
 export * from "./accounts";
 export * from "./audit";
+export * from "./budgets";
 export * from "./commerce";
 export * from "./reports";
 export * from "./request-tails";

@@ -50,6 +50,8 @@ export const auditActions = [
   "webhook_endpoint.tested",
   "webhook_delivery.retried",
   "proxy_test.created",
+  "budget.set",
+  "budget.deleted",
 ] as const;
 export type AuditAction = (typeof auditActions)[number];
 export type AuditResourceType = AuditAction extends `${infer Type}.${string}` ? Type : never;

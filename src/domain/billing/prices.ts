@@ -26,6 +26,16 @@ export function bandwidthPriceSql(product: BandwidthProduct, mb: number) {
   return { perGb, total: sql<Minor>`((CAST(${mb} AS INTEGER) * ${perGb} + 999) / 1000)` };
 }
 
+/** The bandwidth price of `mb` MB at today's catalogue, as an order would be charged; undefined when not sold. */
+export function bandwidthPrice(ctx: DomainContext, product: BandwidthProduct, mb: number) {
+  const price = bandwidthPriceSql(product, mb);
+  return ctx.db
+    .select({ perGb: price.perGb, total: price.total })
+    .from(bandwidthPrices)
+    .where(eq(bandwidthPrices.product, product))
+    .get();
+}
+
 export function ispAsn(ctx: DomainContext, country: string, asn: number) {
   return ctx.db
     .select()

@@ -92,6 +92,7 @@ async function autoRenew(
   if (outcome.committed) return "renewed";
   switch (outcome.failure) {
     case "insufficient_balance":
+    case "budget":
       return "unpaid";
     case "state":
     case "already_charged":

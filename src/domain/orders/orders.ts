@@ -9,9 +9,10 @@ import { assertScope } from "../../platform/scopes";
 import { BYTES_PER_MB, gbToBytes } from "../../platform/units";
 import { currentAccount } from "../accounts/accounts";
 import { auditStatements } from "../audit/audit-log";
+import { budgetRefusal } from "../billing/budget";
 import { movementStatements } from "../billing/ledger";
 import { addToPool } from "../billing/pools";
-import { type BandwidthProduct, bandwidthPriceSql, ispAsn } from "../billing/prices";
+import { type BandwidthProduct, bandwidthPrice, bandwidthPriceSql, ispAsn } from "../billing/prices";
 import type { DomainContext, Principal } from "../context";
 import { eventStatement, eventTypes } from "../events";
 import { assertIspQuantity, insertBatchStatement, newBatchPassword } from "../isp/batches";
@@ -95,7 +96,9 @@ async function orderBandwidth(
     addToPool(ctx.db, account.id, input.product, bytes),
     orderCompletedEvent(ctx, { id, accountId: account.id, product: input.product, total: price.total }, at),
   ];
-  const [order] = (await commit(ctx, statements)).of(insertOrder);
+  const refusal = async () =>
+    budgetRefusal(ctx, account.id, (await bandwidthPrice(ctx, input.product, mb))?.total ?? null);
+  const [order] = (await commit(ctx, statements, { budget: refusal })).of(insertOrder);
   return order as OrderRow;
 }
 
@@ -227,7 +230,7 @@ async function orderIsp(ctx: DomainContext, principal: Principal, input: IspOrde
         at,
       }),
     ],
-    { inventory: () => new ApiError("insufficient_inventory") },
+    { inventory: () => new ApiError("insufficient_inventory"), budget: () => budgetRefusal(ctx, account.id, total) },
   );
   return order;
 }

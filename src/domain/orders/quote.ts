@@ -1,10 +1,10 @@
-import { eq } from "drizzle-orm";
-import { bandwidthPrices, type Product } from "../../db/schema";
+import type { Product } from "../../db/schema";
 import { ApiError } from "../../platform/errors";
 import type { Minor } from "../../platform/money";
 import { BYTES_PER_MB, gbToBytes } from "../../platform/units";
 import { currentAccount } from "../accounts/accounts";
-import { bandwidthPriceSql, ispAsn } from "../billing/prices";
+import { budgetCheck } from "../billing/budget";
+import { bandwidthPrice, ispAsn } from "../billing/prices";
 import type { DomainContext, Principal } from "../context";
 import { checkOrder, ispTotal, type NewOrder } from "./orders";
 
@@ -52,13 +52,14 @@ export async function quoteOrder(ctx: DomainContext, principal: Principal, input
       : null;
   const balanceAfterMinor = totalMinor === null ? null : account.balanceMinor - totalMinor;
   const overdraws = balanceAfterMinor !== null && balanceAfterMinor < 0;
+  const overBudget = totalMinor === null ? null : await budgetCheck(ctx, account.id, totalMinor);
   return {
     product: input.product,
     totalMinor,
     lineItems: lineItems ?? [],
     balanceMinor: account.balanceMinor,
     balanceAfterMinor,
-    error: error ?? unpriced ?? (overdraws ? new ApiError("insufficient_balance") : null),
+    error: error ?? unpriced ?? (overdraws ? new ApiError("insufficient_balance") : overBudget),
   };
 }
 
@@ -77,12 +78,7 @@ async function priceOrder(ctx: DomainContext, input: NewOrder): Promise<LineItem
       },
     ];
   }
-  const price = bandwidthPriceSql(input.product, gbToBytes(input.gb) / BYTES_PER_MB);
-  const row = await ctx.db
-    .select({ perGb: price.perGb, total: price.total })
-    .from(bandwidthPrices)
-    .where(eq(bandwidthPrices.product, input.product))
-    .get();
+  const row = await bandwidthPrice(ctx, input.product, gbToBytes(input.gb) / BYTES_PER_MB);
   if (!row) return null;
   return [
     {

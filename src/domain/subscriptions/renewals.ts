@@ -7,11 +7,14 @@ import { movementStatements } from "../billing/ledger";
 import { addToPool, findPool } from "../billing/pools";
 import { type BandwidthProduct, cycleMonths, cyclePrice, findTier } from "../billing/prices";
 import type { DomainContext } from "../context";
-import { runUnitOfWork } from "../unit-of-work";
+import { type BatchFailure, runUnitOfWork } from "../unit-of-work";
 import { updateSubscriptionStatement } from "./statements";
 
 /** A renewal that cannot be paid is retried on every run for this long, then the subscription is cancelled. */
 export const PAST_DUE_RETRY_MS = 7 * DAY;
+
+/** Why a renewal goes unpaid: the balance cannot pay it, or it would pass a hard-stop budget. */
+const UNPAID = new Set<BatchFailure>(["insufficient_balance", "budget"]);
 
 /**
  * Subscriptions at the end of their period, moved on by the every-minute cron: bandwidth ones are renewed
@@ -86,7 +89,8 @@ async function renewBandwidth(ctx: DomainContext, subscription: SubscriptionRow,
     }),
     addToPool(ctx.db, subscription.accountId, product, gbIncluded * BYTES_PER_GB),
   ]);
-  if (!outcome.committed && outcome.failure === "insufficient_balance") await markPastDue(ctx, subscription, at);
+  // A hard-stop budget refuses a renewal as an empty balance does: past due, retried on every run.
+  if (!outcome.committed && UNPAID.has(outcome.failure)) await markPastDue(ctx, subscription, at);
   // `state` or `already_charged`: another run renewed it first.
 }
 

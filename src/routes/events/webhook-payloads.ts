@@ -40,6 +40,12 @@ const DESCRIPTIONS: Record<keyof typeof eventPayloads, string> = {
   "subuser.traffic_spike_ended":
     "A spike episode ended (its rate stayed near the baseline for 30 minutes): its peak, traffic and top domains " +
     "and sources. An action it took holds until the episode is acknowledged.",
+  "budget.threshold":
+    "The month's spend (UTC calendar month) reached a threshold of the account's budget (`PUT /budget`), counted as " +
+    "charges are made: once per month, threshold and budget amount (a new amount re-arms the thresholds).",
+  "balance.low":
+    "The balance fell below what the next 7 days need: renewals due and the usage forecast's shortfall. Once per " +
+    "crossing: another is sent only after the balance was back above the need (e.g. a top-up).",
 };
 
 /**

@@ -18,7 +18,14 @@ export const route = apiRoute({
     params: batchIdParam,
     body: jsonBody(z.strictObject({ months: integer(1, 36) }).openapi("IspRenew", { example: { months: 1 } })),
   },
-  errors: ["not_found", "subuser_scope_mismatch", "insufficient_balance", "batch_not_active", "batch_changed"],
+  errors: [
+    "not_found",
+    "subuser_scope_mismatch",
+    "insufficient_balance",
+    "budget_exceeded",
+    "batch_not_active",
+    "batch_changed",
+  ],
   responses: { 200: jsonContent(batchSchema, "The renewed batch with its new expires_at.") },
 });
 

@@ -27,6 +27,7 @@ export const route = apiRoute({
     "not_found",
     "subuser_scope_mismatch",
     "insufficient_balance",
+    "budget_exceeded",
     "insufficient_inventory",
     "batch_not_active",
     "batch_changed",

@@ -13,10 +13,12 @@ export const route = apiRoute({
   description:
     "Bandwidth (`residential`, `mobile`): priced per GB, debited at once, status `completed`, the GB added to the " +
     "product's pool. ISP: debited at once, a batch is created and the order is `provisioning` until its IPs are " +
-    "allocated (minutes; longer for long-tail countries). Retries with the same Idempotency-Key never charge twice.",
+    "allocated (minutes; longer for long-tail countries). Retries with the same Idempotency-Key never charge twice. " +
+    "An order that would take the month's spend past a budget with a hard stop is refused (`budget_exceeded`).",
   request: { body: jsonBody(orderCreateSchema) },
   errors: [
     "insufficient_balance",
+    "budget_exceeded",
     "kyc_required",
     "insufficient_inventory",
     "quantity_out_of_range",

@@ -14,7 +14,7 @@ export const route = apiRoute({
   summary: "Quote an order",
   description:
     "Any order body, bandwidth or ISP: what it would be charged now (priced exactly as the order is), its line " +
-    "items, the balance after it, and the error the same order would get now (`insufficient_balance`, " +
+    "items, the balance after it, and the error the same order would get now (`insufficient_balance`, `budget_exceeded`, " +
     "`kyc_required`, `insufficient_inventory`, …) in `error`, with `orderable` false. Nothing is charged or " +
     "reserved; a body that is not a valid order is refused as the order would refuse it.",
   request: { body: jsonBody(orderCreateSchema) },

@@ -37,6 +37,7 @@ export const route = apiRoute({
     "unknown_plan",
     "already_subscribed",
     "insufficient_balance",
+    "budget_exceeded",
     "kyc_required",
     "not_found",
     "batch_not_active",

@@ -34,6 +34,7 @@ export const route = apiRoute({
     "unknown_plan",
     "downgrade_below_usage",
     "insufficient_balance",
+    "budget_exceeded",
     "insufficient_inventory",
     "quantity_out_of_range",
     "subscription_not_active",

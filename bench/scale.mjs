@@ -144,7 +144,14 @@ function printScenario(result) {
   const total = result.cost.reduce((sum, line) => sum + line.usdPerBillion, 0);
   console.log(`  cost per billion requests: $${total.toFixed(2)}`);
   for (const line of result.cost) console.log(`    ${line.line.padEnd(20)} $${line.usdPerBillion.toFixed(2)}`);
+  console.log(`  ${featuresLine(result)}`);
   console.log(`  ${refusalLine(result)}`);
+}
+
+/** Spike detection's share of the lines and an idle account's live tail, against their goal. */
+function featuresLine(result) {
+  const { detectionUsdPerBillion: detection, idleTailUsdPerBillion: tail } = result.features;
+  return `of which spike detection $${detection.toFixed(3)}, and an idle account's live tail at most $${tail.toFixed(3)}: $${(detection + tail).toFixed(3)} together (goal ≤ $2)`;
 }
 
 /** The largest overrun of an exhausted pool or cap: seconds of traffic before the gates refuse, and bytes past. */
@@ -186,6 +193,7 @@ function markdown(all, bills) {
     lines.push("", `Cost per billion gateway requests: **$${total.toFixed(2)}**`, "");
     lines.push("| line | USD per billion |", "|---|---:|");
     for (const line of result.cost) lines.push(`| ${line.line} | ${line.usdPerBillion.toFixed(2)} |`);
+    lines.push("", `Features: ${featuresLine(result)}.`);
     lines.push(
       "",
       `Hottest store: rank 1 at ${format(Math.round(result.hottest.ratePerMinute))} req/min in ${result.hottest.shards} shard(s).`,

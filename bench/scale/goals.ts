@@ -12,6 +12,8 @@ export const GOALS = {
   partShare: (requestsPerMinute: number) => (requestsPerMinute >= 10_000_000 ? 0.8 : 0.5),
   /** The busy sub-user's gate: its share of an object's request budget, over-admissions, idle refusals. */
   hotGateShare: 0.5,
+  /** Spike detection and an idle account's live tail, together, per billion gateway requests. */
+  featuresUsdPerBillion: 2,
   hotRefusedWhileIdle: 0.01,
 };
 
@@ -81,6 +83,13 @@ export function missedGoals(results: ScenarioResult[], bills: WholeBill[], hot: 
     }
   }
   for (const result of results) {
+    const features = result.features.detectionUsdPerBillion + result.features.idleTailUsdPerBillion;
+    if (!(features <= GOALS.featuresUsdPerBillion)) {
+      missed.push(
+        `${result.scenario}, ${result.requestsPerMinute.toLocaleString("en-US")}/min, ${result.recordsPerPost} per POST: ` +
+          `spike detection and idle tails $${features.toFixed(2)} per billion (goal ≤ $${GOALS.featuresUsdPerBillion})`,
+      );
+    }
     const share = GOALS.partShare(result.requestsPerMinute);
     for (const part of result.parts) {
       if (!(part.load <= share * part.limit)) {

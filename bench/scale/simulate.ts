@@ -173,6 +173,7 @@ async function simulateQueues(scenario: Scenario, options: Options) {
     ownerRowsReadPerPost: (route.d1.rowsRead + route.d1.replica.rowsRead) / posts,
     ownerLookupMsPerPost: route.d1.sqliteMs / posts,
     ownerReplicaMsPerPost: route.d1.replica.sqliteMs / posts,
+    idleTail: await route.idleTailRead(200, clock),
     ledger: route.ledger(posts),
     routeBatchesPerSecond,
     forwardCpuMsPerBatch: median(forwardCpu),
@@ -589,7 +590,7 @@ export interface ScenarioResult {
   parts: Array<{ part: string; load: number; limit: number; unit: string }>;
   cost: Array<{ line: string; usdPerBillion: number }>;
   /** Features' shares of the cost lines, per billion gateway requests. */
-  features: { detectionUsdPerBillion: number };
+  features: { detectionUsdPerBillion: number; idleTailUsdPerBillion: number };
   refusal: { seconds: number; bytesPast: number; rank: number; kind: string };
   samples: Array<{
     rank: number;
@@ -694,7 +695,8 @@ export async function simulateScenario(
   const d1RowsRead = queues.ownerRowsReadPerPost * queues.postsPerSecond;
   const d1ReadSeconds = (queues.ownerLookupMsPerPost * queues.postsPerSecond) / 1000;
   // Every owner read on one replica: D1 places replicas near the readers, so a fleet in several regions spreads them.
-  const d1ReplicaSeconds = (queues.ownerReplicaMsPerPost * queues.postsPerSecond) / 1000;
+  // With the tail's registry read, at worst once a POST (every POST in an isolate whose copy is a second old).
+  const d1ReplicaSeconds = ((queues.ownerReplicaMsPerPost + queues.idleTail.d1Ms) * queues.postsPerSecond) / 1000;
   // D1 keeps a year of capped sub-users' months (~100 bytes each).
   const d1Bytes = ACCOUNTS * (SUBUSERS / CAPPED_EVERY) * 12 * 100;
   const workerRequests = queues.postsPerSecond + queues.routeBatchesPerSecond + queues.shardBatchesPerSecond;
@@ -747,7 +749,7 @@ export async function simulateScenario(
       unit: "s/s",
     },
     {
-      part: "D1 read replica time (owner reads)",
+      part: "D1 read replica time (owners, tails)",
       load: d1ReplicaSeconds,
       limit: LIMITS.d1WriterSecondsPerSecond,
       unit: "s/s",
@@ -803,11 +805,20 @@ export async function simulateScenario(
         SECONDS_PER_MONTH,
     },
   ].map(({ line, usd }) => ({ line, usdPerBillion: perBillion(usd) }));
-  // Included in the lines above (the stores run it): its CPU as duration, its rows.
+  // Spike detection is in the lines above (the stores run it): its CPU as duration, its rows. An idle account's live
+  // tail costs each POST at most the registry read (its Worker CPU, a row read at least), which the route's
+  // lines hold once a simulated second.
+  const { idleTail } = queues;
   const features = {
     detectionUsdPerBillion: perBillion(
       (objectGbSeconds(0, detectionCpu * 1000) * PRICES.objectGbSecondsPerMillion) / 1e6 +
         (detectionRows * PRICES.objectRowsWrittenPerMillion) / 1e6,
+    ),
+    idleTailUsdPerBillion: perBillion(
+      (queues.postsPerSecond *
+        (idleTail.cpuMs * PRICES.workerCpuMsPerMillion +
+          Math.max(1, idleTail.rowsRead) * PRICES.d1RowsReadPerMillion)) /
+        1e6,
     ),
   };
   const refusals = ranks.flatMap((rank) =>

@@ -1,6 +1,7 @@
 import { performance } from "node:perf_hooks";
 import { database } from "../../src/db/client";
 import { ingestUsageBatch } from "../../src/domain/traffic/ingest";
+import { deliverToTails } from "../../src/domain/traffic/live-tail";
 import { plainlyValidBatch } from "../../src/domain/traffic/usage-records";
 import { UsageBatchLedger } from "../../src/durable-objects/usage-batch-ledger";
 import { ownersDatabase } from "./d1";
@@ -72,6 +73,33 @@ export function usageRoute(root: string, sent: (body: Uint8Array) => void) {
       } finally {
         Date.now = realNow;
       }
+    },
+    /**
+     * The live tail's cost to a POST while no account has one open: the isolate's read of the tailed accounts
+     * (`deliverToTails`, each call a second after the last so that it reads). Per read: the Worker's CPU (D1's
+     * time apart), D1's time and rows read on the replica.
+     */
+    async idleTailRead(reads: number, at: number) {
+      const replica = owners.binding.replica;
+      const [d1Before, rowsBefore] = [replica.sqliteMs, replica.rowsRead];
+      const realNow = Date.now;
+      let cpuMs = 0;
+      try {
+        for (let i = 0; i < reads; i++) {
+          Date.now = () => at + (i + 1) * 1_001;
+          const d1 = replica.sqliteMs;
+          const begin = performance.now();
+          await deliverToTails(ctx, []);
+          cpuMs += performance.now() - begin - (replica.sqliteMs - d1);
+        }
+      } finally {
+        Date.now = realNow;
+      }
+      return {
+        cpuMs: cpuMs / reads,
+        d1Ms: (replica.sqliteMs - d1Before) / reads,
+        rowsRead: (replica.rowsRead - rowsBefore) / reads,
+      };
     },
     /** The ledger per POST: calls, rows written and read, CPU; and the bytes a batch's row takes. */
     ledger(posts: number) {

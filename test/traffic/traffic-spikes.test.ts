@@ -1,6 +1,6 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createAccount, type TestAccount } from "../helpers/accounts";
+import { createAccount, issueKey, type TestAccount } from "../helpers/accounts";
 import { call, env, gateway, json } from "../helpers/http";
 import { authorize, createSubuser, type TestSubuser, username } from "../helpers/subusers";
 import { eventually, type RecordFields, reportUsage, settleUsage, traffic, usageRecord } from "../helpers/usage";
@@ -268,4 +268,97 @@ describe("subuser.traffic_spike", () => {
     expect(filtered.status).toBe(404);
     expect((await json(filtered)).code).toBe("subuser_not_found");
   });
+});
+
+describe("acknowledging an episode undoes only the action it took itself", () => {
+  const statusOf = async (account: TestAccount, subuser: TestSubuser) =>
+    (await json(await call("GET", `/v1/subusers/${subuser.id}`, { token: account.token }))).status;
+  const setStatus = async (account: TestAccount, subuser: TestSubuser, status: string) =>
+    expect((await call("PATCH", `/v1/subusers/${subuser.id}`, { token: account.token, body: { status } })).status).toBe(
+      200,
+    );
+  const passes = async (subuser: TestSubuser) =>
+    (await authorize({ username: username(subuser.name), password: subuser.password })).allow;
+
+  it("a sub-user the customer disabled before the episode stays disabled after acknowledgement", SLOW, async () => {
+    const t0 = startClock();
+    const account = await createAccount({ bandwidthGb: 1000 });
+    const subuser = await createSubuser(account, { spike_action: "disable" });
+    await setStatus(account, subuser, "disabled");
+    await leak(account, subuser, t0);
+    const spike = await onlySpike(account);
+    expect((await acknowledge(account, spike.id)).status).toBe(200);
+    expect(await statusOf(account, subuser)).toBe("disabled");
+    expect(await passes(subuser)).toBe(false);
+  });
+
+  it(
+    "a sub-user the customer disabled while the episode held it stays disabled after acknowledgement",
+    SLOW,
+    async () => {
+      const t0 = startClock();
+      const account = await createAccount({ bandwidthGb: 1000 });
+      const subuser = await createSubuser(account, { spike_action: "disable" });
+      await leak(account, subuser, t0);
+      const spike = await onlySpike(account, "?active=true");
+      expect(spike.status).toBe("open");
+      // The leaked password's owner disables it themselves while the alert is open.
+      await setStatus(account, subuser, "disabled");
+      expect((await acknowledge(account, spike.id)).status).toBe(200);
+      expect(await statusOf(account, subuser)).toBe("disabled");
+      expect(await passes(subuser)).toBe(false);
+    },
+  );
+
+  it(
+    "a sub-user the customer disabled after the episode ended stays disabled after acknowledgement",
+    SLOW,
+    async () => {
+      const t0 = startClock();
+      const account = await createAccount({ bandwidthGb: 1000 });
+      const subuser = await createSubuser(account, { spike_action: "disable" });
+      await leak(account, subuser, t0);
+      await foldAt(account, t0 + 90 * MINUTE);
+      await foldAt(account, t0 + 100 * MINUTE);
+      const spike = await onlySpike(account);
+      expect(spike).toMatchObject({ status: "ended", action_pending: true });
+      await setStatus(account, subuser, "disabled");
+      expect((await acknowledge(account, spike.id)).status).toBe(200);
+      expect(await statusOf(account, subuser)).toBe("disabled");
+    },
+  );
+
+  it("a sub-user the customer re-enabled stays as they set it; the episode's own disable is lifted", SLOW, async () => {
+    const t0 = startClock();
+    const account = await createAccount({ bandwidthGb: 1000 });
+    const reenabled = await createSubuser(account, { spike_action: "disable" });
+    await leak(account, reenabled, t0);
+    const spike = await onlySpike(account, "?active=true");
+    await setStatus(account, reenabled, "active");
+    expect((await acknowledge(account, spike.id)).status).toBe(200);
+    expect(await statusOf(account, reenabled)).toBe("active");
+    expect(await passes(reenabled)).toBe(true);
+  });
+
+  it(
+    "acknowledging needs the sub-user's product scope, even when the episode is already acknowledged",
+    SLOW,
+    async () => {
+      const t0 = startClock();
+      const account = await createAccount({ bandwidthGb: 1000 });
+      const subuser = await createSubuser(account, { spike_action: "disable" });
+      await leak(account, subuser, t0);
+      const spike = await onlySpike(account);
+      const isp = await issueKey(account.id, ["isp"]);
+      const before = await acknowledge({ ...account, token: isp.token }, spike.id);
+      expect(before.status).toBe(403);
+      expect((await json(before)).code).toBe("subuser_scope_mismatch");
+      expect((await acknowledge(account, spike.id)).status).toBe(200);
+      const after = await acknowledge({ ...account, token: isp.token }, spike.id);
+      expect(after.status).toBe(403);
+      const body = await json(after);
+      expect(body.code).toBe("subuser_scope_mismatch");
+      expect(body).not.toHaveProperty("id");
+    },
+  );
 });

@@ -40,6 +40,13 @@ export const subusers = sqliteTable(
     spikeAction: text("spike_action", { enum: spikeActions }).notNull().default("none"),
     /** Requests per second the gate allows while a `cap` action waits to be acknowledged (null: none). */
     spikeCapRps: integer("spike_cap_rps"),
+    /**
+     * The traffic-spike episode whose `disable` action holds the sub-user disabled (null: none, or the customer has
+     * set its status since): acknowledging an episode re-enables only a sub-user it disabled itself.
+     */
+    spikeDisabledBy: text("spike_disabled_by"),
+    /** The episode whose `cap` action set `spike_cap_rps` (null: none). */
+    spikeCappedBy: text("spike_capped_by"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
     deletedAt: integer("deleted_at"),

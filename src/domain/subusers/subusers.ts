@@ -209,7 +209,8 @@ export async function updateSubuser(
   }
   const changes: Partial<typeof subusers.$inferInsert> = { updatedAt: now(), concurrentMax, rpsMax };
   if (patch.label !== undefined) changes.label = patch.label;
-  if (patch.status !== undefined) changes.status = patch.status;
+  // A status the customer sets is theirs: no traffic-spike episode's acknowledgement undoes it.
+  if (patch.status !== undefined) Object.assign(changes, { status: patch.status, spikeDisabledBy: null });
   if (patch.trafficLimitBytes !== undefined) changes.trafficLimitBytes = patch.trafficLimitBytes;
   if (patch.alertOnNewSource !== undefined) changes.alertOnNewSource = patch.alertOnNewSource;
   if (patch.spikeSensitivity !== undefined) changes.spikeSensitivity = patch.spikeSensitivity;

@@ -1,6 +1,5 @@
 import { and, eq, inArray, isNull, type SQL, sql } from "drizzle-orm";
 import {
-  type SpikeAction,
   type SpikeSettingValue,
   type SubuserRow,
   subusers,
@@ -138,11 +137,16 @@ function spikeStarted(ctx: DomainContext, subuser: SubuserRow, alert: SpikeAlert
     steps.push(
       ctx.db
         .update(subusers)
-        .set({ status: "disabled", updatedAt: alert.at })
+        .set({ status: "disabled", spikeDisabledBy: alert.spikeId, updatedAt: alert.at })
         .where(and(live, eq(subusers.status, "active"))),
     );
   } else if (capRps !== null) {
-    steps.push(ctx.db.update(subusers).set({ spikeCapRps: capRps, updatedAt: alert.at }).where(live));
+    steps.push(
+      ctx.db
+        .update(subusers)
+        .set({ spikeCapRps: capRps, spikeCappedBy: alert.spikeId, updatedAt: alert.at })
+        .where(live),
+    );
   }
   return steps;
 }
@@ -241,8 +245,10 @@ export async function listTrafficSpikes(
 }
 
 /**
- * Acknowledges an episode: its action is lifted (a sub-user it disabled is active again, a cap it set is removed),
- * and the gate hears of it at once. Acknowledging twice changes nothing.
+ * Acknowledges an episode: its own action is lifted (a sub-user it disabled is active again, a cap it set is
+ * removed), and the gate hears of it at once; a status the customer set, before, during or after the episode, is
+ * left as it is. Acknowledging twice changes nothing. The key must cover the sub-user's products, even to be told
+ * the episode is already acknowledged.
  */
 export async function acknowledgeTrafficSpike(
   ctx: DomainContext,
@@ -250,18 +256,25 @@ export async function acknowledgeTrafficSpike(
   id: string,
 ): Promise<TrafficSpikeRow> {
   const spike = await findTrafficSpike(ctx, principal, id);
-  if (spike.acknowledgedAt !== null) return spike;
   const subuser = await findSubuser(ctx, principal, spike.subuserId);
+  if (spike.acknowledgedAt !== null) return spike;
   const at = now();
-  const changes: Partial<SubuserRow> = { updatedAt: at, ...liftedBy(spike.action, subuser) };
+  const lifted = liftedBy(spike, subuser);
+  const changes: Partial<SubuserRow> = { updatedAt: at, ...lifted?.changes };
   const steps: Step[] = [
     ctx.db
       .update(subuserTrafficSpikes)
       .set({ acknowledgedAt: at })
       .where(and(eq(subuserTrafficSpikes.id, spike.id), isNull(subuserTrafficSpikes.acknowledgedAt))),
   ];
-  if (Object.keys(changes).length > 1) {
-    steps.push(ctx.db.update(subusers).set(changes).where(eq(subusers.id, subuser.id)));
+  if (lifted) {
+    // Only while the episode's own action still holds: a status the customer set meanwhile stays.
+    steps.push(
+      ctx.db
+        .update(subusers)
+        .set(changes)
+        .where(and(eq(subusers.id, subuser.id), lifted.stillHeld)),
+    );
   }
   await commit(ctx, [
     ...steps,
@@ -278,11 +291,21 @@ export async function acknowledgeTrafficSpike(
   return { ...spike, acknowledgedAt: at };
 }
 
-/** What acknowledging an episode changes on its sub-user: its action undone. */
-function liftedBy(action: SpikeAction, subuser: SubuserRow): Partial<SubuserRow> {
-  if (action === "disable" && subuser.status === "disabled") return { status: "active" };
-  if (action === "cap") return { spikeCapRps: null };
-  return {};
+/**
+ * What acknowledging an episode changes on its sub-user: the action the episode itself took, undone (null: it took
+ * none, or the customer has set the status since), and the condition that it still holds when written.
+ */
+function liftedBy(
+  spike: TrafficSpikeRow,
+  subuser: SubuserRow,
+): { changes: Partial<SubuserRow>; stillHeld: SQL } | null {
+  if (subuser.spikeDisabledBy === spike.id) {
+    return { changes: { status: "active", spikeDisabledBy: null }, stillHeld: eq(subusers.spikeDisabledBy, spike.id) };
+  }
+  if (subuser.spikeCappedBy === spike.id) {
+    return { changes: { spikeCapRps: null, spikeCappedBy: null }, stillHeld: eq(subusers.spikeCappedBy, spike.id) };
+  }
+  return null;
 }
 
 async function findTrafficSpike(ctx: DomainContext, principal: Principal, id: string): Promise<TrafficSpikeRow> {

@@ -11,9 +11,9 @@ export const route = apiRoute({
   tags: ["Sub-users"],
   summary: "Acknowledge a traffic spike",
   description:
-    "Lifts the episode's action at once: a sub-user it disabled is active again, a cap it set is removed (the " +
-    "gateway's next decision uses it). An episode without an action is only marked acknowledged. Acknowledging " +
-    "again changes nothing.",
+    "Lifts the episode's own action at once: a sub-user it disabled is active again, a cap it set is removed (the " +
+    "gateway's next decision uses it). A status the customer set before, during or after the episode is left as " +
+    "it is. An episode without an action is only marked acknowledged. Acknowledging again changes nothing.",
   request: { params: trafficSpikeIdParam },
   errors: ["traffic_spike_not_found", "subuser_not_found", "subuser_scope_mismatch"],
   responses: { 200: jsonContent(trafficSpikeSchema, "The acknowledged traffic spike.") },

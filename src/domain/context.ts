@@ -34,6 +34,10 @@ export interface Principal {
   scopes: KeyScopes | null;
   /** When the key stops working (ms); null = never. */
   keyExpiresAt: number | null;
+  /** The SHA-256 of the token this call used (the key's current one, or one a rotation replaced). */
+  tokenHash: string;
+  /** When a rotation's grace for that token ends (ms); null = it is the key's current token. */
+  tokenReplacedUntil: number | null;
   /** The guard's revision of the account's data for this request (see db/account-cache). */
   accountRevision: string;
   /** false for a `test_` key, which acts on the account's sandbox twin (domain/sandbox). */

@@ -42,7 +42,7 @@ export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
   if (result.outcome === "limited") throw rateLimited(result.rate);
 
   const { config } = result;
-  assertTokenAccepted(config, c.get("tokenHash"));
+  const token = acceptedToken(config, c.get("tokenHash"));
   const keySettlement = {
     keyId: c.get("keyId"),
     accountId: config.accountId,
@@ -57,6 +57,8 @@ export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
     products: config.products as Product[] | null,
     scopes: (config.scopes ?? null) as KeyScopes | null,
     keyExpiresAt: config.expiresAt ?? null,
+    tokenHash: c.get("tokenHash"),
+    tokenReplacedUntil: token.until,
     accountRevision: result.accountRevision,
     livemode: c.get("livemode"),
   });
@@ -94,15 +96,20 @@ export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
   if (written) rememberWritten(c.get("keyId"), revision, written);
 });
 
-/** An expired key, or a token a rotation replaced past its grace, answers 401 like a revoked key. */
-function assertTokenAccepted(config: GuardConfig, tokenHash: string): void {
+/**
+ * The token the call used, as the key accepts it (`until`: the end of a rotation's grace, null for the current
+ * token). An expired key, or a token a rotation replaced past its grace, answers 401 like a revoked key.
+ */
+function acceptedToken(config: GuardConfig, tokenHash: string): { until: number | null } {
   const at = now();
   if (config.expiresAt != null && config.expiresAt <= at)
     throw new ApiError("unauthorized", "This API key has expired.");
-  const token = config.tokens?.find((accepted) => accepted.hash === tokenHash);
-  if (config.tokens && (!token || (token.until !== null && token.until <= at))) {
+  if (!config.tokens) return { until: null };
+  const token = config.tokens.find((accepted) => accepted.hash === tokenHash);
+  if (!token || (token.until !== null && token.until <= at)) {
     throw new ApiError("unauthorized", "This API key's token was replaced by a rotation; use the new token.");
   }
+  return token;
 }
 
 async function idempotencyRequest(c: Context<AppEnv>): Promise<IdempotencyRequest | null> {

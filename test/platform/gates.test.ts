@@ -34,6 +34,8 @@ describe("plan gate", () => {
         products: null,
         scopes: null,
         keyExpiresAt: null,
+        tokenHash: "",
+        tokenReplacedUntil: null,
         accountRevision: "r",
         livemode: true,
       };

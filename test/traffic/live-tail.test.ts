@@ -307,3 +307,114 @@ describe("live tail of the request log (GET /v1/{product}/requests/tail)", () =>
     expect(deliver).toHaveBeenCalledTimes(2);
   });
 });
+
+describe("a tail lives no longer than the key that opened it", () => {
+  /** A new key of the account, made with its full key. */
+  async function newKey(
+    account: TestAccount,
+    body: Record<string, unknown> = {},
+  ): Promise<TestAccount & { keyId: string }> {
+    const response = await call("POST", "/v1/api-keys", { token: account.token, body });
+    expect(response.status).toBe(201);
+    const key = await json(response);
+    return { ...account, token: key.token, keyId: key.id };
+  }
+
+  /** How long after `from` the tail closed, and with what. */
+  async function closedAfter(tail: Tail, from: number): Promise<{ code: number; reason: string; ms: number }> {
+    const closed = await Promise.race([tail.closed, pause(5000).then(() => null)]);
+    if (!closed) throw new Error("the tail stayed open");
+    return { ...closed, ms: Date.now() - from };
+  }
+
+  it("revoking the key closes its open tail within 1 s with 4001 api_key_revoked; nothing reaches it after", async () => {
+    const { account, name } = await accountWithSubuser();
+    const key = await newKey(account);
+    const { tail } = await openTail(key);
+    const { tail: other } = await openTail(account);
+    const revokedAt = Date.now();
+    expect((await call("DELETE", `/v1/api-keys/${key.keyId}`, { token: account.token })).status).toBe(200);
+    const closed = await closedAfter(tail, revokedAt);
+    console.log(`tail closed ${closed.ms} ms after the revocation was asked for`);
+    expect(closed.code).toBe(4001);
+    expect(closed.reason).toMatch(/^api_key_revoked/);
+    expect(closed.ms).toBeLessThanOrEqual(1000);
+    await post([usageRecord(name)]);
+    await received(other, 1);
+    expect(tail.requests()).toEqual([]);
+    // A new tail with the revoked key is refused.
+    expect((await tailRequest(key)).status).toBe(401);
+    other.socket.close();
+  });
+
+  it("a key's expiry closes its tail within 1 s of expires_at with 4002 api_key_expired", async () => {
+    const { account } = await accountWithSubuser();
+    const expiresAt = Math.ceil((Date.now() + 2500) / 1000) * 1000;
+    const key = await newKey(account, { expires_at: new Date(expiresAt).toISOString() });
+    const { tail } = await openTail(key);
+    const closed = await closedAfter(tail, expiresAt);
+    console.log(`tail closed ${closed.ms} ms after the key's expires_at`);
+    expect(closed.code).toBe(4002);
+    expect(closed.reason).toMatch(/^api_key_expired/);
+    expect(closed.ms).toBeGreaterThanOrEqual(0);
+    expect(closed.ms).toBeLessThanOrEqual(1000);
+  });
+
+  it("rotating the key closes tails of the replaced token when its grace ends (4003 api_key_rotated); the new token's stay", async () => {
+    const { account } = await accountWithSubuser();
+    const key = await newKey(account);
+    const { tail: atOnce } = await openTail(key);
+    const rotatedAt = Date.now();
+    const rotation = await call("POST", `/v1/api-keys/${key.keyId}/rotate`, {
+      token: account.token,
+      body: { grace_seconds: 0 },
+    });
+    expect(rotation.status).toBe(200);
+    const closed = await closedAfter(atOnce, rotatedAt);
+    expect(closed.code).toBe(4003);
+    expect(closed.reason).toMatch(/^api_key_rotated/);
+    expect(closed.ms).toBeLessThanOrEqual(1000);
+
+    // With a grace: the replaced token's tail ends with it, the new token's tail stays open.
+    const current = { ...key, token: (await json(rotation)).token };
+    const { tail: replaced } = await openTail(current);
+    const graced = await json(
+      await call("POST", `/v1/api-keys/${key.keyId}/rotate`, { token: account.token, body: { grace_seconds: 2 } }),
+    );
+    const graceEnds = Date.parse(graced.previous_token_expires_at);
+    const { tail: fresh } = await openTail({ ...key, token: graced.token });
+    const ended = await closedAfter(replaced, graceEnds);
+    expect(ended.code).toBe(4003);
+    expect(ended.ms).toBeLessThanOrEqual(1000);
+    await pause(300);
+    expect(fresh.socket.readyState).toBe(WebSocket.OPEN);
+    fresh.socket.close();
+  });
+
+  it("a key that loses the product or traffic:read closes its tail with 4004 insufficient_scope", async () => {
+    const { account } = await accountWithSubuser();
+    const key = await newKey(account);
+    const { tail: residential } = await openTail(key);
+    const { tail: mobile } = await openTail(key, "", { product: "mobile" });
+    const changedAt = Date.now();
+    const narrowed = await call("PATCH", `/v1/api-keys/${key.keyId}`, {
+      token: account.token,
+      body: { products: ["mobile", "isp"] },
+    });
+    expect(narrowed.status).toBe(200);
+    const closed = await closedAfter(residential, changedAt);
+    expect(closed.code).toBe(4004);
+    expect(closed.ms).toBeLessThanOrEqual(1000);
+    await pause(300);
+    expect(mobile.socket.readyState).toBe(WebSocket.OPEN);
+    expect(
+      (
+        await call("PATCH", `/v1/api-keys/${key.keyId}`, {
+          token: account.token,
+          body: { scopes: { billing: "read" } },
+        })
+      ).status,
+    ).toBe(200);
+    expect((await closedAfter(mobile, changedAt)).code).toBe(4004);
+  });
+});

@@ -12,6 +12,7 @@ import type { KeyScopes } from "../../vocabulary";
 import { commitAudited } from "../audit/audit-log";
 import type { DomainContext } from "../context";
 import { effectiveLimits } from "../plans";
+import { reviewKeyTails } from "../traffic/live-tail";
 
 /**
  * A key's mode: `live_` keys act on the account, `test_` keys on its sandbox twin (domain/sandbox). The token is
@@ -187,10 +188,16 @@ async function loadGuardConfig(ctx: DomainContext, keyId: string): Promise<Guard
   };
 }
 
-/** Tells the key's guard its configuration as D1 has it now: every change of a key is in force once this returns. */
-export async function syncGuard(ctx: DomainContext, keyId: string): Promise<void> {
+/**
+ * Tells the key's guard its configuration as D1 has it now: every change of a key is in force once this returns.
+ * After a change of the key itself (`channels`), the channels it opened hear of it too, once the guard refuses new
+ * calls: a live tail its key no longer covers closes before this returns.
+ */
+export async function syncGuard(ctx: DomainContext, keyId: string, options: { channels?: boolean } = {}) {
   const config = await loadGuardConfig(ctx, keyId);
-  if (config) await keyGuard(ctx, keyId).configure(config);
+  if (!config) return;
+  await keyGuard(ctx, keyId).configure(config);
+  if (options.channels) await reviewKeyTails(ctx, keyId, config);
 }
 
 /** Pushes an account's current plan and limits to the guards of all its keys (revoked ones too). */
@@ -213,7 +220,7 @@ export async function revokeApiKey(ctx: DomainContext, keyId: string): Promise<v
     { action: "api_key.revoked", accountId: key.accountId, resourceId: key.id, before: key, after: revocation },
   );
   // Told even when the key was already revoked: a retry after a failed push completes the revocation.
-  await syncGuard(ctx, keyId);
+  await syncGuard(ctx, keyId, { channels: true });
 }
 
 /** The key's last use (at most once a minute, when its guard asks, like the account's last login). */

@@ -118,7 +118,7 @@ export async function updateKey(
     { ...keyAudit(key, "api_key.updated"), before: key, after: written },
   );
   if (!updated) throw new ApiError("api_key_not_found");
-  await syncGuard(ctx, key.id);
+  await syncGuard(ctx, key.id, { channels: true });
   return updated;
 }
 
@@ -163,7 +163,7 @@ export async function rotateKey(
   );
   // A rotation that raced another one lost: its caller retries against the key as it is now.
   if (!rotated) throw new ApiError("api_key_not_found", "The key changed while it was being rotated; retry.");
-  await syncGuard(ctx, key.id);
+  await syncGuard(ctx, key.id, { channels: true });
   return { key: rotated, token };
 }
 

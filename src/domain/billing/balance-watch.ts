@@ -73,6 +73,8 @@ function jobPrincipal(account: { id: string; plan: Plan }): Principal {
     products: null,
     scopes: null,
     keyExpiresAt: null,
+    tokenHash: "",
+    tokenReplacedUntil: null,
     accountRevision: "",
     livemode: true,
   };

@@ -1,12 +1,14 @@
 import { and, eq, lt } from "drizzle-orm";
 import { replicaDatabase } from "../../db/client";
 import { requestTails } from "../../db/schema";
+import type { GuardConfig } from "../../durable-objects/api-key-guard/contract";
 import { MAX_TAILS, RequestTailClient, type TailFilter, type TailRecord } from "../../durable-objects/request-tail";
 import type { TrafficProduct } from "../../durable-objects/traffic-store/contract";
 import { now, SECOND, toIso } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { logError } from "../../platform/logger";
 import { RefreshedValue } from "../../platform/refreshed-value";
+import { type KeyScopes, scopeAllows } from "../../vocabulary";
 import type { DomainContext, Principal } from "../context";
 import { assertInScope } from "../scope";
 import { findAccountSubuser } from "../subusers/subusers";
@@ -35,7 +37,8 @@ const tailedAccounts = new RefreshedValue(TAILED_ACCOUNTS_PERIOD_MS, async (ctx:
 /**
  * Opens a live tail of the account's sampled requests of one product, filtered: the viewer's end of its WebSocket.
  * The key must cover the product, a sub-user filter must name a live sub-user of the account (404 otherwise), and
- * the account may have at most `MAX_TAILS` open (409 `tail_limit`). The account is listed as tailed once its tail is
+ * the account may have at most `MAX_TAILS` open (409 `tail_limit`). The tail closes when the key that opened it is
+ * revoked, expires, loses the product or its token is rotated away (`reviewKeyChannels`). The account is listed as tailed once its tail is
  * open, so a delivery that found no tail just before cannot unlist it (`deliverToTails`).
  */
 export async function openTail(ctx: DomainContext, principal: Principal, query: TailQuery): Promise<WebSocket> {
@@ -49,7 +52,12 @@ export async function openTail(ctx: DomainContext, principal: Principal, query: 
     errorCode: query.errorCode ?? null,
   };
   const { accountId } = principal;
-  const opened = await new RequestTailClient(ctx.env, accountId).open(filter);
+  const opened = await new RequestTailClient(ctx.env, accountId).open(filter, {
+    keyId: principal.keyId,
+    tokenHash: principal.tokenHash,
+    keyExpiresAt: principal.keyExpiresAt,
+    tokenReplacedUntil: principal.tokenReplacedUntil,
+  });
   if (!opened.webSocket) {
     throw new ApiError("tail_limit", undefined, {
       limit: { limit: MAX_TAILS, current: opened.open, raisedBy: "closing another tail" },
@@ -62,6 +70,22 @@ export async function openTail(ctx: DomainContext, principal: Principal, query: 
     .onConflictDoUpdate({ target: requestTails.accountId, set: { openedAt } });
   tailedAccounts.update((accounts) => accounts.add(accountId));
   return opened.webSocket;
+}
+
+/**
+ * Tells the account's tails what an API key is now (revoked, its expiry, its accepted tokens, whether it still reads
+ * traffic of each product): the key's tails it no longer covers close at once, the others at its new deadlines.
+ */
+export function reviewKeyTails(ctx: DomainContext, keyId: string, config: GuardConfig): Promise<void> {
+  return new RequestTailClient(ctx.env, config.accountId).reviewKey(keyId, {
+    revoked: config.revoked,
+    expiresAt: config.expiresAt ?? null,
+    tokens: config.tokens ?? [],
+    covers: {
+      products: config.products,
+      area: scopeAllows((config.scopes ?? null) as KeyScopes | null, "traffic", "read"),
+    },
+  });
 }
 
 /** A usage record of an account, as the usage route owns it. */

@@ -1,3 +1,4 @@
+export { channelCloses } from "../shared/channel-credentials";
 export { RequestTailClient } from "./client";
 export {
   ACK_EVERY,

@@ -1,4 +1,13 @@
 import { DurableObject } from "cloudflare:workers";
+import { HOUR, now } from "../../platform/clock";
+import {
+  type ChannelCredential,
+  channelCloses,
+  channelDeadline,
+  channelEnd,
+  type KeyReview,
+  reviewed,
+} from "../shared/channel-credentials";
 import {
   ACK_EVERY,
   MAX_TAILS,
@@ -11,13 +20,25 @@ import {
 
 /** The header the worker hands a tail's filter in (JSON), with the WebSocket upgrade. */
 export const FILTER_HEADER = "X-Tail-Filter";
+/** The header the worker hands the opening key's credential in (JSON): the tail lives no longer than it. */
+export const CREDENTIAL_HEADER = "X-Tail-Credential";
 
-/** What a tail's socket carries through hibernation: its filter, records sent and acknowledged. */
+/** What a tail's socket carries through hibernation: its filter, its key's credential, records sent and acked. */
 interface TailSocket {
   filter: TailFilter;
+  credential: ChannelCredential;
   sent: number;
   acked: number;
 }
+
+/** A review of a key, kept so that a tail opened just after it (its request admitted before) is judged by it too. */
+interface StoredReview {
+  review: KeyReview;
+  at: number;
+}
+const REVIEW_PREFIX = "review:";
+/** Far longer than any request takes from its key's admission to its tail's opening. */
+const REVIEW_KEPT_MS = HOUR;
 
 /**
  * One account's live tails: the viewers' WebSockets, accepted with the Hibernation API (pings answered without
@@ -31,22 +52,52 @@ export class RequestTail extends DurableObject {
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
   }
 
-  /** A viewer's WebSocket upgrade (the worker checked the key and the filter): 409 past `MAX_TAILS`. */
+  /**
+   * A viewer's WebSocket upgrade (the worker checked the key and the filter): 409 past `MAX_TAILS`. A review of the
+   * key that arrived since the request was admitted applies to the new tail at once.
+   */
   override async fetch(request: Request): Promise<Response> {
     const open = this.#openSockets().length;
     if (open >= MAX_TAILS) return Response.json({ open }, { status: 409 });
     const filter = JSON.parse(request.headers.get(FILTER_HEADER) ?? "null") as TailFilter;
+    let credential = JSON.parse(request.headers.get(CREDENTIAL_HEADER) ?? "null") as ChannelCredential;
+    const stored = await this.ctx.storage.get<StoredReview>(REVIEW_PREFIX + credential.keyId);
+    if (stored) credential = reviewed(credential, stored.review, filter.product);
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
-    this.ctx.acceptWebSocket(server);
-    server.serializeAttachment({ filter, sent: 0, acked: 0 } satisfies TailSocket);
+    this.ctx.acceptWebSocket(server, [credential.keyId]);
+    server.serializeAttachment({ filter, credential, sent: 0, acked: 0 } satisfies TailSocket);
     server.send(JSON.stringify({ type: "hello", ack_every: ACK_EVERY, max_unacked: MAX_UNACKED }));
+    await this.#endLapsed();
     return new Response(null, { status: 101, webSocket: client });
   }
 
   /** Sends each open tail the records its filter takes; answers how many tails are open. */
   deliver(records: TailRecord[]): number {
+    // A deadline that passed between alarms: the alarm stays set for the next one.
+    this.#closeLapsed();
     for (const socket of this.#openSockets()) this.#send(socket, records);
     return this.#openSockets().length;
+  }
+
+  /**
+   * A change of an API key (revoked, expired, rotated, rescoped): the tails it opened that the key no longer covers
+   * close at once, the others take its new deadlines. Kept a while, for a tail whose opening is on its way.
+   */
+  async reviewKey(keyId: string, review: KeyReview): Promise<void> {
+    const at = now();
+    await this.ctx.storage.put(REVIEW_PREFIX + keyId, { review, at } satisfies StoredReview);
+    for (const socket of this.ctx.getWebSockets(keyId)) {
+      const state = socket.deserializeAttachment() as TailSocket;
+      const credential = reviewed(state.credential, review, state.filter.product);
+      socket.serializeAttachment({ ...state, credential } satisfies TailSocket);
+    }
+    await this.#endLapsed();
+    await this.#forgetReviewsBefore(at - REVIEW_KEPT_MS);
+  }
+
+  /** A tail's credential ran out (its key's expiry, or a rotation's grace): it closes. */
+  override async alarm(): Promise<void> {
+    await this.#endLapsed();
   }
 
   /** Acknowledgements (`{"type": "ack", "seq": n}`); anything else is ignored. */
@@ -63,6 +114,40 @@ export class RequestTail extends DurableObject {
 
   #openSockets(): WebSocket[] {
     return this.ctx.getWebSockets().filter((socket) => socket.readyState === WebSocket.OPEN);
+  }
+
+  /** Closes the tails whose credential no longer holds, and sets the alarm for the next deadline (none: none). */
+  async #endLapsed(): Promise<void> {
+    const next = this.#closeLapsed();
+    if (next === null) await this.ctx.storage.deleteAlarm();
+    else await this.ctx.storage.setAlarm(next);
+  }
+
+  /**
+   * Closes every tail whose credential no longer holds, with its cause's close code; answers the next deadline
+   * among the others (null: none).
+   */
+  #closeLapsed(): number | null {
+    const at = now();
+    let next: number | null = null;
+    for (const socket of this.#openSockets()) {
+      const { credential } = socket.deserializeAttachment() as TailSocket;
+      const end = channelEnd(credential, at);
+      if (end) {
+        const { code, reason } = channelCloses[end];
+        closeQuietly(socket, code, reason);
+        continue;
+      }
+      const deadline = channelDeadline(credential);
+      if (deadline !== null && (next === null || deadline < next)) next = deadline;
+    }
+    return next;
+  }
+
+  async #forgetReviewsBefore(before: number): Promise<void> {
+    const reviews = await this.ctx.storage.list<StoredReview>({ prefix: REVIEW_PREFIX });
+    const old = [...reviews].filter(([, stored]) => stored.at < before).map(([key]) => key);
+    if (old.length > 0) await this.ctx.storage.delete(old);
   }
 
   /**

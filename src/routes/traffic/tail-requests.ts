@@ -1,6 +1,6 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
 import { openTail } from "../../domain/traffic/live-tail";
-import { ACK_EVERY, MAX_TAILS, MAX_UNACKED, TAIL_SUBPROTOCOL } from "../../durable-objects/request-tail";
+import { ACK_EVERY, channelCloses, MAX_TAILS, MAX_UNACKED, TAIL_SUBPROTOCOL } from "../../durable-objects/request-tail";
 import type { AppEnv } from "../../env";
 import { offeredSubprotocols } from "../../middleware/bearer";
 import { ApiError } from "../../platform/errors";
@@ -27,7 +27,13 @@ export const route = apiRoute({
     `\`{"type": "ack", "seq": n}\` at least every ${ACK_EVERY} requests: a viewer ${MAX_UNACKED} requests behind ` +
     "is closed with code 1008. Send `ping` to be answered `pong`. " +
     `An account may have ${MAX_TAILS} tails open at once (409 \`tail_limit\`). A request that is not a WebSocket ` +
-    "upgrade is answered 426 `websocket_required`.",
+    "upgrade is answered 426 `websocket_required`. A tail lives no longer than the key that opened it: it closes " +
+    "within a second with " +
+    Object.values(channelCloses)
+      .map(({ code, reason }) => `${code} \`${reason.split(":")[0]}\``)
+      .join(", ") +
+    " when the key is revoked, expires, has that token rotated away (at the end of the rotation's grace), or no " +
+    "longer covers the product or `traffic:read`.",
   request: {
     params: z.object({ product: productSchema }),
     query: z.object({

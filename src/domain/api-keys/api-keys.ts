@@ -12,7 +12,7 @@ import type { KeyScopes } from "../../vocabulary";
 import { commitAudited } from "../audit/audit-log";
 import type { DomainContext } from "../context";
 import { effectiveLimits } from "../plans";
-import { reviewKeyTails } from "../traffic/live-tail";
+import { reviewKeyChannels } from "./key-channels";
 
 /**
  * A key's mode: `live_` keys act on the account, `test_` keys on its sandbox twin (domain/sandbox). The token is
@@ -197,7 +197,7 @@ export async function syncGuard(ctx: DomainContext, keyId: string, options: { ch
   const config = await loadGuardConfig(ctx, keyId);
   if (!config) return;
   await keyGuard(ctx, keyId).configure(config);
-  if (options.channels) await reviewKeyTails(ctx, keyId, config);
+  if (options.channels) await reviewKeyChannels(ctx, keyId, config);
 }
 
 /** Pushes an account's current plan and limits to the guards of all its keys (revoked ones too). */

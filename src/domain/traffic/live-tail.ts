@@ -1,14 +1,12 @@
 import { and, eq, lt } from "drizzle-orm";
 import { replicaDatabase } from "../../db/client";
 import { requestTails } from "../../db/schema";
-import type { GuardConfig } from "../../durable-objects/api-key-guard/contract";
 import { MAX_TAILS, RequestTailClient, type TailFilter, type TailRecord } from "../../durable-objects/request-tail";
 import type { TrafficProduct } from "../../durable-objects/traffic-store/contract";
 import { now, SECOND, toIso } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { logError } from "../../platform/logger";
 import { RefreshedValue } from "../../platform/refreshed-value";
-import { type KeyScopes, scopeAllows } from "../../vocabulary";
 import type { DomainContext, Principal } from "../context";
 import { assertInScope } from "../scope";
 import { findAccountSubuser } from "../subusers/subusers";
@@ -70,22 +68,6 @@ export async function openTail(ctx: DomainContext, principal: Principal, query: 
     .onConflictDoUpdate({ target: requestTails.accountId, set: { openedAt } });
   tailedAccounts.update((accounts) => accounts.add(accountId));
   return opened.webSocket;
-}
-
-/**
- * Tells the account's tails what an API key is now (revoked, its expiry, its accepted tokens, whether it still reads
- * traffic of each product): the key's tails it no longer covers close at once, the others at its new deadlines.
- */
-export function reviewKeyTails(ctx: DomainContext, keyId: string, config: GuardConfig): Promise<void> {
-  return new RequestTailClient(ctx.env, config.accountId).reviewKey(keyId, {
-    revoked: config.revoked,
-    expiresAt: config.expiresAt ?? null,
-    tokens: config.tokens ?? [],
-    covers: {
-      products: config.products,
-      area: scopeAllows((config.scopes ?? null) as KeyScopes | null, "traffic", "read"),
-    },
-  });
 }
 
 /** A usage record of an account, as the usage route owns it. */

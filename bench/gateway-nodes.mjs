@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { startGateway } from "../gateway/index.mjs";
+import { startLocalNode } from "../gateway/local-node.mjs";
 import { prepare, root, startWorker } from "../scripts/lib/local-worker.mjs";
 import { freshAccount } from "./accounts.mjs";
 import { apiClient } from "./http.mjs";
@@ -33,7 +33,7 @@ const nodes = [];
 try {
   for (let i = 0; i < NODES; i++) {
     nodes.push(
-      await startGateway({ port: 0, apiOrigin: base, token: vars.GATEWAY_TOKEN, nodeId: `bench-node-${i + 1}` }),
+      await startLocalNode({ port: 0, apiOrigin: base, adminToken: vars.ADMIN_TOKEN, nodeId: `bench-node-${i + 1}` }),
     );
   }
   const api = apiClient(base);

@@ -23,7 +23,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
-import { startGateway } from "../gateway/index.mjs";
+import { startLocalNode } from "../gateway/local-node.mjs";
 import { ensureAccount, prepare, root, startWorker } from "../scripts/lib/local-worker.mjs";
 import { BENCH_LIMITS, buyBandwidth, freshAccount } from "./accounts.mjs";
 import { cpuSpent, treeCpu } from "./cpu.mjs";
@@ -68,7 +68,7 @@ const api = apiClient(base);
 const gatewayAuth = { Authorization: `Bearer ${vars.GATEWAY_TOKEN}`, "Content-Type": "application/json" };
 const tokens = { adminToken: vars.ADMIN_TOKEN, gatewayToken: vars.GATEWAY_TOKEN };
 // The local gateway (gateway/), for proxied requests next to direct ones.
-const gateway = await startGateway({ port: 0, apiOrigin: base, token: vars.GATEWAY_TOKEN });
+const gateway = await startLocalNode({ port: 0, apiOrigin: base, adminToken: vars.ADMIN_TOKEN, nodeId: "bench-node" });
 
 try {
   const account = await ensureAccount(base, vars.ADMIN_TOKEN, {

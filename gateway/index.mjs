@@ -1,6 +1,7 @@
 // The local development gateway: `node gateway/index.mjs` (started by `npm run dev`).
-// Env: GATEWAY_PORT (7777), GATEWAY_API_ORIGIN (http://127.0.0.1:8787), GATEWAY_TOKEN (the API's, from .dev.vars),
-// GATEWAY_USAGE_FLUSH_MS (1000), GATEWAY_NODE_ID (node-<port>).
+// Env: GATEWAY_NODE_TOKEN (the node's own credential, issued by `POST /internal/admin/gateway-nodes` for
+// GATEWAY_NODE_ID), GATEWAY_NODE_ID (node-<port>), GATEWAY_PORT (7777), GATEWAY_API_ORIGIN (http://127.0.0.1:8787),
+// GATEWAY_USAGE_FLUSH_MS (1000).
 import { randomBytes } from "node:crypto";
 import { apiClient } from "./api-client.mjs";
 import { nodeDecider } from "./node-decider.mjs";
@@ -9,7 +10,8 @@ import { usageReporter } from "./usage-reporter.mjs";
 
 /**
  * Starts one gateway node on 127.0.0.1 (and ::1 when the machine has it); resolves once it listens. `nodeId`: its
- * stable id towards the API (`[a-z0-9-]{1,64}`; `node-<port>` unless given, random on port 0).
+ * stable id towards the API (`[a-z0-9-]{1,64}`; `node-<port>` unless given, random on port 0); `token`: the node's
+ * own credential, issued for that id (`local-node.mjs` issues one for local tooling).
  */
 export async function startGateway({ port = 7777, apiOrigin, token, flushMs = 1000, nodeId = null }) {
   const id = nodeId ?? `node-${port || randomBytes(4).toString("hex")}`;
@@ -51,11 +53,13 @@ export async function startGateway({ port = 7777, apiOrigin, token, flushMs = 10
 
 if (import.meta.main) {
   const env = process.env;
-  if (!env.GATEWAY_TOKEN) throw new Error("GATEWAY_TOKEN is required (the API's gateway token, see .dev.vars)");
+  if (!env.GATEWAY_NODE_TOKEN) {
+    throw new Error("GATEWAY_NODE_TOKEN is required: the node's credential (POST /internal/admin/gateway-nodes)");
+  }
   const gateway = await startGateway({
     port: Number(env.GATEWAY_PORT ?? 7777),
     apiOrigin: env.GATEWAY_API_ORIGIN ?? "http://127.0.0.1:8787",
-    token: env.GATEWAY_TOKEN,
+    token: env.GATEWAY_NODE_TOKEN,
     flushMs: Number(env.GATEWAY_USAGE_FLUSH_MS ?? 1000),
     nodeId: env.GATEWAY_NODE_ID ?? null,
   });

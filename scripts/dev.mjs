@@ -57,7 +57,7 @@ async function seed() {
   const sandbox = await ensureSandboxKey(base, vars.ADMIN_TOKEN, demo.accountId, "demo-sandbox.json", persistTo);
 
   const demoGateway = await startDemoGateway(base, {
-    gatewayToken: vars.GATEWAY_TOKEN,
+    adminToken: vars.ADMIN_TOKEN,
     apiKey: demo.token,
     port: GATEWAY_PORT,
     nodes: GATEWAY_NODES,

@@ -94,7 +94,7 @@ let fleet;
 let inspector;
 let exitCode = 1;
 try {
-  fleet = await startFleet({ base, token: vars.GATEWAY_TOKEN, port: gatewayPort, count: NODES });
+  fleet = await startFleet({ base, adminToken: vars.ADMIN_TOKEN, port: gatewayPort, count: NODES });
   inspector = await connectInspector(Number(options["inspector-port"]), () =>
     fetch(`${base}/healthz`).then((r) => r.arrayBuffer()),
   );

@@ -1,4 +1,5 @@
 import type { DomainContext, Principal } from "./domain/context";
+import type { NodeCaller } from "./domain/gateway/node-credentials";
 
 export interface AppEnv {
   Bindings: Cloudflare.Env;
@@ -14,5 +15,7 @@ export interface AppEnv {
     principal: Principal;
     /** Set when a response is a stored idempotent replay. */
     replayed: boolean;
+    /** On the gateway contract: the node calling with its own credential; null: the fleet's shared token. */
+    gatewayCaller: NodeCaller | null;
   };
 }

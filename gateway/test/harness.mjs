@@ -6,7 +6,7 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { adminCall, prepare, startWorker } from "../../scripts/lib/local-worker.mjs";
-import { startGateway } from "../index.mjs";
+import { startLocalNode } from "../local-node.mjs";
 
 function freePort() {
   return new Promise((resolve) => {
@@ -52,10 +52,10 @@ export async function startStack({ nodes = 1, slots = nodes } = {}) {
   });
   const gateways = await Promise.all(
     gatewayPorts.map((port, index) =>
-      startGateway({
+      startLocalNode({
         port,
         apiOrigin: base,
-        token: vars.GATEWAY_TOKEN,
+        adminToken: vars.ADMIN_TOKEN,
         flushMs: 100,
         nodeId: `test-node-${index + 1}`,
       }),
@@ -89,10 +89,10 @@ export async function startStack({ nodes = 1, slots = nodes } = {}) {
       const old = gateways[index];
       await old.close();
       await new Promise((resolve) => setTimeout(resolve, downMs));
-      gateways[index] = await startGateway({
+      gateways[index] = await startLocalNode({
         port: old.port,
         apiOrigin: base,
-        token: vars.GATEWAY_TOKEN,
+        token: old.token,
         flushMs: 100,
         nodeId: old.nodeId,
       });

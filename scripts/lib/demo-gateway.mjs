@@ -1,7 +1,7 @@
 // `npm run dev`'s gateway demo: the local gateway's nodes (on :7777 and the ports after it unless told otherwise), and a
 // sub-user of the demo account whose credentials work through them at once (the account holds residential and mobile
 // bandwidth).
-import { startGateway } from "../../gateway/index.mjs";
+import { startLocalNode } from "../../gateway/local-node.mjs";
 
 const DEMO_LABEL = "demo-gateway";
 const MIN_GB = 1;
@@ -37,11 +37,18 @@ async function demoSubuser(base, token) {
  * Starts `nodes` gateway nodes against the local API on consecutive ports from `port` (ids `node-1`, `node-2`, …) and
  * prepares the demo credentials; returns what to print.
  */
-export async function startDemoGateway(base, { gatewayToken, apiKey, port, nodes = 1 }) {
+export async function startDemoGateway(base, { adminToken, apiKey, port, nodes = 1 }) {
   const gateways = [];
   for (let index = 0; index < nodes; index++) {
     gateways.push(
-      await startGateway({ port: port + index, apiOrigin: base, token: gatewayToken, nodeId: `node-${index + 1}` }),
+      // `npm run dev` keeps its state: each start replaces the credentials its nodes had.
+      await startLocalNode({
+        port: port + index,
+        apiOrigin: base,
+        adminToken,
+        nodeId: `node-${index + 1}`,
+        replace: true,
+      }),
     );
   }
   const subuser = await demoSubuser(base, apiKey);

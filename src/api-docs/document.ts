@@ -97,18 +97,29 @@ export const internalApi: DocumentSpec = {
   internal: true,
   description:
     "The contracts of the operator's own systems, outside the public API: the admin API (dashboard and operators, " +
-    "`ADMIN_TOKEN`) and the gateway contract (the proxy gateway, `GATEWAY_TOKEN`). Every response carries " +
+    "`ADMIN_TOKEN`) and the gateway contract (the proxy gateway's nodes, each with its own credential). Every " +
+    "response carries " +
     "`X-Request-Id`; every error is `{code, message, request_id, doc_url}`.",
   tags: [
     {
       name: "Admin",
       description: "Accounts, API keys and the price catalogue; `Authorization: Bearer <ADMIN_TOKEN>`.",
     },
-    { name: "Gateway", description: "Access decisions and leases; `Authorization: Bearer <GATEWAY_TOKEN>`." },
+    {
+      name: "Gateway",
+      description:
+        "Access decisions, leases and usage; `Authorization: Bearer <node credential>` (`node_…`, issued per node " +
+        "by `POST /internal/admin/gateway-nodes`).",
+    },
   ],
   securitySchemes: {
     AdminToken: "The admin token (`ADMIN_TOKEN`), held by the dashboard and operators.",
-    GatewayToken: "The gateway token (`GATEWAY_TOKEN`), held by the proxy gateway.",
+    GatewayNode:
+      "A gateway node's own credential (`node_…`), issued and revoked by the operator: every claim made with it is " +
+      "bound to the node it was issued for.",
+    GatewayToken:
+      "The fleet's shared gateway token (`GATEWAY_TOKEN`): accepted for one release beside node credentials on the " +
+      "operations that name no node; the node contract refuses it.",
   },
 };
 

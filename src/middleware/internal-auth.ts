@@ -4,8 +4,8 @@ import { timingSafeEqual } from "../platform/crypto";
 import { ApiError } from "../platform/errors";
 import { bearerToken } from "./bearer";
 
-/** Guards an internal API with a shared secret from the environment (ADMIN_TOKEN, GATEWAY_TOKEN). */
-export function internalAuth(secretName: "ADMIN_TOKEN" | "GATEWAY_TOKEN") {
+/** Guards an internal API with a shared secret from the environment (ADMIN_TOKEN). */
+export function internalAuth(secretName: "ADMIN_TOKEN") {
   return createMiddleware<AppEnv>(async (c, next) => {
     const expected = c.env[secretName];
     const token = bearerToken(c);

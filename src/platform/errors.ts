@@ -308,6 +308,18 @@ export const errorCatalogue = {
     message: "The account already has the maximum of 5 live tails open.",
     fix: "Close a tail you no longer watch (another console tab or terminal), then connect again.",
   },
+
+  // Gateway node contract (internal)
+  node_credential_required: {
+    status: 403,
+    message: "The node contract takes a node's own credential, not the fleet's shared gateway token.",
+    fix: "Issue the node a credential (`POST /internal/admin/gateway-nodes`) and call with it.",
+  },
+  node_mismatch: {
+    status: 403,
+    message: "A node credential speaks only for its own node.",
+    fix: "Name the node the credential was issued for, or call with that node's own credential.",
+  },
 } as const satisfies Record<string, { status: ContentfulStatusCode; message: string; fix: string }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

@@ -22,6 +22,7 @@ export const idPrefixes = {
   webhookEndpoint: "whe",
   webhookDelivery: "whd",
   trafficSpike: "spk",
+  gatewayNode: "gwn",
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

@@ -349,21 +349,34 @@ function requiredScope(
   return { area, access: scope.access ?? (route.method === "get" ? "read" : "write") };
 }
 
+/**
+ * Who may call an internal operation: the admin token; a gateway node's own credential (`GatewayNode`: the node
+ * contract, where every claim is bound to the calling node); or either a node's credential or the fleet's shared
+ * gateway token (`GatewayToken`, kept for one release).
+ */
+type InternalCaller = "AdminToken" | "GatewayNode" | "GatewayToken";
+const INTERNAL_SECURITY: Record<InternalCaller, Array<Record<string, string[]>>> = {
+  AdminToken: [{ AdminToken: [] }],
+  GatewayNode: [{ GatewayNode: [] }],
+  GatewayToken: [{ GatewayNode: [] }, { GatewayToken: [] }],
+};
+
 /** An internal operation (admin or gateway): its own bearer token, `X-Request-Id` on every response. */
 export function internalRoute<const R extends OperationConfig & { secret?: boolean }>(
   config: R,
-  scheme: "AdminToken" | "GatewayToken",
+  caller: InternalCaller,
 ): Built<R> {
   const { errors = [], secret = false, ...route } = config;
   const codes: ErrorCode[] = [
     "unauthorized",
     "internal_error",
     ...(route.method === "get" ? [] : (["invalid_json", "invalid_request"] as const)),
+    ...(caller === "GatewayNode" ? (["node_credential_required", "node_mismatch"] as const) : []),
     ...errors,
   ];
   return createRoute({
     ...route,
-    security: [{ [scheme]: [] }],
+    security: INTERNAL_SECURITY[caller],
     responses: {
       ...successResponses(route, ["X-Request-Id", ...(secret ? ["Cache-Control" as const] : [])]),
       ...errorResponses(codes, () => ["X-Request-Id"]),

@@ -33,8 +33,31 @@ export { env };
 
 export const GATEWAY_TOKEN = "test-gateway-token";
 
-export function gateway(path: string, body: unknown): Promise<Response> {
-  return call("POST", `/internal/gateway${path}`, { token: GATEWAY_TOKEN, body });
+/**
+ * A call on the gateway contract: with the node's own credential when the body names a node (the node contract
+ * refuses the shared token), else with the shared gateway token.
+ */
+export async function gateway(path: string, body: unknown): Promise<Response> {
+  const node = (body as { node?: unknown } | null)?.node;
+  if (typeof node !== "string") return call("POST", `/internal/gateway${path}`, { token: GATEWAY_TOKEN, body });
+  const response = await call("POST", `/internal/gateway${path}`, { token: await nodeToken(node), body });
+  if (response.status !== 401) return response;
+  // A credential of an earlier test file's database: issued again in this one's.
+  nodeTokens.delete(node);
+  return call("POST", `/internal/gateway${path}`, { token: await nodeToken(node), body });
+}
+
+const nodeTokens = new Map<string, string>();
+
+/** The credential of a gateway node, issued on first use. */
+export async function nodeToken(node: string): Promise<string> {
+  const known = nodeTokens.get(node);
+  if (known) return known;
+  const issued = await admin("POST", "/gateway-nodes", { node });
+  if (issued.status !== 201) throw new Error(`node credential: ${issued.status} ${await issued.text()}`);
+  const { token } = await json<{ token: string }>(issued);
+  nodeTokens.set(node, token);
+  return token;
 }
 
 /** The raw stub of a key's guard, for tests that look inside it (`runInDurableObject`). */

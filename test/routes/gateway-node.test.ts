@@ -4,7 +4,7 @@ import { MINUTE } from "../../src/platform/clock";
 import { sha256Hex } from "../../src/platform/crypto";
 import { STANDING_GRACE_MS, standingShare } from "../../src/platform/standing-shares";
 import { createAccount } from "../helpers/accounts";
-import { call, GATEWAY_TOKEN, gateway, json } from "../helpers/http";
+import { ADMIN_TOKEN, call, GATEWAY_TOKEN, gateway, json, nodeToken } from "../helpers/http";
 import { createSubuser, gateOf, username } from "../helpers/subusers";
 
 const NODE = "node-1";
@@ -31,7 +31,7 @@ const busy = (name: string, want: { concurrent: number; rps: number }, held = { 
 /** A node's push channel: the messages the API sends on it, as they arrive. */
 async function subscribe(node = NODE) {
   const response = await call("GET", `/internal/gateway/changes?node=${node}`, {
-    token: GATEWAY_TOKEN,
+    token: await nodeToken(node),
     headers: { Upgrade: "websocket" },
   });
   expect(response.status).toBe(101);
@@ -90,7 +90,11 @@ describe("deciding at the node: snapshots, leased shares, sessions and pushes (d
     expect(anonymous.status).toBe(401);
     const tooMany = await gateway("/subusers", { node: NODE, names: Array.from({ length: 101 }, (_, i) => `n${i}`) });
     expect(tooMany.status).toBe(422);
-    expect((await gateway("/subusers", { node: "Bad Node", names: ["x"] })).status).toBe(422);
+    const badNode = await call("POST", "/internal/gateway/subusers", {
+      token: await nodeToken(NODE),
+      body: { node: "Bad Node", names: ["x"] },
+    });
+    expect(badNode.status).toBe(422);
   });
 
   it("shares of rps_max and concurrent_max never sum past the limits across nodes, and move to demand", async () => {
@@ -322,11 +326,155 @@ describe("deciding at the node: snapshots, leased shares, sessions and pushes (d
     b.socket.close();
   });
 
-  it("the push channel is a WebSocket only, behind the gateway token", async () => {
-    expect((await call("GET", `/internal/gateway/changes?node=${NODE}`, { token: GATEWAY_TOKEN })).status).toBe(422);
+  it("the push channel is a WebSocket only, behind the node's credential", async () => {
+    expect((await call("GET", `/internal/gateway/changes?node=${NODE}`, { token: await nodeToken(NODE) })).status).toBe(
+      422,
+    );
     const anonymous = await call("GET", `/internal/gateway/changes?node=${NODE}`, {
       headers: { Upgrade: "websocket" },
     });
     expect(anonymous.status).toBe(401);
+  });
+});
+
+describe("node identities: every claim on the node contract is bound to the calling node's own credential", () => {
+  const as = (token: string, path: string, body: unknown, headers: Record<string, string> = {}) =>
+    call(path === "/changes" ? "GET" : "POST", `/internal/gateway${path}`, { token, body, headers });
+
+  it("the node contract refuses the shared gateway token (403 node_credential_required); other routes keep it", async () => {
+    for (const [path, body] of [
+      ["/subusers", { node: NODE, names: ["x"] }],
+      ["/leases", { node: NODE, leases: [busy("x", { concurrent: 1, rps: 1 })] }],
+      ["/sessions", { node: NODE, name: "x", username: "user_x-session-a-sesstime-5", exit_ip: "198.51.100.7" }],
+    ] as const) {
+      const refused = await as(GATEWAY_TOKEN, path, body);
+      expect(refused.status, path).toBe(403);
+      expect((await json(refused)).code).toBe("node_credential_required");
+    }
+    const feed = await call("GET", `/internal/gateway/changes?node=${NODE}`, {
+      token: GATEWAY_TOKEN,
+      headers: { Upgrade: "websocket" },
+    });
+    expect(feed.status).toBe(403);
+    const usage = await call("POST", "/internal/gateway/usage", { token: GATEWAY_TOKEN, body: { batch_id: "b" } });
+    expect(usage.status).not.toBe(401);
+    expect(usage.status).not.toBe(403);
+  });
+
+  it("a credential speaks for its own node only: naming another node is 403 node_mismatch, on every node route", async () => {
+    const other = await nodeToken("node-other");
+    for (const [path, body] of [
+      ["/subusers", { node: NODE, names: ["x"] }],
+      ["/leases", { node: NODE, leases: [busy("x", { concurrent: 1, rps: 1 })] }],
+      ["/sessions", { node: NODE, name: "x", username: "user_x-session-a-sesstime-5", exit_ip: "198.51.100.7" }],
+    ] as const) {
+      const refused = await as(other, path, body);
+      expect(refused.status, path).toBe(403);
+      expect((await json(refused)).code).toBe("node_mismatch");
+    }
+    const feed = await call("GET", `/internal/gateway/changes?node=${NODE}`, {
+      token: other,
+      headers: { Upgrade: "websocket" },
+    });
+    expect(feed.status).toBe(403);
+    expect((await json(feed)).code).toBe("node_mismatch");
+  });
+
+  it("a node cannot replace another node's lease: the fleet never holds more than the limit", async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const subuser = await createSubuser(account, { rps_max: 10, concurrent_max: 4 });
+    await leaseFromNowOn(subuser.name);
+    const held = await renew(busy(subuser.name, { concurrent: 4, rps: 10 }), "node-a");
+    expect(held).toMatchObject({ concurrent: 4, rps: 10 });
+    // node-m renews as node-a, asking for nothing held: refused, so node-a's lease stands.
+    const forged = await as(await nodeToken("node-m"), "/leases", {
+      node: "node-a",
+      leases: [busy(subuser.name, { concurrent: 4, rps: 10 })],
+    });
+    expect(forged.status).toBe(403);
+    const own = await renew(busy(subuser.name, { concurrent: 4, rps: 10 }), "node-m");
+    expect(own).toMatchObject({ concurrent: 0, rps: 0 });
+  });
+
+  it("a node cannot stand for another node's slot: the renewal counts as from no slot", async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const subuser = await createSubuser(account, { rps_max: 4, concurrent_max: 2 });
+    const [owner, thief] = [await subscribe("slot-owner"), await subscribe("slot-thief")];
+    const slot = owner.hello.slot as number;
+    expect(thief.hello.slot).not.toBe(slot);
+    const part = (limit: number) => standingShare(limit, 4, slot, subuser.name);
+    // The thief claims the owner's slot and its standing part: nothing is granted while the owner may still use it.
+    const stolen = await renew(
+      busy(subuser.name, { concurrent: 2, rps: 4 }, { concurrent: part(2), rps: part(4) }),
+      "slot-thief",
+      slot,
+    );
+    expect(stolen).toMatchObject({ concurrent: 0, rps: 0 });
+    owner.socket.close();
+    thief.socket.close();
+  });
+
+  it("revoking a node's credential closes its feed at once (4001), refuses its calls, and its leases lapse", async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const subuser = await createSubuser(account, { rps_max: 5, concurrent_max: 3 });
+    await leaseFromNowOn(subuser.name);
+    const feed = await subscribe("node-r");
+    const closed = new Promise<{ code: number; at: number }>((resolve) =>
+      feed.socket.addEventListener("close", (event) => resolve({ code: event.code, at: Date.now() })),
+    );
+    const token = await nodeToken("node-r");
+    const lease = await renew(busy(subuser.name, { concurrent: 3, rps: 5 }), "node-r");
+    expect(lease).toMatchObject({ concurrent: 3, rps: 5 });
+
+    const listed = await json(await call("GET", "/internal/admin/gateway-nodes?node=node-r", { token: ADMIN_TOKEN }));
+    expect(listed.data).toHaveLength(1);
+    expect(JSON.stringify(listed)).not.toContain(token);
+    const revokedAt = Date.now();
+    const revoked = await call("DELETE", `/internal/admin/gateway-nodes/${listed.data[0].id}`, { token: ADMIN_TOKEN });
+    expect(revoked.status).toBe(200);
+    expect((await json(revoked)).revoked_at).not.toBeNull();
+    const { code, at } = await closed;
+    expect(code).toBe(4001);
+    expect(at - revokedAt).toBeLessThanOrEqual(1000);
+    const refused = await as(token, "/leases", {
+      node: "node-r",
+      leases: [busy(subuser.name, { concurrent: 3, rps: 5 })],
+    });
+    expect(refused.status).toBe(401);
+
+    // Its lease is not renewed: another node gets the limits once it has expired, not before.
+    expect(await renew(busy(subuser.name, { concurrent: 3, rps: 5 }), "node-s")).toMatchObject({ concurrent: 0 });
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.parse(lease.expires_at) + 1);
+    const after = await renew(busy(subuser.name, { concurrent: 3, rps: 5 }), "node-s");
+    vi.useRealTimers();
+    expect(after).toMatchObject({ concurrent: 3, rps: 5 });
+  });
+
+  it("credentials are issued per node (at most 5 live), listed without tokens, and revoking twice is harmless", async () => {
+    const tokens = [];
+    for (let i = 0; i < 5; i++) {
+      const issued = await call("POST", "/internal/admin/gateway-nodes", {
+        token: ADMIN_TOKEN,
+        body: { node: "node-l" },
+      });
+      expect(issued.status).toBe(201);
+      expect(issued.headers.get("Cache-Control")).toBe("no-store");
+      tokens.push((await json(issued)).token);
+    }
+    const sixth = await call("POST", "/internal/admin/gateway-nodes", { token: ADMIN_TOKEN, body: { node: "node-l" } });
+    expect(sixth.status).toBe(422);
+    expect((await json(sixth)).code).toBe("over_limit");
+    const { data } = await json(await call("GET", "/internal/admin/gateway-nodes?node=node-l", { token: ADMIN_TOKEN }));
+    expect(data).toHaveLength(5);
+    const first = data[0].id;
+    expect((await call("DELETE", `/internal/admin/gateway-nodes/${first}`, { token: ADMIN_TOKEN })).status).toBe(200);
+    expect((await call("DELETE", `/internal/admin/gateway-nodes/${first}`, { token: ADMIN_TOKEN })).status).toBe(200);
+    expect(
+      (await call("DELETE", "/internal/admin/gateway-nodes/gwn_01JZZZZZZZZZZZZZZZZZZZZZZZ", { token: ADMIN_TOKEN }))
+        .status,
+    ).toBe(404);
+    const again = await call("POST", "/internal/admin/gateway-nodes", { token: ADMIN_TOKEN, body: { node: "node-l" } });
+    expect(again.status).toBe(201);
   });
 });

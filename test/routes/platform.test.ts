@@ -162,7 +162,11 @@ describe("OpenAPI document, docs page and Postman collection", () => {
     }
     expect(document.paths["/admin/accounts"].post.tags).toEqual(["Admin"]);
     expect(document.paths["/gateway/authorize"].post.tags).toEqual(["Gateway"]);
-    expect(Object.keys(document.components.securitySchemes).sort()).toEqual(["AdminToken", "GatewayToken"]);
+    expect(Object.keys(document.components.securitySchemes).sort()).toEqual([
+      "AdminToken",
+      "GatewayNode",
+      "GatewayToken",
+    ]);
   });
 
   it("serves a docs page whose assets come from the worker itself", async () => {

@@ -2,15 +2,28 @@
 // proxied request, and killed and restarted on the fault schedule.
 
 import { sleep } from "../../../bench/http.mjs";
-import { startGateway } from "../../../gateway/index.mjs";
+import { startLocalNode } from "../../../gateway/local-node.mjs";
 
 /** A node is told to stop taking requests, then waits at most this long for the ones it holds to finish. */
 const QUIESCE_MS = 30_000;
 
-/** `count` nodes `soak-node-1`… on ports `port`, `port + 1`, … against the API at `base`. */
-export async function startFleet({ base, token, port, count }) {
-  const start = (index) =>
-    startGateway({ port: port + index, apiOrigin: base, token, nodeId: `soak-node-${index + 1}` });
+/**
+ * `count` nodes `soak-node-1`… on ports `port`, `port + 1`, … against the API at `base`, each with a credential of
+ * its own (issued with `adminToken`, kept across restarts).
+ */
+export async function startFleet({ base, adminToken, port, count }) {
+  const tokens = [];
+  const start = async (index) => {
+    const node = await startLocalNode({
+      port: port + index,
+      apiOrigin: base,
+      adminToken,
+      token: tokens[index] ?? null,
+      nodeId: `soak-node-${index + 1}`,
+    });
+    tokens[index] = node.token;
+    return node;
+  };
   const nodes = [];
   for (let index = 0; index < count; index++) {
     nodes.push({ index, id: `soak-node-${index + 1}`, port: port + index, gateway: await start(index), up: true });

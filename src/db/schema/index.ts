@@ -2,6 +2,7 @@ export * from "./accounts";
 export * from "./audit";
 export * from "./budgets";
 export * from "./commerce";
+export * from "./gateway-nodes";
 export * from "./reports";
 export * from "./request-tails";
 export * from "./sandbox";

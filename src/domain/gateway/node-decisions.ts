@@ -1,4 +1,8 @@
+import { GatewayHubClient } from "../../durable-objects/gateway-hub";
 import type { NodeSnapshot, SessionPin, ShareGrant, ShareRenewal } from "../../durable-objects/subuser-gate/contract";
+import { now } from "../../platform/clock";
+import { logInfo } from "../../platform/logger";
+import { STANDING_GRACE_MS } from "../../platform/standing-shares";
 import type { DomainContext } from "../context";
 import { subuserGate } from "../subusers/gate-sync";
 import { isSandboxGatewayName } from "../subusers/subusers";
@@ -26,6 +30,30 @@ export async function nodeSnapshots(
     unknown: unique.filter((_, index) => found[index] === null),
   };
 }
+
+/** How long an isolate trusts the hub's word that a node holds a slot: less than the hub's grace before reuse. */
+const SLOT_HELD_KEPT_MS = STANDING_GRACE_MS / 2;
+const slotsHeld = new Map<string, number>();
+
+/**
+ * The slot a node's renewal may stand for: the one it names if the hub says it holds it on an open feed, else
+ * null (the renewal counts as from no slot, so a node cannot take another's standing shares). The hub hands a
+ * freed slot to another node only `STANDING_GRACE_MS` after its socket closed, so its word is kept for half that.
+ */
+export async function slotHeldBy(ctx: DomainContext, node: string, slot: number | null): Promise<number | null> {
+  if (slot === null) return null;
+  const key = `${node}\n${slot}`;
+  const at = now();
+  if ((slotsHeld.get(key) ?? 0) > at) return slot;
+  if (!(await new GatewayHubClient(ctx.env).holdsSlot(node, slot))) {
+    logInfo("gateway_slot_claim_refused", { node, slot });
+    return null;
+  }
+  if (slotsHeld.size >= MAX_SLOTS_REMEMBERED) slotsHeld.clear();
+  slotsHeld.set(key, at + SLOT_HELD_KEPT_MS);
+  return slot;
+}
+const MAX_SLOTS_REMEMBERED = 10_000;
 
 /** A node's renewals, each answered by its sub-user's gate (null: an unknown name). */
 export function renewNodeShares(

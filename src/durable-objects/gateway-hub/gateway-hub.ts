@@ -9,11 +9,18 @@ interface SlotHolder {
   freedAt: number | null;
 }
 
-/** What a node's socket carries through hibernation. */
+/** What a node's socket carries through hibernation: its node, slot and the credential it was opened with. */
 interface SocketTag {
   node: string;
   slot: number | null;
+  credential?: string;
 }
+
+/** The headers the worker hands a node's identity in, from the credential it checked. */
+export const NODE_HEADER = "X-Gateway-Node";
+export const CREDENTIAL_HEADER = "X-Gateway-Node-Credential";
+/** The close a node's feed gets when its credential is revoked. */
+export const CREDENTIAL_REVOKED = { code: 4001, reason: "gateway_node_revoked: this node's credential was revoked" };
 
 const SLOT_PREFIX = "slot:";
 const slotKey = (slot: number) => `${SLOT_PREFIX}${slot}`;
@@ -38,15 +45,16 @@ export class GatewayHub extends DurableObject {
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
   }
 
-  /** A node's WebSocket upgrade (the worker checked the gateway token and the node's id). */
+  /** A node's WebSocket upgrade (the worker checked the node's credential: the node and credential it names). */
   override async fetch(request: Request): Promise<Response> {
-    const node = new URL(request.url).searchParams.get("node") ?? "";
+    const node = request.headers.get(NODE_HEADER) ?? "";
+    const credential = request.headers.get(CREDENTIAL_HEADER) ?? "";
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     // A node that reconnects replaces its older socket, and keeps its slot.
     for (const old of this.ctx.getWebSockets(node)) old.close(1000, "replaced");
     const slot = await this.#assignSlot(node);
     this.ctx.acceptWebSocket(server, [node]);
-    server.serializeAttachment({ node, slot: slot?.slot ?? null } satisfies SocketTag);
+    server.serializeAttachment({ node, slot: slot?.slot ?? null, credential } satisfies SocketTag);
     if (slot) this.#assigning.delete(slot.slot);
     const hello = {
       type: "hello",
@@ -81,6 +89,32 @@ export class GatewayHub extends DurableObject {
       lastHeld = Math.max(lastHeld, holder.freedAt ?? this.#startedAt);
     }
     return { sent, standingEndsBy: lastHeld === 0 ? 0 : lastHeld + STANDING_GRACE_MS };
+  }
+
+  /** Closes the feeds opened with a credential (revoked): their slots are freed as any closed socket's. */
+  async disconnectCredential(credential: string): Promise<number> {
+    let closed = 0;
+    for (const socket of this.ctx.getWebSockets()) {
+      if ((socket.deserializeAttachment() as SocketTag | null)?.credential !== credential) continue;
+      await this.#freeSlot(socket);
+      try {
+        socket.close(CREDENTIAL_REVOKED.code, CREDENTIAL_REVOKED.reason);
+      } catch {
+        // already closing
+      }
+      closed++;
+    }
+    return closed;
+  }
+
+  /**
+   * Whether `node` holds `slot` on an open feed now. A node that loses its slot keeps it for `STANDING_GRACE_MS`
+   * after its socket closed before another may have it, so an answer stays true at least that long.
+   */
+  holdsSlot(node: string, slot: number): boolean {
+    return this.ctx
+      .getWebSockets(node)
+      .some((socket) => (socket.deserializeAttachment() as SocketTag | null)?.slot === slot);
   }
 
   /** Nodes send nothing but pings (answered without waking); anything else is ignored. */

@@ -9,9 +9,12 @@ import * as creditAccount from "./credit-account";
 import * as getAccount from "./get-account";
 import * as getPriceCatalogue from "./get-price-catalogue";
 import * as issueApiKey from "./issue-api-key";
+import * as issueGatewayNodeCredential from "./issue-gateway-node-credential";
 import * as listAccounts from "./list-accounts";
 import * as listApiKeys from "./list-api-keys";
+import * as listGatewayNodeCredentials from "./list-gateway-node-credentials";
 import * as revokeApiKey from "./revoke-api-key";
+import * as revokeGatewayNodeCredential from "./revoke-gateway-node-credential";
 import * as setBandwidthPrice from "./set-bandwidth-price";
 import * as setCustomTier from "./set-custom-tier";
 import * as setIspAsnPrice from "./set-isp-asn-price";
@@ -19,7 +22,7 @@ import * as setTier from "./set-tier";
 import * as setTrafficShards from "./set-traffic-shards";
 import * as updateAccount from "./update-account";
 
-/** The operators' and dashboard's API, behind ADMIN_TOKEN. */
+/** The operators' and dashboard's API, behind ADMIN_TOKEN: accounts, keys, prices, gateway nodes' credentials. */
 export function adminApp(): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   app.use("*", internalAuth("ADMIN_TOKEN"), actAsOperator, jsonBody);
@@ -31,6 +34,9 @@ export function adminApp(): OpenAPIHono<AppEnv> {
   app.openapi(issueApiKey.route, issueApiKey.handler);
   app.openapi(listApiKeys.route, listApiKeys.handler);
   app.openapi(revokeApiKey.route, revokeApiKey.handler);
+  app.openapi(issueGatewayNodeCredential.route, issueGatewayNodeCredential.handler);
+  app.openapi(listGatewayNodeCredentials.route, listGatewayNodeCredentials.handler);
+  app.openapi(revokeGatewayNodeCredential.route, revokeGatewayNodeCredential.handler);
   app.openapi(getPriceCatalogue.route, getPriceCatalogue.handler);
   app.openapi(setBandwidthPrice.route, setBandwidthPrice.handler);
   app.openapi(setIspAsnPrice.route, setIspAsnPrice.handler);

@@ -2,6 +2,7 @@ import { type RouteHandler, z } from "@hono/zod-openapi";
 import { nodeSnapshots } from "../../domain/gateway/node-decisions";
 import { snapshotOnWire } from "../../durable-objects/subuser-gate/contract";
 import type { AppEnv } from "../../env";
+import { callingNode } from "../../middleware/gateway-auth";
 import { id, integer, ipText, list, timestamp, token } from "../../platform/fields";
 import { internalRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
 import { gatewayName, gatewayProduct, nodeId, shareCount } from "./node-fields";
@@ -78,11 +79,12 @@ export const route = internalRoute(
       ),
     },
   },
-  "GatewayToken",
+  "GatewayNode",
 );
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const { names } = c.req.valid("json");
+  const { node, names } = c.req.valid("json");
+  callingNode(c, node);
   const { snapshots, unknown } = await nodeSnapshots(c.get("ctx"), names);
   return c.json({ subusers: snapshots.map(snapshotOnWire), unknown }, 200);
 };

@@ -1,7 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { decodeBody } from "../../middleware/content-encoding";
-import { internalAuth } from "../../middleware/internal-auth";
+import { gatewayAuth } from "../../middleware/gateway-auth";
 import { jsonBody } from "../../middleware/json-body";
 import { validationHook } from "../../platform/validation";
 import * as authorize from "./authorize-proxy-request";
@@ -12,10 +12,10 @@ import * as renewLeases from "./renew-node-leases";
 import * as reportUsage from "./report-usage";
 import * as subscribeChanges from "./subscribe-changes";
 
-/** The small contract the proxy gateway calls, behind GATEWAY_TOKEN (docs/gateway.md). */
+/** The small contract the proxy gateway calls, with a node's credential (docs/gateway.md). */
 export function gatewayApp(): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
-  app.use("*", internalAuth("GATEWAY_TOKEN"), decodeBody, jsonBody);
+  app.use("*", gatewayAuth, decodeBody, jsonBody);
   app.openapi(authorize.route, authorize.handler);
   app.openapi(release.route, release.handler);
   app.openapi(nodeSnapshots.route, nodeSnapshots.handler);

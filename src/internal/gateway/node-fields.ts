@@ -4,8 +4,7 @@ import { integer, token } from "../../platform/fields";
 
 /** The fields the node side of the gateway contract shares (docs/gateway.md, "Deciding at the node"). */
 
-export const nodeId = () =>
-  token(/^[a-z0-9-]{1,64}$/, 64).openapi({ description: "The gateway node's own stable id.", example: "node-1" });
+export { nodeId } from "../../resources/gateway-node";
 
 export const gatewayName = () =>
   token(/^[\x21-\x7E]{1,64}$/, 64).openapi({ description: "A sub-user's gateway name.", example: "s1a2b3c4d5e" });

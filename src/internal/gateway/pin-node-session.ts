@@ -1,6 +1,7 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
 import { pinNodeSession } from "../../domain/gateway/node-decisions";
 import type { AppEnv } from "../../env";
+import { callingNode } from "../../middleware/gateway-auth";
 import { toIso } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { id, ipText, text, timestamp, token } from "../../platform/fields";
@@ -49,11 +50,12 @@ export const route = internalRoute(
       ),
     },
   },
-  "GatewayToken",
+  "GatewayNode",
 );
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const { name, username, exit_ip: exitIp } = c.req.valid("json");
+  const { node, name, username, exit_ip: exitIp } = c.req.valid("json");
+  callingNode(c, node);
   const answer = await pinNodeSession(c.get("ctx"), { name, username, exitIp });
   if (!answer.ok) {
     throw new ApiError(

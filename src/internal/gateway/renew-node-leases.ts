@@ -1,6 +1,7 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
-import { renewNodeShares } from "../../domain/gateway/node-decisions";
+import { renewNodeShares, slotHeldBy } from "../../domain/gateway/node-decisions";
 import type { AppEnv } from "../../env";
+import { callingNode } from "../../middleware/gateway-auth";
 import { now, toIso } from "../../platform/clock";
 import { integer, list, timestamp } from "../../platform/fields";
 import { internalRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
@@ -55,7 +56,8 @@ export const route = internalRoute(
               .openapi({
                 description:
                   "The slot the change feed's `hello` gave the node (null or omitted: none). A renewal from a slot " +
-                  "stands for that slot's standing shares: they count from then as the node's lease.",
+                  "stands for that slot's standing shares: they count from then as the node's lease. A slot the " +
+                  "calling node does not hold on an open feed is ignored (the renewal counts as from no slot).",
               }),
             leases: list(renewalSchema, 100).min(1),
           })
@@ -81,14 +83,16 @@ export const route = internalRoute(
       200: jsonContent(z.object({ leases: list(grantSchema, 100) }).openapi("GatewayLeases"), "The new shares."),
     },
   },
-  "GatewayToken",
+  "GatewayNode",
 );
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { node, slot, leases } = c.req.valid("json");
+  const caller = callingNode(c, node);
+  const held = await slotHeldBy(c.get("ctx"), caller.node, slot ?? null);
   const grants = await renewNodeShares(
     c.get("ctx"),
-    leases.map((lease) => ({ ...lease, node, slot: slot ?? null, recent: lease.recent ?? lease.held.rps })),
+    leases.map((lease) => ({ ...lease, node, slot: held, recent: lease.recent ?? lease.held.rps })),
   );
   return c.json(
     {

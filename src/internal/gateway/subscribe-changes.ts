@@ -1,6 +1,7 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
 import { GatewayHubClient } from "../../durable-objects/gateway-hub";
 import type { AppEnv } from "../../env";
+import { callingNode } from "../../middleware/gateway-auth";
 import { ApiError } from "../../platform/errors";
 import { internalRoute } from "../../platform/route-definitions";
 import { nodeId } from "./node-fields";
@@ -24,14 +25,15 @@ export const route = internalRoute(
     errors: ["invalid_request"],
     responses: { 101: { description: "Switching to the WebSocket protocol." } },
   },
-  "GatewayToken",
+  "GatewayNode",
 );
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
     throw new ApiError("invalid_request", "This is a WebSocket endpoint: send `Upgrade: websocket`.");
   }
-  const upgraded = await new GatewayHubClient(c.env).connect(c.req.raw);
+  const caller = callingNode(c, c.req.valid("query").node);
+  const upgraded = await new GatewayHubClient(c.env).connect(c.req.raw, caller);
   // The hub's response has immutable headers; a copy takes the request id the app adds to every response.
   return new Response(null, { status: 101, webSocket: upgraded.webSocket }) as never;
 };

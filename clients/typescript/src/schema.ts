@@ -815,7 +815,7 @@ export interface paths {
     };
     /**
      * Live tail of the request log (WebSocket)
-     * @description A WebSocket (`Upgrade: websocket`) that streams the product's sampled requests as the gateway reports them, within about 2 seconds, optionally filtered: the request log's entries with `product` and `error_code`, sampled as the log is (every request under 100 a minute per gateway batch, a uniform sample above). A browser, which cannot send `Authorization`, offers the subprotocols `tail` and `bearer.<API_KEY>`; the answer selects `tail`. The server sends `{"type": "hello", "ack_every": 50, "max_unacked": 1000}`, then `{"type": "request", "seq": n, "request": {...}}` per request (n counts from 1). Acknowledge with `{"type": "ack", "seq": n}` at least every 50 requests: a viewer 1000 requests behind is closed with code 1008. Send `ping` to be answered `pong`. An account may have 5 tails open at once (409 `tail_limit`). A request that is not a WebSocket upgrade is answered 426 `websocket_required`.
+     * @description A WebSocket (`Upgrade: websocket`) that streams the product's sampled requests as the gateway reports them, within about 2 seconds, optionally filtered: the request log's entries with `product` and `error_code`, sampled as the log is (every request under 100 a minute per gateway batch, a uniform sample above). A browser, which cannot send `Authorization`, offers the subprotocols `tail` and `bearer.<API_KEY>`; the answer selects `tail`. The server sends `{"type": "hello", "ack_every": 50, "max_unacked": 1000}`, then `{"type": "request", "seq": n, "request": {...}}` per request (n counts from 1). Acknowledge with `{"type": "ack", "seq": n}` at least every 50 requests: a viewer 1000 requests behind is closed with code 1008. Send `ping` to be answered `pong`. An account may have 5 tails open at once (409 `tail_limit`). A request that is not a WebSocket upgrade is answered 426 `websocket_required`. A tail lives no longer than the key that opened it: it closes within a second with 4001 `api_key_revoked`, 4002 `api_key_expired`, 4003 `api_key_rotated`, 4004 `insufficient_scope` when the key is revoked, expires, has that token rotated away (at the end of the rotation's grace), or no longer covers the product or `traffic:read`.
      *
      *     Key scope: `traffic:read`.
      */
@@ -1507,7 +1507,7 @@ export interface paths {
     put?: never;
     /**
      * Acknowledge a traffic spike
-     * @description Lifts the episode's action at once: a sub-user it disabled is active again, a cap it set is removed (the gateway's next decision uses it). An episode without an action is only marked acknowledged. Acknowledging again changes nothing.
+     * @description Lifts the episode's own action at once: a sub-user it disabled is active again, a cap it set is removed (the gateway's next decision uses it). A status the customer set before, during or after the episode is left as it is. An episode without an action is only marked acknowledged. Acknowledging again changes nothing.
      *
      *     Key scope: `subusers:write`.
      */
@@ -2155,7 +2155,9 @@ export interface components {
         | "gateway_refused"
         | "traffic_spike_not_found"
         | "websocket_required"
-        | "tail_limit";
+        | "tail_limit"
+        | "node_credential_required"
+        | "node_mismatch";
       /** @example label: must match [a-z0-9-]{1,64}. */
       message: string;
       /** @example req_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
@@ -2663,7 +2665,9 @@ export interface components {
           | "gateway_refused"
           | "traffic_spike_not_found"
           | "websocket_required"
-          | "tail_limit";
+          | "tail_limit"
+          | "node_credential_required"
+          | "node_mismatch";
         message: string;
       } | null;
     };
@@ -16136,4 +16140,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "52a69d9669507ca9f6f69219cb798d647861dbb18eb4940cb755e14383148f28";
+export const CONTRACT_SHA256 = "90fbb773a4ffbaab217471540f4e94a2a8d68d638ea50ac0913024f905d17ab9";

@@ -1,6 +1,8 @@
 // The gateway side of the internal contract (docs/gateway.md): snapshots, leases, sessions and the change feed
 // for the node's own decisions; authorize and release (ISP only); usage.
 
+import { gatewayRefusals } from "../src/platform/gateway-rules.ts";
+
 const CALL_TIMEOUT_MS = 10_000;
 
 /** Calls the API's internal gateway routes with the gateway token; `calls` counts the calls made, per path. */
@@ -46,7 +48,11 @@ export function apiClient({ origin, token, nodeId }) {
 }
 
 /** A refusal the gateway makes itself when the API cannot be asked. */
-export const AUTH_UNAVAILABLE = { allow: false, status: 503, error_code: "auth-unavailable" };
+export const AUTH_UNAVAILABLE = {
+  allow: false,
+  status: gatewayRefusals["auth-unavailable"],
+  error_code: "auth-unavailable",
+};
 
 /**
  * The authorization of one ISP client connection (ISP stays on the per-connection calls). New connections always ask; a connection may serve further requests

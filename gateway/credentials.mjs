@@ -1,22 +1,10 @@
-// Credentials at the node: a snapshot's password hashes and whitelist, and a throttle on failures per source.
-import { createHash, timingSafeEqual } from "node:crypto";
+// Credentials at the node: a snapshot's whitelist, and a throttle on failures per source. Passwords are checked by
+// the rules the gate runs too (src/platform/gateway-rules.ts).
+import { createHash } from "node:crypto";
 import { BlockList, isIPv4, isIPv6 } from "node:net";
-import { RollingWindow } from "./rolling-window.mjs";
+import { SlidingLog } from "../src/platform/sliding-log.ts";
 
 export const sha256Hex = (text) => createHash("sha256").update(text).digest("hex");
-
-/** True when `hash` (hex SHA-256 of the presented password) is a password of the snapshot still valid at `now`. */
-export function passwordValid(snapshot, hash, now) {
-  const presented = Buffer.from(hash, "hex");
-  let valid = false;
-  // Every hash is compared, so the time taken says nothing about which one matched.
-  for (const { sha256, until } of snapshot.passwords) {
-    const known = Buffer.from(sha256, "hex");
-    const matches = known.length === presented.length && timingSafeEqual(known, presented);
-    if (matches && (until === null || Date.parse(until) > now)) valid = true;
-  }
-  return valid;
-}
 
 /** The earliest instant after `now` at which a rotated-out password stops working (null: none pending). */
 export function nextPasswordExpiry(snapshot, now) {
@@ -81,7 +69,7 @@ export class FailureThrottle {
     let failures = this.#sources.get(sourceIp);
     if (!failures) {
       if (this.#sources.size >= this.#maxSources) this.#forgetQuiet(now);
-      failures = new RollingWindow(this.#windowMs);
+      failures = new SlidingLog(this.#windowMs);
       this.#sources.set(sourceIp, failures);
     }
     failures.add(now);

@@ -2,7 +2,7 @@
 // standing share needs no call; a lease is asked for when a limited sub-user has no standing share or its demand
 // outgrows its share (at most every 250 ms), renewed before it ends while in use (all due ones in one call), let end
 // when unused, and renewed at once when the gate cuts it (another node waits) or ends standing shares.
-import { RollingWindow } from "./rolling-window.mjs";
+import { SlidingLog } from "../src/platform/sliding-log.ts";
 
 const MAX_LEASES_PER_CALL = 100;
 const PRODUCTS = ["residential", "mobile", "isp"];
@@ -26,11 +26,11 @@ class LeaseEntry {
     this.version = 0;
     this.open = 0;
     /** Requests admitted in the last second (bounded by the rps share). */
-    this.admitted = new RollingWindow(SECOND_MS);
+    this.admitted = new SlidingLog(SECOND_MS);
     /** Requests attempted in the last second, refused ones too: the rps demand. */
-    this.attempted = new RollingWindow(SECOND_MS);
+    this.attempted = new SlidingLog(SECOND_MS);
     /** New connections refused for concurrency in the last second: they wait, and count as demand. */
-    this.waiting = new RollingWindow(SECOND_MS);
+    this.waiting = new SlidingLog(SECOND_MS);
     /** New connections waiting for the entry's first share. */
     this.pending = 0;
     this.activeAt = 0;

@@ -5,18 +5,16 @@
 
 // The API's own username grammar (Node runs the TypeScript as it is): the node parses exactly as the API does.
 import { parseUsername } from "../src/domain/gateway/username.ts";
+import { accessRefusal, isSandboxName, limited, placeRefusal, refusal } from "../src/platform/gateway-rules.ts";
 import { standingShare } from "../src/platform/standing-shares.ts";
 import { AUTH_UNAVAILABLE, ConnectionAuth } from "./api-client.mjs";
-import { FailureThrottle, nextPasswordExpiry, passwordValid, sha256Hex, whitelisted } from "./credentials.mjs";
+import { FailureThrottle, nextPasswordExpiry, sha256Hex, whitelisted } from "./credentials.mjs";
 import { proposedSessionExit } from "./exits.mjs";
 import { LeaseManager } from "./lease-manager.mjs";
 import { changeFeed } from "./push-client.mjs";
 import { StickySessions } from "./session-cache.mjs";
 import { SnapshotCache } from "./snapshot-cache.mjs";
 
-/** Sandbox sub-users (names starting with `t`) are simulated by the API and never routed: unknown names here. */
-const SANDBOX_NAME = /^t/;
-const LIMIT_SERVICE_CODE = 30002;
 /** While the change feed is down, held snapshots are fetched again this often. */
 const REFRESH_MS = 5000;
 /**
@@ -26,45 +24,47 @@ const REFRESH_MS = 5000;
 const SNAPSHOT_KEPT_MS = 24 * 60 * 60_000;
 const NO_LIMITS = { concurrent: null, rps: null };
 
-const refuse = (status, error_code) => ({ allow: false, status, error_code });
-const limited = (error_code, retry_after_s) => ({
-  ...refuse(429, error_code),
-  service_code: LIMIT_SERVICE_CODE,
-  retry_after_s,
-});
-const utcMonth = (at) => new Date(at).toISOString().slice(0, 7);
+/** A refusal of the rules (src/platform/gateway-rules.ts) as the node's decisions carry it (the contract's names). */
+function onWire({ status, errorCode, retryAfterS, serviceCode }) {
+  return {
+    allow: false,
+    status,
+    error_code: errorCode,
+    ...(serviceCode === undefined ? {} : { service_code: serviceCode, retry_after_s: retryAfterS }),
+  };
+}
+const refuse = (errorCode) => onWire(refusal(errorCode));
 
-/**
- * Everything but the rate limits, in the contract's order: credentials (or whitelist), status, product, pool, cap.
- * `access`: `{product, passwordHash (null: none presented), sourceIp}`. Null when allowed.
- */
-function accessRefusal(snapshot, { product, passwordHash, sourceIp }, at) {
-  if (passwordHash !== null ? !passwordValid(snapshot, passwordHash, at) : !whitelisted(snapshot, product, sourceIp)) {
-    return refuse(407, passwordHash !== null ? "auth-failed" : "not-whitelisted");
+/** A snapshot as the rules read it: rotated-out passwords' ends in ms (each snapshot converted once). */
+const accessStates = new WeakMap();
+function accessStateOf(snapshot) {
+  let state = accessStates.get(snapshot);
+  if (!state) {
+    const passwords = snapshot.passwords.map(({ sha256, until }) => ({
+      sha256,
+      until: until === null ? null : Date.parse(until),
+    }));
+    state = { ...snapshot, passwords };
+    accessStates.set(snapshot, state);
   }
-  if (snapshot.status === "deleted") return refuse(407, "auth-failed");
-  if (snapshot.status === "disabled") return refuse(403, "subuser-disabled");
-  if (!snapshot.products.includes(product)) return refuse(403, "product-not-allowed");
-  // A product missing from `exhausted` has no pool bought.
-  if (snapshot.exhausted[product] !== false) return refuse(402, "bandwidth-exhausted");
-  if (snapshot.cap?.reached && snapshot.cap.month === utcMonth(at)) return refuse(402, "traffic-limit-reached");
-  return null;
+  return state;
+}
+
+/** The rules' access check against a snapshot: `access` is `{product, passwordHash, sourceIp}`. Null when allowed. */
+function accessRefused(snapshot, { product, passwordHash, sourceIp }, at) {
+  const whitelistedHere = () => whitelisted(snapshot, product, sourceIp);
+  const refused = accessRefusal(accessStateOf(snapshot), { product, passwordHash, whitelisted: whitelistedHere }, at);
+  return refused && onWire(refused);
 }
 
 /**
- * Takes the request's place in the node's share of the sub-user's rps (and, for a new connection, concurrency); the
- * refusal when the share is used up, else null.
+ * Takes the request's place in the node's share of the sub-user's rps (and, for a new connection, concurrency), by
+ * the rules the gate runs on its own counts; the refusal when the share is used up, else null.
  */
 function takePlace(lease, newConnection, at) {
-  const { rps, concurrent } = lease.share(at);
-  if (rps !== null && lease.admitted.count(at) >= rps) {
-    const freesAt = lease.admitted.nextExpiry(at) ?? at + 1000;
-    return limited("rps-limit", Math.max(1, Math.ceil((freesAt - at) / 1000)));
-  }
-  if (newConnection && concurrent !== null && lease.open >= concurrent) {
-    lease.waiting.add(at);
-    return limited("concurrent-limit", 1);
-  }
+  const refused = placeRefusal(lease.share(at), lease.admitted, lease.open, newConnection, at);
+  if (refused?.errorCode === "concurrent-limit") lease.waiting.add(at);
+  if (refused) return onWire(refused);
   lease.admitted.add(at);
   return null;
 }
@@ -132,7 +132,7 @@ export function nodeDecider({ api, prefix = "user", now = Date.now, feed = true,
   function recheck(name) {
     const snapshot = snapshots.peek(name);
     for (const connection of admittedByName.get(name) ?? []) {
-      const refused = !snapshot || accessRefusal(snapshot, connection.admission.access, now());
+      const refused = !snapshot || accessRefused(snapshot, connection.admission.access, now());
       if (refused) connection.revoke();
     }
   }
@@ -150,12 +150,12 @@ export function nodeDecider({ api, prefix = "user", now = Date.now, feed = true,
 
   async function decide(connection, { username, password }) {
     const parsed = parseUsername(username, prefix);
-    if (!parsed.ok) return refuse(400, parsed.error);
+    if (!parsed.ok) return refuse(parsed.error);
     const { name, product } = parsed.value;
     const target = targetOnWire(parsed.value.target);
     const wait = throttle.retryAfterS(connection.sourceIp, now());
-    if (wait > 0) return limited("auth-throttled", wait);
-    if (SANDBOX_NAME.test(name)) return failedCredentials(connection, refuse(407, "auth-failed"));
+    if (wait > 0) return onWire(limited("auth-throttled", wait));
+    if (isSandboxName(name)) return failedCredentials(connection, refuse("auth-failed"));
 
     let snapshot;
     try {
@@ -164,7 +164,7 @@ export function nodeDecider({ api, prefix = "user", now = Date.now, feed = true,
       log.error(`[gateway] sub-user lookup failed: ${error.message}`);
       return AUTH_UNAVAILABLE;
     }
-    if (!snapshot) return failedCredentials(connection, refuse(407, "auth-failed"));
+    if (!snapshot) return failedCredentials(connection, refuse("auth-failed"));
 
     const limits = snapshot.limits?.[product] ?? NO_LIMITS;
     const lease = limits.concurrent !== null || limits.rps !== null ? leases.entry(name, product, limits) : null;
@@ -172,8 +172,8 @@ export function nodeDecider({ api, prefix = "user", now = Date.now, feed = true,
     // A snapshot nobody confirmed lately may be out of date: it is trusted only within a live share.
     if (!snapshots.fresh(name) && !lease?.live(now())) return AUTH_UNAVAILABLE;
     const access = { product, passwordHash: password ? sha256Hex(password) : null, sourceIp: connection.sourceIp };
-    const refusal = accessRefusal(snapshot, access, now());
-    if (refusal) return refusal.status === 407 ? failedCredentials(connection, refusal) : refusal;
+    const refused = accessRefused(snapshot, access, now());
+    if (refused) return refused.status === 407 ? failedCredentials(connection, refused) : refused;
 
     const key = `${name}\n${product}`;
     const newConnection = connection.admission?.key !== key;
@@ -186,9 +186,9 @@ export function nodeDecider({ api, prefix = "user", now = Date.now, feed = true,
       if (!ready) return AUTH_UNAVAILABLE;
       for (;;) {
         // From a check to the admission nothing awaits, so concurrent requests cannot both take the last place.
-        const refusal = takePlace(lease, newConnection, now());
-        if (!refusal) break;
-        if (!(await leases.grow(lease, refusal.error_code === "rps-limit" ? "rps" : "concurrent"))) return refusal;
+        const refused = takePlace(lease, newConnection, now());
+        if (!refused) break;
+        if (!(await leases.grow(lease, refused.error_code === "rps-limit" ? "rps" : "concurrent"))) return refused;
         if (!lease.live(now())) return AUTH_UNAVAILABLE;
       }
     }

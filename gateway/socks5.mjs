@@ -1,17 +1,11 @@
 // SOCKS5 (RFC 1928) with username/password authentication (RFC 1929), CONNECT only.
-import refusals from "./socks-refusals.json" with { type: "json" };
+import { socksStatusByte } from "../src/platform/gateway-rules.ts";
 
 const VERSION = 0x05;
 const USER_PASS = 0x02;
 const NO_ACCEPTABLE_METHOD = 0xff;
 const COMMAND_CONNECT = 0x01;
 export const REPLY = { succeeded: 0x00, notAllowed: 0x02, hostUnreachable: 0x04, commandNotSupported: 0x07 };
-
-/** The RFC 1929 status byte of a refusal: 1 + its index in socks-refusals.json (any non-zero byte is a failure). */
-export function refusalStatusByte(errorCode) {
-  const index = refusals.codes.findIndex((entry) => entry.code === errorCode);
-  return index < 0 ? 0xff : index + 1;
-}
 
 /** Reads exactly `n` bytes at a time from a socket that is not flowing into anyone else. */
 function byteReader(socket, first) {
@@ -76,7 +70,7 @@ export async function handleSocks5(socket, first, { admit, tunnel }) {
     const password = (await reader.read((await reader.read(1))[0])).toString("utf8");
     const admission = await admit({ username, password });
     if (!admission.ok) {
-      socket.end(Buffer.from([0x01, refusalStatusByte(admission.errorCode)]));
+      socket.end(Buffer.from([0x01, socksStatusByte(admission.errorCode)]));
       return;
     }
     socket.write(Buffer.from([0x01, 0x00]));

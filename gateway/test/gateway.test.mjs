@@ -1,10 +1,10 @@
 // The local gateway against the real API (`wrangler dev`): `npm run test:gateway`.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import refusals from "../socks-refusals.json" with { type: "json" };
+import { socksStatusByte } from "../../src/platform/gateway-rules.ts";
 import { connectTunnel, eventually, getThrough, proxiedGet, socks5Connect, startStack, v1 } from "./harness.mjs";
 
-const socksByte = (code) => refusals.codes.findIndex((entry) => entry.code === code) + 1;
+const socksByte = socksStatusByte;
 
 let stack;
 let token;

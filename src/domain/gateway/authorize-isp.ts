@@ -20,7 +20,7 @@ export async function authorizeIspRequest(
   const prefix = `${ctx.env.GATEWAY_USER_PREFIX}_`;
   const name = request.username.startsWith(prefix) ? request.username.slice(prefix.length) : "";
   const destIp = parseIp(request.destIp);
-  if (!/^[a-z0-9]{1,32}$/.test(name) || !destIp) return refuse(400, "bad-username");
+  if (!/^[a-z0-9]{1,32}$/.test(name) || !destIp) return refuse("bad-username");
 
   const row = await ctx.db
     .select({ ip: ispIps, batch: ispBatches, subuser: subusers })
@@ -30,10 +30,10 @@ export async function authorizeIspRequest(
     .where(eq(ispIps.ip, formatIp(destIp)))
     .get();
   // Sandbox IPs (simulated, 198.18.0.0/15) are never served by the proxy network.
-  if (!row || row.batch.status === "released" || row.ip.sandbox) return refuse(403, "ip-released");
+  if (!row || row.batch.status === "released" || row.ip.sandbox) return refuse("ip-released");
   const { ip, batch, subuser } = row;
 
-  if (subuser.name !== name || subuser.deletedAt !== null) return refuse(407, "auth-failed");
+  if (subuser.name !== name || subuser.deletedAt !== null) return refuse("auth-failed");
   const at = now();
   if (request.password) {
     const hash = await sha256Hex(request.password);
@@ -42,16 +42,16 @@ export async function authorizeIspRequest(
       batch.previousPasswordHash !== null &&
       (batch.previousPasswordUntil ?? 0) > at &&
       (await timingSafeEqual(hash, batch.previousPasswordHash));
-    if (!current && !previous) return refuse(407, "auth-failed");
+    if (!current && !previous) return refuse("auth-failed");
   } else if (!(await batchWhitelisted(ctx, batch.id, request.sourceIp))) {
-    return refuse(407, "not-whitelisted");
+    return refuse("not-whitelisted");
   }
-  if (subuser.status === "disabled") return refuse(403, "subuser-disabled");
+  if (subuser.status === "disabled") return refuse("subuser-disabled");
   if (subuser.trafficLimitBytes !== null && (await monthUsedBytes(ctx, subuser.id, at)) >= subuser.trafficLimitBytes) {
-    return refuse(402, "traffic-limit-reached");
+    return refuse("traffic-limit-reached");
   }
-  if (ip.status !== "assigned" || batch.status === "provisioning") return refuse(403, "ip-provisioning");
-  if (batch.status === "grace" || batch.expiresAt <= at) return refuse(403, "ip-expired");
+  if (ip.status !== "assigned" || batch.status === "provisioning") return refuse("ip-provisioning");
+  if (batch.status === "grace" || batch.expiresAt <= at) return refuse("ip-expired");
 
   return {
     allow: true,

@@ -1,10 +1,10 @@
 import type { ExitPin, SessionSpec } from "../../durable-objects/subuser-gate/contract";
 import { sha256Hex } from "../../platform/crypto";
+import { isSandboxName } from "../../platform/gateway-rules";
 import type { DomainContext } from "../context";
 import { subuserGate } from "../subusers/gate-sync";
-import { isSandboxGatewayName } from "../subusers/subusers";
 import { authorizeIspRequest } from "./authorize-isp";
-import { type AuthorizeRequest, GATEWAY_LIMIT_SERVICE_CODE, type GatewayDecision, refuse } from "./decision";
+import { type AuthorizeRequest, type GatewayDecision, refuse, refused } from "./decision";
 import { type ParsedUsername, parseUsername } from "./username";
 
 /**
@@ -13,16 +13,16 @@ import { type ParsedUsername, parseUsername } from "./username";
  */
 export async function authorizeProxyRequest(ctx: DomainContext, request: AuthorizeRequest): Promise<GatewayDecision> {
   if (request.product === "isp") {
-    if (!request.destIp) return refuse(400, "bad-username");
+    if (!request.destIp) return refuse("bad-username");
     return authorizeIspRequest(ctx, { ...request, destIp: request.destIp });
   }
   const parsed = parseUsername(request.username, ctx.env.GATEWAY_USER_PREFIX);
-  if (!parsed.ok) return refuse(400, parsed.error);
+  if (!parsed.ok) return refuse(parsed.error);
   const { name, product, target } = parsed.value;
   // Sandbox sub-users exist only for the API's test helpers: to the proxy network they are unknown names.
-  if (isSandboxGatewayName(name)) return refuse(407, "auth-failed");
+  if (isSandboxName(name)) return refuse("auth-failed");
   // The username's type names the product; a request on another product's listener is malformed.
-  if (product !== request.product) return refuse(400, "bad-username");
+  if (product !== request.product) return refuse("bad-username");
 
   const decision = await subuserGate(ctx, name).decide({
     product,
@@ -41,16 +41,12 @@ export async function authorizeProxyRequest(ctx: DomainContext, request: Authori
         target,
         session: decision.session,
       };
-    case "deny":
-      return decision.status === 429
-        ? {
-            ...refuse(429, decision.errorCode),
-            serviceCode: GATEWAY_LIMIT_SERVICE_CODE,
-            retryAfterS: decision.retryAfterS ?? 1,
-          }
-        : refuse(decision.status, decision.errorCode);
+    case "deny": {
+      const { outcome: _, ...refusal } = decision;
+      return refused(refusal);
+    }
     default:
-      return refuse(407, "auth-failed");
+      return refuse("auth-failed");
   }
 }
 

@@ -1,9 +1,7 @@
 import type { Product } from "../../db/schema";
 import type { SessionPin } from "../../durable-objects/subuser-gate/contract";
+import { type GatewayErrorCode, type Refusal as RuleRefusal, refusal } from "../../platform/gateway-rules";
 import type { GatewayTarget } from "./username";
-
-/** Service code of gateway 429s (spec §7). */
-export const GATEWAY_LIMIT_SERVICE_CODE = 30002 as const;
 
 export interface IspTarget {
   type: "isp";
@@ -24,14 +22,8 @@ export interface AuthorizeRequest {
   destIp?: string;
 }
 
-export type Refusal = {
-  allow: false;
-  status: 400 | 402 | 403 | 407 | 429;
-  errorCode: string;
-  /** On 429 only: the spec's service code and when to retry. */
-  serviceCode?: typeof GATEWAY_LIMIT_SERVICE_CODE;
-  retryAfterS?: number;
-};
+/** A refusal as the gateway contract answers it (status, code, and on 429 the service code and retry). */
+export type Refusal = { allow: false } & RuleRefusal;
 
 export type GatewayDecision =
   | {
@@ -47,6 +39,11 @@ export type GatewayDecision =
     }
   | Refusal;
 
-export function refuse(status: Refusal["status"], errorCode: string): Refusal {
-  return { allow: false, status, errorCode };
+export function refuse(errorCode: GatewayErrorCode): Refusal {
+  return { allow: false, ...refusal(errorCode) };
+}
+
+/** The gate's or the rules' refusal, as the contract answers it. */
+export function refused(rule: RuleRefusal): Refusal {
+  return { allow: false, ...rule };
 }

@@ -1,11 +1,11 @@
 import { GatewayHubClient } from "../../durable-objects/gateway-hub";
 import type { NodeSnapshot, SessionPin, ShareGrant, ShareRenewal } from "../../durable-objects/subuser-gate/contract";
 import { now } from "../../platform/clock";
+import { isSandboxName } from "../../platform/gateway-rules";
 import { logInfo } from "../../platform/logger";
 import { STANDING_GRACE_MS } from "../../platform/standing-shares";
 import type { DomainContext } from "../context";
 import { subuserGate } from "../subusers/gate-sync";
-import { isSandboxGatewayName } from "../subusers/subusers";
 import { sessionSpecOf } from "./authorize";
 import { parseUsername } from "./username";
 
@@ -88,5 +88,5 @@ export async function pinNodeSession(
 
 /** Sandbox sub-users exist only for the API's test helpers: to the proxy network they are unknown names. */
 function isRoutable(name: string): boolean {
-  return GATEWAY_NAME.test(name) && !isSandboxGatewayName(name);
+  return GATEWAY_NAME.test(name) && !isSandboxName(name);
 }

@@ -1,6 +1,6 @@
 import { sha256Hex } from "../../platform/crypto";
+import { LIMIT_SERVICE_CODE } from "../../platform/gateway-rules";
 import type { DomainContext } from "../context";
-import { GATEWAY_LIMIT_SERVICE_CODE } from "../gateway/decision";
 import type { GatewayProbe, ProbeOutcome, ProbeRequest } from "../tools/probe";
 import { decideAsGateway } from "./gate";
 import { simulatedExitIp } from "./traffic";
@@ -26,7 +26,7 @@ export function simulatedProbe(ctx: DomainContext): GatewayProbe {
         return decision.status === 429
           ? {
               ...refused(429, decision.errorCode),
-              serviceCode: GATEWAY_LIMIT_SERVICE_CODE,
+              serviceCode: LIMIT_SERVICE_CODE,
               retryAfterS: decision.retryAfterS ?? 1,
             }
           : refused(decision.status, decision.errorCode);

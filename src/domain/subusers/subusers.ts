@@ -36,10 +36,6 @@ const NAME_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
  */
 const NAME_PREFIX = { live: "s", sandbox: "t" } as const;
 
-export function isSandboxGatewayName(name: string): boolean {
-  return name.startsWith(NAME_PREFIX.sandbox);
-}
-
 export interface NewSubuser {
   label: string;
   products: Product[];

@@ -1,7 +1,6 @@
 import { connect } from "cloudflare:sockets";
-import socksRefusals from "../../../gateway/socks-refusals.json";
 import { bytesToBase64 } from "../../platform/base64";
-import { GATEWAY_LIMIT_SERVICE_CODE } from "../gateway/decision";
+import { LIMIT_SERVICE_CODE, socksRefusal } from "../../platform/gateway-rules";
 import type { GatewayProbe, ProbeExit, ProbeOutcome, ProbeRequest } from "./probe";
 import { ProbeFailure, type ResponseHead, SocketReader } from "./socket-reader";
 
@@ -80,7 +79,7 @@ function refusalFromHead({ status, headers }: ResponseHead): Partial<ProbeOutcom
 
 /**
  * SOCKS5 (RFC 1928) with username/password (RFC 1929). A failed authentication's status byte names the gateway's
- * refusal (gateway/socks-refusals.json), since SOCKS has no headers to carry it.
+ * refusal (`socksStatusByte`), since SOCKS has no headers to carry it.
  */
 async function socks5Connect(
   reader: SocketReader,
@@ -96,13 +95,12 @@ async function socks5Connect(
   await writer.write(new Uint8Array([0x01, user.length, ...user, password.length, ...password]));
   const [, status = 0xff] = await reader.exactly(2);
   if (status !== 0x00) {
-    const refusal = socksRefusals.codes[status - 1] ?? { status: 407, code: "auth-failed" };
-    const limited = refusal.status === 429;
+    const refusal = socksRefusal(status);
     return {
       refused: {
         status: refusal.status,
-        errorCode: refusal.code,
-        serviceCode: limited ? GATEWAY_LIMIT_SERVICE_CODE : null,
+        errorCode: refusal.errorCode,
+        serviceCode: refusal.status === 429 ? LIMIT_SERVICE_CODE : null,
       },
     };
   }

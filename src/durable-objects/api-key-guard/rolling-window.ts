@@ -1,5 +1,5 @@
 import { DAY, MINUTE, SECOND } from "../../platform/clock";
-import { SlidingLog } from "../shared/sliding-log";
+import { SlidingLog } from "../../platform/sliding-log";
 import type { WindowLimits, WindowVerdict } from "./contract";
 
 export interface DayBucket {

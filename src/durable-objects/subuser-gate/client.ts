@@ -1,3 +1,4 @@
+import { refusal } from "../../platform/gateway-rules";
 import type { SessionSnapshot, SessionUsage } from "../traffic-store/contract";
 import type {
   DecideInput,
@@ -32,7 +33,7 @@ export class SubuserGateClient {
     const decision = await this.#stub.decide(input);
     if (decision.outcome !== "unconfigured") return decision;
     const config = await this.#loadConfig();
-    if (!config) return { outcome: "deny", status: 407, errorCode: "auth-failed" };
+    if (!config) return { outcome: "deny", ...refusal("auth-failed") };
     return this.#stub.decide(input, config);
   }
 

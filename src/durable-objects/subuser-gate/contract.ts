@@ -1,4 +1,5 @@
 import { DAY, toIso } from "../../platform/clock";
+import type { Refusal } from "../../platform/gateway-rules";
 import type { SessionRequest, SessionUsage, TrafficProduct } from "../traffic-store/contract";
 
 /**
@@ -48,7 +49,7 @@ export interface DecideInput {
 export type Decision =
   | { outcome: "unconfigured" }
   | { outcome: "allow"; subuserId: string; lease: string; cacheTtlS: number; session: SessionPin | null }
-  | { outcome: "deny"; status: 402 | 403 | 407 | 429; errorCode: string; retryAfterS?: number };
+  | ({ outcome: "deny" } & Refusal);
 
 /**
  * What a gateway node needs to decide the sub-user's requests itself (docs/gateway.md, "Deciding at the node"):

@@ -1,10 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
 import { MINUTE, now, SECOND, utcMonth } from "../../platform/clock";
 import { randomString } from "../../platform/crypto";
+import { accessRefusal, passwordAccepted, placeRefusal, type Refusal } from "../../platform/gateway-rules";
 import { blockContains, type IpBlock, parseBlock, parseIp } from "../../platform/ip";
+import { SlidingLog } from "../../platform/sliding-log";
 import { GatewayHubClient, gatewaySlots } from "../gateway-hub";
 import { Alarm } from "../shared/alarm";
-import { SlidingLog } from "../shared/sliding-log";
 import { migrate, type StorageStep } from "../shared/storage-versions";
 import { TrafficStoreClient } from "../traffic-store";
 import type { SessionSnapshot, SessionUsage } from "../traffic-store/contract";
@@ -229,28 +230,17 @@ export class SubuserGate extends DurableObject {
     return this.#decide(current, input);
   }
 
+  /** The rules every gateway node runs too (`platform/gateway-rules`), against this gate's own counts. */
   #decide(config: GateConfig, input: DecideInput): Decision {
     const at = now();
-    if (config.status === "deleted") return deny(407, "auth-failed");
-
-    const passwordOk = input.passwordHash !== null && this.#passwordMatches(config, input.passwordHash, at);
-    if (input.passwordHash !== null && !passwordOk) return deny(407, "auth-failed");
-    if (input.passwordHash === null && !this.#whitelisted(input.product, input.sourceIp)) {
-      return deny(407, "not-whitelisted");
-    }
-    if (config.status === "disabled") return deny(403, "subuser-disabled");
-    if (!config.products.includes(input.product)) return deny(403, "product-not-allowed");
-    if (input.product !== "isp" && exhausted(config.pools[input.product])) return deny(402, "bandwidth-exhausted");
-    if (overCap(config, at)) return deny(402, "traffic-limit-reached");
-
+    const whitelisted = () => this.#whitelisted(input.product, input.sourceIp);
+    const access = { product: input.product, passwordHash: input.passwordHash, whitelisted };
+    const refused = accessRefusal(accessStateOf(config, at), access, at);
+    if (refused) return deny(refused);
     const limits = config.limits[input.product] ?? { concurrent: null, rps: null };
-    if (limits.rps !== null && this.#requests.count(at) >= limits.rps) {
-      const freesAt = this.#requests.nextExpiry(at) ?? at + SECOND;
-      return deny(429, "rps-limit", Math.max(1, Math.ceil((freesAt - at) / SECOND)));
-    }
-    if (limits.concurrent !== null && this.#openLeases(at, limits.concurrent) >= limits.concurrent) {
-      return deny(429, "concurrent-limit", 1);
-    }
+    const open = limits.concurrent === null ? 0 : this.#openLeases(at, limits.concurrent);
+    const limited = placeRefusal(limits, this.#requests, open, true, at);
+    if (limited) return deny(limited);
 
     this.#requests.add(at);
     const lease = `${config.name}.${randomString(20)}`;
@@ -491,16 +481,6 @@ export class SubuserGate extends DurableObject {
     });
   }
 
-  #passwordMatches(config: GateConfig, hash: string, at: number): boolean {
-    if (constantTimeEqual(hash, config.passwordHash)) return true;
-    return (
-      config.previousPasswordHash !== null &&
-      config.previousPasswordUntil !== null &&
-      at < config.previousPasswordUntil &&
-      constantTimeEqual(hash, config.previousPasswordHash)
-    );
-  }
-
   #whitelisted(product: GatewayProduct, sourceIp: string): boolean {
     const ip = parseIp(sourceIp);
     return ip !== null && this.#whitelist.some((entry) => entry.product === product && blockContains(entry.block, ip));
@@ -520,18 +500,19 @@ export class SubuserGate extends DurableObject {
 
   /** A decision made with a rotated-out password may only be reused while that password still works. */
   #cacheTtl(config: GateConfig, input: DecideInput, at: number): number {
-    const usedPrevious = input.passwordHash !== null && !constantTimeEqual(input.passwordHash, config.passwordHash);
+    const current = [{ sha256: config.passwordHash, until: null }];
+    const usedPrevious = input.passwordHash !== null && !passwordAccepted(current, input.passwordHash, at);
     if (!usedPrevious || config.previousPasswordUntil === null) return MAX_CACHE_TTL_S;
     return Math.max(0, Math.min(MAX_CACHE_TTL_S, Math.floor((config.previousPasswordUntil - at) / SECOND)));
   }
 }
 
-/** The gate's view as nodes decide from it (without its version). */
-function nodeView(config: GateConfig, leased: Set<GatewayProduct>, at: number): Omit<NodeSnapshot, "version"> {
-  const month = utcMonth(at);
+/** What the access rules read of the sub-user at `at`: what a node's snapshot carries of it too. */
+function accessStateOf(
+  config: GateConfig,
+  at: number,
+): Pick<NodeSnapshot, "status" | "products" | "passwords" | "exhausted" | "cap"> {
   return {
-    name: config.name,
-    subuserId: config.subuserId,
     status: config.status,
     products: config.products,
     passwords: [
@@ -542,14 +523,23 @@ function nodeView(config: GateConfig, leased: Set<GatewayProduct>, at: number): 
         ? [{ sha256: config.previousPasswordHash, until: config.previousPasswordUntil }]
         : []),
     ],
-    whitelist: config.whitelist,
-    limits: config.limits,
     exhausted: Object.fromEntries(
       config.products
         .filter((product): product is BandwidthProduct => product !== "isp")
         .map((product) => [product, exhausted(config.pools[product])]),
     ),
-    cap: { month, reached: overCap(config, at) },
+    cap: { month: utcMonth(at), reached: overCap(config, at) },
+  };
+}
+
+/** The gate's view as nodes decide from it (without its version). */
+function nodeView(config: GateConfig, leased: Set<GatewayProduct>, at: number): Omit<NodeSnapshot, "version"> {
+  return {
+    name: config.name,
+    subuserId: config.subuserId,
+    ...accessStateOf(config, at),
+    whitelist: config.whitelist,
+    limits: config.limits,
     standing: limitedProducts(config).filter((product) => !leased.has(product)),
   };
 }
@@ -576,16 +566,6 @@ function overCap(config: GateConfig, at: number): boolean {
   );
 }
 
-function deny(status: 402 | 403 | 407 | 429, errorCode: string, retryAfterS?: number): Decision {
-  return retryAfterS === undefined
-    ? { outcome: "deny", status, errorCode }
-    : { outcome: "deny", status, errorCode, retryAfterS };
-}
-
-/** Equal-length hex digests compared without an early exit. */
-function constantTimeEqual(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  let difference = 0;
-  for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
-  return difference === 0;
+function deny(refused: Refusal): Decision {
+  return { outcome: "deny", ...refused };
 }

@@ -5,6 +5,7 @@ import type { GatewayDecision } from "../../domain/gateway/decision";
 import type { AppEnv } from "../../env";
 import { toIso } from "../../platform/clock";
 import { countryCode, id, integer, ipText, text, timestamp, token } from "../../platform/fields";
+import { gatewayErrorCodes } from "../../platform/gateway-rules";
 import { parseIp } from "../../platform/ip";
 import { internalRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
 
@@ -58,8 +59,8 @@ const decisionSchema = z
     }),
     z.object({
       allow: z.literal(false),
-      status: z.union([z.literal(400), z.literal(402), z.literal(403), z.literal(407), z.literal(429)]),
-      error_code: token(/^[a-z-]+$/, 40).openapi({
+      status: z.union([z.literal(400), z.literal(402), z.literal(403), z.literal(407), z.literal(429), z.literal(503)]),
+      error_code: z.enum(gatewayErrorCodes).openapi({
         description:
           "400: bad-username, unknown-region, state-without-region, city-without-state, session-incomplete, " +
           "sesstime-out-of-range. 407: auth-failed, not-whitelisted. 402: bandwidth-exhausted (the account's pool " +

@@ -3,7 +3,7 @@ import { pinNodeSession } from "../../domain/gateway/node-decisions";
 import type { AppEnv } from "../../env";
 import { toIso } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
-import { id, ipText, text, timestamp, token } from "../../platform/fields";
+import { id, ipAddress, ipText, text, timestamp } from "../../platform/fields";
 import { internalRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
 import { gatewayName, nodeId } from "./node-fields";
 
@@ -22,7 +22,7 @@ export const route = internalRoute(
     request: {
       body: jsonBody(
         z
-          .strictObject({ node: nodeId(), name: gatewayName(), username: text(512, 1), exit_ip: ipText() })
+          .strictObject({ node: nodeId(), name: gatewayName(), username: text(512, 1), exit_ip: ipAddress() })
           .openapi("GatewaySessionRequest", {
             example: {
               node: "node-1",
@@ -39,7 +39,7 @@ export const route = internalRoute(
           .object({
             session: z.object({
               id: id("session"),
-              exit_ip: token(/^[0-9A-Fa-f:.]+$/, 45),
+              exit_ip: ipText(),
               started_at: timestamp(),
               expires_at: timestamp(),
             }),

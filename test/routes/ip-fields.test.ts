@@ -1,7 +1,8 @@
+import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createAccount, type TestAccount } from "../helpers/accounts";
 import { call, gateway, json } from "../helpers/http";
-import { authorize, createSubuser, type TestSubuser, username } from "../helpers/subusers";
+import { authorize, createSubuser, gateOf, type TestSubuser, username } from "../helpers/subusers";
 import { eventually, reportUsage, usageRecord } from "../helpers/usage";
 
 /** Text of an address's characters that is no address. */
@@ -85,6 +86,19 @@ describe("IP fields the internal gateway API takes are addresses, kept in canoni
         expect(await refusal(response)).toEqual({ status: 422, code: "invalid_request", fields: [field] });
       }
     }
+  });
+
+  it("a session exit stored before exits were checked, that is not an address, is never handed back: it is unpinned", async () => {
+    const { subuser, user } = await stickyUser("old1");
+    const first = await authorize({ username: user, password: subuser.password });
+    await runInDurableObject(gateOf(subuser), (_gate, state) => {
+      state.storage.sql.exec("UPDATE sessions SET exit_ip = '....' WHERE id = ?", first.session.id);
+    });
+    await abortAllDurableObjects();
+    const again = await authorize({ username: user, password: subuser.password });
+    expect(again.session).toMatchObject({ id: first.session.id, exit_ip: null });
+    const pinned = await json(await pinSession(subuser, user, "203.0.113.70"));
+    expect(pinned.session).toMatchObject({ id: first.session.id, exit_ip: "203.0.113.70" });
   });
 });
 

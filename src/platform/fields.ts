@@ -2,12 +2,15 @@ import { z } from "@hono/zod-openapi";
 import { isWithinInstants } from "./clock";
 import type { ErrorCode } from "./errors";
 import { type IdKind, idPrefixes } from "./ids";
+import { canonicalIp } from "./ip";
 
 /** Free text: anything but control characters. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
 export const NO_CONTROL_CHARACTERS = /^[^\x00-\x1F\x7F]*$/;
 /** The characters of an IPv4 or IPv6 address (its shape only). */
-export const IP_TEXT = /^[0-9A-Fa-f:.]+$/;
+const IP_TEXT = /^[0-9A-Fa-f:.]+$/;
+/** The longest address text: IPv6 with a dotted IPv4 tail (`ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255`). */
+export const IP_MAX_LENGTH = 45;
 
 /**
  * The building blocks of every request and response schema. Each is bounded, as OWASP API4 (unrestricted
@@ -145,9 +148,32 @@ export function countryCode() {
   return token(/^[A-Za-z]{2}$/, 2, "must be an ISO 3166-1 alpha-2 code").openapi({ example: "US" });
 }
 
-/** An IPv4 or IPv6 address as text (validated by the caller's own rules). */
+/** An IPv4 or IPv6 address as text, in a response: the shape only (what was stored was parsed on the way in). */
 export function ipText() {
-  return token(IP_TEXT, 45, "must be an IPv4 or IPv6 address");
+  return token(IP_TEXT, IP_MAX_LENGTH, "must be an IPv4 or IPv6 address");
+}
+
+/**
+ * What the document says of an address a request takes: either format, as JSON Schema names them (typeless, so it
+ * holds of a nullable field too). Not said of responses: a client generated from the document types such a field
+ * `unknown`, where the one reading it wants `string`.
+ */
+const IP_FORMATS = { anyOf: [{ format: "ipv4" }, { format: "ipv6" }] };
+
+/**
+ * An IPv4 or IPv6 address in a request, parsed (`canonicalIp`) and handed on as its canonical text: IPv6 in RFC
+ * 5952 form, an IPv4-mapped IPv6 address as the IPv4 one. Text of an address's characters that is none (`999.1.1.1`,
+ * `....`) is refused like any other, so what is stored is always an address.
+ */
+export function ipAddress() {
+  return ipText()
+    .transform((value, context) => {
+      const canonical = canonicalIp(value);
+      if (canonical !== null) return canonical;
+      context.addIssue({ code: "custom", message: "must be an IPv4 or IPv6 address" });
+      return z.NEVER;
+    })
+    .openapi({ ...IP_FORMATS, example: "203.0.113.7" });
 }
 
 export function list<T extends z.ZodType>(item: T, max: number) {

@@ -17,12 +17,33 @@ export type ParsedBlock = { ok: true; block: IpBlock } | { ok: false; reason: "m
 
 const MAPPED_PREFIX = 96;
 
-/** A single address in standard notation (four decimal parts for IPv4, no zone id), unmapped; else null. */
+/**
+ * A single address in standard notation (four decimal parts for IPv4, also as an IPv6 address's dotted tail; no zone
+ * id), unmapped; else null.
+ */
 export function parseIp(text: string): IpAddress | null {
   if (ipaddr.IPv4.isValidFourPartDecimal(text)) return ipaddr.IPv4.parse(text);
-  if (!text.includes(":") || text.includes("%") || !ipaddr.IPv6.isValid(text)) return null;
+  if (!text.includes(":") || text.includes("%") || !ipaddr.IPv6.isValid(text) || !hasDecimalTail(text)) return null;
   const address = ipaddr.IPv6.parse(text);
   return address.isIPv4MappedAddress() ? address.toIPv4Address() : address;
+}
+
+/** `ipaddr.js` reads an IPv6 address's dotted tail as loosely as `inet_aton` (`0x1`, `01`): refused here. */
+function hasDecimalTail(text: string): boolean {
+  return !text.includes(".") || ipaddr.IPv4.isValidFourPartDecimal(text.slice(text.lastIndexOf(":") + 1));
+}
+
+/** Four decimal parts without leading zeros: an IPv4 address that is its own canonical text. */
+const CANONICAL_IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
+
+/**
+ * The canonical text of an address (`formatIp` of `parseIp`), or null when the text is none. A plain IPv4 address,
+ * most of what the gateway reports, is answered without parsing.
+ */
+export function canonicalIp(text: string): string | null {
+  if (CANONICAL_IPV4.test(text)) return text;
+  const address = parseIp(text);
+  return address && formatIp(address);
 }
 
 /** An address or `address/prefix`. A block whose host bits are set is refused rather than silently widened. */

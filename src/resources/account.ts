@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { type AccountRow, type BillingAddress, kycStatuses, plans } from "../db/schema";
 import { toIso } from "../platform/clock";
-import { countryCode, email, id, text, timestamp, token, usdAmount } from "../platform/fields";
+import { countryCode, email, id, ipText, text, timestamp, token, usdAmount } from "../platform/fields";
 import { fromMinor } from "../platform/money";
 
 const upperCase = (value: string) => value.toUpperCase();
@@ -87,7 +87,7 @@ export const securitySchema = z
     mfa_method: z.enum(["totp"]).nullable(),
     mfa_pending: z.boolean().openapi({ description: "An enrollment awaits its first code at /mfa/verify." }),
     last_login_at: timestamp().nullable(),
-    last_login_ip: token(/^[0-9A-Fa-f:.]+$/, 45).nullable(),
+    last_login_ip: ipText().nullable(),
   })
   .openapi("SecurityInfo");
 

@@ -3,7 +3,7 @@ import { type BatchRow, batchStatuses, type IspIpRow, ipStatuses } from "../db/s
 import { FREE_REPLACEMENT_WINDOW_MS, freeReplacementsPerPeriod } from "../domain/isp/batches";
 import type { InventoryRow } from "../domain/isp/inventory";
 import { toIso } from "../platform/clock";
-import { countryCode, id, idParam, integer, list, text, timestamp, token, usdAmount } from "../platform/fields";
+import { countryCode, id, idParam, integer, ipText, list, text, timestamp, token, usdAmount } from "../platform/fields";
 import { fromMinor } from "../platform/money";
 
 export const batchIdParam = z.object({ id: idParam("batch").openapi({ param: { name: "id", in: "path" } }) });
@@ -66,7 +66,7 @@ export function presentBatch(batch: BatchRow): z.infer<typeof batchSchema> {
 export const ispIpSchema = z
   .object({
     ip_id: token(/^ip_[0-9A-Za-z]+$/, 40).openapi({ example: "ip_0000042" }),
-    ip: token(/^[0-9A-Fa-f:.]+$/, 45).openapi({ example: "100.64.0.42" }),
+    ip: ipText().openapi({ example: "100.64.0.42" }),
     port: integer(1, 65_535).openapi({ example: 8000 }),
     country: countryCode(),
     city: city.nullable(),

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { ProxyTestRecord } from "../domain/tools/proxy-tests";
 import { PROXY_TEST_KEPT_MS } from "../domain/tools/proxy-tests";
 import { toIso } from "../platform/clock";
-import { id, integer, text, timestamp, token } from "../platform/fields";
+import { id, integer, ipText, text, timestamp, token } from "../platform/fields";
 
 const milliseconds = () => integer(0, 3_600_000);
 
@@ -35,7 +35,7 @@ export const proxyTestSchema = z
     service_code: integer(1, 99_999).nullable().openapi({ description: "30002 on the gateway's 429s (spec §7)." }),
     retry_after_s: integer(1, 3600).nullable().openapi({ description: "On 429: when the gateway allows a retry." }),
     target_status: integer(100, 599).nullable().openapi({ description: "The target's HTTP status through the proxy." }),
-    exit_ip: token(/^[0-9A-Fa-f:.]+$/, 45).nullable(),
+    exit_ip: ipText().nullable(),
     exit_geo: z
       .object({
         country: token(/^[a-z]{2}$/, 2),

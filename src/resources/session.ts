@@ -1,9 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { SessionRequest, SessionSnapshot } from "../durable-objects/traffic-store/contract";
 import { toIso } from "../platform/clock";
-import { id, integer, list, text, timestamp, token } from "../platform/fields";
-
-const ip = () => token(/^[0-9A-Fa-f:.]+$/, 45);
+import { id, integer, ipText, list, text, timestamp, token } from "../platform/fields";
 
 export const sessionSchema = z
   .object({
@@ -14,7 +12,7 @@ export const sessionSchema = z
     state: token(/^[a-z0-9]{1,3}$/, 3).nullable(),
     city: token(/^[a-z0-9]{1,40}$/, 40).nullable(),
     asn: integer(0, 4_294_967_295).nullable(),
-    exit_ip: ip().nullable().openapi({ description: "null until the session's first request is reported." }),
+    exit_ip: ipText().nullable().openapi({ description: "null until the session's first request is reported." }),
     started_at: timestamp(),
     expires_at: timestamp().openapi({ description: "started_at plus the session's sesstime." }),
     bytes_used: integer(0, Number.MAX_SAFE_INTEGER).openapi({ format: "int64" }),
@@ -53,7 +51,7 @@ export const sessionWithRequestsSchema = sessionSchema
         target_host: text(255),
         status: integer(0, 999),
         bytes: integer(0, Number.MAX_SAFE_INTEGER).openapi({ format: "int64" }),
-        exit_ip: ip(),
+        exit_ip: ipText(),
       }),
       10,
     ).openapi({ description: "The session's last 10 requests, newest first." }),

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { GroupBy, RequestSample, TrafficRow } from "../durable-objects/traffic-store/contract";
 import { toIso } from "../platform/clock";
-import { id, integer, list, text, timestamp, token } from "../platform/fields";
+import { id, integer, ipText, list, text, timestamp, token } from "../platform/fields";
 import { fractionOf } from "../platform/units";
 
 const count = () => integer(0, Number.MAX_SAFE_INTEGER).openapi({ format: "int64" });
@@ -25,7 +25,7 @@ export const trafficSchema = z
           .optional(),
         day: token(/^\d{4}-\d{2}-\d{2}$/, 10).optional(),
         hour: timestamp().optional(),
-        ip: token(/^[0-9A-Fa-f:.]+$/, 45).optional(),
+        ip: ipText().optional(),
         domain: text(255, 1)
           .optional()
           .openapi({
@@ -91,7 +91,7 @@ export const requestLogEntrySchema = z
     target_host: text(255),
     status: integer(0, 999),
     bytes: integer(0, Number.MAX_SAFE_INTEGER).openapi({ format: "int64" }),
-    exit_ip: token(/^[0-9A-Fa-f:.]+$/, 45),
+    exit_ip: ipText(),
     exit_geo: token(/^[a-z]{2}\/[a-z0-9]{0,3}\/[a-z0-9]{0,40}$/, 48),
     exit_asn: integer(0, 4_294_967_295),
     tag: token(/^[a-z0-9_-]{1,64}$/, 64).nullable(),

@@ -37,6 +37,14 @@ const PROBES: unknown[] = [
   "203.0.113.5",
   "2001:db8::1",
   "203.0.113.5/24",
+  "2001:DB8::0:1",
+  "::ffff:203.0.113.5",
+  "999.1.1.1",
+  "01.2.3.4",
+  "1.2.3",
+  "....",
+  "::g",
+  "abc",
   "us/ca/la",
   "us/ca",
   "US/ca/la",
@@ -76,7 +84,7 @@ describe("plainlyValidBatch (the usage route's fast path)", () => {
     expect(usageBatchSchema.safeParse(body).success).toBe(true);
   });
 
-  it("accepts nothing the schema refuses: every field probed with wrong, boundary and malformed values", () => {
+  it("accepts nothing the schema refuses, and gives what it gives: every field probed with wrong, boundary and malformed values", () => {
     const base = usageRecord("user_alice-type-res-region-us");
     let fastAccepted = 0;
     for (const field of Object.keys(base)) {
@@ -84,17 +92,38 @@ describe("plainlyValidBatch (the usage route's fast path)", () => {
         const record: RecordFields = { ...base, [field]: probe };
         if (probe === undefined) delete record[field];
         const body = batch([record]);
-        if (plainlyValidBatch(body) === null) continue;
+        const schema = usageBatchSchema.safeParse(structuredClone(body));
+        const fast = plainlyValidBatch(body);
+        if (fast === null) continue;
         fastAccepted++;
-        expect({ field, probe, schema: usageBatchSchema.safeParse(body).success }).toEqual({
+        expect({ field, probe, schema: schema.success ? schema.data : "refused" }).toEqual({
           field,
           probe,
-          schema: true,
+          schema: fast,
         });
       }
     }
     // The probes include valid values for most fields, so the fast path is exercised, not just refusing.
     expect(fastAccepted).toBeGreaterThan(20);
+  });
+
+  it("stores addresses as their canonical text (IPv6 in RFC 5952 form, IPv4-mapped as IPv4), and refuses non-addresses", () => {
+    const record = usageRecord("user_alice", {
+      product: "isp",
+      dest_ip: "2001:0DB8::0:1",
+      exit_ip: "::ffff:203.0.113.5",
+      client_ip: "::FFFF:C633:6417",
+    });
+    const canonical = { dest_ip: "2001:db8::1", exit_ip: "203.0.113.5", client_ip: "198.51.100.23" };
+    expect(plainlyValidBatch(batch([{ ...record }]))).toEqual(batch([{ ...record, ...canonical }]));
+    expect(usageBatchSchema.parse(batch([record]))).toEqual(batch([{ ...record, ...canonical }]));
+    for (const field of ["dest_ip", "exit_ip", "client_ip"]) {
+      for (const text of ["....", "999.1.1.1", "abc", "1.2.3", "::ffff:01.2.3.4"]) {
+        const body = batch([{ ...record, [field]: text }]);
+        expect(plainlyValidBatch(body)).toBeNull();
+        expect(usageBatchSchema.safeParse(body).success).toBe(false);
+      }
+    }
   });
 
   it("refuses an unknown field, a missing batch_id, an empty or oversized batch, and a non-object record", () => {

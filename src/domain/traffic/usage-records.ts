@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { products } from "../../db/schema";
-import { IP_TEXT, id, integer, ipText, NO_CONTROL_CHARACTERS, text, token } from "../../platform/fields";
+import { IP_MAX_LENGTH, id, integer, ipAddress, NO_CONTROL_CHARACTERS, text, token } from "../../platform/fields";
+import { canonicalIp } from "../../platform/ip";
 
 /**
  * The gateway's usage report (docs/gateway.md): the exact field names the gateway is built against. Bytes are
@@ -31,13 +32,13 @@ export const usageRecordSchema = z
     username: text(512, 1).openapi({
       description: "The full gateway username (the session key); for ISP the `{prefix}_{name}` user.",
     }),
-    dest_ip: ipText().nullable().openapi({ description: "ISP: the batch IP addressed." }),
+    dest_ip: ipAddress().nullable().openapi({ description: "ISP: the batch IP addressed." }),
     method: token(METHOD, 16),
     target_host: text(255, 1),
     status: integer(0, 999).openapi({ description: "HTTP status returned to the client." }),
     bytes_in: integer(0, MAX_BYTES).openapi({ description: "Bytes from the target.", format: "int64" }),
     bytes_out: integer(0, MAX_BYTES).openapi({ description: "Bytes sent to the target.", format: "int64" }),
-    exit_ip: ipText(),
+    exit_ip: ipAddress(),
     exit_geo: token(EXIT_GEO, 48, "must be cc/state/city").openapi({
       example: "us/ca/la",
     }),
@@ -48,7 +49,7 @@ export const usageRecordSchema = z
       .nullable()
       .openapi({ description: "Set when the proxy request failed (e.g. `rps-limit`, `upstream-timeout`): an error." }),
     repinned: z.boolean().openapi({ description: "The upstream IP of a sticky session was reassigned." }),
-    client_ip: ipText()
+    client_ip: ipAddress()
       .nullable()
       .optional()
       .openapi({
@@ -86,7 +87,8 @@ const UTC_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\
 
 /**
  * The gateway's hot path: the batch when every record is plainly valid, else null — then `usageBatchSchema`
- * decides and names the problem. It accepts nothing the schema refuses (a unit test holds it to that); zod
+ * decides and names the problem. It accepts nothing the schema refuses and gives what the schema gives (a unit test
+ * holds it to that): addresses are rewritten in place to their canonical text, as the schema's transform does. Zod
  * alone costs ~9 µs a record in workerd, this well under 1.
  */
 export function plainlyValidBatch(body: unknown): UsageBatch | null {
@@ -106,20 +108,20 @@ function isPlainlyValidRecord(r: unknown): boolean {
     isUtcTimestamp(r.ts) &&
     (r.product === "residential" || r.product === "mobile" || r.product === "isp") &&
     isText(r.username, 1, 512) &&
-    (r.dest_ip === null || isToken(r.dest_ip, IP_TEXT, 45)) &&
+    (r.dest_ip === null || isAddress(r, "dest_ip")) &&
     isToken(r.method, METHOD, 16) &&
     isText(r.target_host, 1, 255) &&
     isInteger(r.status, 999) &&
     isInteger(r.bytes_in, MAX_BYTES) &&
     isInteger(r.bytes_out, MAX_BYTES) &&
-    isToken(r.exit_ip, IP_TEXT, 45) &&
+    isAddress(r, "exit_ip") &&
     isToken(r.exit_geo, EXIT_GEO, 48) &&
     isInteger(r.exit_asn, MAX_ASN) &&
     (r.carrier_name === null || isText(r.carrier_name, 0, 100)) &&
     (r.tag === null || isToken(r.tag, TAG, 64)) &&
     (r.error_code === null || isToken(r.error_code, ERROR_CODE, 64)) &&
     typeof r.repinned === "boolean" &&
-    (r.client_ip === undefined || r.client_ip === null || isToken(r.client_ip, IP_TEXT, 45)) &&
+    (r.client_ip === undefined || r.client_ip === null || isAddress(r, "client_ip")) &&
     (r.session === undefined || r.session === null || isToken(r.session, SESSION, 30))
   );
 }
@@ -134,6 +136,16 @@ function isText(value: unknown, min: number, max: number): boolean {
 
 function isToken(value: unknown, pattern: RegExp, max: number): boolean {
   return typeof value === "string" && value.length <= max && pattern.test(value);
+}
+
+/** An address field, rewritten to its canonical text (a plain IPv4 address already is: nothing to write). */
+function isAddress(record: Record<string, unknown>, field: "dest_ip" | "exit_ip" | "client_ip"): boolean {
+  const value = record[field];
+  if (typeof value !== "string" || value.length > IP_MAX_LENGTH) return false;
+  const canonical = canonicalIp(value);
+  if (canonical === null) return false;
+  if (canonical !== value) record[field] = canonical;
+  return true;
 }
 
 function isInteger(value: unknown, max: number): boolean {

@@ -1,4 +1,5 @@
 import { newIdAt } from "../../platform/ids";
+import { canonicalIp } from "../../platform/ip";
 import { type AreaStorage, migrate, type StorageStep } from "../shared/storage-versions";
 import type { SessionDelta, SessionSnapshot, SessionUsage, TrafficProduct } from "../traffic-store/contract";
 import { type SessionPin, type SessionSpec, TERMINATED_KEPT_MS } from "./contract";
@@ -89,7 +90,8 @@ export class SessionBook {
     this.#sql = sql;
     this.#owner = identity;
     migrate(storage, "session_book", SESSION_BOOK_STORAGE);
-    for (const row of sql.exec<Row>("SELECT * FROM sessions WHERE status = 'active'")) this.#live.set(row.key, row);
+    for (const row of sql.exec<Row>("SELECT * FROM sessions WHERE status = 'active'"))
+      this.#live.set(row.key, stored(row));
   }
 
   /**
@@ -108,7 +110,7 @@ export class SessionBook {
       state: spec.state,
       city: spec.city,
       asn: spec.asn,
-      exit_ip: exitIp,
+      exit_ip: exitIp === null ? null : canonicalIp(exitIp),
       started_at: at,
       expires_at: at + spec.minutes * 60_000,
       status: "active",
@@ -153,15 +155,22 @@ export class SessionBook {
     });
   }
 
-  /** The gateway released a session's connection: the exit it used pins the session (or moves it on a repin). */
-  pinExit(id: string, exitIp: string, repinned: boolean): void {
+  /**
+   * The gateway released a session's connection: the exit it used pins the session (or moves it on a repin).
+   * Returns the session's pin after it (null: no such session).
+   */
+  pinExit(id: string, exitIp: string, repinned: boolean): SessionPin | null {
     const row = this.#row(id);
-    if (row && row.status === "active") this.#pinExit(row, exitIp, repinned);
+    if (!row) return null;
+    if (row.status === "active") this.#pinExit(row, exitIp, repinned);
+    return toPin(row);
   }
 
+  /** Pins the exit in canonical text; an exit that is no address pins nothing. */
   #pinExit(row: Row, exitIp: string, repinned: boolean): void {
-    if (row.exit_ip !== null && !(repinned && row.exit_ip !== exitIp)) return;
-    row.exit_ip = exitIp;
+    const exit = canonicalIp(exitIp);
+    if (exit === null || (row.exit_ip !== null && !(repinned && row.exit_ip !== exit))) return;
+    row.exit_ip = exit;
     row.repinned = row.repinned || repinned ? 1 : 0;
     row.version += 1;
     this.#sql.exec(
@@ -229,14 +238,15 @@ export class SessionBook {
     );
     for (const row of rows) {
       const list = byKey.get(row.key) ?? [];
-      list.push(row);
+      list.push(stored(row));
       byKey.set(row.key, list);
     }
     return (username, ts) => byKey.get(username.toLowerCase())?.find((row) => row.started_at <= ts + 1000);
   }
 
   #row(id: string): Row | undefined {
-    return this.#sql.exec<Row>("SELECT * FROM sessions WHERE id = ?", id).toArray()[0];
+    const row = this.#sql.exec<Row>("SELECT * FROM sessions WHERE id = ?", id).toArray()[0];
+    return row && stored(row);
   }
 
   #identity(row: Row): SessionIdentity {
@@ -267,6 +277,15 @@ export class SessionBook {
       version: row.version,
     };
   }
+}
+
+/**
+ * A row as read from storage, its exit in canonical text: an exit pinned before exits were checked may be no
+ * address, and such a session is as if unpinned (the next pin sets it).
+ */
+function stored(row: Row): Row {
+  if (row.exit_ip !== null) row.exit_ip = canonicalIp(row.exit_ip);
+  return row;
 }
 
 function toPin(row: Row): SessionPin {

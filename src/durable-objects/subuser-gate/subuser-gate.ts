@@ -218,8 +218,7 @@ export class SubuserGate extends DurableObject {
     if (pin.startedAt === at) this.#alarm.wakeBy(at + INDEX_DELAY_MS);
     if (pin.exitIp !== null) return pin;
     // A session an authorize started has no exit yet: this node's pins it.
-    this.#sessions.pinExit(pin.id, exitIp, false);
-    return { ...pin, exitIp };
+    return this.#sessions.pinExit(pin.id, exitIp, false) ?? pin;
   }
 
   /** Decides one proxy request. `config` (loaded from D1 by the client) is applied first when given. */

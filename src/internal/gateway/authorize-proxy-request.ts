@@ -4,12 +4,9 @@ import { authorizeProxyRequest } from "../../domain/gateway/authorize";
 import type { GatewayDecision } from "../../domain/gateway/decision";
 import type { AppEnv } from "../../env";
 import { toIso } from "../../platform/clock";
-import { countryCode, id, integer, ipText, text, timestamp, token } from "../../platform/fields";
+import { countryCode, id, integer, ipAddress, ipText, text, timestamp, token } from "../../platform/fields";
 import { gatewayErrorCodes } from "../../platform/gateway-rules";
-import { parseIp } from "../../platform/ip";
 import { internalRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
-
-const address = () => ipText().refine((ip) => parseIp(ip) !== null, "must be an IPv4 or IPv6 address");
 
 const gatewayTargetSchema = z.object({
   type: z.enum(["res", "mob"]),
@@ -23,7 +20,7 @@ const gatewayTargetSchema = z.object({
 
 const ispTargetSchema = z.object({
   type: z.literal("isp"),
-  ip: token(/^[0-9A-Fa-f:.]+$/, 45),
+  ip: ipText(),
   port: integer(1, 65_535),
   batch_id: id("batch"),
   country: countryCode(),
@@ -48,7 +45,7 @@ const decisionSchema = z
       session: z
         .object({
           id: id("session"),
-          exit_ip: token(/^[0-9A-Fa-f:.]+$/, 45)
+          exit_ip: ipText()
             .nullable()
             .openapi({ description: "null: pick an exit; it is pinned by the session's first usage record." }),
           started_at: timestamp(),
@@ -88,9 +85,9 @@ export const route = internalRoute(
           .strictObject({
             username: text(512, 1),
             password: text(256).nullable().optional(),
-            source_ip: address(),
+            source_ip: ipAddress(),
             product: z.enum(products),
-            dest_ip: address().optional().openapi({ description: "ISP only: the static IP the client addressed." }),
+            dest_ip: ipAddress().optional().openapi({ description: "ISP only: the static IP the client addressed." }),
           })
           .openapi("GatewayAuthorizeRequest", {
             example: {

@@ -4,7 +4,7 @@ import type { AppEnv } from "../../env";
 import { callingNode } from "../../middleware/gateway-auth";
 import { toIso } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
-import { id, ipText, text, timestamp, token } from "../../platform/fields";
+import { id, ipAddress, ipText, text, timestamp } from "../../platform/fields";
 import { internalRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
 import { gatewayName, nodeId } from "./node-fields";
 
@@ -23,7 +23,7 @@ export const route = internalRoute(
     request: {
       body: jsonBody(
         z
-          .strictObject({ node: nodeId(), name: gatewayName(), username: text(512, 1), exit_ip: ipText() })
+          .strictObject({ node: nodeId(), name: gatewayName(), username: text(512, 1), exit_ip: ipAddress() })
           .openapi("GatewaySessionRequest", {
             example: {
               node: "node-1",
@@ -40,7 +40,7 @@ export const route = internalRoute(
           .object({
             session: z.object({
               id: id("session"),
-              exit_ip: token(/^[0-9A-Fa-f:.]+$/, 45),
+              exit_ip: ipText(),
               started_at: timestamp(),
               expires_at: timestamp(),
             }),

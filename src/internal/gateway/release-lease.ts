@@ -1,7 +1,7 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
 import { releaseLease } from "../../domain/gateway/authorize";
 import type { AppEnv } from "../../env";
-import { ipText, token } from "../../platform/fields";
+import { ipAddress, token } from "../../platform/fields";
 import { internalRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
 
 export const route = internalRoute(
@@ -20,7 +20,7 @@ export const route = internalRoute(
         z
           .strictObject({
             lease: token(/^[\x21-\x7E]+$/, 128),
-            exit_ip: ipText().optional().openapi({ description: "The exit the connection used (sticky sessions)." }),
+            exit_ip: ipAddress().optional().openapi({ description: "The exit the connection used (sticky sessions)." }),
             repinned: z.boolean().optional().openapi({ description: "The upstream IP was reassigned mid-session." }),
           })
           .openapi("GatewayRelease", {

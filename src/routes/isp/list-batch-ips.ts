@@ -1,14 +1,14 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
 import { batchCredentials, batchIps, findBatch } from "../../domain/isp/batches";
 import type { AppEnv } from "../../env";
-import { countryCode, integer, lines, list, token } from "../../platform/fields";
+import { countryCode, integer, ipText, lines, list, token } from "../../platform/fields";
 import { apiRoute } from "../../platform/route-definitions";
 import { batchIdParam } from "../../resources/isp-batch";
 
 const ipLine = z
   .object({
     ip_id: token(/^ip_[0-9A-Za-z]+$/, 40).openapi({ description: "For `POST /isp/ips/{ip_id}/replace`." }),
-    ip: token(/^[0-9A-Fa-f:.]+$/, 45),
+    ip: ipText(),
     port: integer(1, 65_535),
     user: token(/^[a-z0-9]+_[a-z0-9]+$/, 64),
     pass: token(/^[0-9A-Za-z]+$/, 64),

@@ -3,7 +3,7 @@ import { MAX_SESSTIME_MINUTES } from "../../domain/gateway/username";
 import { startSession } from "../../domain/sandbox/sessions";
 import type { AppEnv } from "../../env";
 import { toIso } from "../../platform/clock";
-import { countryCode, id, idParam, integer, text, timestamp, token } from "../../platform/fields";
+import { countryCode, id, idParam, integer, ipText, text, timestamp, token } from "../../platform/fields";
 import { apiRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
 import { bandwidthProductSchema } from "../../resources/vocabulary";
 import { tags } from "./shared";
@@ -36,7 +36,7 @@ const result = z
     id: id("session"),
     subuser: id("subuser"),
     username: text(512, 1).openapi({ description: "The full gateway username: the session key." }),
-    exit_ip: token(/^[0-9A-Fa-f:.]+$/, 45),
+    exit_ip: ipText(),
     started_at: timestamp(),
     expires_at: timestamp(),
   })

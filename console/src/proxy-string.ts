@@ -5,9 +5,10 @@
  * The country list is the gateway's own (the same module), so no code it would refuse as `unknown-region` passes.
  */
 import { isCountryCode } from "../../src/platform/countries";
+import type { BandwidthProduct } from "../../src/vocabulary";
 
 export interface ProxyTarget {
-  product: "residential" | "mobile";
+  product: BandwidthProduct;
   country: string;
   state: string;
   city: string;

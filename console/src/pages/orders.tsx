@@ -1,4 +1,5 @@
 import { useState } from "preact/hooks";
+import { bandwidthProducts } from "../../../src/vocabulary";
 import type { GatewayProduct, Schemas } from "../api";
 import { ErrorNote } from "../components/error-note";
 import { Page, Section } from "../components/layout";
@@ -56,7 +57,7 @@ function describe(order: Schemas["Order"]): string {
 function BuyBandwidth(props: { onBought: () => void }) {
   const session = useSession();
   const { client, productsOf } = session;
-  const products = productsOf(["residential", "mobile"] as const);
+  const products = productsOf(bandwidthProducts);
   const [product, setProduct] = useState<GatewayProduct>(products[0] ?? "residential");
   const [gb, setGb] = useState("10");
   const [quote, setQuote] = useState<Schemas["OrderQuote"] | null>(null);

@@ -1,4 +1,5 @@
 import { useState } from "preact/hooks";
+import { products as allProducts } from "../../../src/vocabulary";
 import type { Product } from "../api";
 import { Page } from "../components/layout";
 import { Pill } from "../components/pill";
@@ -22,7 +23,7 @@ const PAGE_ROWS = 50;
  */
 function RequestsPage() {
   const { client, apiKey, productsOf } = useSession();
-  const products = productsOf(["residential", "mobile", "isp"] as const);
+  const products = productsOf(allProducts);
   const [product, setProduct] = useState<Product>(products[0] ?? "residential");
   const [subuser, setSubuser] = useState("");
   const [search, setSearch] = useState("");

@@ -1,4 +1,5 @@
 import { useState } from "preact/hooks";
+import { products as allProducts } from "../../../src/vocabulary";
 import type { Schemas } from "../api";
 import { Secret } from "../components/copy";
 import { DialogButton } from "../components/dialog";
@@ -77,11 +78,9 @@ function SubusersPage() {
                       pattern: "[a-z0-9-]{1,64}",
                       hint: "1-64 characters of a-z, 0-9 and -; unique in the account.",
                     }),
-                    products: field.checkboxes(
-                      "Products (fixed after creation)",
-                      productsOf(["residential", "mobile", "isp"] as const),
-                      { value: ["residential"] },
-                    ),
+                    products: field.checkboxes("Products (fixed after creation)", productsOf(allProducts), {
+                      value: ["residential"],
+                    }),
                     ...limitFields(),
                   }}
                   submit={({ label, products, ...limits }) =>

@@ -1,4 +1,5 @@
 import { useState } from "preact/hooks";
+import { products as allProducts } from "../../../src/vocabulary";
 import type { Product, ProxyAccountClient } from "../api";
 import { Bar } from "../components/bar";
 import { Page, Section } from "../components/layout";
@@ -48,7 +49,7 @@ const METRICS = [
 
 function TrafficPage() {
   const { client, productsOf } = useSession();
-  const products = productsOf(["residential", "mobile", "isp"] as const);
+  const products = productsOf(allProducts);
   const [product, setProduct] = useState<Product>(products[0] ?? "residential");
   const [rangeName, setRangeName] = useState("24h");
   const [custom, setCustom] = useState({ from: "", to: "" });

@@ -1,4 +1,5 @@
 import { refusal } from "../../platform/gateway-rules";
+import type { BandwidthProduct } from "../../vocabulary";
 import type { SessionSnapshot, SessionUsage } from "../traffic-store/contract";
 import type {
   DecideInput,
@@ -65,7 +66,7 @@ export class SubuserGateClient {
     return this.#stub.release(lease, pin);
   }
 
-  async updatePool(product: "residential" | "mobile", figures: PoolFigures): Promise<void> {
+  async updatePool(product: BandwidthProduct, figures: PoolFigures): Promise<void> {
     await this.#stub.updatePool(product, figures);
   }
 

@@ -1,5 +1,6 @@
 import { DAY, toIso } from "../../platform/clock";
 import type { Refusal } from "../../platform/gateway-rules";
+import type { BandwidthProduct, Product } from "../../vocabulary";
 import type { SessionRequest, SessionUsage, TrafficProduct } from "../traffic-store/contract";
 
 /**
@@ -8,8 +9,8 @@ import type { SessionRequest, SessionUsage, TrafficProduct } from "../traffic-st
  * Object code.
  */
 
-export type GatewayProduct = "residential" | "mobile" | "isp";
-export type BandwidthProduct = "residential" | "mobile";
+export type GatewayProduct = Product;
+export type { BandwidthProduct };
 
 /** What the gate knows of a pool: it is used up when used ≥ purchased (or when nothing was ever bought). */
 export interface PoolFigures {

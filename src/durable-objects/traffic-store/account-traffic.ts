@@ -1,4 +1,5 @@
 import { HOUR, utcMonth } from "../../platform/clock";
+import { products } from "../../vocabulary";
 import { type AreaStorage, migrate } from "../shared/storage-versions";
 import { addSessionUsage, copySessionUsage } from "../subuser-gate/contract";
 import { ARRIVALS_KEPT_MS, type ArrivalRow, ArrivalRows, LOGGED_SAMPLE } from "./arrival-rows";
@@ -241,7 +242,7 @@ export class AccountTraffic {
     const from = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
     const to = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
     const usage: Record<string, number> = Object.fromEntries(subuserIds.map((id) => [id, 0]));
-    for (const product of ["residential", "mobile", "isp"] as const) {
+    for (const product of products) {
       const after = this.#queries.cumulativeBefore(product, "subuser", to, this.#version);
       const before = this.#queries.cumulativeBefore(product, "subuser", from, this.#version);
       for (const id of subuserIds) {

@@ -1,4 +1,5 @@
 import { HOUR, MINUTE } from "../../platform/clock";
+import type { BandwidthProduct } from "../../vocabulary";
 import { packJson, unpackJson } from "./blob-codec";
 import { BoundedCache } from "./bounded-cache";
 import { type CellRow, type RequestSampleFields, SAMPLE, type SessionDelta, type SourceRow } from "./contract";
@@ -32,7 +33,7 @@ export const LOGGED_SAMPLE = { ...SAMPLE, keptBelow: 12 } as const;
 
 /** What an ingest metered, per settlement number: bytes per pool (added up), capped months' figures (the highest). */
 export interface RowMeter {
-  pools: Partial<Record<"residential" | "mobile", number>>;
+  pools: Partial<Record<BandwidthProduct, number>>;
   months: Record<string, number>;
 }
 

@@ -1,11 +1,12 @@
 import { DAY, HOUR, MINUTE } from "../../platform/clock";
 import { uniformHash } from "../../platform/sampling";
+import type { BandwidthProduct, Product } from "../../vocabulary";
 
 /**
  * The shapes the traffic Durable Objects exchange with the API (the queue consumer, the routes) and with each
  * other, and the row form of a cell. camelCase; the API's presenters turn them into JSON.
  */
-export type TrafficProduct = "residential" | "mobile" | "isp";
+export type TrafficProduct = Product;
 
 /** Usage summed per minute and dimensions: what rollups are made of. */
 export interface Cell {
@@ -452,7 +453,7 @@ export type SessionDelta = Pick<
  */
 export interface MeterFigures {
   /** The bandwidth pools (gateway products). */
-  pools: Array<{ product: "residential" | "mobile"; purchasedBytes: number; usedBytes: number; topUpCount: number }>;
+  pools: Array<{ product: BandwidthProduct; purchasedBytes: number; usedBytes: number; topUpCount: number }>;
   /** Sub-users with a monthly cap or deleted (`capBytes` null: no cap). */
   subusers: Array<{ subuserId: string; capBytes: number | null; deletedAt: number | null }>;
   /** Capped sub-users' usage per UTC month (`2026-11`). */
@@ -465,7 +466,7 @@ export interface MeterFigures {
  */
 export interface Settlement {
   seq: number;
-  pools: Array<{ product: "residential" | "mobile"; bytes: number }>;
+  pools: Array<{ product: BandwidthProduct; bytes: number }>;
   months: Array<{ subuserId: string; month: string; usedBytes: number }>;
 }
 

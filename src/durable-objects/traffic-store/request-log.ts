@@ -1,4 +1,5 @@
 import { MINUTE } from "../../platform/clock";
+import { products } from "../../vocabulary";
 import { type ArrivalRows, LOGGED_SAMPLE, type LoggedSample, RECEIVED_SKEW_MS } from "./arrival-rows";
 import {
   keptBelowRate,
@@ -86,11 +87,9 @@ export class RequestLog {
     limit: number,
     at: number,
   ): RequestSample[] {
-    const products = (["residential", "mobile", "isp"] as const).filter(
-      (product) => scope.products === null || scope.products.includes(product),
-    );
+    const wanted = products.filter((product) => scope.products === null || scope.products.includes(product));
     const subusers = scope.subuserIds === null ? null : new Set(scope.subuserIds);
-    return products
+    return wanted
       .flatMap((product) => this.#visible(product, at))
       .filter((s) => {
         const ts = s[LOGGED_SAMPLE.ts];
@@ -122,7 +121,7 @@ export class RequestLog {
   #load(at: number): void {
     if (this.#entries) return;
     this.#entries = new Map();
-    const open = new Set<TrafficProduct>(["residential", "mobile", "isp"]);
+    const open = new Set<TrafficProduct>(products);
     const settle = (newestPossible: number) => {
       for (const product of [...open]) {
         const entries = [...this.#productEntries(product).values()].filter((s) => this.keeps(s)).sort(newestFirst);

@@ -1,5 +1,6 @@
 import { DAY, MINUTE, utcMonth } from "../../platform/clock";
 import { reachesPercent } from "../../platform/units";
+import type { BandwidthProduct } from "../../vocabulary";
 import { type AreaStorage, migrate, type StorageStep } from "../shared/storage-versions";
 import type { RowMeter } from "./arrival-rows";
 import type { Cell, MeterFigures, SampleCandidate, Settlement } from "./contract";
@@ -17,8 +18,6 @@ const SETTLEMENT_RETRY_MS = MINUTE;
 const DROPPED_KEPT_MS = 90 * DAY;
 /** The shares of a pool or cap whose passing is reported (an event, and the gates at 100%). */
 const THRESHOLDS_PERCENT = [80, 100];
-
-type BandwidthProduct = "residential" | "mobile";
 
 /**
  * What is metered and not yet settled: bytes per pool, and the month's figure (bytes so far, absolute) of capped

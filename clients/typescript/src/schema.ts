@@ -297,7 +297,7 @@ export interface paths {
     put?: never;
     /**
      * Quote an order
-     * @description Any order body, bandwidth or ISP: what it would be charged now (priced exactly as the order is), its line items, the balance after it, and the error the same order would get now (`insufficient_balance`, `budget_exceeded`, `kyc_required`, `insufficient_inventory`, …) in `error`, with `orderable` false. Nothing is charged or reserved; a body that is not a valid order is refused as the order would refuse it.
+     * @description Any order body, bandwidth or ISP: what it would be charged now (priced exactly as the order is), its line items, the balance after it, and the error the same order would get now (`insufficient_balance`, `budget_exceeded`, `kyc_required`, `insufficient_inventory`, …) in `error`, with `orderable` false. Nothing is charged or reserved; a body that is not a valid order is refused as the order would refuse it. A product outside the key's product scope is not priced (`total_usd` null, no line items; `error` is the order's 403).
      *
      *     Key scope: `billing:read`.
      */
@@ -1263,7 +1263,7 @@ export interface paths {
     };
     /**
      * List audit events
-     * @description Every change made through the API or by an operator — who (key or `admin`), from where, in which request, to what, and which fields changed (never a secret's value) — newest first, kept one year. Each entry is written in the same transaction as the change it records. A product-scoped key sees the account-wide entries and those of its products. Changes the platform makes itself (renewals, expiries) are events.
+     * @description Every change made through the API or by an operator — who (key or `admin`), from where, in which request, to what, and which fields changed (never a secret's value) — newest first, kept one year. Each entry is written in the same transaction as the change it records. A product-scoped key sees the account-wide entries and those of its products, not those of what only a key without a product scope may read (the budget, reports, webhooks). Changes the platform makes itself (renewals, expiries) are events.
      *
      *     Key scope: `account:read`.
      */
@@ -1329,7 +1329,7 @@ export interface paths {
     };
     /**
      * List proxy test runs
-     * @description The account's proxy test runs of the last 24 hours, newest first, to compare them.
+     * @description The account's proxy test runs of the last 24 hours, newest first, to compare them: those of the key's products (and those of usernames the grammar refused).
      *
      *     Key scope: `subusers:read`.
      */
@@ -1507,7 +1507,7 @@ export interface paths {
     put?: never;
     /**
      * Acknowledge a traffic spike
-     * @description Lifts the episode's action at once: a sub-user it disabled is active again, a cap it set is removed (the gateway's next decision uses it). An episode without an action is only marked acknowledged. Acknowledging again changes nothing.
+     * @description Lifts the episode's own action at once: a sub-user it disabled is active again, a cap it set is removed (the gateway's next decision uses it). A status the customer set before, during or after the episode is left as it is. An episode without an action is only marked acknowledged. Acknowledging again changes nothing.
      *
      *     Key scope: `subusers:write`.
      */
@@ -10464,6 +10464,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
         headers: {
@@ -10578,6 +10580,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
         headers: {
@@ -10696,6 +10700,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
         headers: {
@@ -10789,6 +10795,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
         headers: {
@@ -10901,6 +10909,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
         headers: {
@@ -11052,6 +11062,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
         headers: {
@@ -11207,6 +11219,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
         headers: {
@@ -14208,7 +14222,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `insufficient_scope`: The API key's scopes do not allow this call. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16136,4 +16154,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "52a69d9669507ca9f6f69219cb798d647861dbb18eb4940cb755e14383148f28";
+export const CONTRACT_SHA256 = "c1a60e348e0f68cf3df721492410b830f3883f98cde86fe1804e7bcfc7c07672";

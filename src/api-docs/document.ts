@@ -49,7 +49,9 @@ export const publicApi: DocumentSpec = {
     { name: "Traffic", description: "Traffic analytics and the sampled request log." },
     {
       name: "Reports",
-      description: "Scheduled and on-demand exports (Pro plan and above) to email, webhooks, S3 and GCS.",
+      description:
+        "Scheduled and on-demand exports (Pro plan and above) to email, webhooks, S3 and GCS. A report spans every " +
+        "product of the account: only a key without a product scope may use them (else 403 `subuser_scope_mismatch`).",
     },
     {
       name: "Tools",

@@ -24,6 +24,16 @@ export function assertInScope(principal: Principal, products: readonly Product[]
   }
 }
 
+/**
+ * What spans every product of the account (the budget, webhooks and events, reports) is for keys without a product
+ * scope: any other key is refused 403 `subuser_scope_mismatch`, told `why`.
+ */
+export function assertAccountWide(principal: Principal, why: string): void {
+  if (principal.products !== null) {
+    throw new ApiError("subuser_scope_mismatch", `${why}: use an API key without a product scope.`);
+  }
+}
+
 /** A list filter for rows of one product: only those the key's scope covers. */
 export function productInScope(principal: Principal, column: SQLiteColumn): SQL | undefined {
   const scope = principal.products;

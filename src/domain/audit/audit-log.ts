@@ -197,8 +197,17 @@ export async function listAuditEvents(ctx: DomainContext, principal: Principal, 
     .limit(page.limit);
 }
 
-/** Resources that only keys without a product scope may read (webhooks span every product): nor their entries. */
-const ACCOUNT_WIDE_KEYS_ONLY: AuditResourceType[] = ["webhook_endpoint", "webhook_delivery"];
+/**
+ * Resources that only keys without a product scope may read (webhooks, reports and the budget span every product):
+ * nor their entries.
+ */
+const ACCOUNT_WIDE_KEYS_ONLY: AuditResourceType[] = [
+  "webhook_endpoint",
+  "webhook_delivery",
+  "report",
+  "report_run",
+  "budget",
+];
 
 function resourceCondition(resource: string | undefined): SQL | undefined {
   if (resource === undefined) return undefined;

@@ -7,6 +7,7 @@ import { currentAccount } from "../accounts/accounts";
 import { assertMfa } from "../accounts/mfa";
 import { auditStatements } from "../audit/audit-log";
 import type { DomainContext, Principal } from "../context";
+import { assertAccountWide } from "../scope";
 import { commit } from "../unit-of-work";
 import { type BudgetMonth, budgetMonth, budgetThresholdEvents, monthSpendSql } from "./spend";
 
@@ -28,12 +29,7 @@ export interface BudgetStanding {
 
 /** The budget spans every product of the account: a product-scoped key may not read or change it. */
 function assertAccountWideKey(principal: Principal): void {
-  if (principal.products !== null) {
-    throw new ApiError(
-      "subuser_scope_mismatch",
-      "The budget covers the spend of every product of the account: use an API key without a product scope.",
-    );
-  }
+  assertAccountWide(principal, "The budget covers the spend of every product of the account");
 }
 
 export async function getBudget(ctx: DomainContext, principal: Principal): Promise<BudgetStanding> {

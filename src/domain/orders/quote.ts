@@ -6,6 +6,7 @@ import { currentAccount } from "../accounts/accounts";
 import { budgetCheck } from "../billing/budget";
 import { bandwidthPrice, ispAsn } from "../billing/prices";
 import type { DomainContext, Principal } from "../context";
+import { inScope } from "../scope";
 import { checkOrder, ispTotal, type NewOrder } from "./orders";
 
 export interface LineItem {
@@ -33,16 +34,17 @@ export interface OrderQuote {
  * price) and runs the order's checks, reporting the first rule it would break instead of throwing it.
  */
 export async function quoteOrder(ctx: DomainContext, principal: Principal, input: NewOrder): Promise<OrderQuote> {
+  const checked = checkOrder(ctx, principal, input).then(() => null, refusal);
+  if (!inScope(principal, [input.product])) {
+    // The order's refusal, and nothing read of the product: its prices are the product's, which the key cannot see.
+    const [account, error] = await Promise.all([currentAccount(ctx, principal), checked]);
+    const unquoted = { totalMinor: null, lineItems: [], balanceAfterMinor: null };
+    return { product: input.product, ...unquoted, balanceMinor: account.balanceMinor, error };
+  }
   const [account, lineItems, error] = await Promise.all([
     currentAccount(ctx, principal),
     priceOrder(ctx, input),
-    checkOrder(ctx, principal, input).then(
-      () => null,
-      (thrown: unknown) => {
-        if (thrown instanceof ApiError) return thrown;
-        throw thrown;
-      },
-    ),
+    checked,
   ]);
   const totalMinor = lineItems ? lineItems.reduce((sum, item) => sum + item.amountMinor, 0) : null;
   // An ISP order without a price fails its checks (no such ASN); a bandwidth product without one is not sold.
@@ -61,6 +63,12 @@ export async function quoteOrder(ctx: DomainContext, principal: Principal, input
     balanceAfterMinor,
     error: error ?? unpriced ?? (overdraws ? new ApiError("insufficient_balance") : overBudget),
   };
+}
+
+/** An order's check that failed: the error it would answer. */
+function refusal(thrown: unknown): ApiError {
+  if (thrown instanceof ApiError) return thrown;
+  throw thrown;
 }
 
 /** The order's line items at today's prices, or null when it cannot be priced. */

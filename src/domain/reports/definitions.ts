@@ -18,6 +18,7 @@ import { keysetPage, type PageQuery } from "../../platform/pagination";
 import { type AuditAction, commitAudited } from "../audit/audit-log";
 import type { DomainContext, Principal } from "../context";
 import { assertPlanHas } from "../plans";
+import { assertAccountWide } from "../scope";
 import { preflightWebhook } from "./destinations/webhook";
 import { nextRunAfter, parseSchedule } from "./schedule";
 
@@ -103,8 +104,17 @@ async function prepareDestination(
   return { destination: { type: "webhook", url: input.url }, destinationSecretSealed: sealed };
 }
 
-export async function createReport(ctx: DomainContext, principal: Principal, input: NewReport): Promise<ReportRow> {
+/**
+ * Reports are for the plans that have them, and for keys without a product scope: a report's file spans the
+ * account's products (sub-users of several, invoices, traffic by sub-user) beyond any filter a scoped key could hold.
+ */
+export function assertReportsAllowed(principal: Principal): void {
   assertPlanHas(principal, "reports");
+  assertAccountWide(principal, "Reports cover every product of the account");
+}
+
+export async function createReport(ctx: DomainContext, principal: Principal, input: NewReport): Promise<ReportRow> {
+  assertReportsAllowed(principal);
   assertFormatFits(input.format, input.destination);
   assertGroupingFits(input.type, input.filters);
   const at = now();
@@ -131,7 +141,7 @@ export async function createReport(ctx: DomainContext, principal: Principal, inp
 
 /** A live report of the caller's account; unknown, deleted and other accounts' ids answer 404 `report_not_found`. */
 export async function findReport(ctx: DomainContext, principal: Principal, id: string): Promise<ReportRow> {
-  assertPlanHas(principal, "reports");
+  assertReportsAllowed(principal);
   const report = isId("report", id)
     ? await ctx.db
         .select()
@@ -149,7 +159,7 @@ export async function listReports(
   principal: Principal,
   query: PageQuery,
 ): Promise<Array<ReportRow & { recentRuns: ReportRunRow[] }>> {
-  assertPlanHas(principal, "reports");
+  assertReportsAllowed(principal);
   const page = keysetPage(reports.id, query);
   const rows = await ctx.db
     .select()

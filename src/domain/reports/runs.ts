@@ -6,8 +6,7 @@ import { isId, newId } from "../../platform/ids";
 import { plansWith } from "../../vocabulary";
 import { commitAudited } from "../audit/audit-log";
 import type { DomainContext, Principal } from "../context";
-import { assertPlanHas } from "../plans";
-import { findReport } from "./definitions";
+import { assertReportsAllowed, findReport } from "./definitions";
 import { nextRunAfter } from "./schedule";
 
 /** Runs and their files are kept this long (spec §8.5); on-demand periods may start at most this far back. */
@@ -82,7 +81,7 @@ async function enqueue(ctx: DomainContext, runId: string): Promise<void> {
 
 /** A run of the caller's account; unknown and other accounts' ids answer 404 `report_run_not_found`. */
 export async function findRun(ctx: DomainContext, principal: Principal, id: string): Promise<ReportRunRow> {
-  assertPlanHas(principal, "reports");
+  assertReportsAllowed(principal);
   const run = isId("run", id)
     ? await ctx.db
         .select()

@@ -1,5 +1,5 @@
-import { and, eq, gt, isNull } from "drizzle-orm";
-import { proxyTests, subusers } from "../../db/schema";
+import { and, eq, gt, isNull, type SQL, sql } from "drizzle-orm";
+import { type Product, proxyTests, subusers } from "../../db/schema";
 import { pruneMadeBefore } from "../../db/statements";
 import { DAY, now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
@@ -74,8 +74,9 @@ export async function runProxyTest(
   let subuserId: string | null = null;
   let outcome: ProbeOutcome;
   if (parsed.ok) {
-    subuserId = (await subuserByName(ctx, principal, parsed.value.name)).id;
+    // The product first: a key outside it learns nothing, not even whether the name is a sub-user's.
     assertInScope(principal, [parsed.value.product]);
+    subuserId = (await subuserByName(ctx, principal, parsed.value.name)).id;
     const timeoutMs =
       Number(ctx.env.PROXY_TEST_TIMEOUT_MS) * (parsed.value.product === "mobile" ? MOBILE_TIMEOUT_FACTOR : 1);
     outcome = await probeFor(ctx, principal).run({ ...input, target, timeoutMs });
@@ -112,7 +113,24 @@ export async function runProxyTest(
 
 const kept = () => gt(proxyTests.createdAt, now() - PROXY_TEST_KEPT_MS);
 
-/** The account's runs of the last 24 hours, newest first. */
+/** The product a run tested, by its username's type; null when the grammar refused the username. */
+const PRODUCT_OF_TYPE = { res: "residential", mob: "mobile" } as const satisfies Record<GatewayTarget["type"], Product>;
+
+function productOf(record: ProxyTestRecord): Product | null {
+  return record.parsed ? PRODUCT_OF_TYPE[record.parsed.type] : null;
+}
+
+/** Runs the key's product scope covers: those of its products, and those of no product (a refused username). */
+function runsInScope(principal: Principal): SQL | undefined {
+  if (principal.products === null) return undefined;
+  const types = Object.entries(PRODUCT_OF_TYPE)
+    .filter(([, product]) => principal.products?.includes(product))
+    .map(([type]) => sql`${type}`);
+  const type = sql`json_extract(${proxyTests.result}, '$.parsed.type')`;
+  return types.length === 0 ? sql`${type} IS NULL` : sql`(${type} IS NULL OR ${type} IN (${sql.join(types, sql`, `)}))`;
+}
+
+/** The account's runs of the last 24 hours that the key's product scope covers, newest first. */
 export async function listProxyTests(
   ctx: DomainContext,
   principal: Principal,
@@ -122,7 +140,7 @@ export async function listProxyTests(
   const rows = await ctx.db
     .select({ result: proxyTests.result })
     .from(proxyTests)
-    .where(and(eq(proxyTests.accountId, principal.accountId), kept(), page.where))
+    .where(and(eq(proxyTests.accountId, principal.accountId), kept(), runsInScope(principal), page.where))
     .orderBy(page.orderBy)
     .limit(page.limit);
   return rows.map((row) => row.result as unknown as ProxyTestRecord);
@@ -137,7 +155,10 @@ export async function findProxyTest(ctx: DomainContext, principal: Principal, id
         .get()
     : undefined;
   if (!row) throw new ApiError("proxy_test_not_found");
-  return row.result as unknown as ProxyTestRecord;
+  const record = row.result as unknown as ProxyTestRecord;
+  const product = productOf(record);
+  if (product) assertInScope(principal, [product]);
+  return record;
 }
 
 /** Deletes runs older than 24 hours (reads already hide them). Returns how many went. */

@@ -10,6 +10,7 @@ import { newWebhookSecret } from "../../platform/webhook-signature";
 import { type AuditAction, commitAudited } from "../audit/audit-log";
 import type { DomainContext, Principal } from "../context";
 import { assertPlanHas } from "../plans";
+import { assertAccountWide } from "../scope";
 import { checkWebhookUrl } from "./url-policy";
 
 /** Endpoints per account (Stripe's bound too): each event costs one delivery per endpoint. */
@@ -41,12 +42,7 @@ export function assertWebhooksAllowed(principal: Principal): void {
 
 /** Events span every product: a product-scoped key may not read or subscribe to them. */
 export function assertAccountWideKey(principal: Principal): void {
-  if (principal.products !== null) {
-    throw new ApiError(
-      "subuser_scope_mismatch",
-      "Events and webhooks cover every product of the account: use an API key without a product scope.",
-    );
-  }
+  assertAccountWide(principal, "Events and webhooks cover every product of the account");
 }
 
 function allowedUrl(ctx: DomainContext, url: string): string {

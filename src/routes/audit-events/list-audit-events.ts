@@ -15,7 +15,8 @@ export const route = apiRoute({
     "Every change made through the API or by an operator — who (key or `admin`), from where, in which request, " +
     "to what, and which fields changed (never a secret's value) — newest first, kept one year. Each entry is " +
     "written in the same transaction as the change it records. A product-scoped key sees the account-wide " +
-    "entries and those of its products. Changes the platform makes itself (renewals, expiries) are events.",
+    "entries and those of its products, not those of what only a key without a product scope may read (the " +
+    "budget, reports, webhooks). Changes the platform makes itself (renewals, expiries) are events.",
   request: { query: auditEventQuery },
   paginated: true,
   errors: ["invalid_request"],

@@ -16,7 +16,8 @@ export const route = apiRoute({
     "Any order body, bandwidth or ISP: what it would be charged now (priced exactly as the order is), its line " +
     "items, the balance after it, and the error the same order would get now (`insufficient_balance`, `budget_exceeded`, " +
     "`kyc_required`, `insufficient_inventory`, …) in `error`, with `orderable` false. Nothing is charged or " +
-    "reserved; a body that is not a valid order is refused as the order would refuse it.",
+    "reserved; a body that is not a valid order is refused as the order would refuse it. A product outside the key's " +
+    "product scope is not priced (`total_usd` null, no line items; `error` is the order's 403).",
   request: { body: jsonBody(orderCreateSchema) },
   errors: ["quantity_out_of_range"],
   responses: { 200: jsonContent(orderQuoteSchema, "The quote.") },

@@ -15,7 +15,7 @@ export const route = apiRoute({
   summary: "Get a proxy test run",
   description: "One run of the last 24 hours; older runs are gone (404 `proxy_test_not_found`).",
   request: { params },
-  errors: ["invalid_request", "proxy_test_not_found"],
+  errors: ["invalid_request", "proxy_test_not_found", "subuser_scope_mismatch"],
   responses: { 200: jsonContent(proxyTestSchema, "The test run.") },
 });
 

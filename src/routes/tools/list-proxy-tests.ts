@@ -11,7 +11,9 @@ export const route = apiRoute({
   path: "/tools/proxy-tests",
   tags: ["Tools"],
   summary: "List proxy test runs",
-  description: "The account's proxy test runs of the last 24 hours, newest first, to compare them.",
+  description:
+    "The account's proxy test runs of the last 24 hours, newest first, to compare them: those of the key's " +
+    "products (and those of usernames the grammar refused).",
   request: { query: paginationQuery },
   paginated: true,
   errors: ["invalid_request"],

@@ -17,7 +17,7 @@ const quick = process.argv.includes("--quick");
  * in bench/results/access-path-<time>.json.
  */
 const accessPathOnly = process.argv.includes("--access-path");
-const sim = await importBundled(root, "bench/scale/simulate.ts", {
+const sim = await importBundled(root, "bench/scale/index.ts", {
   banner: {
     js: "import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);",
   },

@@ -1,13 +1,22 @@
 // `npm run lint:imports` (part of `npm run lint`): the structure drawn from imports. Reads every relative
-// import and re-export (type-only ones too) of the TypeScript under `src/`, prints the graph's size, its import
-// cycles and the edges that break the layering, and exits 1 when there is any of either. Layers, lowest first:
-// platform → db → domain → resources → routes/internal; nothing lower may import anything higher, and Durable
+// import, re-export and literal dynamic import (type-only ones too) of every source file of the repository
+// (TypeScript and JavaScript: `src/`, `test/`, `bench/`, `scripts/`, `gateway/`, `console/`, `clients/`, the root's
+// config files; not `node_modules`, `public/`, build outputs or declaration files), prints the graph's size per top
+// folder and its import cycles anywhere, then, for the modules under `src/`, the edges that break the layering and
+// the imports of a Durable Object's internals from outside its folder; exits 1 when there is any. Layers, lowest
+// first: platform → db → domain → resources → routes/internal; nothing lower may import anything higher, and Durable
 // Objects import neither the domain nor HTTP code. Run it on another checkout with `node scripts/import-graph.mjs <dir>`.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 
 const root = path.resolve(process.argv[2] ?? path.join(import.meta.dirname, ".."));
-const sources = ["src", "durable-objects"].map((dir) => path.join(root, dir)).filter(existsSync);
+
+/** What counts as a source file, and what is never read: dependencies, built or served files, test output. */
+const SOURCE = /\.(?:ts|tsx|mts|cts|js|mjs|cjs)$/;
+const DECLARATION = /\.d\.[mc]?ts$/;
+const SKIPPED = new Set(["public", "bench/results", "clients/typescript/dist", "coverage", "test-results"]);
+/** The folders whose modules the layering and Durable Object checks apply to. */
+const LAYERED = /^(?:src|durable-objects)\//;
 
 /** Top folders a module of each layer must not import from. */
 const FORBIDDEN = {
@@ -18,30 +27,41 @@ const FORBIDDEN = {
   "src/durable-objects": ["src/domain", "src/resources", "src/routes", "src/internal", "src/middleware", "src/db"],
 };
 
-const files = sources.flatMap(walk).filter((file) => file.endsWith(".ts") && !file.endsWith(".d.ts"));
+const files = walk(root).filter((file) => SOURCE.test(file) && !DECLARATION.test(file));
 const graph = new Map(files.map((file) => [relative(file), imports(file).map(relative)]));
 const edges = [...graph.values()].reduce((sum, targets) => sum + targets.length, 0);
 const cycles = stronglyConnected(graph).filter((component) => component.length > 1);
-const broken = [...graph].flatMap(([from, targets]) =>
+const layered = [...graph].filter(([from]) => LAYERED.test(from));
+const broken = layered.flatMap(([from, targets]) =>
   targets.filter((to) => forbidden(from, to)).map((to) => `${from} → ${to}`),
 );
 
-const internals = [...graph].flatMap(([from, targets]) =>
+const internals = layered.flatMap(([from, targets]) =>
   targets.filter((to) => reachesInside(from, to)).map((to) => `${from} → ${to}`),
 );
 
-console.log(`${graph.size} modules, ${edges} imports`);
-console.log(`imports of a Durable Object's internals from outside its folder: ${internals.length}`);
+const perFolder = new Map();
+for (const file of graph.keys()) {
+  const folder = file.includes("/") ? file.slice(0, file.indexOf("/")) : ".";
+  perFolder.set(folder, (perFolder.get(folder) ?? 0) + 1);
+}
+const folders = [...perFolder].sort((a, b) => b[1] - a[1]).map(([folder, count]) => `${folder} ${count}`);
+console.log(`${graph.size} modules (${folders.join(", ")}), ${edges} imports`);
 console.log(`import cycles: ${cycles.length}`);
 for (const cycle of cycles) console.log(`  ${cycle.join(" ⇄ ")}`);
-console.log(`layering broken: ${broken.length}`);
+console.log(`under src/: imports of a Durable Object's internals from outside its folder: ${internals.length}`);
+for (const edge of internals) console.log(`  ${edge}`);
+console.log(`under src/: layering broken: ${broken.length}`);
 for (const edge of broken) console.log(`  ${edge}`);
 if (cycles.length > 0 || broken.length > 0 || internals.length > 0) process.exit(1);
 
+/** Every file under `dir`, but for dependencies, hidden folders and what `SKIPPED` names. */
 function walk(dir) {
-  return readdirSync(dir).flatMap((name) => {
-    const full = path.join(dir, name);
-    return statSync(full).isDirectory() ? walk(full) : [full];
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (!entry.isDirectory()) return entry.isFile() ? [full] : [];
+    const skipped = entry.name === "node_modules" || entry.name.startsWith(".") || SKIPPED.has(relative(full));
+    return skipped ? [] : walk(full);
   });
 }
 
@@ -49,19 +69,35 @@ function relative(file) {
   return path.relative(root, file).split(path.sep).join("/");
 }
 
-/** The local modules a file imports or re-exports from. */
+/**
+ * The local source modules a file imports (for its effects too), re-exports from or imports dynamically with a
+ * literal path: statements at the start of a line, so that code quoted in a string or a comment does not count.
+ */
 function imports(file) {
   const text = readFileSync(file, "utf8");
-  const specifiers = [...text.matchAll(/^\s*(?:import|export)\b[^;]*?\bfrom\s+"(\.[^"]+)"/gms)].map((m) => m[1]);
-  return specifiers.map((specifier) => resolve(path.dirname(file), specifier)).filter(Boolean);
+  const patterns = [
+    /^\s*(?:import|export)\b[^;]*?\bfrom\s*["'](\.[^"']+)["']/gms,
+    /^\s*import\s*["'](\.[^"']+)["']/gm,
+    /^[^/*\n]*?\bimport\(\s*["'](\.[^"']+)["']\s*\)/gm,
+  ];
+  const specifiers = new Set(patterns.flatMap((pattern) => [...text.matchAll(pattern)].map((m) => m[1])));
+  return [...specifiers].map((specifier) => resolve(path.dirname(file), specifier)).filter(Boolean);
 }
 
+/**
+ * The source file a relative specifier names: as written (`./x.ts`, `./x.mjs`), TypeScript's `.js` for `.ts`, without
+ * its extension, or a folder's index. Null for anything else (JSON, assets, a missing file).
+ */
 function resolve(dir, specifier) {
-  const base = path.resolve(dir, specifier);
-  for (const candidate of [base, `${base}.ts`, path.join(base, "index.ts")]) {
-    if (existsSync(candidate) && statSync(candidate).isFile() && candidate.endsWith(".ts")) return candidate;
-  }
-  return null;
+  const base = path.resolve(dir, specifier.replace(/[?#].*$/, ""));
+  const extensions = [".ts", ".tsx", ".mts", ".cts", ".js", ".mjs", ".cjs"];
+  const candidates = [
+    base,
+    ...(/\.[mc]?js$/.test(base) ? [base.replace(/js$/, "ts"), base.replace(/\.js$/, ".tsx")] : []),
+    ...extensions.map((extension) => `${base}${extension}`),
+    ...extensions.map((extension) => path.join(base, `index${extension}`)),
+  ];
+  return candidates.find((file) => SOURCE.test(file) && existsSync(file) && statSync(file).isFile()) ?? null;
 }
 
 /** An import of a Durable Object module other than its door (`index.ts`) or `contract.ts`, from outside its folder. */

@@ -9,7 +9,7 @@ import type { MeterFigures, Settlement, StorePart } from "../../src/durable-obje
 import { SpikeWatch } from "../../src/durable-objects/traffic-store/spike-watch";
 import type { Marginals } from "../../src/durable-objects/traffic-store/summary";
 import { routeUsage } from "../../src/queues/usage";
-import { type D1Costs, measureD1 } from "./d1";
+import type { D1Costs } from "./d1";
 import {
   ACCOUNTS,
   accountIdOf,
@@ -875,8 +875,3 @@ function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }
-
-export { accessPathCost, simulateHotSubuser } from "./access-path";
-export { ACCOUNTS, BATCH_SIZES, MIXES } from "./fleet";
-export { missedGoals, wholeBills } from "./goals";
-export { measureD1 };

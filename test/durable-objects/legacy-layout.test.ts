@@ -67,7 +67,7 @@ describe("the layout step: a store of the earlier layout moves over", () => {
         .exec<{ area: string; version: number }>("SELECT area, version FROM _storage_versions ORDER BY area")
         .toArray();
       expect(versions).toEqual([
-        { area: "traffic_layout", version: 3 },
+        { area: "traffic_layout", version: 4 },
         { area: "usage_meter", version: 3 },
       ]);
       const tables = state.storage.sql

@@ -13,8 +13,6 @@
  * - `GET https://<host>/__received`: every request received so far, oldest first, as
  *   `[{method, path, headers, body, at}]` (`headers` lower-cased, `body` the exact text, `at` epoch ms).
  */
-import type { OutboundFake } from "./index";
-
 export const RECEIVER_DOMAIN = "receiver.test";
 
 interface Received {
@@ -60,7 +58,7 @@ function answerFromPath(path: string): ScriptedAnswer {
   };
 }
 
-export const receiver: OutboundFake = async (request) => {
+export async function receiver(request: Request): Promise<Response> {
   const url = new URL(request.url);
   const state = stateOf(url.hostname);
   if (url.pathname === "/__received") return Response.json(state.received);
@@ -81,4 +79,4 @@ export const receiver: OutboundFake = async (request) => {
     status: answer.status,
     headers: answer.headers,
   });
-};
+}

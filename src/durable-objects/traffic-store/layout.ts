@@ -4,7 +4,7 @@ import { SOURCE_TABLES } from "./client-sources";
 import { BUCKET_TABLES } from "./folded-tiers";
 import { convertLegacyLayout } from "./legacy-layout";
 import { SESSION_TABLES } from "./session-index";
-import { SPIKE_TABLES } from "./spike-watch";
+import { SPIKE_STATE_VERSION, SPIKE_TABLES } from "./spike-watch-state";
 
 /**
  * The storage steps of a traffic store's usage layout (`migrate`): append, never edit. The meter keeps its own
@@ -23,4 +23,6 @@ export const TRAFFIC_LAYOUT: StorageStep[] = [
   (sql) => sql.exec(ARRIVAL_PAGES_TABLE),
   // 3: the spike watch's state (settings, detector tracks, the alerts' outbox): one row.
   (sql) => sql.exec(SPIKE_TABLES),
+  // 4: the spike watch state's shape version (its JSON's own steps: `SPIKE_WATCH_STATE`); rows from before are 1.
+  (sql) => sql.exec(SPIKE_STATE_VERSION),
 ];

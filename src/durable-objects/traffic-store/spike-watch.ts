@@ -2,14 +2,7 @@ import { HOUR } from "../../platform/clock";
 import { newIdAt } from "../../platform/ids";
 import { LOGGED_SAMPLE } from "./arrival-rows";
 import type { ClientSources } from "./client-sources";
-import {
-  CELL,
-  type HourlyRate,
-  type SpikeAlert,
-  type SpikeAlertReceipt,
-  type SpikeSensitivity,
-  type SpikeSetting,
-} from "./contract";
+import { CELL, type HourlyRate, type SpikeAlert, type SpikeAlertReceipt, type SpikeSetting } from "./contract";
 import { type FoldedTiers, floorTo } from "./folded-tiers";
 import {
   type Baseline,
@@ -23,31 +16,10 @@ import {
   pushStep,
   SENSITIVITY,
   SPIKE_STEP_MS,
-  type SpikeTrack,
   trailingRate,
   type Usage,
 } from "./spike-detector";
-
-export const SPIKE_TABLES =
-  "CREATE TABLE IF NOT EXISTS spike_watch (id INTEGER PRIMARY KEY CHECK (id = 1), body TEXT NOT NULL);";
-
-/** A sub-user's detector state with what the store adds to an open episode: its id and sampled domains. */
-interface WatchedTrack extends SpikeTrack {
-  spikeId: string | null;
-  sensitivity: SpikeSensitivity;
-  /** The episode's sampled bytes per target host (the heaviest kept), and in all. */
-  hosts: Record<string, number>;
-  sampledBytes: number;
-}
-
-interface WatchState {
-  /** Every 5-minute bucket before this was judged. */
-  judgedTo: number | null;
-  /** Sub-users not at the default sensitivity. */
-  settings: Record<string, SpikeSetting>;
-  tracks: Record<string, WatchedTrack>;
-  outbox: SpikeAlert[];
-}
+import { SPIKE_WATCH_STATE, type WatchedTrack, type WatchState } from "./spike-watch-state";
 
 const DEFAULT_SETTING: SpikeSetting = "medium";
 /** After a long pause (the store asleep), only the latest buckets are judged: alerts about old news help no one. */
@@ -59,7 +31,8 @@ const SOURCES_NAMED = 5;
  * Spike alerts where the traffic is: each folded 5-minute bucket's usage per sub-user is judged against the
  * sub-user's own baseline (`spike-detector.ts`, read from the hour tier), so detection costs a step per bucket,
  * nothing per request. An episode's start and end wait in an outbox, handed out by every ingest until the caller
- * confirms it recorded them (as client sources' alerts do). The state is one row, written when it changes.
+ * confirms it recorded them (as client sources' alerts do). The state is one row, written when it changes, its shape
+ * versioned (`spike-watch-state.ts`).
  */
 export class SpikeWatch {
   readonly #sql: SqlStorage;
@@ -71,10 +44,10 @@ export class SpikeWatch {
 
   constructor(sql: SqlStorage) {
     this.#sql = sql;
-    const stored = sql.exec<{ body: string }>("SELECT body FROM spike_watch WHERE id = 1").toArray()[0];
-    this.#state = stored
-      ? (JSON.parse(stored.body) as WatchState)
-      : { judgedTo: null, settings: {}, tracks: {}, outbox: [] };
+    const stored = sql
+      .exec<{ body: string; version: number }>("SELECT body, version FROM spike_watch WHERE id = 1")
+      .toArray()[0];
+    this.#state = stored ? SPIKE_WATCH_STATE.read(stored) : { judgedTo: null, settings: {}, tracks: {}, outbox: [] };
     this.#watching = anyEpisode(this.#state.tracks);
   }
 
@@ -222,9 +195,12 @@ export class SpikeWatch {
   }
 
   #save(): void {
+    const { body, version } = SPIKE_WATCH_STATE.write(this.#state);
     this.#sql.exec(
-      "INSERT INTO spike_watch (id, body) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET body = excluded.body",
-      JSON.stringify(this.#state),
+      `INSERT INTO spike_watch (id, body, version) VALUES (1, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET body = excluded.body, version = excluded.version`,
+      body,
+      version,
     );
   }
 }

@@ -297,7 +297,7 @@ export interface paths {
     put?: never;
     /**
      * Quote an order
-     * @description Any order body, bandwidth or ISP: what it would be charged now (priced exactly as the order is), its line items, the balance after it, and the error the same order would get now (`insufficient_balance`, `budget_exceeded`, `kyc_required`, `insufficient_inventory`, …) in `error`, with `orderable` false. Nothing is charged or reserved; a body that is not a valid order is refused as the order would refuse it.
+     * @description Any order body, bandwidth or ISP: what it would be charged now (priced exactly as the order is), its line items, the balance after it, and the error the same order would get now (`insufficient_balance`, `budget_exceeded`, `kyc_required`, `insufficient_inventory`, …) in `error`, with `orderable` false. Nothing is charged or reserved; a body that is not a valid order is refused as the order would refuse it. A product outside the key's product scope is not priced (`total_usd` null, no line items; `error` is the order's 403).
      *
      *     Key scope: `billing:read`.
      */
@@ -1263,7 +1263,7 @@ export interface paths {
     };
     /**
      * List audit events
-     * @description Every change made through the API or by an operator — who (key or `admin`), from where, in which request, to what, and which fields changed (never a secret's value) — newest first, kept one year. Each entry is written in the same transaction as the change it records. A product-scoped key sees the account-wide entries and those of its products. Changes the platform makes itself (renewals, expiries) are events.
+     * @description Every change made through the API or by an operator — who (key or `admin`), from where, in which request, to what, and which fields changed (never a secret's value) — newest first, kept one year. Each entry is written in the same transaction as the change it records. A product-scoped key sees the account-wide entries and those of its products, not those of what only a key without a product scope may read (the budget, reports, webhooks). Changes the platform makes itself (renewals, expiries) are events.
      *
      *     Key scope: `account:read`.
      */
@@ -1329,7 +1329,7 @@ export interface paths {
     };
     /**
      * List proxy test runs
-     * @description The account's proxy test runs of the last 24 hours, newest first, to compare them.
+     * @description The account's proxy test runs of the last 24 hours, newest first, to compare them: those of the key's products (and those of usernames the grammar refused).
      *
      *     Key scope: `subusers:read`.
      */
@@ -10468,6 +10468,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
         headers: {
@@ -10582,6 +10584,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
         headers: {
@@ -10700,6 +10704,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
         headers: {
@@ -10793,6 +10799,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
         headers: {
@@ -10905,6 +10913,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
         headers: {
@@ -11056,6 +11066,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
         headers: {
@@ -11211,6 +11223,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
         headers: {
@@ -14212,7 +14226,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `insufficient_scope`: The API key's scopes do not allow this call. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16140,4 +16158,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "90fbb773a4ffbaab217471540f4e94a2a8d68d638ea50ac0913024f905d17ab9";
+export const CONTRACT_SHA256 = "4e687be1bfa22abb49714146edff9515358b7815f3e16b7040c0593bdac11de4";

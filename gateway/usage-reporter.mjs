@@ -28,7 +28,8 @@ export function usageReporter(api, { flushMs = 1000, maxRecords = 500, log = con
         failures += 1;
         const delay = Math.min(MAX_BACKOFF_MS, 500 * 2 ** failures);
         log.error(`[gateway] usage batch ${batch.batch_id} failed (${error.message}); retrying in ${delay} ms`);
-        await new Promise((resolve) => setTimeout(resolve, delay));
+        // Unreferenced: a node shutting down with the API gone does not stay up for its retries.
+        await new Promise((resolve) => setTimeout(resolve, delay).unref?.());
       }
     }
   }

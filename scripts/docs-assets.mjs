@@ -1,7 +1,9 @@
 // The worker's static assets: copies Swagger UI's assets into public/docs-assets so the docs page is served by the
-// worker itself (no CDN, works offline), and builds the console into public/console. Run by `npm run dev`, `npm test`, `npm run bench` and `npm run deploy`, and by wrangler's
-// build step on every `wrangler dev` start: a file is written only when its content changed, so a second
-// `wrangler dev` serving the same checkout is not reloaded mid-request by the first one's start.
+// worker itself (no CDN, works offline), builds the console into public/console, and generates each API version's
+// Postman collection into public/<version>/postman/. Run by `npm run dev`, `npm test`, `npm run bench` and
+// `npm run deploy`, and by wrangler's build step on every `wrangler dev` start (and its rebuilds): a file is written
+// only when its content changed, so a second `wrangler dev` serving the same checkout is not reloaded mid-request by
+// the first one's start.
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -24,3 +26,8 @@ if (built.written.length > 0) {
     `console: ${built.written.join(", ")} written (JavaScript ${(built.gzipBytes / 1024).toFixed(1)} KB gzip)`,
   );
 }
+
+// The Postman collections: generated and checked here (every operation placed), served as they are written.
+const { buildPostmanCollections } = await import("./lib/postman-build.mjs");
+const collections = await buildPostmanCollections();
+if (collections.length > 0) console.log(`postman: ${collections.join(", ")} written`);

@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { createMiddleware } from "hono/factory";
 import { docsPage } from "./api-docs/docs-page";
 import type { OpenApiDocument } from "./api-docs/document";
-import { postmanCollection } from "./api-docs/postman";
+import { collectionPath, servePostmanCollection } from "./api-docs/postman-asset";
 import type { AppEnv } from "./env";
 import { now } from "./platform/clock";
 import { ApiError } from "./platform/errors";
@@ -145,18 +145,15 @@ function ref(kind: "headers" | "schemas", name: string) {
 }
 
 /**
- * The version's descriptions, which need no token: its OpenAPI document, docs page and Postman collection.
- * Register them before the version's router, whose API-key auth covers everything else under `/<name>`.
+ * The version's descriptions, which need no token: its OpenAPI document, docs page and Postman collection (built with
+ * the static assets). Register them before the version's router, whose API-key auth covers everything else under
+ * `/<name>`.
  */
 export function serveDescriptions(app: OpenAPIHono<AppEnv>, version: BuiltVersion): void {
   const base = `/${version.name}`;
-  const originOf = (url: string) => new URL(url).origin;
-  app.get(`${base}/openapi.json`, (c) => c.json(version.document(originOf(c.req.url))));
+  app.get(`${base}/openapi.json`, (c) => c.json(version.document(new URL(c.req.url).origin)));
   app.get(`${base}/docs`, (c) => c.html(docsPage(`${base}/openapi.json`)));
-  app.get(`${base}/postman/collection.json`, (c) => {
-    const origin = originOf(c.req.url);
-    return c.json(postmanCollection(version.document(origin), `${origin}${base}`));
-  });
+  app.get(collectionPath(version.name), (c) => servePostmanCollection(c, version.name));
 }
 
 /**

@@ -5,3 +5,9 @@ declare namespace Cloudflare {
     TEST_PROXY_TARGET: string;
   }
 }
+
+/** A file's text, imported with Vite's `?raw` (a built asset the test compares with what the worker serves). */
+declare module "*?raw" {
+  const text: string;
+  export default text;
+}

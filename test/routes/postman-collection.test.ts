@@ -1,5 +1,9 @@
+import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { postmanCollection } from "../../src/api-docs/postman";
+// The file the assets' build wrote (scripts/docs-assets.mjs), as it is on disk.
+import built from "../../public/v1/postman/collection.json?raw";
+import { assertScenarioCovers, postmanCollection } from "../../src/api-docs/postman";
+import { BUILT_ORIGIN } from "../../src/api-docs/postman-asset";
 import { BASE, call, json } from "../helpers/http";
 
 interface Script {
@@ -38,15 +42,16 @@ const DYNAMIC_VARIABLES = new Set(["$guid", "$timestamp"]);
 const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 let document: Record<string, any>;
+let served: Response;
 let collection: Collection;
 let items: Item[];
 let operations: Map<string, DocumentedOperation>;
 
 beforeAll(async () => {
   document = await json(await call("GET", "/v1/openapi.json"));
-  const response = await call("GET", "/v1/postman/collection.json");
-  expect(response.status).toBe(200);
-  collection = await json<Collection>(response);
+  served = await call("GET", "/v1/postman/collection.json");
+  expect(served.status, "the collection is built by `node scripts/docs-assets.mjs`").toBe(200);
+  collection = await json<Collection>(served.clone());
   items = collection.item.flatMap((folder) => folder.item);
   operations = new Map();
   for (const [path, methods] of Object.entries<Record<string, any>>(document.paths)) {
@@ -249,16 +254,41 @@ describe("the Postman collection", () => {
   });
 });
 
-describe("the collection generator", () => {
+describe("the collection as built and served", () => {
+  it("is the built file byte for byte, with the request's origin in baseUrl, as JSON", async () => {
+    expect(served.headers.get("Content-Type")).toBe("application/json");
+    expect(built.split(BUILT_ORIGIN)).toHaveLength(2);
+    expect(await served.text()).toBe(built.replace(BUILT_ORIGIN, BASE));
+  });
+
+  it("names the origin it is fetched from in baseUrl, whichever it is", async () => {
+    const origin = "http://localhost:8811";
+    const response = await exports.default.fetch(new Request(`${origin}/v1/postman/collection.json`));
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe(built.replace(BUILT_ORIGIN, origin));
+  });
+});
+
+describe("the collection generator (run by the build, never by the Worker)", () => {
+  it("finds every operation of the served document placed in the scenario", () => {
+    expect(() => assertScenarioCovers(document)).not.toThrow();
+  });
+
   it("throws when the document has an operation the scenario does not place", () => {
     const extended = structuredClone(document);
     extended.paths["/widgets"] = { get: { operationId: "listWidgets", tags: ["Widgets"], responses: {} } };
-    expect(() => postmanCollection(extended, `${BASE}/v1`)).toThrow(/listWidgets is not placed in the scenario/);
+    expect(() => assertScenarioCovers(extended)).toThrow(/listWidgets is not placed in the scenario/);
+    expect(() => postmanCollection(extended, `${BASE}/v1`, "")).toThrow(/listWidgets is not placed/);
   });
 
   it("throws when the scenario places an operation the document lacks", () => {
     const reduced = structuredClone(document);
     delete reduced.paths["/users/me/security"];
-    expect(() => postmanCollection(reduced, `${BASE}/v1`)).toThrow(/getSecurityInfo is not an operation/);
+    expect(() => assertScenarioCovers(reduced)).toThrow(/getSecurityInfo is not an operation/);
+  });
+
+  it("takes the script functions only as exported function declarations", () => {
+    const compiled = 'export function pick(value, path) {\n  return value;\n}\nconst shadow = "not a declaration";\n';
+    expect(() => postmanCollection(document, `${BASE}/v1`, compiled)).toThrow(/only exported function declarations/);
   });
 });

@@ -1,7 +1,7 @@
 /**
- * The part of Postman's script sandbox (newman runs the same) that `functions.ts` and the scenario's `before`
- * expressions use. Typed from what the sandbox returns, not from Postman's own declarations: those declare their
- * globals (`request`, `Response`, …) for the whole program, and would collide with the Worker's.
+ * The part of Postman's script sandbox (newman runs the same) that `script-functions.ts` uses. Typed from what the
+ * sandbox returns, not from Postman's own declarations: those declare their globals (`request`, `Response`, …) for
+ * the whole program, and would collide with the Worker's.
  */
 
 export interface Postman {

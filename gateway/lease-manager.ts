@@ -6,6 +6,7 @@ import type { GatewayProduct } from "../src/durable-objects/subuser-gate/contrac
 import type { Limits } from "../src/platform/gateway-rules.ts";
 import { SlidingLog } from "../src/platform/sliding-log.ts";
 import type { ApiClient } from "./api-client.ts";
+import { type Clock, realClock, type TimerHandle } from "./clock.ts";
 import type { LeaseGrant, LeaseRenewal } from "./wire.ts";
 
 const MAX_LEASES_PER_CALL = 100;
@@ -88,14 +89,14 @@ export interface LeaseOptions {
 export class LeaseManager {
   #api: Pick<ApiClient, "leases">;
   #slot: () => number | null;
-  #now: () => number;
+  #clock: Clock;
   #onVersion: (name: string, version: number) => void;
   #idleMs: number;
   #maxLeaseMs: number;
   #renewBeforeMs: number;
   #log: Pick<Console, "error">;
   #entries = new Map<string, LeaseEntry>();
-  #timer: NodeJS.Timeout;
+  #timer: TimerHandle;
   #renewing = false;
   #failedAt = -Infinity;
   #growEveryMs: number;
@@ -105,7 +106,7 @@ export class LeaseManager {
   constructor({
     api,
     slot = () => null,
-    now = Date.now,
+    clock = realClock,
     onVersion = () => {},
     renewEveryMs = 1000,
     idleMs = 2000,
@@ -116,21 +117,20 @@ export class LeaseManager {
   }: {
     api: Pick<ApiClient, "leases">;
     slot?: () => number | null;
-    now?: () => number;
+    clock?: Clock;
     onVersion?: (name: string, version: number) => void;
     log?: Pick<Console, "error">;
   } & LeaseOptions) {
     this.#api = api;
     this.#slot = slot;
-    this.#now = now;
+    this.#clock = clock;
     this.#onVersion = onVersion;
     this.#idleMs = idleMs;
     this.#maxLeaseMs = maxLeaseMs;
     this.#renewBeforeMs = renewBeforeMs;
     this.#growEveryMs = growEveryMs;
     this.#log = log;
-    this.#timer = setInterval(() => this.renew(), renewEveryMs);
-    this.#timer.unref();
+    this.#timer = clock.setInterval(() => this.renew(), renewEveryMs);
   }
 
   /** The entry of a limited sub-user's product (made on first use); `limits` from its current snapshot. */
@@ -142,17 +142,17 @@ export class LeaseManager {
       this.#entries.set(key, entry);
     }
     entry.limits = limits;
-    entry.activeAt = this.#now();
+    entry.activeAt = this.#clock.now();
     return entry;
   }
 
   /** Resolves true once the entry holds a live share; false when none could be had (the API failed). */
   async ready(entry: LeaseEntry): Promise<boolean> {
-    if (entry.live(this.#now())) return true;
+    if (entry.live(this.#clock.now())) return true;
     // After a failed call, requests are refused for a second rather than each asking the API again.
-    if (this.#now() - this.#failedAt < SECOND_MS) return false;
+    if (this.#clock.now() - this.#failedAt < SECOND_MS) return false;
     await this.#ask(entry);
-    return entry.live(this.#now());
+    return entry.live(this.#clock.now());
   }
 
   /**
@@ -161,7 +161,7 @@ export class LeaseManager {
    * Resolves true once answered (the caller checks again), false when there is nothing to ask.
    */
   async grow(entry: LeaseEntry, limit: keyof Limits): Promise<boolean> {
-    const now = this.#now();
+    const now = this.#clock.now();
     const share = entry.share(now)?.[limit];
     const most = entry.limits[limit];
     if (share === null || share === undefined || most === null || share >= most) return false;
@@ -173,12 +173,12 @@ export class LeaseManager {
 
   opened(entry: LeaseEntry): void {
     entry.open += 1;
-    entry.activeAt = this.#now();
+    entry.activeAt = this.#clock.now();
   }
 
   closed(entry: LeaseEntry): void {
     entry.open -= 1;
-    entry.activeAt = this.#now();
+    entry.activeAt = this.#clock.now();
   }
 
   /**
@@ -186,7 +186,7 @@ export class LeaseManager {
    * share ended while in use renews at once, so the gate counts what it uses as its lease from then on.
    */
   restand(name: string, follow: (entry: LeaseEntry) => void): void {
-    const now = this.#now();
+    const now = this.#clock.now();
     for (const product of PRODUCTS) {
       const entry = this.#entries.get(keyOf(name, product));
       if (!entry) continue;
@@ -210,7 +210,7 @@ export class LeaseManager {
     if (this.#renewing || this.#entries.size === 0) return;
     this.#renewing = true;
     try {
-      const now = this.#now();
+      const now = this.#clock.now();
       const due: LeaseEntry[] = [];
       for (const [key, entry] of this.#entries) {
         if (entry.asking) continue;
@@ -229,14 +229,14 @@ export class LeaseManager {
   }
 
   stop(): void {
-    clearInterval(this.#timer);
+    this.#clock.clearInterval(this.#timer);
   }
 
   /** Asks for the entry's share now: all entries that ask in the same turn leave in one call. */
   #ask(entry: LeaseEntry): Promise<void> {
     if (entry.asking) return entry.asking;
     this.#queued.push(entry);
-    this.#queuedCall ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+    this.#queuedCall ??= new Promise<void>((resolve) => this.#clock.setImmediate(resolve)).then(async () => {
       const batch = this.#queued;
       this.#queued = [];
       this.#queuedCall = null;
@@ -251,7 +251,7 @@ export class LeaseManager {
   }
 
   async #call(entries: LeaseEntry[]): Promise<void> {
-    const now = this.#now();
+    const now = this.#clock.now();
     for (let i = 0; i < entries.length; i += MAX_LEASES_PER_CALL) {
       const batch = entries.slice(i, i + MAX_LEASES_PER_CALL);
       const requests = batch.map((entry) => this.#request(entry, now));
@@ -262,7 +262,7 @@ export class LeaseManager {
       } catch (error) {
         // The shares held stay valid until they expire; past that the node refuses (fail closed).
         this.#log.error(`[gateway] lease renewal failed: ${(error as Error).message}`);
-        this.#failedAt = this.#now();
+        this.#failedAt = this.#clock.now();
         continue;
       }
       const byKey = new Map(answer.leases.map((lease) => [keyOf(lease.name, lease.product), lease]));
@@ -325,10 +325,10 @@ export class LeaseManager {
       // A later request asks for a share afresh; the entry goes unless one came meanwhile.
       entry.grant = null;
       entry.expiresAt = 0;
-      if (this.#idle(entry, this.#now())) this.#entries.delete(keyOf(entry.name, entry.product));
+      if (this.#idle(entry, this.#clock.now())) this.#entries.delete(keyOf(entry.name, entry.product));
       return;
     }
-    const held = entry.live(this.#now()) ? entry.grant : null;
+    const held = entry.live(this.#clock.now()) ? entry.grant : null;
     entry.grant = { concurrent: lease.concurrent, rps: lease.rps };
     // Counted from when the call left, so the node's share ends no later than the gate thinks.
     entry.expiresAt = Math.min(Date.parse(lease.expires_at), sentAt + this.#maxLeaseMs);
@@ -337,7 +337,7 @@ export class LeaseManager {
       held !== null && (lower(entry.grant.concurrent, held.concurrent) || lower(entry.grant.rps, held.rps));
     if (lowered && !entry.confirming) {
       entry.confirming = true;
-      setImmediate(() => this.#ask(entry).finally(() => (entry.confirming = false)));
+      this.#clock.setImmediate(() => this.#ask(entry).finally(() => (entry.confirming = false)));
     }
   }
 }

@@ -18,11 +18,12 @@ import {
 } from "../src/platform/gateway-rules.ts";
 import { standingShare } from "../src/platform/standing-shares.ts";
 import { type ApiClient, AUTH_UNAVAILABLE, ConnectionAuth } from "./api-client.ts";
+import { type Clock, realClock, type TimerHandle } from "./clock.ts";
 import { FailureThrottle, nextPasswordExpiry, sha256Hex, whitelisted } from "./credentials.ts";
 import { type Exit, proposedSessionExit } from "./exits.ts";
 import { type LeaseEntry, LeaseManager, type LeaseOptions } from "./lease-manager.ts";
 import type { GatewayConnection, GatewayDecider, ProxyCredentials } from "./proxy-server.ts";
-import { type ChangeFeed, changeFeed } from "./push-client.ts";
+import { type ChangeFeed, type ChangeFeedOptions, changeFeed } from "./push-client.ts";
 import { StickySessions } from "./session-cache.ts";
 import { SnapshotCache } from "./snapshot-cache.ts";
 import type {
@@ -124,37 +125,40 @@ export interface NodeDecider extends GatewayDecider {
 
 /**
  * `api`: api-client.ts (or a stub with `subusers`, `leases`, `session`, `changes`, and `authorize`/`release` for
- * ISP). `feed: false` opens no change feed (tests that push by hand). `leaseOptions`: LeaseManager's timings.
+ * ISP). `clock`: the time and timers the decisions and leases run on (a simulation's, or the real ones). `feed`:
+ * the change feed to open (`true`: the API's; `false`: none, for tests that push by hand; a function: a stand-in
+ * that opens one, e.g. a simulation's). `leaseOptions`: LeaseManager's timings.
  */
 export function nodeDecider({
   api,
   prefix = "user",
-  now = Date.now,
+  clock = realClock,
   feed = true,
   log = console,
   leaseOptions = {},
 }: {
   api: Pick<ApiClient, "subusers" | "leases" | "session" | "changes" | "authorize" | "release">;
   prefix?: string;
-  now?: () => number;
-  feed?: boolean;
+  clock?: Clock;
+  feed?: boolean | ((options: ChangeFeedOptions) => ChangeFeed);
   log?: Pick<Console, "error">;
   leaseOptions?: LeaseOptions;
 }): NodeDecider {
+  const now = () => clock.now();
   /** Open connections admitted per sub-user name, re-checked when its snapshot changes. */
   const admittedByName = new Map<string, Set<NodeConnection>>();
-  const passwordTimers = new Map<string, NodeJS.Timeout>();
+  const passwordTimers = new Map<string, TimerHandle>();
   const throttle = new FailureThrottle();
-  const snapshots = new SnapshotCache({ fetch: (names) => api.subusers(names), onChange: snapshotChanged, now });
+  const snapshots = new SnapshotCache({ fetch: (names) => api.subusers(names), onChange: snapshotChanged, clock });
   const leases = new LeaseManager({
     api,
-    now,
+    clock,
     log,
     onVersion: refetchOlderThan,
     slot: () => (slotVouched() ? (feedSlot?.slot ?? null) : null),
     ...leaseOptions,
   });
-  const sessions = new StickySessions({ api, now });
+  const sessions = new StickySessions({ api, clock });
   /** The node's slot from the change feed's `hello`: `{slot, slots, usableAt}`; null while it has none. */
   let feedSlot: FeedSlot | null = null;
   /** The held snapshots were fetched again since the feed last connected (pushes may have been missed before). */
@@ -184,15 +188,16 @@ export function nodeDecider({
     const changed = snapshots.peek(name);
     leases.restand(name, (entry) => follow(entry, changed));
     recheck(name);
-    clearTimeout(passwordTimers.get(name));
+    clock.clearTimeout(passwordTimers.get(name));
     passwordTimers.delete(name);
     const snapshot = snapshots.peek(name);
     const expiry = snapshot && nextPasswordExpiry(snapshot, now());
     if (expiry === null || expiry === undefined) return;
     // A rotated-out password stops working at its `until`, with no push: connections using it are re-checked then.
-    const timer = setTimeout(() => snapshotChanged(name), expiry - now() + 1);
-    timer.unref();
-    passwordTimers.set(name, timer);
+    passwordTimers.set(
+      name,
+      clock.setTimeout(() => snapshotChanged(name), expiry - now() + 1),
+    );
   }
 
   /** Tunnels whose sub-user no longer admits them are closed; other connections' next request is refused anyway. */
@@ -377,8 +382,9 @@ export function nodeDecider({
     }
   }
 
-  const feedConnection: ChangeFeed | null = feed
-    ? changeFeed({
+  const openFeed = feed === true ? changeFeed : feed;
+  const feedConnection: ChangeFeed | null = openFeed
+    ? openFeed({
         target: () => api.changes(),
         log,
         onMessage: onPush,
@@ -411,12 +417,11 @@ export function nodeDecider({
     );
   }
 
-  const maintenance = setInterval(() => {
+  const maintenance = clock.setInterval(() => {
     if (!snapshots.isFeedConnected) refreshHeld();
     snapshots.sweep(now() - SNAPSHOT_KEPT_MS, (name) => admittedByName.has(name));
     sessions.sweep();
   }, REFRESH_MS);
-  maintenance.unref();
 
   return {
     connection: (sourceIp) => new NodeConnection(sourceIp),
@@ -426,8 +431,8 @@ export function nodeDecider({
     close() {
       feedConnection?.close();
       leases.stop();
-      clearInterval(maintenance);
-      for (const timer of passwordTimers.values()) clearTimeout(timer);
+      clock.clearInterval(maintenance);
+      for (const timer of passwordTimers.values()) clock.clearTimeout(timer);
     },
   };
 }

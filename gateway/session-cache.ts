@@ -1,24 +1,25 @@
 // Sticky sessions at the node: asked of the API once per session (one pin across nodes), kept until they expire
 // or a push ends them.
 import type { ApiClient } from "./api-client.ts";
+import { type Clock, realClock } from "./clock.ts";
 import type { StickySession } from "./wire.ts";
 
 export class StickySessions {
   #api: Pick<ApiClient, "session">;
-  #now: () => number;
+  #clock: Clock;
   #byKey = new Map<string, StickySession>();
   #asking = new Map<string, Promise<StickySession>>();
 
-  constructor({ api, now = Date.now }: { api: Pick<ApiClient, "session">; now?: () => number }) {
+  constructor({ api, clock = realClock }: { api: Pick<ApiClient, "session">; clock?: Clock }) {
     this.#api = api;
-    this.#now = now;
+    this.#clock = clock;
   }
 
   /** The session of `username`; rejects when the API cannot be asked. */
   async get({ name, username, exitIp }: { name: string; username: string; exitIp: string }): Promise<StickySession> {
     const key = username.toLowerCase();
     const known = this.#byKey.get(key);
-    if (known && Date.parse(known.expires_at) > this.#now()) return known;
+    if (known && Date.parse(known.expires_at) > this.#clock.now()) return known;
     let asking = this.#asking.get(key);
     if (!asking) {
       asking = this.#api
@@ -45,7 +46,7 @@ export class StickySessions {
 
   /** Forgets expired sessions. */
   sweep(): void {
-    const now = this.#now();
+    const now = this.#clock.now();
     for (const [key, session] of this.#byKey) if (Date.parse(session.expires_at) <= now) this.#byKey.delete(key);
   }
 }

@@ -1,5 +1,6 @@
 // The sub-users a node has met: their snapshots (fetched in batches, replaced by pushes) and, for a while, the
 // names that have none.
+import { type Clock, realClock } from "./clock.ts";
 import type { SubuserSnapshot, SubusersAnswer } from "./wire.ts";
 
 const MAX_NAMES_PER_CALL = 100;
@@ -19,7 +20,7 @@ interface Held {
 export class SnapshotCache {
   #fetch: (names: string[]) => Promise<SubusersAnswer>;
   #onChange: (name: string) => void;
-  #now: () => number;
+  #clock: Clock;
   #staleMs: number;
   #unknownTtlMs: number;
   #maxUnknown: number;
@@ -35,21 +36,21 @@ export class SnapshotCache {
   constructor({
     fetch,
     onChange = () => {},
-    now = Date.now,
+    clock = realClock,
     staleMs = 30_000,
     unknownTtlMs = 60_000,
     maxUnknown = 10_000,
   }: {
     fetch: (names: string[]) => Promise<SubusersAnswer>;
     onChange?: (name: string) => void;
-    now?: () => number;
+    clock?: Clock;
     staleMs?: number;
     unknownTtlMs?: number;
     maxUnknown?: number;
   }) {
     this.#fetch = fetch;
     this.#onChange = onChange;
-    this.#now = now;
+    this.#clock = clock;
     this.#staleMs = staleMs;
     this.#unknownTtlMs = unknownTtlMs;
     this.#maxUnknown = maxUnknown;
@@ -59,18 +60,18 @@ export class SnapshotCache {
   get(name: string): Promise<SubuserSnapshot | null> {
     const held = this.#held.get(name);
     if (held) {
-      held.usedAt = this.#now();
+      held.usedAt = this.#clock.now();
       return Promise.resolve(held.snapshot);
     }
     const unknownUntil = this.#unknown.get(name);
-    if (unknownUntil !== undefined && unknownUntil > this.#now()) return Promise.resolve(null);
+    if (unknownUntil !== undefined && unknownUntil > this.#clock.now()) return Promise.resolve(null);
     const waiting = this.#waiting.get(name);
     if (waiting) return waiting.promise;
     const entry = Promise.withResolvers<SubuserSnapshot | null>();
     this.#waiting.set(name, entry);
     this.#queued.push(name);
     // Names asked for in the same turn leave in one call.
-    if (this.#queued.length === 1) setImmediate(() => this.#sendQueued());
+    if (this.#queued.length === 1) this.#clock.setImmediate(() => this.#sendQueued());
     return entry.promise;
   }
 
@@ -89,12 +90,12 @@ export class SnapshotCache {
     const held = this.#held.get(name);
     if (!held) return false;
     if (this.#feedConnected) return true;
-    return this.#now() - Math.max(held.confirmedAt, this.#feedLostAt) < this.#staleMs;
+    return this.#clock.now() - Math.max(held.confirmedAt, this.#feedLostAt) < this.#staleMs;
   }
 
   /** The change feed's state: while it is connected, every held snapshot is current. */
   feedConnected(connected: boolean): void {
-    if (this.#feedConnected && !connected) this.#feedLostAt = this.#now();
+    if (this.#feedConnected && !connected) this.#feedLostAt = this.#clock.now();
     this.#feedConnected = connected;
   }
 
@@ -108,11 +109,11 @@ export class SnapshotCache {
     this.#unknown.delete(name);
     const held = this.#held.get(name);
     if (held && held.snapshot.version > snapshot.version) {
-      held.confirmedAt = this.#now();
+      held.confirmedAt = this.#clock.now();
       return;
     }
     const changed = !held || held.snapshot.version !== snapshot.version;
-    this.#held.set(name, { snapshot, confirmedAt: this.#now(), usedAt: held?.usedAt ?? this.#now() });
+    this.#held.set(name, { snapshot, confirmedAt: this.#clock.now(), usedAt: held?.usedAt ?? this.#clock.now() });
     if (changed) this.#onChange(name);
   }
 
@@ -131,7 +132,7 @@ export class SnapshotCache {
   /** Drops snapshots not used since `before` unless `inUse(name)` (open connections still need them). */
   sweep(before: number, inUse: (name: string) => boolean): void {
     for (const [name, held] of this.#held) if (held.usedAt < before && !inUse(name)) this.#held.delete(name);
-    for (const [name, until] of this.#unknown) if (until <= this.#now()) this.#unknown.delete(name);
+    for (const [name, until] of this.#unknown) if (until <= this.#clock.now()) this.#unknown.delete(name);
   }
 
   async #sendQueued(): Promise<void> {
@@ -165,6 +166,6 @@ export class SnapshotCache {
     const oldest = this.#unknown.keys().next();
     // The oldest entry goes first: a Map iterates in insertion order.
     if (this.#unknown.size >= this.#maxUnknown && !oldest.done) this.#unknown.delete(oldest.value);
-    this.#unknown.set(name, this.#now() + this.#unknownTtlMs);
+    this.#unknown.set(name, this.#clock.now() + this.#unknownTtlMs);
   }
 }

@@ -5,6 +5,7 @@ import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { afterEach, describe, it } from "node:test";
 import type { Limits } from "../../src/platform/gateway-rules.ts";
+import { type Clock, realClock, type TimerHandle } from "../clock.ts";
 import { sha256Hex } from "../credentials.ts";
 import type { LeaseOptions } from "../lease-manager.ts";
 import { type NodeDecider, nodeDecider } from "../node-decider.ts";
@@ -45,7 +46,7 @@ function setup({
   const clock = { at: Date.now(), started: Date.now() };
   const now = () => clock.at + (Date.now() - clock.started);
   const api = stubApi({ now });
-  const decider = nodeDecider({ api, now, feed: false, log: quiet, leaseOptions });
+  const decider = nodeDecider({ api, clock: { ...realClock, now }, feed: false, log: quiet, leaseOptions });
   deciders.push(decider);
   return { api, decider, clock };
 }
@@ -381,6 +382,70 @@ describe("the node decider: limits and leases", () => {
     api.gateVersion.set("s1", 2);
     await sleep(150);
     assert.equal(codeOf(await ask(connection, "s1")), "subuser-disabled");
+  });
+});
+
+/**
+ * A clock whose time moves only when the test advances it: its timers fire in order of their due times as it does
+ * (a turn's `setImmediate` is the real one: it takes no time).
+ */
+function simulatedClock() {
+  let at = Date.parse("2026-01-01T00:00:00.000Z");
+  let nextId = 1;
+  const timers = new Map<number, { due: number; every: number | null; callback: () => void }>();
+  const add = (callback: () => void, ms: number, every: number | null) => {
+    const id = nextId++;
+    timers.set(id, { due: at + ms, every, callback });
+    return id;
+  };
+  const clear = (id: TimerHandle | null | undefined) => {
+    if (typeof id === "number") timers.delete(id);
+  };
+  const clock: Clock = {
+    now: () => at,
+    setTimeout: (callback, ms) => add(callback, ms, null),
+    clearTimeout: clear,
+    setInterval: (callback, ms) => add(callback, ms, ms),
+    clearInterval: clear,
+    setImmediate: (callback) => {
+      setImmediate(callback);
+    },
+  };
+  /** Moves the time `ms` on, running each timer due meanwhile (and what it awaits) at its due time. */
+  async function advance(ms: number): Promise<void> {
+    const until = at + ms;
+    for (;;) {
+      const [id, timer] = [...timers].filter(([, t]) => t.due <= until).sort(([, a], [, b]) => a.due - b.due)[0] ?? [];
+      if (id === undefined || !timer) break;
+      at = timer.due;
+      if (timer.every === null) timers.delete(id);
+      else timer.due += timer.every;
+      timer.callback();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    at = until;
+  }
+  return { clock, advance };
+}
+
+describe("the node decider on a simulated clock", () => {
+  it("renews a share in use before it ends as the clock's time passes, with no real wait", async () => {
+    const { clock, advance } = simulatedClock();
+    const api = stubApi({ now: clock.now });
+    api.add(snapshotOf("s1", { limits: { residential: { concurrent: 5, rps: 100 } } }));
+    const decider = nodeDecider({ api, clock, feed: false, log: quiet });
+    deciders.push(decider);
+    const started = performance.now();
+    assert.equal((await ask(decider.connection("127.0.0.1"), "s1")).allow, true);
+    assert.equal(api.calls.leases.length, 1, "the first share");
+    // The share lasts 5 s; it is renewed 2.5 s before it ends, looked at every second.
+    await advance(2000);
+    assert.equal(api.calls.leases.length, 1);
+    await advance(1000);
+    assert.equal(api.calls.leases.length, 2, "renewed at 3 s");
+    await advance(60_000);
+    assert.equal(codeOf(await ask(decider.connection("127.0.0.1"), "s1")), "ok", "still in force a minute on");
+    assert.ok(performance.now() - started < 1000, "no real wait");
   });
 });
 

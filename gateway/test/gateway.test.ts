@@ -8,6 +8,7 @@ import {
   getThrough,
   proxiedGet,
   type Stack,
+  type Subuser,
   socks5Connect,
   startStack,
   v1,
@@ -18,22 +19,7 @@ const socksByte = socksStatusByte;
 let stack: Stack;
 let token: string;
 
-/** A sub-user as `POST /v1/subusers` answers it, as far as these tests read it. */
-interface Subuser {
-  id: string;
-  name: string;
-  password: string;
-}
-
-async function createSubuser(body: object = {}): Promise<Subuser> {
-  const created = await v1(stack.base, token, "POST", "/subusers", {
-    label: `gw-${Math.random().toString(36).slice(2, 10)}`,
-    products: ["residential"],
-    ...body,
-  });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  return created.body;
-}
+const createSubuser = (body: object = {}) => stack.createSubuser(token, "gw", body);
 
 const user = (subuser: Subuser, segments = "type-res-region-us") => `user_${subuser.name}-${segments}`;
 

@@ -9,6 +9,13 @@ import { adminCall, prepare, startWorker } from "../../scripts/lib/local-worker.
 import type { Gateway } from "../index.ts";
 import { startLocalNode } from "../local-node.ts";
 
+/** A sub-user as `POST /v1/subusers` answers it, as far as the tests read it. */
+export interface Subuser {
+  id: string;
+  name: string;
+  password: string;
+}
+
 /** A local node as the harness started it: with its credential, for a restart. */
 export type LocalNode = Gateway & { token: string };
 
@@ -67,8 +74,12 @@ export async function startStack({ nodes = 1, slots = nodes }: { nodes?: number;
       }),
     ),
   );
-  const [first] = gateways;
-  if (!first) throw new Error("a stack has at least one node");
+  const nodeAt = (index: number): LocalNode => {
+    const node = gateways[index];
+    if (!node) throw new Error(`no node ${index + 1}`);
+    return node;
+  };
+  const first = nodeAt(0);
   const target = await startTarget();
   return {
     base,
@@ -89,13 +100,24 @@ export async function startStack({ nodes = 1, slots = nodes }: { nodes?: number;
       if (order.status !== 201) throw new Error(`order: ${order.status} ${JSON.stringify(order.body)}`);
       return token;
     },
+    /** Node `index` (its current process). */
+    node: nodeAt,
+    /** A new sub-user of the account of `token` (residential unless `body` says otherwise), labelled `{label}-…`. */
+    async createSubuser(token: string, label: string, body: object = {}): Promise<Subuser> {
+      const created = await v1(base, token, "POST", "/subusers", {
+        label: `${label}-${Math.random().toString(36).slice(2, 10)}`,
+        products: ["residential"],
+        ...body,
+      });
+      if (created.status !== 201) throw new Error(`sub-user: ${created.status} ${JSON.stringify(created.body)}`);
+      return created.body;
+    },
     /**
      * Kills node `index` (as the soak does: listeners and connections closed, usage sent) and starts a new process
      * of it `downMs` later, with the same node id and port; resolves with the new node once it listens.
      */
     async restartNode(index: number, downMs = 0): Promise<LocalNode> {
-      const old = gateways[index];
-      if (!old) throw new Error(`no node ${index}`);
+      const old = nodeAt(index);
       await old.close();
       await new Promise((resolve) => setTimeout(resolve, downMs));
       const restarted = await startLocalNode({

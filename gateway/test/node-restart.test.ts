@@ -4,19 +4,12 @@
 // gateway/test/node-restart.test.ts` (about a minute).
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { proxiedGet, type Stack, startStack, v1 } from "./harness.ts";
+import { proxiedGet, type Stack, startStack } from "./harness.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let stack: Stack;
 let token: string;
-
-/** The stack's node `index` (its current process). */
-function nodeAt(index: number) {
-  const node = stack.gateways[index];
-  assert.ok(node, `node ${index + 1}`);
-  return node;
-}
 
 before(async () => {
   stack = await startStack({ nodes: 3, slots: 64 });
@@ -37,7 +30,7 @@ async function traffic(
   for (let sent = 0; Date.now() - started < ms; sent++) {
     const index = sent % stack.gateways.length;
     const at = Date.now();
-    const answer = await proxiedGet(nodeAt(index).port, { ...credentials, url: stack.targetUrl });
+    const answer = await proxiedGet(stack.node(index).port, { ...credentials, url: stack.targetUrl });
     answers.push({ index, at, status: answer.status, code: answer.headers["x-service-error-code"] ?? "" });
     await sleep(Math.max(0, started + ((sent + 1) * 1000) / perSecond - Date.now()));
   }
@@ -46,21 +39,14 @@ async function traffic(
 
 describe("a gateway node restarted with the same id", () => {
   it("admits a sub-user far under its limits once up, though the gate restarted meanwhile", async (t) => {
-    const created = await v1(stack.base, token, "POST", "/subusers", {
-      label: `restart-${Math.random().toString(36).slice(2, 10)}`,
-      products: ["residential"],
-      concurrent_max: 500,
-      rps_max: 500,
-    });
-    assert.equal(created.status, 201, JSON.stringify(created.body));
-    const subuser = created.body;
+    const subuser = await stack.createSubuser(token, "restart", { concurrent_max: 500, rps_max: 500 });
     const credentials = { username: `user_${subuser.name}-type-res-region-us`, password: subuser.password };
 
     // A few requests a second at every node (64 slots: parts of 7 rps and 7 connections at each), then a burst of 12
     // at node 1, past its part: the sub-user's limits are leased from then on, for a minute at least.
     await traffic(credentials, { perSecond: 6, ms: 1500 });
     await Promise.all(
-      Array.from({ length: 12 }, () => proxiedGet(nodeAt(0).port, { ...credentials, url: stack.targetUrl })),
+      Array.from({ length: 12 }, () => proxiedGet(stack.node(0).port, { ...credentials, url: stack.targetUrl })),
     );
     const first = await traffic(credentials, { perSecond: 6, ms: 3000 });
     const leaseCalls = () => stack.gateways.map((gateway) => gateway.apiCalls["/leases"] ?? 0);

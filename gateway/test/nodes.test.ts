@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import type { Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { connectTunnel, proxiedGet, type Stack, startStack, v1 } from "./harness.ts";
+import { connectTunnel, proxiedGet, type Stack, type Subuser, startStack, v1 } from "./harness.ts";
 
 const NODES = 3;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -14,20 +14,6 @@ const basic = (username: string, password: string) =>
 
 let stack: Stack;
 let token: string;
-
-/** A sub-user as `POST /v1/subusers` answers it, as far as these tests read it. */
-interface Subuser {
-  id: string;
-  name: string;
-  password: string;
-}
-
-/** The stack's node `index`. */
-function nodeAt(index: number) {
-  const node = stack.gateways[index];
-  assert.ok(node, `node ${index + 1}`);
-  return node;
-}
 
 before(async () => {
   stack = await startStack({ nodes: NODES });
@@ -38,15 +24,7 @@ after(async () => {
   await stack?.stop();
 });
 
-async function createSubuser(body: object = {}): Promise<Subuser> {
-  const created = await v1(stack.base, token, "POST", "/subusers", {
-    label: `nodes-${Math.random().toString(36).slice(2, 10)}`,
-    products: ["residential"],
-    ...body,
-  });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  return created.body;
-}
+const createSubuser = (body: object = {}) => stack.createSubuser(token, "nodes", body);
 
 const user = (subuser: Subuser) => `user_${subuser.name}-type-res-region-us`;
 
@@ -282,7 +260,7 @@ describe("three gateway nodes in front of the API", () => {
     const old = { username: user(subuser), password: subuser.password };
     const clients = stack.gateways.map((gateway) => keptAlive(gateway.port, old));
     for (const client of clients) assert.equal((await client.get(stack.targetUrl)).status, 200);
-    const tunnel = await connectTunnel(nodeAt(1).port, { ...old, authority: `127.0.0.1:${stack.targetPort}` });
+    const tunnel = await connectTunnel(stack.node(1).port, { ...old, authority: `127.0.0.1:${stack.targetPort}` });
     assert.equal(tunnel.status, 200);
     const tunnelClosed = new Promise<number>((resolve) => tunnel.socket.on("close", () => resolve(performance.now())));
 
@@ -344,7 +322,7 @@ describe("three gateway nodes in front of the API", () => {
     const admitted = recordAdmissions(subuser.name);
     const burst = () =>
       Promise.all(
-        Array.from({ length: 10 }, () => proxiedGet(nodeAt(0).port, { ...credentials, url: stack.targetUrl })),
+        Array.from({ length: 10 }, () => proxiedGet(stack.node(0).port, { ...credentials, url: stack.targetUrl })),
       );
     await burst();
     assert.ok(leaseCalls() > before, "the burst leased");
@@ -357,7 +335,7 @@ describe("three gateway nodes in front of the API", () => {
 
   it("1,000 new connections with warm credentials cost a node at most 10 API calls", async (t) => {
     const subuser = await createSubuser({ concurrent_max: 50, rps_max: 1000 });
-    const gateway = nodeAt(0);
+    const gateway = stack.node(0);
     const credentials = { username: user(subuser), password: subuser.password };
     /** `count` new connections, 25 at a time, at most 500 a second (half the plan's rps cap); their statuses. */
     const connections = async (count: number) => {

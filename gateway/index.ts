@@ -66,7 +66,10 @@ export async function startGateway({ port = 7777, apiOrigin, token, flushMs = 10
 
 export type Gateway = Awaited<ReturnType<typeof startGateway>>;
 
-/** Whether this file is the one Node was started with (`import.meta.main` is not in every Node `engines` names). */
+/**
+ * Whether this file is the one Node was started with. `import.meta.main` says so from Node 22.18 and 24.2 only:
+ * Node 23 and 24.0–24.1, which `engines` (>= 22.18) admits, lack it.
+ */
 function isMain(): boolean {
   const entry = process.argv[1];
   if (!entry) return false;

@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { startLocalNode } from "../gateway/local-node.mjs";
+import { startLocalNode } from "../gateway/local-node.ts";
 import { prepare, root, startWorker } from "../scripts/lib/local-worker.mjs";
 import { freshAccount } from "./accounts.mjs";
 import { apiClient } from "./http.mjs";

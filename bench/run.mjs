@@ -23,7 +23,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
-import { startLocalNode } from "../gateway/local-node.mjs";
+import { startLocalNode } from "../gateway/local-node.ts";
 import { ensureAccount, prepare, root, startWorker } from "../scripts/lib/local-worker.mjs";
 import { BENCH_LIMITS, buyBandwidth, freshAccount } from "./accounts.mjs";
 import { cpuSpent, treeCpu } from "./cpu.mjs";

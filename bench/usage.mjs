@@ -92,7 +92,7 @@ export function requestId(runTag, batch, index) {
 
 /**
  * Bodies of POST /internal/gateway/usage: records cut into batches of 1,000, each with a unique batch_id,
- * gzip-compressed as the gateway sends them (gateway/usage-reporter.mjs).
+ * gzip-compressed as the gateway sends them (gateway/usage-reporter.ts).
  */
 export function batchBodies(records, batchPrefix) {
   const bodies = [];

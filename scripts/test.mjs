@@ -8,19 +8,20 @@ import { readdirSync } from "node:fs";
 import path from "node:path";
 
 const root = path.join(import.meta.dirname, "..");
-const nodeTests = (dir) =>
+/** The `node --test` files in `dir`, by their ending (the gateway's are TypeScript, run as they are). */
+const nodeTests = (dir, ending) =>
   readdirSync(path.join(root, dir))
-    .filter((file) => file.endsWith(".test.mjs"))
+    .filter((file) => file.endsWith(ending))
     .map((file) => path.join(dir, file));
 
 const first = [
   ["scripts/docs-assets.mjs"],
-  ["--test", "--test-concurrency=1", ...nodeTests(path.join("gateway", "test"))],
+  ["--test", "--test-concurrency=1", ...nodeTests(path.join("gateway", "test"), ".test.ts")],
 ];
 const beside = [
   ["--test", "console/test/browser.test.mjs"],
   // The deploy script against a stand-in wrangler, and wrangler.toml's environments (no network).
-  ["--test", ...nodeTests(path.join("scripts", "test"))],
+  ["--test", ...nodeTests(path.join("scripts", "test"), ".test.mjs")],
   // The fleet simulation (docs/scale.md), short: the scale model still runs on the code as it is.
   ["bench/scale.mjs", "--short"],
 ];

@@ -19,7 +19,7 @@ import { timedCalls } from "./timed-calls";
 
 /** A node batches its calls: at most one request to the API per window. */
 const NODE_BATCH_WINDOW_MS = 50;
-/** A node keeps a sub-user's snapshot this long after its last use (`gateway/node-decider.mjs`). */
+/** A node keeps a sub-user's snapshot this long after its last use (`gateway/node-decider.ts`). */
 const SNAPSHOT_KEPT_MS = 86_400_000;
 /** Changes nodes must hear of (PATCHes, rotations, pool and cap flips): one per sub-user per day, stated. */
 const CHANGES_PER_SUBUSER_PER_DAY = 1;
@@ -36,7 +36,7 @@ const STICKY_SHARE = 0.2;
 const SESSION_MINUTES = 30;
 /** Every node starts with no share: the first second is the fleet's cold start, reported apart. */
 const WARM_UP_MS = 1_000;
-/** A node asks for its demand with this headroom, plus a floor (`gateway/lease-manager.mjs`). */
+/** A node asks for its demand with this headroom, plus a floor (`gateway/lease-manager.ts`). */
 const DEMAND_HEADROOM = 1.2;
 const DEMAND_FLOOR = 5;
 /** A node asks to grow its share at most this often. */
@@ -219,7 +219,7 @@ function simNodes(count: number): SimNode[] {
 const standingInForce = (node: SimNode) => node.view?.standing === true && node.view.version > node.leasedAtVersion;
 
 /**
- * A fleet of nodes in front of one real gate, as `gateway/node-decider.mjs` and `lease-manager.mjs` behave: the
+ * A fleet of nodes in front of one real gate, as `gateway/node-decider.ts` and `lease-manager.ts` behave: the
  * share in force (the slot's standing share, else a live lease), renewals (both limits in one call), the pushes
  * each node takes, and a standing share that ends while in use renewed at once.
  */

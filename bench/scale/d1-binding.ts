@@ -12,8 +12,11 @@ export class NodeD1 {
   queries = 0;
   sqliteMs = 0;
   #replica: NodeD1 | null = null;
+  readonly db: DatabaseSync;
 
-  constructor(readonly db: DatabaseSync) {}
+  constructor(db: DatabaseSync) {
+    this.db = db;
+  }
 
   /**
    * A session: the primary for `first-primary`, else a read replica, here the same database with counts of its own
@@ -62,11 +65,15 @@ export class NodeD1 {
 }
 
 class NodeD1Statement {
-  constructor(
-    readonly d1: NodeD1,
-    readonly query: string,
-    readonly params: unknown[],
-  ) {}
+  readonly d1: NodeD1;
+  readonly query: string;
+  readonly params: unknown[];
+
+  constructor(d1: NodeD1, query: string, params: unknown[]) {
+    this.d1 = d1;
+    this.query = query;
+    this.params = params;
+  }
 
   bind(...params: unknown[]): NodeD1Statement {
     return new NodeD1Statement(this.d1, this.query, params);

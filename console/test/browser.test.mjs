@@ -9,7 +9,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import * as OTPAuth from "otpauth";
 import { chromium } from "playwright-core";
-import { eventually, proxiedGet, startStack, v1 } from "../../gateway/test/harness.mjs";
+import { eventually, proxiedGet, startStack, v1 } from "../../gateway/test/harness.ts";
 import { buildConsole } from "../../scripts/lib/console-build.mjs";
 
 const require = createRequire(import.meta.url);

@@ -1,7 +1,7 @@
 // `npm run dev`'s gateway demo: the local gateway's nodes (on :7777 and the ports after it unless told otherwise), and a
 // sub-user of the demo account whose credentials work through them at once (the account holds residential and mobile
 // bandwidth).
-import { startLocalNode } from "../../gateway/local-node.mjs";
+import { startLocalNode } from "../../gateway/local-node.ts";
 
 const DEMO_LABEL = "demo-gateway";
 const MIN_GB = 1;

@@ -11,6 +11,7 @@ export { root };
 export function ensureDevVars() {
   const target = path.join(root, ".dev.vars");
   if (!existsSync(target)) copyFileSync(path.join(root, ".dev.vars.example"), target);
+  /** @type {Record<string, string>} */
   const vars = {};
   for (const line of readFileSync(target, "utf8").split("\n")) {
     const match = /^\s*([A-Z_]+)\s*=\s*"?(.*?)"?\s*$/.exec(line);
@@ -75,6 +76,9 @@ function localConfig() {
  * self-signed certificate (fetch it with `getInsecure`); `persistTo` keeps its local state apart; `inspectorPort`
  * fixes the port of the worker's DevTools inspector (wrangler picks a free one otherwise). `queueWindows`:
  * `instant` (every queue delivers at once) or `production` (wrangler.toml's batch windows).
+ * @param {number} port
+ * @param {{quiet?: boolean, vars?: Record<string, string>, https?: boolean, persistTo?: string,
+ *   inspectorPort?: number, queueWindows?: "instant" | "production"}} [options]
  */
 export async function startWorker(
   port,

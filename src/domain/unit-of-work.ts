@@ -16,10 +16,13 @@ export interface WriteEffects<S extends Statement> {
 
 /** A statement and its after-commit effects, built together so that neither can be forgotten. */
 export class Write<S extends Statement = Statement> {
-  constructor(
-    readonly statement: S,
-    readonly effects: WriteEffects<S> = {},
-  ) {}
+  readonly statement: S;
+  readonly effects: WriteEffects<S>;
+
+  constructor(statement: S, effects: WriteEffects<S> = {}) {
+    this.statement = statement;
+    this.effects = effects;
+  }
 }
 
 /** What a unit of work is made of: plain statements, and writes that carry effects. */

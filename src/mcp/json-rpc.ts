@@ -29,13 +29,15 @@ export const RPC = {
 
 /** A protocol error: answered as a JSON-RPC error response, with `status` as the HTTP status. */
 export class RpcError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly status = 200,
-    readonly data?: unknown,
-  ) {
+  readonly code: number;
+  readonly status: number;
+  readonly data?: unknown;
+
+  constructor(code: number, message: string, status = 200, data?: unknown) {
     super(message);
+    this.code = code;
+    this.status = status;
+    this.data = data;
     this.name = "RpcError";
   }
 }

@@ -195,8 +195,11 @@ function isSpreadable(schema: Schema, input: InputSchema): boolean {
 class InputSchema {
   private readonly properties: Record<string, Schema> = {};
   private readonly required: string[] = [];
+  private readonly tool: string;
 
-  constructor(private readonly tool: string) {}
+  constructor(tool: string) {
+    this.tool = tool;
+  }
 
   has(name: string): boolean {
     return name in this.properties;

@@ -10,10 +10,13 @@ export class RefreshedValue<T, Args extends unknown[]> {
   #reading: Promise<T> | null = null;
   #changesDuringRead: Array<(value: T) => void> = [];
 
-  constructor(
-    private readonly periodMs: number,
-    private readonly read: (...args: Args) => Promise<T>,
-  ) {}
+  private readonly periodMs: number;
+  private readonly read: (...args: Args) => Promise<T>;
+
+  constructor(periodMs: number, read: (...args: Args) => Promise<T>) {
+    this.periodMs = periodMs;
+    this.read = read;
+  }
 
   get(...args: Args): Promise<T> {
     // A clock set back (a test's, or a corrected one) makes the value stale rather than held for as long.

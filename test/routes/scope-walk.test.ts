@@ -401,12 +401,17 @@ class Choice {
   /** False when the `INSIDE` variant cannot be made: the world has nothing of a kind inside the walker's scope. */
   possible = true;
 
-  constructor(
-    private readonly world: World,
-    private readonly walker: Walker | null,
-    private readonly variant = 0,
-    private readonly near?: Owner,
-  ) {}
+  private readonly world: World;
+  private readonly walker: Walker | null;
+  private readonly variant: number;
+  private readonly near: Owner | undefined;
+
+  constructor(world: World, walker: Walker | null, variant = 0, near?: Owner) {
+    this.world = world;
+    this.walker = walker;
+    this.variant = variant;
+    this.near = near;
+  }
 
   covers(owner: Owner): boolean {
     const scope = this.walker?.products ?? null;

@@ -1,11 +1,12 @@
 /**
  * The gateway the proxy-test tests talk to (runs in Node, started by vitest.config.ts): the local gateway's own
- * protocol code (gateway/proxy-server.mjs: HTTP CONNECT and SOCKS5 on one port) with a stubbed decider that decides
+ * protocol code (gateway/proxy-server.ts: HTTP CONNECT and SOCKS5 on one port) with a stubbed decider that decides
  * by the password, plus a loopback HTTP target. workerd reaches both over `connect()` on 127.0.0.1.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { createProxyServer, type GatewayDecider } from "../../gateway/proxy-server.mjs";
+import { createProxyServer, type GatewayDecider } from "../../gateway/proxy-server.ts";
+import type { ProxyTarget } from "../../gateway/wire.ts";
 
 /** Passwords the stub understands; any other password is admitted. */
 export const STUB_PASSWORDS = {
@@ -17,7 +18,7 @@ export const STUB_PASSWORDS = {
 /** This password makes the stub never answer, so the test times out. */
 export const HANG_PASSWORD = "hang";
 /** Every admitted request leaves from this target (the gateway's exit geo comes from it). */
-export const STUB_TARGET = {
+export const STUB_TARGET: ProxyTarget = {
   type: "res",
   region: "de",
   state: "be",
@@ -33,7 +34,8 @@ const stubDecider: GatewayDecider = {
       if (password === HANG_PASSWORD) return new Promise<never>(() => {});
       const refusal = STUB_PASSWORDS[password as keyof typeof STUB_PASSWORDS];
       if (refusal) return refusal;
-      return { allow: true, product, target: STUB_TARGET, session: null };
+      const admitted = product === "mobile" ? "mobile" : "residential";
+      return { allow: true, subuser: "sub_stub", product: admitted, lease: null, target: STUB_TARGET, session: null };
     },
     useExit() {},
     watch() {},

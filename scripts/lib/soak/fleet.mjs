@@ -2,7 +2,7 @@
 // proxied request, and killed and restarted on the fault schedule.
 
 import { sleep } from "../../../bench/http.mjs";
-import { startLocalNode } from "../../../gateway/local-node.mjs";
+import { startLocalNode } from "../../../gateway/local-node.ts";
 
 /** A node is told to stop taking requests, then waits at most this long for the ones it holds to finish. */
 const QUIESCE_MS = 30_000;

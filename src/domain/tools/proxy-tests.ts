@@ -14,7 +14,7 @@ import type { ProbeOutcome, ProbeProtocol } from "./probe";
 
 /** Runs are kept this long so they can be compared (spec §4.10), then the cron deletes them. */
 export const PROXY_TEST_KEPT_MS = DAY;
-/** The gateway answers this host itself with the exit as JSON, using no credit (gateway/proxy-server.mjs). */
+/** The gateway answers this host itself with the exit as JSON, using no credit (gateway/proxy-server.ts). */
 export const DEFAULT_PROXY_TEST_TARGET = "http://echo.gateway.local/echo";
 /** Mobile exits are slower: three times the timeout (spec §8.4 asks clients for at least 30 s). */
 const MOBILE_TIMEOUT_FACTOR = 3;

@@ -2,8 +2,11 @@ const CRLF2 = new Uint8Array([13, 10, 13, 10]);
 
 /** The probe gave up: `code` becomes the result's `error_code`. */
 export class ProbeFailure extends Error {
-  constructor(readonly code: "gateway-unreachable" | "timeout" | "protocol-error") {
+  readonly code: "gateway-unreachable" | "timeout" | "protocol-error";
+
+  constructor(code: ProbeFailure["code"]) {
     super(code);
+    this.code = code;
   }
 }
 

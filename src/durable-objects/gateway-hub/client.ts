@@ -1,3 +1,4 @@
+import type { GatewayPush } from "./contract";
 import { CREDENTIAL_HEADER, type GatewayHub, NODE_HEADER } from "./gateway-hub";
 
 /** The one hub all gateway nodes connect to (a single object serves thousands of hibernating sockets). */
@@ -33,7 +34,7 @@ export class GatewayHubClient {
    * Sends a message to every connected node, or to the nodes named: how many it reached, and (sent to all) by when
    * no node uses the standing shares it ended.
    */
-  publish(message: object, nodes?: string[]): Promise<{ sent: number; standingEndsBy: number }> {
+  publish(message: GatewayPush, nodes?: string[]): Promise<{ sent: number; standingEndsBy: number }> {
     return this.#stub.publish(JSON.stringify(message), nodes);
   }
 }

@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { now } from "../../platform/clock";
 import { STANDING_GRACE_MS } from "../../platform/standing-shares";
+import type { GatewayPush, NodeFrame, PongFrame } from "./contract";
 import { gatewaySlots } from "./slots";
 
 /** Who held a slot last, and when its socket closed (null: still open, or it vanished with an older instance). */
@@ -42,7 +43,9 @@ export class GatewayHub extends DurableObject {
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
-    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
+    ctx.setWebSocketAutoResponse(
+      new WebSocketRequestResponsePair("ping" satisfies NodeFrame, "pong" satisfies PongFrame),
+    );
   }
 
   /** A node's WebSocket upgrade (the worker checked the node's credential: the node and credential it names). */
@@ -56,7 +59,7 @@ export class GatewayHub extends DurableObject {
     this.ctx.acceptWebSocket(server, [node]);
     server.serializeAttachment({ node, slot: slot?.slot ?? null, credential } satisfies SocketTag);
     if (slot) this.#assigning.delete(slot.slot);
-    const hello = {
+    const hello: GatewayPush = {
       type: "hello",
       slots: gatewaySlots(this.env),
       slot: slot?.slot ?? null,
@@ -67,7 +70,7 @@ export class GatewayHub extends DurableObject {
   }
 
   /**
-   * Sends `message` to every connected node, or to the nodes named. Returns how many it reached, and (sent to all)
+   * Sends `message` (a `GatewayPush`, as JSON) to every connected node, or to the nodes named. Returns how many it reached, and (sent to all)
    * by when every node has either read it or stopped using standing shares: a connected node stops once it reads
    * it, a node cut off stops a grace after its last pong; with no node connected, the last to have been connected.
    */

@@ -94,6 +94,9 @@ export function snapshotOnWire(snapshot: NodeSnapshot) {
   };
 }
 
+/** A snapshot as nodes receive it (the answer of `POST /internal/gateway/subusers`, and the `subuser` push). */
+export type NodeSnapshotOnWire = ReturnType<typeof snapshotOnWire>;
+
 /** A node's renewal of its shares of one product's limits. */
 export interface ShareRenewal {
   node: string;

@@ -5,6 +5,7 @@ import { accessRefusal, passwordAccepted, placeRefusal, type Refusal } from "../
 import { blockContains, type IpBlock, parseBlock, parseIp } from "../../platform/ip";
 import { SlidingLog } from "../../platform/sliding-log";
 import { GatewayHubClient, gatewaySlots } from "../gateway-hub";
+import type { GatewayPush } from "../gateway-hub/contract";
 import { Alarm } from "../shared/alarm";
 import { migrate, type StorageStep } from "../shared/storage-versions";
 import { TrafficStoreClient } from "../traffic-store";
@@ -193,7 +194,7 @@ export class SubuserGate extends DurableObject {
     this.#noteGrants(renewal.product, renewal.node, at);
     const cut = [...new Set([...(concurrent?.cut ?? []), ...(rps?.cut ?? [])])];
     if (cut.length > 0) {
-      const message = { type: "lease_cut", name: config.name, product: renewal.product };
+      const message: GatewayPush = { type: "lease_cut", name: config.name, product: renewal.product };
       this.ctx.waitUntil(new GatewayHubClient(this.env).publish(message, cut));
     }
     const expiresAt = Math.min(concurrent?.expiresAt ?? at + QUIET_LEASE_MS, rps?.expiresAt ?? at + QUIET_LEASE_MS);
@@ -296,7 +297,7 @@ export class SubuserGate extends DurableObject {
     const snapshot = this.#sessions.terminate(id, at);
     if (snapshot) this.#alarm.wakeBy(at + TERMINATED_KEPT_MS);
     if (snapshot && this.#config) {
-      const ended = { type: "session_ended", name: this.#config.name, session: id };
+      const ended: GatewayPush = { type: "session_ended", name: this.#config.name, session: id };
       this.ctx.waitUntil(new GatewayHubClient(this.env).publish(ended));
     }
     return snapshot;
@@ -460,7 +461,7 @@ export class SubuserGate extends DurableObject {
     const snapshot = { ...(JSON.parse(view) as Omit<NodeSnapshot, "version">), version };
     let standingEndsBy: number;
     try {
-      const message = { type: "subuser", subuser: snapshotOnWire(snapshot) };
+      const message: GatewayPush = { type: "subuser", subuser: snapshotOnWire(snapshot) };
       ({ standingEndsBy } = await new GatewayHubClient(this.env).publish(message));
     } catch {
       this.#alarm.wakeBy(now() + PUSH_RETRY_MS);

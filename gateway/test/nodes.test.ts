@@ -1,17 +1,19 @@
 // Three gateway nodes in front of the real API (`wrangler dev`): limits hold across nodes, and changes reach open
-// connections at every node within a second. `node --test gateway/test/nodes.test.mjs` (about two minutes: the
+// connections at every node within a second. `node --test gateway/test/nodes.test.ts` (about two minutes: the
 // rotated-out password's 60 s are real time).
 import assert from "node:assert/strict";
 import http from "node:http";
+import type { Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { connectTunnel, proxiedGet, startStack, v1 } from "./harness.mjs";
+import { connectTunnel, proxiedGet, type Stack, type Subuser, startStack, v1 } from "./harness.ts";
 
 const NODES = 3;
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const basic = (username, password) => `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const basic = (username: string, password: string) =>
+  `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`;
 
-let stack;
-let token;
+let stack: Stack;
+let token: string;
 
 before(async () => {
   stack = await startStack({ nodes: NODES });
@@ -22,24 +24,16 @@ after(async () => {
   await stack?.stop();
 });
 
-async function createSubuser(body = {}) {
-  const created = await v1(stack.base, token, "POST", "/subusers", {
-    label: `nodes-${Math.random().toString(36).slice(2, 10)}`,
-    products: ["residential"],
-    ...body,
-  });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  return created.body;
-}
+const createSubuser = (body: object = {}) => stack.createSubuser(token, "nodes", body);
 
-const user = (subuser) => `user_${subuser.name}-type-res-region-us`;
+const user = (subuser: Subuser) => `user_${subuser.name}-type-res-region-us`;
 
 /** Proxied GETs on one kept-alive connection to a node. */
-function keptAlive(port, { username, password }) {
+function keptAlive(port: number, { username, password }: { username: string; password: string }) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const sockets = new Set();
+  const sockets = new Set<Socket>();
   return {
-    get(url) {
+    get(url: string): Promise<{ status: number | undefined; code: string | string[] | undefined }> {
       return new Promise((resolve, reject) => {
         const request = http.request({
           host: "127.0.0.1",
@@ -68,8 +62,8 @@ function keptAlive(port, { username, password }) {
 }
 
 /** The instants (ms) at which any node admitted a request of `name`, taken as each decision returns. */
-function recordAdmissions(name) {
-  const instants = [];
+function recordAdmissions(name: string) {
+  const instants: number[] = [];
   for (const gateway of stack.gateways) {
     const { decider } = gateway;
     const connection = decider.connection;
@@ -88,19 +82,23 @@ function recordAdmissions(name) {
 }
 
 /** The most instants inside any window of `spanMs` starting at one of them. */
-function busiestWindow(instants, spanMs) {
+function busiestWindow(instants: number[], spanMs: number) {
   const sorted = [...instants].sort((a, b) => a - b);
   let most = 0;
   let end = 0;
   for (let start = 0; start < sorted.length; start++) {
-    while (end < sorted.length && sorted[end] - sorted[start] < spanMs) end++;
+    while (end < sorted.length && (sorted[end] as number) - (sorted[start] as number) < spanMs) end++;
     most = Math.max(most, end - start);
   }
   return most;
 }
 
 /** Polls `request` every 50 ms until `refused(answer)`; resolves with the time taken (ms). */
-async function timeUntil(request, refused, { limitMs = 5000 } = {}) {
+async function timeUntil<T>(
+  request: () => Promise<T>,
+  refused: (answer: T) => boolean,
+  { limitMs = 5000 } = {},
+): Promise<number> {
   const started = performance.now();
   for (;;) {
     if (refused(await request())) return performance.now() - started;
@@ -166,7 +164,7 @@ describe("three gateway nodes in front of the API", () => {
     for (const socket of open.splice(0)) socket.destroy();
     // Each node may take a place once the others' shares come back (given back after 2 s idle, or renewed smaller).
     for (const gateway of stack.gateways) {
-      let tunnel;
+      let tunnel: Awaited<ReturnType<typeof connectTunnel>> | undefined;
       const took = await timeUntil(
         async () => {
           tunnel = await connectTunnel(gateway.port, { ...credentials, authority });
@@ -176,7 +174,7 @@ describe("three gateway nodes in front of the API", () => {
         { limitMs: 8000 },
       );
       assert.ok(took < 8000, `node ${gateway.nodeId} got no place`);
-      tunnel.socket.destroy();
+      tunnel?.socket.destroy();
     }
   });
 
@@ -191,7 +189,7 @@ describe("three gateway nodes in front of the API", () => {
       ),
     );
     const closedAt = tunnels.map(
-      ({ socket }) => new Promise((resolve) => socket.on("close", () => resolve(performance.now()))),
+      ({ socket }) => new Promise<number>((resolve) => socket.on("close", () => resolve(performance.now()))),
     );
 
     const patched = await v1(stack.base, token, "PATCH", `/subusers/${subuser.id}`, { status: "disabled" });
@@ -262,9 +260,9 @@ describe("three gateway nodes in front of the API", () => {
     const old = { username: user(subuser), password: subuser.password };
     const clients = stack.gateways.map((gateway) => keptAlive(gateway.port, old));
     for (const client of clients) assert.equal((await client.get(stack.targetUrl)).status, 200);
-    const tunnel = await connectTunnel(stack.gateways[1].port, { ...old, authority: `127.0.0.1:${stack.targetPort}` });
+    const tunnel = await connectTunnel(stack.node(1).port, { ...old, authority: `127.0.0.1:${stack.targetPort}` });
     assert.equal(tunnel.status, 200);
-    const tunnelClosed = new Promise((resolve) => tunnel.socket.on("close", () => resolve(performance.now())));
+    const tunnelClosed = new Promise<number>((resolve) => tunnel.socket.on("close", () => resolve(performance.now())));
 
     const rotated = await v1(stack.base, token, "POST", `/subusers/${subuser.id}/rotate-password`);
     assert.equal(rotated.status, 200, JSON.stringify(rotated.body));
@@ -324,7 +322,7 @@ describe("three gateway nodes in front of the API", () => {
     const admitted = recordAdmissions(subuser.name);
     const burst = () =>
       Promise.all(
-        Array.from({ length: 10 }, () => proxiedGet(stack.gateways[0].port, { ...credentials, url: stack.targetUrl })),
+        Array.from({ length: 10 }, () => proxiedGet(stack.node(0).port, { ...credentials, url: stack.targetUrl })),
       );
     await burst();
     assert.ok(leaseCalls() > before, "the burst leased");
@@ -337,11 +335,11 @@ describe("three gateway nodes in front of the API", () => {
 
   it("1,000 new connections with warm credentials cost a node at most 10 API calls", async (t) => {
     const subuser = await createSubuser({ concurrent_max: 50, rps_max: 1000 });
-    const [gateway] = stack.gateways;
+    const gateway = stack.node(0);
     const credentials = { username: user(subuser), password: subuser.password };
     /** `count` new connections, 25 at a time, at most 500 a second (half the plan's rps cap); their statuses. */
-    const connections = async (count) => {
-      const statuses = [];
+    const connections = async (count: number) => {
+      const statuses: string[] = [];
       for (let done = 0; done < count; done += 25) {
         const paced = sleep(50);
         const answers = await Promise.all(

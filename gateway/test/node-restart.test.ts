@@ -1,15 +1,15 @@
 // A gateway node killed and started again with the same id and port (as the soak does), in front of the real API
 // (`wrangler dev`): once up, it admits its sub-users' requests while they are under their limits, even when the
 // sub-user's gate restarted meanwhile (workerd evicts an object idle for 10 s). `node --test
-// gateway/test/node-restart.test.mjs` (about a minute).
+// gateway/test/node-restart.test.ts` (about a minute).
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { proxiedGet, startStack, v1 } from "./harness.mjs";
+import { proxiedGet, type Stack, startStack } from "./harness.ts";
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-let stack;
-let token;
+let stack: Stack;
+let token: string;
 
 before(async () => {
   stack = await startStack({ nodes: 3, slots: 64 });
@@ -21,14 +21,16 @@ after(async () => {
 });
 
 /** `perSecond` requests a second, round robin over the nodes, for `ms`; each answer with its node and instant. */
-async function traffic(credentials, { perSecond, ms }) {
-  const answers = [];
+async function traffic(
+  credentials: { username: string; password: string },
+  { perSecond, ms }: { perSecond: number; ms: number },
+) {
+  const answers: Array<{ index: number; at: number; status: number; code: string | string[] }> = [];
   const started = Date.now();
   for (let sent = 0; Date.now() - started < ms; sent++) {
     const index = sent % stack.gateways.length;
-    const gateway = stack.gateways[index];
     const at = Date.now();
-    const answer = await proxiedGet(gateway.port, { ...credentials, url: stack.targetUrl });
+    const answer = await proxiedGet(stack.node(index).port, { ...credentials, url: stack.targetUrl });
     answers.push({ index, at, status: answer.status, code: answer.headers["x-service-error-code"] ?? "" });
     await sleep(Math.max(0, started + ((sent + 1) * 1000) / perSecond - Date.now()));
   }
@@ -37,21 +39,14 @@ async function traffic(credentials, { perSecond, ms }) {
 
 describe("a gateway node restarted with the same id", () => {
   it("admits a sub-user far under its limits once up, though the gate restarted meanwhile", async (t) => {
-    const created = await v1(stack.base, token, "POST", "/subusers", {
-      label: `restart-${Math.random().toString(36).slice(2, 10)}`,
-      products: ["residential"],
-      concurrent_max: 500,
-      rps_max: 500,
-    });
-    assert.equal(created.status, 201, JSON.stringify(created.body));
-    const subuser = created.body;
+    const subuser = await stack.createSubuser(token, "restart", { concurrent_max: 500, rps_max: 500 });
     const credentials = { username: `user_${subuser.name}-type-res-region-us`, password: subuser.password };
 
     // A few requests a second at every node (64 slots: parts of 7 rps and 7 connections at each), then a burst of 12
     // at node 1, past its part: the sub-user's limits are leased from then on, for a minute at least.
     await traffic(credentials, { perSecond: 6, ms: 1500 });
     await Promise.all(
-      Array.from({ length: 12 }, () => proxiedGet(stack.gateways[0].port, { ...credentials, url: stack.targetUrl })),
+      Array.from({ length: 12 }, () => proxiedGet(stack.node(0).port, { ...credentials, url: stack.targetUrl })),
     );
     const first = await traffic(credentials, { perSecond: 6, ms: 3000 });
     const leaseCalls = () => stack.gateways.map((gateway) => gateway.apiCalls["/leases"] ?? 0);

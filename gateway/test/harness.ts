@@ -2,23 +2,36 @@
 // of it, a loopback target, and small clients for the three protocols.
 import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
-import net from "node:net";
+import net, { type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { adminCall, prepare, startWorker } from "../../scripts/lib/local-worker.mjs";
-import { startLocalNode } from "../local-node.mjs";
+import type { Gateway } from "../index.ts";
+import { startLocalNode } from "../local-node.ts";
 
-function freePort() {
+/** A sub-user as `POST /v1/subusers` answers it, as far as the tests read it. */
+export interface Subuser {
+  id: string;
+  name: string;
+  password: string;
+}
+
+/** A local node as the harness started it: with its credential, for a restart. */
+export type LocalNode = Gateway & { token: string };
+
+const portOf = (server: net.Server) => (server.address() as AddressInfo).port;
+
+function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const server = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
+      const port = portOf(server);
       server.close(() => resolve(port));
     });
   });
 }
 
 /** Answers every request with 200 and a small body, so bytes are easy to check. */
-function startTarget() {
+function startTarget(): Promise<http.Server> {
   const server = http.createServer((request, response) => {
     request.resume();
     request.on("end", () => {
@@ -33,11 +46,11 @@ function startTarget() {
  * `nodes`: how many gateway nodes to start (each on its own port, with its own node id); `gatewayPort` is the first.
  * `slots`: the fleet's node slots (`GATEWAY_SLOTS`; one a node unless given).
  */
-export async function startStack({ nodes = 1, slots = nodes } = {}) {
+export async function startStack({ nodes = 1, slots = nodes }: { nodes?: number; slots?: number } = {}) {
   const state = mkdtempSync(path.join(tmpdir(), "gateway-test-"));
   const vars = prepare({ persistTo: state });
   // The gateways' ports are chosen first so the worker names the first (GET /v1/gateway, the proxy test) as it is.
-  const gatewayPorts = [];
+  const gatewayPorts: number[] = [];
   for (let i = 0; i < nodes; i++) gatewayPorts.push(await freePort());
   const { child, base } = await startWorker(await freePort(), {
     quiet: true,
@@ -50,7 +63,7 @@ export async function startStack({ nodes = 1, slots = nodes } = {}) {
       GATEWAY_SLOTS: String(slots),
     },
   });
-  const gateways = await Promise.all(
+  const gateways: LocalNode[] = await Promise.all(
     gatewayPorts.map((port, index) =>
       startLocalNode({
         port,
@@ -61,16 +74,22 @@ export async function startStack({ nodes = 1, slots = nodes } = {}) {
       }),
     ),
   );
+  const nodeAt = (index: number): LocalNode => {
+    const node = gateways[index];
+    if (!node) throw new Error(`no node ${index + 1}`);
+    return node;
+  };
+  const first = nodeAt(0);
   const target = await startTarget();
   return {
     base,
-    gatewayPort: gateways[0].port,
+    gatewayPort: first.port,
     gateways,
-    targetUrl: `http://127.0.0.1:${target.address().port}/hello`,
-    targetPort: target.address().port,
-    admin: (method, route, body) => adminCall(base, vars.ADMIN_TOKEN, method, route, body),
+    targetUrl: `http://127.0.0.1:${portOf(target)}/hello`,
+    targetPort: portOf(target),
+    admin: (method: string, route: string, body?: object) => adminCall(base, vars.ADMIN_TOKEN, method, route, body),
     /** A new `pro` account with $100 and 1 GB of residential traffic bought; resolves with its API key. */
-    async fundedAccount(label) {
+    async fundedAccount(label: string): Promise<string> {
       const account = await adminCall(base, vars.ADMIN_TOKEN, "POST", "/accounts", {
         email: `${label}-${Date.now()}@example.com`,
         plan: "pro",
@@ -81,22 +100,35 @@ export async function startStack({ nodes = 1, slots = nodes } = {}) {
       if (order.status !== 201) throw new Error(`order: ${order.status} ${JSON.stringify(order.body)}`);
       return token;
     },
+    /** Node `index` (its current process). */
+    node: nodeAt,
+    /** A new sub-user of the account of `token` (residential unless `body` says otherwise), labelled `{label}-…`. */
+    async createSubuser(token: string, label: string, body: object = {}): Promise<Subuser> {
+      const created = await v1(base, token, "POST", "/subusers", {
+        label: `${label}-${Math.random().toString(36).slice(2, 10)}`,
+        products: ["residential"],
+        ...body,
+      });
+      if (created.status !== 201) throw new Error(`sub-user: ${created.status} ${JSON.stringify(created.body)}`);
+      return created.body;
+    },
     /**
      * Kills node `index` (as the soak does: listeners and connections closed, usage sent) and starts a new process
      * of it `downMs` later, with the same node id and port; resolves with the new node once it listens.
      */
-    async restartNode(index, downMs = 0) {
-      const old = gateways[index];
+    async restartNode(index: number, downMs = 0): Promise<LocalNode> {
+      const old = nodeAt(index);
       await old.close();
       await new Promise((resolve) => setTimeout(resolve, downMs));
-      gateways[index] = await startLocalNode({
+      const restarted = await startLocalNode({
         port: old.port,
         apiOrigin: base,
         token: old.token,
         flushMs: 100,
         nodeId: old.nodeId,
       });
-      return gateways[index];
+      gateways[index] = restarted;
+      return restarted;
     },
     /** Runs the Cron Trigger's jobs once (wrangler dev never fires them by itself). */
     runCron: () => fetch(`${base}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent("* * * * *")}`),
@@ -110,8 +142,18 @@ export async function startStack({ nodes = 1, slots = nodes } = {}) {
   };
 }
 
+/** The world `startStack` starts. */
+export type Stack = Awaited<ReturnType<typeof startStack>>;
+
 /** A `/v1` call with an API key; returns the parsed body and status. */
-export async function v1(base, token, method, route, body) {
+export async function v1(
+  base: string,
+  token: string,
+  method: string,
+  route: string,
+  body?: object,
+  // The answers' shapes are the public API's, read loosely by the tests.
+): Promise<{ status: number; body: any }> {
   const response = await fetch(`${base}/v1${route}`, {
     method,
     headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
@@ -120,10 +162,19 @@ export async function v1(base, token, method, route, body) {
   return { status: response.status, body: await response.json() };
 }
 
-const basic = (username, password) => `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`;
+const basic = (username: string, password: string) =>
+  `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`;
 
 /** A plain HTTP proxy request (absolute-form URL) on a new connection. */
-export function proxiedGet(port, { username, password, url, headers = {} }) {
+export function proxiedGet(
+  port: number,
+  {
+    username,
+    password,
+    url,
+    headers = {},
+  }: { username: string; password: string; url: string; headers?: Record<string, string> },
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
     const request = http.request({
       host: "127.0.0.1",
@@ -137,7 +188,7 @@ export function proxiedGet(port, { username, password, url, headers = {} }) {
       response.on("data", (chunk) => {
         body += chunk;
       });
-      response.on("end", () => resolve({ status: response.statusCode, headers: response.headers, body }));
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body }));
     });
     request.on("error", reject);
     request.end();
@@ -145,7 +196,10 @@ export function proxiedGet(port, { username, password, url, headers = {} }) {
 }
 
 /** Opens a CONNECT tunnel; resolves with the answer and the socket (left open for the caller). */
-export function connectTunnel(port, { username, password, authority }) {
+export function connectTunnel(
+  port: number,
+  { username, password, authority }: { username: string; password: string; authority: string },
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; socket: net.Socket }> {
   return new Promise((resolve, reject) => {
     const request = http.request({
       host: "127.0.0.1",
@@ -155,8 +209,8 @@ export function connectTunnel(port, { username, password, authority }) {
       agent: false,
       headers: { "Proxy-Authorization": basic(username, password) },
     });
-    request.on("connect", (response, socket) =>
-      resolve({ status: response.statusCode, headers: response.headers, socket }),
+    request.on("connect", (response: http.IncomingMessage, socket: net.Socket) =>
+      resolve({ status: response.statusCode ?? 0, headers: response.headers, socket }),
     );
     request.on("error", reject);
     request.end();
@@ -164,10 +218,10 @@ export function connectTunnel(port, { username, password, authority }) {
 }
 
 /** One GET through an open tunnel socket; resolves with the raw answer once the target closes. */
-export function getThrough(socket, host) {
+export function getThrough(socket: net.Socket, host: string): Promise<string> {
   return new Promise((resolve) => {
     let raw = "";
-    socket.on("data", (chunk) => {
+    socket.on("data", (chunk: Buffer) => {
       raw += chunk;
     });
     socket.on("end", () => resolve(raw));
@@ -176,14 +230,17 @@ export function getThrough(socket, host) {
 }
 
 /** A SOCKS5 handshake with user/password; resolves `{authStatus}` or `{authStatus: 0, reply, socket}`. */
-export function socks5Connect(port, { username, password, host, targetPort }) {
+export function socks5Connect(
+  port: number,
+  { username, password, host, targetPort }: { username: string; password: string; host: string; targetPort: number },
+): Promise<{ authStatus: number | undefined; reply?: number | undefined; socket?: net.Socket }> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, "127.0.0.1");
     let buffered = Buffer.alloc(0);
     let step = 0;
     socket.on("error", reject);
     socket.on("connect", () => socket.write(Buffer.from([5, 1, 2])));
-    socket.on("data", (chunk) => {
+    socket.on("data", (chunk: Buffer) => {
       buffered = Buffer.concat([buffered, chunk]);
       if (step === 0 && buffered.length >= 2) {
         buffered = buffered.subarray(2);
@@ -216,11 +273,14 @@ export function socks5Connect(port, { username, password, host, targetPort }) {
 }
 
 /** Polls `check` until it returns a truthy value (at most `ms`). */
-export async function eventually(check, ms = 15_000) {
+export async function eventually<T>(
+  check: () => T | Promise<T>,
+  ms = 15_000,
+): Promise<Exclude<T, false | 0 | "" | null | undefined>> {
   const until = Date.now() + ms;
   for (;;) {
     const value = await check();
-    if (value) return value;
+    if (value) return value as Exclude<T, false | 0 | "" | null | undefined>;
     if (Date.now() > until) throw new Error("condition not met in time");
     await new Promise((resolve) => setTimeout(resolve, 250));
   }

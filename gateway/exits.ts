@@ -3,21 +3,37 @@
 // batch IP itself; geo from the target parsed from the username; ASN from the username or, unset, one of
 // the documentation ASNs (RFC 5398, 64496–64511) chosen by the region.
 import { createHash } from "node:crypto";
+import type { Allowed } from "./wire.ts";
 
 const EXIT_NETWORKS = { residential: "198.51.100", mobile: "203.0.113" };
 const CARRIERS = ["T-Mobile", "Verizon", "AT&T", "Vodafone", "Orange", "Telefonica"];
 
+/** The exit an admitted connection leaves from, as its response headers and usage record name it. */
+export interface Exit {
+  ip: string;
+  /** `cc/state/city`. */
+  geo: string;
+  asn: number;
+  carrier: string | null;
+  connectionType: string | null;
+  /** A sticky session's exit was reassigned. */
+  repinned: boolean;
+}
+
+/** What an exit is chosen from: an allow's product, target and sticky session. */
+export type ExitDecision = Pick<Allowed, "product" | "target" | "session">;
+
 /** A number from a text, stable across runs. */
-export function stableHash(text) {
+export function stableHash(text: string): number {
   return createHash("sha256").update(text).digest().readUInt32BE(0);
 }
 
-function hostIn(network, seed) {
+function hostIn(network: string, seed: string): string {
   return `${network}.${1 + (stableHash(seed) % 254)}`;
 }
 
 /** The exit a node proposes for a new sticky session (the API pins it unless another node pinned one first). */
-export function proposedSessionExit(product, sessionKey) {
+export function proposedSessionExit(product: keyof typeof EXIT_NETWORKS, sessionKey: string): string {
   return hostIn(EXIT_NETWORKS[product], sessionKey);
 }
 
@@ -25,17 +41,20 @@ export function proposedSessionExit(product, sessionKey) {
  * The exit of one admitted connection. `decision` is the allow; `connectionSeed` differs per connection
  * (a rotating username gets a new exit for each one); `repin` asks for a new exit of a sticky session.
  */
-export function chooseExit(decision, { connectionSeed, repin = false }) {
+export function chooseExit(
+  decision: ExitDecision,
+  { connectionSeed, repin = false }: { connectionSeed: string; repin?: boolean },
+): Exit {
   const { product, target, session } = decision;
-  if (product === "isp") {
-    return exitOf(decision, {
+  if (target.type === "isp") {
+    return exitOf(product, target.asn, {
       ip: target.ip,
       geo: [target.country.toLowerCase(), "", target.city ?? ""],
       repinned: false,
     });
   }
-  const network = EXIT_NETWORKS[product];
-  let ip;
+  const network = EXIT_NETWORKS[product === "mobile" ? "mobile" : "residential"];
+  let ip: string;
   let repinned = false;
   if (session && repin) {
     ip = hostIn(network, `${session.id}:${connectionSeed}`);
@@ -45,26 +64,33 @@ export function chooseExit(decision, { connectionSeed, repin = false }) {
   } else {
     ip = hostIn(network, connectionSeed);
   }
-  return exitOf(decision, { ip, geo: [target.region, target.state ?? "", target.city ?? ""], repinned });
+  return exitOf(product, target.asn, { ip, geo: [target.region, target.state ?? "", target.city ?? ""], repinned });
 }
 
-function exitOf(decision, { ip, geo, repinned }) {
-  const { product, target } = decision;
-  const asn = target.asn ?? 64496 + (stableHash(geo[0]) % 16);
+function exitOf(
+  product: ExitDecision["product"],
+  targetAsn: number | null,
+  { ip, geo, repinned }: { ip: string; geo: string[]; repinned: boolean },
+): Exit {
+  const asn = targetAsn ?? 64496 + (stableHash(geo[0] ?? "") % 16);
   const mobile = product === "mobile";
   return {
     ip,
     geo: geo.join("/"),
     asn,
-    carrier: mobile ? CARRIERS[stableHash(ip) % CARRIERS.length] : null,
+    carrier: mobile ? (CARRIERS[stableHash(ip) % CARRIERS.length] ?? null) : null,
     connectionType: mobile ? "4g" : null,
     repinned,
   };
 }
 
 /** The response headers a real gateway adds (names recorded in docs/gateway.md). */
-export function exitHeaders(exit, requestId, bytes) {
-  const headers = {
+export function exitHeaders(
+  exit: Exit,
+  requestId: string,
+  bytes?: { in: number; out: number },
+): Record<string, string> {
+  const headers: Record<string, string> = {
     "X-Gateway-Request-Id": requestId,
     "X-Gateway-Exit-Ip": exit.ip,
     "X-Gateway-Exit-Geo": exit.geo,
@@ -76,14 +102,14 @@ export function exitHeaders(exit, requestId, bytes) {
   }
   if (exit.carrier) {
     headers["X-Gateway-Carrier"] = exit.carrier;
-    headers["X-Gateway-Connection-Type"] = exit.connectionType;
+    headers["X-Gateway-Connection-Type"] = String(exit.connectionType);
     headers["X-Gateway-Repinned"] = String(exit.repinned);
   }
   return headers;
 }
 
 /** What the echo endpoint answers: the exit a request left from, as JSON. */
-export function echoBody(exit, requestId) {
+export function echoBody(exit: Exit, requestId: string) {
   const [country, state, city] = exit.geo.split("/");
   return {
     request_id: requestId,

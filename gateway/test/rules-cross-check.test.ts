@@ -4,12 +4,13 @@
 // paths count separately.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { connectTunnel, eventually, proxiedGet, startStack, v1 } from "./harness.mjs";
+import type { AuthorizeDecision } from "../wire.ts";
+import { connectTunnel, eventually, proxiedGet, type Stack, type Subuser, startStack, v1 } from "./harness.ts";
 
-let stack;
-let token;
+let stack: Stack;
+let token: string;
 /** A gateway node's credential, for the calls a gateway makes itself (`authorize`, `usage`). */
-let gatewayToken;
+let gatewayToken: string;
 
 before(async () => {
   stack = await startStack();
@@ -29,20 +30,26 @@ after(async () => {
   await stack?.stop();
 });
 
-async function createSubuser(body = {}, key = token) {
-  const created = await v1(stack.base, key, "POST", "/subusers", {
-    label: `xc-${Math.random().toString(36).slice(2, 10)}`,
-    products: ["residential"],
-    ...body,
-  });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  return created.body;
+function createSubuser(body: object = {}, key = token): Promise<Subuser> {
+  return stack.createSubuser(key, "xc", body);
 }
 
-const username = (subuser, segments = "type-res-region-us") => `user_${subuser.name}-${segments}`;
+const username = (subuser: Subuser, segments = "type-res-region-us") => `user_${subuser.name}-${segments}`;
 
 /** The gate's answer: `authorize`, as a gateway would ask it, reduced to status and code. */
-async function throughGate({ username: name, password }) {
+/** What a decider answered: the status and the error code (null: admitted). */
+interface Answer {
+  status: number;
+  code: string | null;
+}
+
+/** Credentials to present: `password` null for none (the whitelist decides). */
+interface Presented {
+  username: string;
+  password: string | null;
+}
+
+async function throughGate({ username: name, password }: Presented): Promise<Answer> {
   // A gateway sends the product its listener serves: the one the username's type names.
   const product = name.includes("-type-mob") ? "mobile" : "residential";
   const response = await fetch(`${stack.base}/internal/gateway/authorize`, {
@@ -51,27 +58,28 @@ async function throughGate({ username: name, password }) {
     body: JSON.stringify({ username: name, password: password ?? null, source_ip: "127.0.0.1", product }),
   });
   assert.equal(response.status, 200);
-  const decision = await response.json();
+  const decision = (await response.json()) as AuthorizeDecision;
   return decision.allow ? { status: 200, code: null } : { status: decision.status, code: decision.error_code };
 }
 
 /** A node's answer: a proxied request on a new connection, reduced to status and code. */
-async function throughNode({ username: name, password }) {
+async function throughNode({ username: name, password }: Presented): Promise<Answer> {
   const answer = await proxiedGet(stack.gatewayPort, {
     username: name,
     password: password ?? "",
     url: stack.targetUrl,
   });
-  return { status: answer.status, code: answer.headers["x-service-error-code"] ?? null };
+  const code = answer.headers["x-service-error-code"];
+  return { status: answer.status, code: typeof code === "string" ? code : null };
 }
 
 /** Both deciders, each on its own sub-user set up alike by `setUp` (it returns the credentials to present). */
-async function bothDecide(setUp) {
+async function bothDecide(setUp: () => Promise<Presented>): Promise<{ gate: Answer; node: Answer }> {
   const [forGate, forNode] = [await setUp(), await setUp()];
   return { gate: await throughGate(forGate), node: await throughNode(forNode) };
 }
 
-const cases = [
+const cases: Array<[string, () => Promise<Presented>, Answer]> = [
   [
     "the right password is admitted",
     async () => {
@@ -179,7 +187,7 @@ const cases = [
 ];
 
 /** A usage record of 2 MB by the sub-user: past a 0.001 GB cap. */
-function overTheCap(subuser) {
+function overTheCap(subuser: Subuser) {
   return {
     request_id: `req_xc${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`,
     ts: new Date().toISOString(),
@@ -201,7 +209,7 @@ function overTheCap(subuser) {
   };
 }
 
-async function whitelist(subuser, ip) {
+async function whitelist(subuser: Subuser, ip: string): Promise<void> {
   const added = await v1(stack.base, token, "POST", "/whitelists", {
     subuser: subuser.id,
     product: "residential",
@@ -211,12 +219,12 @@ async function whitelist(subuser, ip) {
   assert.equal(added.status, 201, JSON.stringify(added.body));
 }
 
-async function patch(subuser, body) {
+async function patch(subuser: Subuser, body: object): Promise<void> {
   const changed = await v1(stack.base, token, "PATCH", `/subusers/${subuser.id}`, body);
   assert.equal(changed.status, 200, JSON.stringify(changed.body));
 }
 
-async function remove(subuser) {
+async function remove(subuser: Subuser): Promise<void> {
   const deleted = await v1(stack.base, token, "DELETE", `/subusers/${subuser.id}`);
   assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
 }
@@ -238,7 +246,7 @@ describe("the gate and a node decide every case alike (one rule book)", () => {
       return { subuser, previous: subuser.password, current: rotation.body.password };
     };
     const [gate, node] = [await rotated(), await rotated()];
-    for (const password of ["previous", "current"]) {
+    for (const password of ["previous", "current"] as const) {
       assert.deepEqual(await throughGate({ username: username(gate.subuser), password: gate[password] }), {
         status: 200,
         code: null,

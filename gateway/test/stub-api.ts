@@ -1,8 +1,10 @@
 // A stand-in for the API's side of the node contract, in memory: sub-users' snapshots, a gate that hands out
 // shares (a single node's: what it wants, up to the limit), sessions, and a count of the calls made.
-import { sha256Hex } from "../credentials.mjs";
+import type { ApiClient } from "../api-client.ts";
+import { sha256Hex } from "../credentials.ts";
+import type { LeaseRenewal, LeasesAnswer, SessionAnswer, SubuserSnapshot, SubusersAnswer } from "../wire.ts";
 
-export function snapshotOf(name, overrides = {}) {
+export function snapshotOf(name: string, overrides: Partial<SubuserSnapshot> = {}): SubuserSnapshot {
   return {
     name,
     subuser: `sub_${name}`,
@@ -14,51 +16,69 @@ export function snapshotOf(name, overrides = {}) {
     limits: { residential: { concurrent: null, rps: null }, mobile: { concurrent: null, rps: null } },
     exhausted: { residential: false, mobile: false },
     cap: { month: new Date().toISOString().slice(0, 7), reached: false },
+    standing: [],
     ...overrides,
   };
 }
 
-export function stubApi({ now = Date.now } = {}) {
-  const api = {
+/** The calls a node decider makes, and what tests steer: the snapshots, the API being down, the gate's versions. */
+export interface StubApi
+  extends Pick<ApiClient, "subusers" | "leases" | "session" | "changes" | "authorize" | "release"> {
+  snapshots: Map<string, SubuserSnapshot>;
+  calls: {
+    subusers: string[][];
+    leases: LeaseRenewal[][];
+    sessions: Array<{ name: string; username: string; exitIp: string }>;
+  };
+  /** While set, every call fails as if the API were down. */
+  down: boolean;
+  /** The gate's version, when it should differ from the snapshot's (a missed push). */
+  gateVersion: Map<string, number>;
+  add(snapshot: SubuserSnapshot): SubuserSnapshot;
+}
+
+export function stubApi({ now = Date.now }: { now?: () => number } = {}): StubApi {
+  const api: StubApi = {
     snapshots: new Map(),
     calls: { subusers: [], leases: [], sessions: [] },
-    /** While set, every call fails as if the API were down. */
     down: false,
-    /** The gate's version, when it should differ from the snapshot's (a missed push). */
     gateVersion: new Map(),
     add(snapshot) {
       api.snapshots.set(snapshot.name, snapshot);
       return snapshot;
     },
-    async subusers(names) {
+    async subusers(names): Promise<SubusersAnswer> {
       api.calls.subusers.push(names);
       if (api.down) throw new Error("POST /subusers: 503");
       return {
-        subusers: names
-          .filter((name) => api.snapshots.has(name))
-          .map((name) => structuredClone(api.snapshots.get(name))),
+        subusers: names.flatMap((name) => {
+          const snapshot = api.snapshots.get(name);
+          return snapshot ? [structuredClone(snapshot)] : [];
+        }),
         unknown: names.filter((name) => !api.snapshots.has(name)),
       };
     },
-    async leases(leases) {
+    async leases(leases): Promise<LeasesAnswer> {
       api.calls.leases.push(leases);
       if (api.down) throw new Error("POST /leases: 503");
       return {
         leases: leases.map(({ name, product, want }) => {
-          const limits = api.snapshots.get(name).limits[product];
-          const share = (limit, wanted) => (limit === null ? null : Math.min(limit, wanted));
+          const snapshot = api.snapshots.get(name);
+          const limits = snapshot?.limits[product] ?? { concurrent: null, rps: null };
+          const share = (limit: number | null, wanted: number) => (limit === null ? null : Math.min(limit, wanted));
           return {
             name,
             product,
+            known: snapshot !== undefined,
             concurrent: share(limits.concurrent, want.concurrent),
             rps: share(limits.rps, want.rps),
             expires_at: new Date(now() + 5000).toISOString(),
-            version: api.gateVersion.get(name) ?? api.snapshots.get(name).version,
+            version: api.gateVersion.get(name) ?? snapshot?.version ?? 0,
           };
         }),
       };
     },
-    async session({ name, username, exitIp }) {
+    async session({ name, username, exitIp }): Promise<SessionAnswer> {
       api.calls.sessions.push({ name, username, exitIp });
       if (api.down) throw new Error("POST /sessions: 503");
       const startedAt = now();
@@ -71,10 +91,15 @@ export function stubApi({ now = Date.now } = {}) {
         },
       };
     },
+    changes() {
+      throw new Error("no change feed: the test sets one");
+    },
     async authorize() {
       throw new Error("ISP is not stubbed");
     },
-    async release() {},
+    async release() {
+      return { released: true };
+    },
   };
   return api;
 }

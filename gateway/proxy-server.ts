@@ -1,13 +1,63 @@
 // One port, three protocols: plain HTTP proxy requests, HTTP CONNECT tunnels and SOCKS5. Every request is decided
-// by the decider (node-decider.mjs: at the node, from what the API hands it; ISP asks the API); refusals carry the
+// by the decider (node-decider.ts: at the node, from what the API hands it; ISP asks the API); refusals carry the
 // spec's status and `X-Service-Error-Code`; admitted requests get the exit headers and are reported as usage. With no
 // internet here, only loopback targets are forwarded; the echo host (`echo.gateway.local` by default) is answered by
 // the gateway itself and uses no credit.
 import { randomBytes } from "node:crypto";
 import http from "node:http";
 import net from "node:net";
-import { chooseExit, echoBody, exitHeaders } from "./exits.mjs";
-import { handleSocks5, REPLY } from "./socks5.mjs";
+import { chooseExit, type Exit, echoBody, exitHeaders } from "./exits.ts";
+import { handleSocks5, REPLY, type ReplyCode } from "./socks5.ts";
+import type { Allowed, GatewayDecision, Refused, UsageRecord } from "./wire.ts";
+
+/** What a client presents on a connection: the listener's product, and for ISP the addressed batch IP. */
+export interface ProxyCredentials {
+  username: string;
+  password?: string | undefined;
+  product: "residential" | "mobile" | "isp";
+  /** ISP: the addressed batch IP. */
+  destIp?: string | undefined;
+}
+
+/** One client connection's decisions. */
+export interface GatewayConnection {
+  decide(credentials: ProxyCredentials): Promise<GatewayDecision>;
+  /** The exit an allow's requests leave from. */
+  useExit(exit: Exit, decision: Allowed): void;
+  /** `onRevoked` closes the connection's tunnel once its sub-user no longer admits it. */
+  watch(onRevoked: () => void): void;
+  close(): void;
+}
+
+/** What decides the gateway's requests: node-decider.ts, or a stub of it. */
+export interface GatewayDecider {
+  connection(sourceIp: string): GatewayConnection;
+}
+
+/** What the proxy reports each admitted request to: usage-reporter.ts, or a stub. */
+export interface UsageSink {
+  add(record: UsageRecord): void;
+}
+
+/** A decided request: the decision, and for an allow its exit and what its usage record names. */
+type Admission =
+  | { decision: Refused }
+  | {
+      decision: Allowed;
+      exit: Exit;
+      requestId: string;
+      username: string;
+      destIp: string | null;
+      clientIp: string;
+    };
+type Admitted = Extract<Admission, { exit: Exit }>;
+
+/** A connection's state: its decisions, its client's address, and a seed that differs per connection. */
+interface ConnectionState {
+  auth: GatewayConnection;
+  sourceIp: string;
+  seed: string;
+}
 
 export const ECHO_HOST = "echo.gateway.local";
 const TAG_HEADER = "x-proxy-tag";
@@ -24,25 +74,28 @@ const GATEWAY_HEADERS = [
   ISP_IP_HEADER,
   REPIN_HEADER,
 ];
-const STATUS_TEXT = {
+const STATUS_TEXT: Partial<Record<number, string>> = {
   400: "Bad Request",
   402: "Payment Required",
   403: "Forbidden",
   407: "Proxy Authentication Required",
 };
 
-const SOCKS_REPLIES = { "target-not-allowed": REPLY.notAllowed, "upstream-unreachable": REPLY.hostUnreachable };
+const SOCKS_REPLIES: Partial<Record<string, ReplyCode>> = {
+  "target-not-allowed": REPLY.notAllowed,
+  "upstream-unreachable": REPLY.hostUnreachable,
+};
 
 const newRequestId = () => `req_${Date.now().toString(36)}${randomBytes(8).toString("hex")}`;
 
-export function isLoopback(host) {
+export function isLoopback(host: string): boolean {
   return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
-function basicCredentials(header) {
+function basicCredentials(header: string | undefined): { username: string; password: string } | null {
   const match = /^Basic\s+(\S+)$/i.exec(header ?? "");
   if (!match) return null;
-  const decoded = Buffer.from(match[1], "base64").toString("utf8");
+  const decoded = Buffer.from(match[1] ?? "", "base64").toString("utf8");
   const colon = decoded.indexOf(":");
   return colon < 0
     ? { username: decoded, password: "" }
@@ -50,18 +103,18 @@ function basicCredentials(header) {
 }
 
 /** The listener the username addresses; the decider checks the grammar. */
-function productOf(username, destIp) {
+function productOf(username: string, destIp: string | undefined): ProxyCredentials["product"] {
   if (destIp) return "isp";
   return /-type-mob(-|$)/.test(username) ? "mobile" : "residential";
 }
 
-function tagOf(value) {
+function tagOf(value: unknown): string | null {
   const tag = typeof value === "string" ? value.toLowerCase() : "";
   return /^[a-z0-9_-]{1,64}$/.test(tag) ? tag : null;
 }
 
-function refusalHeaders(decision) {
-  const headers = { "X-Service-Error-Code": decision.error_code, "Content-Type": "text/plain" };
+function refusalHeaders(decision: Refused): Record<string, string> {
+  const headers: Record<string, string> = { "X-Service-Error-Code": decision.error_code, "Content-Type": "text/plain" };
   if (decision.status === 407) headers["Proxy-Authenticate"] = 'Basic realm="proxy"';
   if (decision.status === 429) {
     headers["Retry-After"] = String(decision.retry_after_s ?? 1);
@@ -70,34 +123,53 @@ function refusalHeaders(decision) {
   return headers;
 }
 
-function rawResponse(status, reason, headers) {
+function rawResponse(status: number, reason: string, headers: Record<string, string>): string {
   const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}`);
   return `HTTP/1.1 ${status} ${reason}\r\n${lines.join("\r\n")}\r\n\r\n`;
 }
 
 /**
  * `decider`: `connection(sourceIp)` → `{decide(credentials), useExit(exit, decision), watch(onRevoked), close()}`
- * (node-decider.mjs, or a stub); `usage`: a reporter with `add(record)`; `allowTarget(host)`: which hosts may be
+ * (node-decider.ts, or a stub); `usage`: a reporter with `add(record)`; `allowTarget(host)`: which hosts may be
  * forwarded to (loopback by default).
  */
-export function createProxyServer({ decider, usage, echoHost = ECHO_HOST, allowTarget = isLoopback }) {
-  const connections = new WeakMap();
-  const echoContexts = new WeakMap();
+export function createProxyServer({
+  decider,
+  usage,
+  echoHost = ECHO_HOST,
+  allowTarget = isLoopback,
+}: {
+  decider: GatewayDecider;
+  usage: UsageSink;
+  echoHost?: string;
+  allowTarget?: (host: string) => boolean;
+}): net.Server {
+  const connections = new WeakMap<net.Socket, ConnectionState>();
+  const echoContexts = new WeakMap<net.Socket, Admitted>();
   let connectionCount = 0;
 
-  function connectionOf(socket) {
+  function connectionOf(socket: net.Socket): ConnectionState {
     let state = connections.get(socket);
     if (!state) {
       const sourceIp = (socket.remoteAddress ?? "127.0.0.1").replace(/^::ffff:/, "");
-      state = { auth: decider.connection(sourceIp), sourceIp, seed: `${process.pid}:${++connectionCount}` };
-      connections.set(socket, state);
-      socket.once("close", () => state.auth.close());
+      const opened = { auth: decider.connection(sourceIp), sourceIp, seed: `${process.pid}:${++connectionCount}` };
+      connections.set(socket, opened);
+      socket.once("close", () => opened.auth.close());
+      state = opened;
     }
     return state;
   }
 
   /** Decides a request on a connection; on an allow, picks its exit. */
-  async function admit(socket, { username, password, destIp, repin = false }) {
+  async function admit(
+    socket: net.Socket,
+    {
+      username,
+      password,
+      destIp,
+      repin = false,
+    }: { username?: string | undefined; password?: string | undefined; destIp?: string | undefined; repin?: boolean },
+  ): Promise<Admission> {
     if (!username) return { decision: { allow: false, status: 407, error_code: "auth-failed" } };
     const state = connectionOf(socket);
     const credentials = { username, password, product: productOf(username, destIp), destIp };
@@ -109,7 +181,26 @@ export function createProxyServer({ decider, usage, echoHost = ECHO_HOST, allowT
     return { decision, exit, requestId: newRequestId(), username, destIp: destIp ?? null, clientIp };
   }
 
-  function report(admission, { method, targetHost, status, bytesIn, bytesOut, tag, errorCode = null }) {
+  function report(
+    admission: Admitted,
+    {
+      method,
+      targetHost,
+      status,
+      bytesIn,
+      bytesOut,
+      tag,
+      errorCode = null,
+    }: {
+      method: string;
+      targetHost: string;
+      status: number;
+      bytesIn: number;
+      bytesOut: number;
+      tag: string | null;
+      errorCode?: string | null;
+    },
+  ): void {
     const { decision, exit } = admission;
     usage.add({
       request_id: admission.requestId,
@@ -137,17 +228,27 @@ export function createProxyServer({ decider, usage, echoHost = ECHO_HOST, allowT
 
   // ── The echo endpoint: answered by the gateway, no credit used ─────────────────────────────────────────
 
-  function answerEcho(res, admission, path) {
+  function answerEcho(res: http.ServerResponse, admission: Admitted, path: string | undefined): void {
     const body = path === "/healthz" ? { status: "ok" } : echoBody(admission.exit, admission.requestId);
     res.writeHead(200, { "Content-Type": "application/json", ...exitHeaders(admission.exit, admission.requestId) });
     res.end(JSON.stringify(body));
   }
-  const echoServer = http.createServer((req, res) => answerEcho(res, echoContexts.get(req.socket), req.url));
+  const echoServer = http.createServer((req, res) => answerEcho(res, echoContexts.get(req.socket)!, req.url));
 
   // ── Tunnels (CONNECT and SOCKS5) ───────────────────────────────────────────────────────────────────
 
   /** `open(errorCode | null)` answers the client; then bytes flow both ways until either side closes. */
-  function tunnel(client, admission, { host, port, head, tag, open }) {
+  function tunnel(
+    client: net.Socket,
+    admission: Admitted,
+    {
+      host,
+      port,
+      head,
+      tag,
+      open,
+    }: { host: string; port: number; head: Buffer; tag: string | null; open: (errorCode: string | null) => void },
+  ): void {
     if (host === echoHost) {
       echoContexts.set(client, admission);
       open(null);
@@ -156,10 +257,13 @@ export function createProxyServer({ decider, usage, echoHost = ECHO_HOST, allowT
       client.resume();
       return;
     }
-    if (!allowTarget(host)) return open("target-not-allowed");
+    if (!allowTarget(host)) {
+      open("target-not-allowed");
+      return;
+    }
     const upstream = net.connect(port, host);
     let opened = false;
-    let failure = null;
+    let failure: string | null = null;
     upstream.once("connect", () => {
       opened = true;
       open(null);
@@ -190,16 +294,16 @@ export function createProxyServer({ decider, usage, echoHost = ECHO_HOST, allowT
     client.once("close", () => upstream.destroy());
   }
 
-  async function onConnect(req, client, head) {
+  async function onConnect(req: http.IncomingMessage, client: net.Socket, head: Buffer): Promise<void> {
     client.pause();
     const [host, port] = splitHostPort(req.url);
     const admission = await admit(client, {
       ...basicCredentials(req.headers["proxy-authorization"]),
-      destIp: req.headers[ISP_IP_HEADER],
+      destIp: headerOf(req, ISP_IP_HEADER),
       repin: req.headers[REPIN_HEADER] === "true",
     });
-    const { decision } = admission;
-    if (!decision.allow) {
+    if (!("exit" in admission)) {
+      const { decision } = admission;
       const reason = STATUS_TEXT[decision.status] ?? "Refused";
       client.end(rawResponse(decision.status, reason, { ...refusalHeaders(decision), "Content-Length": "0" }));
       return;
@@ -220,41 +324,45 @@ export function createProxyServer({ decider, usage, echoHost = ECHO_HOST, allowT
     });
   }
 
-  function onSocks(socket, first) {
-    let admission;
+  function onSocks(socket: net.Socket, first: Buffer): void {
+    let admitted: Admitted | null = null;
     handleSocks5(socket, first, {
       admit: async (credentials) => {
-        admission = await admit(socket, credentials);
-        return admission.decision.allow ? { ok: true } : { ok: false, errorCode: admission.decision.error_code };
+        const admission = await admit(socket, credentials);
+        if (!("exit" in admission)) return { ok: false, errorCode: admission.decision.error_code };
+        admitted = admission;
+        return { ok: true };
       },
+      // The handshake tunnels only once admitted.
       tunnel: ({ host, port, reply, rest }) =>
-        tunnel(socket, admission, {
+        tunnel(socket, admitted!, {
           host,
           port,
           head: rest,
           tag: null,
-          open: (errorCode) => reply(SOCKS_REPLIES[errorCode] ?? REPLY.succeeded),
+          open: (errorCode) => reply((errorCode === null ? undefined : SOCKS_REPLIES[errorCode]) ?? REPLY.succeeded),
         }),
     });
   }
 
   // ── Plain HTTP proxy requests ──────────────────────────────────────────────────────────────────────
 
-  async function onRequest(req, res) {
-    if (req.url.startsWith("/")) return answerDirect(req, res);
-    if (!URL.canParse(req.url)) {
+  async function onRequest(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = req.url ?? "";
+    if (url.startsWith("/")) return answerDirect(req, res);
+    if (!URL.canParse(url)) {
       res.writeHead(400, { "Content-Type": "text/plain" });
       res.end("Not an absolute URL.\n");
       return;
     }
-    const target = new URL(req.url);
+    const target = new URL(url);
     const admission = await admit(req.socket, {
       ...basicCredentials(req.headers["proxy-authorization"]),
-      destIp: req.headers[ISP_IP_HEADER],
+      destIp: headerOf(req, ISP_IP_HEADER),
       repin: req.headers[REPIN_HEADER] === "true",
     });
-    const { decision } = admission;
-    if (!decision.allow) {
+    if (!("exit" in admission)) {
+      const { decision } = admission;
       res.writeHead(decision.status, refusalHeaders(decision));
       res.end(`${decision.error_code}\n`);
       return;
@@ -269,17 +377,22 @@ export function createProxyServer({ decider, usage, echoHost = ECHO_HOST, allowT
     forward(req, res, admission, { host, port: Number(target.port) || 80, path: `${target.pathname}${target.search}` });
   }
 
-  function forward(req, res, admission, { host, port, path }) {
+  function forward(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    admission: Admitted,
+    { host, port, path }: { host: string; port: number; path: string },
+  ): void {
     const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !GATEWAY_HEADERS.includes(name)));
     const upstream = http.request({ host, port, path, method: req.method, headers, agent: false });
-    let socket = null;
+    let socket: net.Socket | null = null;
     upstream.once("socket", (opened) => {
       socket = opened;
     });
     const tag = tagOf(req.headers[TAG_HEADER]);
-    const fields = { method: req.method, targetHost: host, tag };
+    const fields = { method: req.method ?? "GET", targetHost: host, tag };
     upstream.on("response", (answer) => {
-      const chunks = [];
+      const chunks: Buffer[] = [];
       answer.on("data", (chunk) => chunks.push(chunk));
       answer.on("end", () => {
         const bytes = { in: socket?.bytesRead ?? 0, out: socket?.bytesWritten ?? 0 };
@@ -287,12 +400,12 @@ export function createProxyServer({ decider, usage, echoHost = ECHO_HOST, allowT
         delete answerHeaders.connection;
         delete answerHeaders["keep-alive"];
         delete answerHeaders["transfer-encoding"];
-        res.writeHead(answer.statusCode, {
+        res.writeHead(answer.statusCode ?? 502, {
           ...answerHeaders,
           ...exitHeaders(admission.exit, admission.requestId, bytes),
         });
         res.end(Buffer.concat(chunks));
-        report(admission, { ...fields, status: answer.statusCode, bytesIn: bytes.in, bytesOut: bytes.out });
+        report(admission, { ...fields, status: answer.statusCode ?? 502, bytesIn: bytes.in, bytesOut: bytes.out });
       });
     });
     upstream.on("error", () => {
@@ -307,7 +420,7 @@ export function createProxyServer({ decider, usage, echoHost = ECHO_HOST, allowT
     req.pipe(upstream);
   }
 
-  function answerDirect(req, res) {
+  function answerDirect(req: http.IncomingMessage, res: http.ServerResponse): void {
     if (req.url === "/healthz") {
       res.writeHead(200, { "Content-Type": "application/json" });
       res.end('{"status":"ok"}');
@@ -319,11 +432,15 @@ export function createProxyServer({ decider, usage, echoHost = ECHO_HOST, allowT
 
   // A failure inside a handler closes that one connection, never the gateway.
   const httpServer = http.createServer((req, res) => onRequest(req, res).catch(() => req.socket.destroy()));
-  httpServer.on("connect", (req, client, head) => onConnect(req, client, head).catch(() => client.destroy()));
+  // The sockets are the ones handed in below (`net.Socket`s).
+  httpServer.on("connect", (req, client: net.Socket, head: Buffer) =>
+    onConnect(req, client, head).catch(() => client.destroy()),
+  );
 
   return net.createServer((socket) => {
     socket.once("error", () => socket.destroy());
-    socket.once("data", (first) => {
+    // No encoding is set: chunks are Buffers.
+    socket.once("data", (first: Buffer) => {
       socket.pause();
       if (first[0] === 0x05) return onSocks(socket, first);
       socket.unshift(first);
@@ -333,7 +450,13 @@ export function createProxyServer({ decider, usage, echoHost = ECHO_HOST, allowT
   });
 }
 
-function splitHostPort(authority) {
+function splitHostPort(authority: string | undefined): [string, number] {
   const match = /^\[?([^\]]+?)\]?:(\d+)$/.exec(authority ?? "");
-  return match ? [match[1], Number(match[2])] : [authority, 443];
+  return match ? [match[1] ?? "", Number(match[2])] : [authority ?? "", 443];
+}
+
+/** A request header's value (Node joins a repeated one into one string). */
+function headerOf(req: http.IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return typeof value === "string" ? value : undefined;
 }

@@ -2,25 +2,35 @@
 // time; a failed send is retried with the same `batch_id` (the API counts a batch once), backing off to 30 s.
 import { randomBytes } from "node:crypto";
 import { gzipSync } from "node:zlib";
+import type { ApiClient } from "./api-client.ts";
+import type { UsageBatch, UsageRecord } from "./wire.ts";
 
 const MAX_BACKOFF_MS = 30_000;
 
-export function usageReporter(api, { flushMs = 1000, maxRecords = 500, log = console } = {}) {
+export function usageReporter(
+  api: Pick<ApiClient, "reportUsage">,
+  {
+    flushMs = 1000,
+    maxRecords = 500,
+    log = console,
+  }: { flushMs?: number; maxRecords?: number; log?: Pick<Console, "error"> } = {},
+) {
   const runId = randomBytes(6).toString("hex");
   let sequence = 0;
-  let waiting = [];
-  let inFlight = null;
+  let waiting: UsageRecord[] = [];
+  let inFlight: Promise<void> | null = null;
   let failures = 0;
-  let timer = null;
+  let timer: NodeJS.Timeout | null = null;
 
-  async function send(batch) {
+  async function send(batch: UsageBatch): Promise<void> {
     const gzipped = gzipSync(JSON.stringify(batch));
     for (;;) {
       try {
         await api.reportUsage(gzipped);
         failures = 0;
         return;
-      } catch (error) {
+      } catch (caught) {
+        const error = caught as Error;
         if (/: 4\d\d /.test(error.message)) {
           log.error(`[gateway] usage batch ${batch.batch_id} rejected, dropped: ${error.message}`);
           return;
@@ -34,7 +44,7 @@ export function usageReporter(api, { flushMs = 1000, maxRecords = 500, log = con
     }
   }
 
-  function flush() {
+  function flush(): Promise<void> {
     if (inFlight || waiting.length === 0) return inFlight ?? Promise.resolve();
     const records = waiting.slice(0, maxRecords);
     waiting = waiting.slice(records.length);
@@ -46,22 +56,22 @@ export function usageReporter(api, { flushMs = 1000, maxRecords = 500, log = con
     return inFlight;
   }
 
-  function schedule(ms) {
+  function schedule(ms: number): void {
     if (timer) return;
     timer = setTimeout(() => {
       timer = null;
       flush();
     }, ms);
-    timer.unref?.();
+    timer.unref();
   }
 
   return {
-    add(record) {
+    add(record: UsageRecord): void {
       waiting.push(record);
       schedule(waiting.length >= maxRecords ? 0 : flushMs);
     },
     /** Sends everything still waiting; resolves when the API has it. */
-    async drain() {
+    async drain(): Promise<void> {
       while (waiting.length > 0 || inFlight) await flush();
     },
   };

@@ -4,16 +4,38 @@
 // session, and after a push it may have missed. ISP stays on ConnectionAuth.
 
 // The API's own username grammar (Node runs the TypeScript as it is): the node parses exactly as the API does.
-import { parseUsername } from "../src/domain/gateway/username.ts";
-import { accessRefusal, isSandboxName, limited, placeRefusal, refusal } from "../src/platform/gateway-rules.ts";
+import { type GatewayTarget, parseUsername } from "../src/domain/gateway/username.ts";
+import {
+  type AccessState,
+  accessRefusal,
+  type GatewayErrorCode,
+  isSandboxName,
+  type Limits,
+  limited,
+  placeRefusal,
+  type Refusal,
+  refusal,
+} from "../src/platform/gateway-rules.ts";
 import { standingShare } from "../src/platform/standing-shares.ts";
-import { AUTH_UNAVAILABLE, ConnectionAuth } from "./api-client.mjs";
-import { FailureThrottle, nextPasswordExpiry, sha256Hex, whitelisted } from "./credentials.mjs";
-import { proposedSessionExit } from "./exits.mjs";
-import { LeaseManager } from "./lease-manager.mjs";
-import { changeFeed } from "./push-client.mjs";
-import { StickySessions } from "./session-cache.mjs";
-import { SnapshotCache } from "./snapshot-cache.mjs";
+import { type ApiClient, AUTH_UNAVAILABLE, ConnectionAuth } from "./api-client.ts";
+import { type Clock, realClock, type TimerHandle } from "./clock.ts";
+import { FailureThrottle, nextPasswordExpiry, sha256Hex, whitelisted } from "./credentials.ts";
+import { type Exit, proposedSessionExit } from "./exits.ts";
+import { type LeaseEntry, LeaseManager, type LeaseOptions } from "./lease-manager.ts";
+import type { GatewayConnection, GatewayDecider, ProxyCredentials } from "./proxy-server.ts";
+import { type ChangeFeed, type ChangeFeedOptions, changeFeed } from "./push-client.ts";
+import { StickySessions } from "./session-cache.ts";
+import { SnapshotCache } from "./snapshot-cache.ts";
+import type {
+  Allowed,
+  GatewayDecision,
+  GatewayPush,
+  NodeAllowed,
+  ProxyTarget,
+  Refused,
+  StickySession,
+  SubuserSnapshot,
+} from "./wire.ts";
 
 /** While the change feed is down, held snapshots are fetched again this often. */
 const REFRESH_MS = 5000;
@@ -22,10 +44,10 @@ const REFRESH_MS = 5000;
  * sub-user the node meets at least daily costs no fetch (about 300 bytes each: 10 M sub-users fit in 3 GB).
  */
 const SNAPSHOT_KEPT_MS = 24 * 60 * 60_000;
-const NO_LIMITS = { concurrent: null, rps: null };
+const NO_LIMITS: Limits = { concurrent: null, rps: null };
 
 /** A refusal of the rules (src/platform/gateway-rules.ts) as the node's decisions carry it (the contract's names). */
-function onWire({ status, errorCode, retryAfterS, serviceCode }) {
+function onWire({ status, errorCode, retryAfterS, serviceCode }: Refusal): Refused {
   return {
     allow: false,
     status,
@@ -33,11 +55,18 @@ function onWire({ status, errorCode, retryAfterS, serviceCode }) {
     ...(serviceCode === undefined ? {} : { service_code: serviceCode, retry_after_s: retryAfterS }),
   };
 }
-const refuse = (errorCode) => onWire(refusal(errorCode));
+const refuse = (errorCode: GatewayErrorCode) => onWire(refusal(errorCode));
+
+/** What a request presents, as the access rules check it. */
+interface Access {
+  product: NodeAllowed["product"];
+  passwordHash: string | null;
+  sourceIp: string;
+}
 
 /** A snapshot as the rules read it: rotated-out passwords' ends in ms (each snapshot converted once). */
-const accessStates = new WeakMap();
-function accessStateOf(snapshot) {
+const accessStates = new WeakMap<SubuserSnapshot, AccessState>();
+function accessStateOf(snapshot: SubuserSnapshot): AccessState {
   let state = accessStates.get(snapshot);
   if (!state) {
     const passwords = snapshot.passwords.map(({ sha256, until }) => ({
@@ -50,8 +79,8 @@ function accessStateOf(snapshot) {
   return state;
 }
 
-/** The rules' access check against a snapshot: `access` is `{product, passwordHash, sourceIp}`. Null when allowed. */
-function accessRefused(snapshot, { product, passwordHash, sourceIp }, at) {
+/** The rules' access check against a snapshot. Null when allowed. */
+function accessRefused(snapshot: SubuserSnapshot, { product, passwordHash, sourceIp }: Access, at: number) {
   const whitelistedHere = () => whitelisted(snapshot, product, sourceIp);
   const refused = accessRefusal(accessStateOf(snapshot), { product, passwordHash, whitelisted: whitelistedHere }, at);
   return refused && onWire(refused);
@@ -61,94 +90,141 @@ function accessRefused(snapshot, { product, passwordHash, sourceIp }, at) {
  * Takes the request's place in the node's share of the sub-user's rps (and, for a new connection, concurrency), by
  * the rules the gate runs on its own counts; the refusal when the share is used up, else null.
  */
-function takePlace(lease, newConnection, at) {
-  const refused = placeRefusal(lease.share(at), lease.admitted, lease.open, newConnection, at);
+function takePlace(lease: LeaseEntry, newConnection: boolean, at: number): Refused | null {
+  // Called once the entry is ready, or still live after growing: a share is in force.
+  const refused = placeRefusal(lease.share(at)!, lease.admitted, lease.open, newConnection, at);
   if (refused?.errorCode === "concurrent-limit") lease.waiting.add(at);
   if (refused) return onWire(refused);
   lease.admitted.add(at);
   return null;
 }
 
+/** The sub-user's place a connection holds: whose, under which lease, and what it presented. */
+interface Admission {
+  key: string;
+  name: string;
+  lease: LeaseEntry | null;
+  access: Access;
+}
+
+/** The node's slot from the change feed's `hello`; null while it has none. */
+interface FeedSlot {
+  slot: number;
+  slots: number;
+  usableAt: number;
+}
+
+/** The node decider as the gateway runs it: its connections, and what tests and tools look into. */
+export interface NodeDecider extends GatewayDecider {
+  /** Takes a message as if the change feed had carried it (tests). */
+  push(message: GatewayPush): void;
+  snapshots: SnapshotCache;
+  leases: LeaseManager;
+  close(): void;
+}
+
 /**
- * `api`: api-client.mjs (or a stub with `subusers`, `leases`, `session`, `changes`, and `authorize`/`release` for
- * ISP). `feed: false` opens no change feed (tests that push by hand). `leaseOptions`: LeaseManager's timings.
+ * `api`: api-client.ts (or a stub with `subusers`, `leases`, `session`, `changes`, and `authorize`/`release` for
+ * ISP). `clock`: the time and timers the decisions and leases run on (a simulation's, or the real ones). `feed`:
+ * the change feed to open (`true`: the API's; `false`: none, for tests that push by hand; a function: a stand-in
+ * that opens one, e.g. a simulation's). `leaseOptions`: LeaseManager's timings.
  */
-export function nodeDecider({ api, prefix = "user", now = Date.now, feed = true, log = console, leaseOptions = {} }) {
+export function nodeDecider({
+  api,
+  prefix = "user",
+  clock = realClock,
+  feed = true,
+  log = console,
+  leaseOptions = {},
+}: {
+  api: Pick<ApiClient, "subusers" | "leases" | "session" | "changes" | "authorize" | "release">;
+  prefix?: string;
+  clock?: Clock;
+  feed?: boolean | ((options: ChangeFeedOptions) => ChangeFeed);
+  log?: Pick<Console, "error">;
+  leaseOptions?: LeaseOptions;
+}): NodeDecider {
+  const now = () => clock.now();
   /** Open connections admitted per sub-user name, re-checked when its snapshot changes. */
-  const admittedByName = new Map();
-  const passwordTimers = new Map();
+  const admittedByName = new Map<string, Set<NodeConnection>>();
+  const passwordTimers = new Map<string, TimerHandle>();
   const throttle = new FailureThrottle();
-  const snapshots = new SnapshotCache({ fetch: (names) => api.subusers(names), onChange: snapshotChanged, now });
+  const snapshots = new SnapshotCache({ fetch: (names) => api.subusers(names), onChange: snapshotChanged, clock });
   const leases = new LeaseManager({
     api,
-    now,
+    clock,
     log,
     onVersion: refetchOlderThan,
-    slot: () => (slotVouched() ? feedSlot.slot : null),
+    slot: () => (slotVouched() ? (feedSlot?.slot ?? null) : null),
     ...leaseOptions,
   });
-  const sessions = new StickySessions({ api, now });
+  const sessions = new StickySessions({ api, clock });
   /** The node's slot from the change feed's `hello`: `{slot, slots, usableAt}`; null while it has none. */
-  let feedSlot = null;
+  let feedSlot: FeedSlot | null = null;
   /** The held snapshots were fetched again since the feed last connected (pushes may have been missed before). */
   let caughtUp = false;
 
   /** Whether the node may use its slot's standing shares now: the feed vouches it has read every push. */
-  function slotVouched() {
+  function slotVouched(): boolean {
     return feedSlot !== null && caughtUp && feedConnection?.vouched() === true && now() >= feedSlot.usableAt;
   }
 
   /** The entry's standing share under `snapshot`, or null: none (the limits are leased, or the slot is not vouched). */
-  function standingOf(snapshot, entry) {
+  function standingOf(snapshot: SubuserSnapshot | null, entry: LeaseEntry): Limits | null {
     if (!snapshot?.standing?.includes(entry.product) || snapshot.version <= entry.leasedAtVersion) return null;
-    if (!slotVouched()) return null;
-    const part = (limit) =>
-      limit === null ? null : standingShare(limit, feedSlot.slots, feedSlot.slot, snapshot.name);
+    if (!slotVouched() || feedSlot === null) return null;
+    const { slots, slot } = feedSlot;
+    const part = (limit: number | null) => (limit === null ? null : standingShare(limit, slots, slot, snapshot.name));
     return { concurrent: part(entry.limits.concurrent), rps: part(entry.limits.rps) };
   }
 
   /** The entry follows `snapshot` (null: forgotten): its version, and its standing share under it. */
-  function follow(entry, snapshot) {
+  function follow(entry: LeaseEntry, snapshot: SubuserSnapshot | null): void {
     if (snapshot) entry.snapshotVersion = snapshot.version;
     entry.standing = standingOf(snapshot, entry);
   }
 
-  function snapshotChanged(name) {
+  function snapshotChanged(name: string): void {
     const changed = snapshots.peek(name);
     leases.restand(name, (entry) => follow(entry, changed));
     recheck(name);
-    clearTimeout(passwordTimers.get(name));
+    clock.clearTimeout(passwordTimers.get(name));
     passwordTimers.delete(name);
     const snapshot = snapshots.peek(name);
     const expiry = snapshot && nextPasswordExpiry(snapshot, now());
     if (expiry === null || expiry === undefined) return;
     // A rotated-out password stops working at its `until`, with no push: connections using it are re-checked then.
-    const timer = setTimeout(() => snapshotChanged(name), expiry - now() + 1);
-    timer.unref();
-    passwordTimers.set(name, timer);
+    passwordTimers.set(
+      name,
+      clock.setTimeout(() => snapshotChanged(name), expiry - now() + 1),
+    );
   }
 
   /** Tunnels whose sub-user no longer admits them are closed; other connections' next request is refused anyway. */
-  function recheck(name) {
+  function recheck(name: string): void {
     const snapshot = snapshots.peek(name);
     for (const connection of admittedByName.get(name) ?? []) {
-      const refused = !snapshot || accessRefused(snapshot, connection.admission.access, now());
+      const access = connection.admission?.access;
+      const refused = !snapshot || (access !== undefined && accessRefused(snapshot, access, now()));
       if (refused) connection.revoke();
     }
   }
 
-  function refetchOlderThan(name, version) {
+  function refetchOlderThan(name: string, version: number): void {
     const held = snapshots.peek(name);
     if (!held || held.version >= version) return;
-    snapshots.refresh([name]).catch((error) => log.error(`[gateway] snapshot refetch failed: ${error.message}`));
+    snapshots.refresh([name]).catch((error: Error) => log.error(`[gateway] snapshot refetch failed: ${error.message}`));
   }
 
-  function failedCredentials(connection, refusal) {
+  function failedCredentials(connection: NodeConnection, refused: Refused): Refused {
     throttle.fail(connection.sourceIp, now());
-    return refusal;
+    return refused;
   }
 
-  async function decide(connection, { username, password }) {
+  async function decide(
+    connection: NodeConnection,
+    { username, password }: ProxyCredentials,
+  ): Promise<NodeAllowed | Refused> {
     const parsed = parseUsername(username, prefix);
     if (!parsed.ok) return refuse(parsed.error);
     const { name, product } = parsed.value;
@@ -157,11 +233,11 @@ export function nodeDecider({ api, prefix = "user", now = Date.now, feed = true,
     if (wait > 0) return onWire(limited("auth-throttled", wait));
     if (isSandboxName(name)) return failedCredentials(connection, refuse("auth-failed"));
 
-    let snapshot;
+    let snapshot: SubuserSnapshot | null;
     try {
       snapshot = await snapshots.get(name);
     } catch (error) {
-      log.error(`[gateway] sub-user lookup failed: ${error.message}`);
+      log.error(`[gateway] sub-user lookup failed: ${(error as Error).message}`);
       return AUTH_UNAVAILABLE;
     }
     if (!snapshot) return failedCredentials(connection, refuse("auth-failed"));
@@ -171,7 +247,11 @@ export function nodeDecider({ api, prefix = "user", now = Date.now, feed = true,
     if (lease) follow(lease, snapshot);
     // A snapshot nobody confirmed lately may be out of date: it is trusted only within a live share.
     if (!snapshots.fresh(name) && !lease?.live(now())) return AUTH_UNAVAILABLE;
-    const access = { product, passwordHash: password ? sha256Hex(password) : null, sourceIp: connection.sourceIp };
+    const access: Access = {
+      product,
+      passwordHash: password ? sha256Hex(password) : null,
+      sourceIp: connection.sourceIp,
+    };
     const refused = accessRefused(snapshot, access, now());
     if (refused) return refused.status === 407 ? failedCredentials(connection, refused) : refused;
 
@@ -193,14 +273,14 @@ export function nodeDecider({ api, prefix = "user", now = Date.now, feed = true,
       }
     }
     if (newConnection) connection.admit({ key, name, lease, access });
-    else connection.admission.access = access;
+    else if (connection.admission) connection.admission.access = access;
 
-    let session = null;
+    let session: StickySession | null = null;
     if (target.session_id !== null) {
       try {
         session = await sessions.get({ name, username, exitIp: proposedSessionExit(product, username.toLowerCase()) });
       } catch (error) {
-        log.error(`[gateway] session lookup failed: ${error.message}`);
+        log.error(`[gateway] session lookup failed: ${(error as Error).message}`);
         return AUTH_UNAVAILABLE;
       }
     }
@@ -208,19 +288,20 @@ export function nodeDecider({ api, prefix = "user", now = Date.now, feed = true,
   }
 
   /** One client connection: its admission (which sub-user's place it holds) and the tunnel to close if revoked. */
-  class NodeConnection {
-    admission = null;
+  class NodeConnection implements GatewayConnection {
+    readonly sourceIp: string;
+    admission: Admission | null = null;
     #closed = false;
-    #onRevoked = null;
-    #isp = null;
-    #ispCredentials = null;
-    #stopIspWatch = null;
+    #onRevoked: (() => void) | null = null;
+    #isp: ConnectionAuth | null = null;
+    #ispCredentials: ProxyCredentials | null = null;
+    #stopIspWatch: (() => void) | null = null;
 
-    constructor(sourceIp) {
+    constructor(sourceIp: string) {
       this.sourceIp = sourceIp;
     }
 
-    decide(credentials) {
+    decide(credentials: ProxyCredentials): Promise<GatewayDecision> {
       if (!credentials.destIp) return decide(this, credentials);
       this.#isp ??= new ConnectionAuth(api, this.sourceIp);
       this.#ispCredentials = credentials;
@@ -228,41 +309,45 @@ export function nodeDecider({ api, prefix = "user", now = Date.now, feed = true,
     }
 
     /** The exit an allow's requests leave from: an ISP lease's release names it; a repin moves a session's. */
-    useExit(exit, decision) {
-      if (decision.product === "isp") return this.#isp.useExit(exit);
-      if (decision.session && exit.repinned) sessions.repinned(decision.session.id, exit.ip);
+    useExit(exit: Exit, decision: Allowed): void {
+      if (decision.product === "isp") this.#isp?.useExit(exit);
+      else if (decision.session && exit.repinned) sessions.repinned(decision.session.id, exit.ip);
     }
 
     /** `onRevoked`: closes the connection's tunnel once its sub-user no longer admits it. */
-    watch(onRevoked) {
-      if (this.#ispCredentials) this.#stopIspWatch = this.#isp.watch(this.#ispCredentials, onRevoked);
+    watch(onRevoked: () => void): void {
+      if (this.#ispCredentials && this.#isp) this.#stopIspWatch = this.#isp.watch(this.#ispCredentials, onRevoked);
       else this.#onRevoked = onRevoked;
     }
 
-    admit({ key, name, lease, access }) {
+    admit(admission: Admission): void {
       this.#release();
       // The client may have left while its request was decided: a closed connection holds no place.
       if (this.#closed) return;
-      this.admission = { key, name, lease, access };
-      if (lease) leases.opened(lease);
-      if (!admittedByName.has(name)) admittedByName.set(name, new Set());
-      admittedByName.get(name).add(this);
+      this.admission = admission;
+      if (admission.lease) leases.opened(admission.lease);
+      let admitted = admittedByName.get(admission.name);
+      if (!admitted) {
+        admitted = new Set();
+        admittedByName.set(admission.name, admitted);
+      }
+      admitted.add(this);
     }
 
-    revoke() {
+    revoke(): void {
       const onRevoked = this.#onRevoked;
       this.#onRevoked = null;
       onRevoked?.();
     }
 
-    close() {
+    close(): void {
       this.#closed = true;
       this.#release();
       this.#stopIspWatch?.();
       this.#isp?.close();
     }
 
-    #release() {
+    #release(): void {
       const admission = this.admission;
       if (!admission) return;
       this.admission = null;
@@ -273,26 +358,33 @@ export function nodeDecider({ api, prefix = "user", now = Date.now, feed = true,
     }
   }
 
-  function onPush(message) {
-    if (message.type === "subuser") {
-      const name = message.subuser?.name;
-      snapshots.forgetUnknown(name);
-      // Only sub-users the node has met (or is fetching) are kept: the others are fetched when first met.
-      if (snapshots.has(name)) snapshots.apply(message.subuser);
-    } else if (message.type === "hello") {
-      feedSlot =
-        message.slot === null
-          ? null
-          : { slot: message.slot, slots: message.slots, usableAt: now() + message.standing_after_ms };
-    } else if (message.type === "lease_cut") {
-      leases.cut(message.name, message.product);
-    } else if (message.type === "session_ended") {
-      sessions.end(message.session);
+  function onPush(message: GatewayPush): void {
+    switch (message.type) {
+      case "subuser": {
+        const { name } = message.subuser;
+        snapshots.forgetUnknown(name);
+        // Only sub-users the node has met (or is fetching) are kept: the others are fetched when first met.
+        if (snapshots.has(name)) snapshots.apply(message.subuser);
+        break;
+      }
+      case "hello":
+        feedSlot =
+          message.slot === null
+            ? null
+            : { slot: message.slot, slots: message.slots, usableAt: now() + message.standing_after_ms };
+        break;
+      case "lease_cut":
+        leases.cut(message.name, message.product);
+        break;
+      case "session_ended":
+        sessions.end(message.session);
+        break;
     }
   }
 
-  const feedConnection = feed
-    ? changeFeed({
+  const openFeed = feed === true ? changeFeed : feed;
+  const feedConnection: ChangeFeed | null = openFeed
+    ? openFeed({
         target: () => api.changes(),
         log,
         onMessage: onPush,
@@ -311,13 +403,13 @@ export function nodeDecider({ api, prefix = "user", now = Date.now, feed = true,
   let feedGeneration = 0;
   let refreshFailing = false;
   /** Fetches every held snapshot again; resolves whether that worked. */
-  function refreshHeld() {
+  function refreshHeld(): Promise<boolean> {
     return snapshots.refresh().then(
       () => {
         refreshFailing = false;
         return true;
       },
-      (error) => {
+      (error: Error) => {
         if (!refreshFailing) log.error(`[gateway] snapshot refresh failed: ${error.message}`);
         refreshFailing = true;
         return false;
@@ -325,29 +417,27 @@ export function nodeDecider({ api, prefix = "user", now = Date.now, feed = true,
     );
   }
 
-  const maintenance = setInterval(() => {
+  const maintenance = clock.setInterval(() => {
     if (!snapshots.isFeedConnected) refreshHeld();
     snapshots.sweep(now() - SNAPSHOT_KEPT_MS, (name) => admittedByName.has(name));
     sessions.sweep();
   }, REFRESH_MS);
-  maintenance.unref();
 
   return {
     connection: (sourceIp) => new NodeConnection(sourceIp),
-    /** Takes a message as if the change feed had carried it (tests). */
     push: onPush,
     snapshots,
     leases,
     close() {
       feedConnection?.close();
       leases.stop();
-      clearInterval(maintenance);
-      for (const timer of passwordTimers.values()) clearTimeout(timer);
+      clock.clearInterval(maintenance);
+      for (const timer of passwordTimers.values()) clock.clearTimeout(timer);
     },
   };
 }
 
 /** The username's target as decisions carry it (the contract's field names, as `authorize` answers them). */
-function targetOnWire({ type, region, state, city, asn, sessionId, sesstime }) {
+function targetOnWire({ type, region, state, city, asn, sessionId, sesstime }: GatewayTarget): ProxyTarget {
   return { type, region, state, city, asn, session_id: sessionId, sesstime };
 }

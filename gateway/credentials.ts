@@ -3,20 +3,22 @@
 import { createHash } from "node:crypto";
 import { BlockList, isIPv4, isIPv6 } from "node:net";
 import { SlidingLog } from "../src/platform/sliding-log.ts";
+import type { SubuserSnapshot } from "./wire.ts";
 
-export const sha256Hex = (text) => createHash("sha256").update(text).digest("hex");
+export const sha256Hex = (text: string): string => createHash("sha256").update(text).digest("hex");
 
 /** The earliest instant after `now` at which a rotated-out password stops working (null: none pending). */
-export function nextPasswordExpiry(snapshot, now) {
+export function nextPasswordExpiry(snapshot: SubuserSnapshot, now: number): number | null {
   const ends = snapshot.passwords.map(({ until }) => (until === null ? Infinity : Date.parse(until)));
   const next = Math.min(...ends.filter((end) => end > now));
   return Number.isFinite(next) ? next : null;
 }
 
-const whitelists = new WeakMap();
+/** Each snapshot's whitelist, compiled once: a block list per product. */
+const whitelists = new WeakMap<SubuserSnapshot, Map<string, BlockList>>();
 
 /** True when `sourceIp` is on the snapshot's whitelist for `product`. */
-export function whitelisted(snapshot, product, sourceIp) {
+export function whitelisted(snapshot: SubuserSnapshot, product: string, sourceIp: string): boolean {
   let lists = whitelists.get(snapshot);
   if (!lists) {
     lists = compileWhitelist(snapshot.whitelist);
@@ -28,14 +30,17 @@ export function whitelisted(snapshot, product, sourceIp) {
   return isIPv6(sourceIp) && list.check(sourceIp, "ipv6");
 }
 
-function compileWhitelist(entries) {
-  const lists = new Map();
+function compileWhitelist(entries: SubuserSnapshot["whitelist"]): Map<string, BlockList> {
+  const lists = new Map<string, BlockList>();
   for (const { product, ip } of entries) {
-    const [address, prefix] = ip.split("/");
+    const [address = "", prefix] = ip.split("/");
     const type = isIPv4(address) ? "ipv4" : isIPv6(address) ? "ipv6" : null;
     if (!type) continue;
-    if (!lists.has(product)) lists.set(product, new BlockList());
-    const list = lists.get(product);
+    let list = lists.get(product);
+    if (!list) {
+      list = new BlockList();
+      lists.set(product, list);
+    }
     if (prefix === undefined) list.addAddress(address, type);
     else list.addSubnet(address, Number(prefix), type);
   }
@@ -47,10 +52,10 @@ function compileWhitelist(entries) {
  * credentials are looked at, so guessing costs the guesser, not the API. At most `maxSources` are tracked.
  */
 export class FailureThrottle {
-  #sources = new Map();
-  #limit;
-  #windowMs;
-  #maxSources;
+  #sources = new Map<string, SlidingLog>();
+  #limit: number;
+  #windowMs: number;
+  #maxSources: number;
 
   constructor({ limit = 20, windowMs = 10_000, maxSources = 10_000 } = {}) {
     this.#limit = limit;
@@ -59,13 +64,13 @@ export class FailureThrottle {
   }
 
   /** Seconds until the source may try again, or 0 when it is not throttled. */
-  retryAfterS(sourceIp, now) {
+  retryAfterS(sourceIp: string, now: number): number {
     const failures = this.#sources.get(sourceIp);
     if (!failures || failures.count(now) < this.#limit) return 0;
-    return Math.max(1, Math.ceil((failures.nextExpiry(now) - now) / 1000));
+    return Math.max(1, Math.ceil(((failures.nextExpiry(now) ?? now) - now) / 1000));
   }
 
-  fail(sourceIp, now) {
+  fail(sourceIp: string, now: number): void {
     let failures = this.#sources.get(sourceIp);
     if (!failures) {
       if (this.#sources.size >= this.#maxSources) this.#forgetQuiet(now);
@@ -76,8 +81,9 @@ export class FailureThrottle {
   }
 
   /** Drops sources with no recent failure; if all are recent, the oldest tracked. */
-  #forgetQuiet(now) {
+  #forgetQuiet(now: number): void {
     for (const [source, failures] of this.#sources) if (failures.count(now) === 0) this.#sources.delete(source);
-    if (this.#sources.size >= this.#maxSources) this.#sources.delete(this.#sources.keys().next().value);
+    const oldest = this.#sources.keys().next();
+    if (this.#sources.size >= this.#maxSources && !oldest.done) this.#sources.delete(oldest.value);
   }
 }

@@ -2,26 +2,31 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { socksStatusByte } from "../../src/platform/gateway-rules.ts";
-import { connectTunnel, eventually, getThrough, proxiedGet, socks5Connect, startStack, v1 } from "./harness.mjs";
+import {
+  connectTunnel,
+  eventually,
+  getThrough,
+  proxiedGet,
+  type Stack,
+  type Subuser,
+  socks5Connect,
+  startStack,
+  v1,
+} from "./harness.ts";
 
 const socksByte = socksStatusByte;
 
-let stack;
-let token;
+let stack: Stack;
+let token: string;
 
-async function createSubuser(body = {}) {
-  const created = await v1(stack.base, token, "POST", "/subusers", {
-    label: `gw-${Math.random().toString(36).slice(2, 10)}`,
-    products: ["residential"],
-    ...body,
-  });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  return created.body;
-}
+const createSubuser = (body: object = {}) => stack.createSubuser(token, "gw", body);
 
-const user = (subuser, segments = "type-res-region-us") => `user_${subuser.name}-${segments}`;
+const user = (subuser: Subuser, segments = "type-res-region-us") => `user_${subuser.name}-${segments}`;
 
-async function trafficOf(subuser, { product = "residential", groupBy } = {}) {
+async function trafficOf(
+  subuser: Subuser,
+  { product = "residential", groupBy }: { product?: string; groupBy?: string } = {},
+) {
   const from = new Date(Date.now() - 3600_000).toISOString();
   const to = new Date(Date.now() + 3600_000).toISOString();
   const query = `from=${from}&to=${to}&subuser=${subuser.id}${groupBy ? `&group_by=${groupBy}` : ""}`;
@@ -57,10 +62,10 @@ describe("the local gateway in front of the API", () => {
     });
     assert.equal(answer.status, 200);
     assert.equal(answer.body, "target says hello\n");
-    assert.match(answer.headers["x-gateway-exit-ip"], /^198\.51\.100\.\d+$/);
+    assert.match(String(answer.headers["x-gateway-exit-ip"]), /^198\.51\.100\.\d+$/);
     assert.equal(answer.headers["x-gateway-exit-geo"], "us/ca/la");
-    assert.match(answer.headers["x-gateway-exit-asn"], /^\d+$/);
-    assert.match(answer.headers["x-gateway-request-id"], /^req_/);
+    assert.match(String(answer.headers["x-gateway-exit-asn"]), /^\d+$/);
+    assert.match(String(answer.headers["x-gateway-request-id"]), /^req_/);
     assert.ok(Number(answer.headers["x-gateway-bytes-in"]) > 0);
     assert.ok(Number(answer.headers["x-gateway-bytes-out"]) > 0);
   });
@@ -73,7 +78,7 @@ describe("the local gateway in front of the API", () => {
       authority: `127.0.0.1:${stack.targetPort}`,
     });
     assert.equal(tunnel.status, 200);
-    assert.match(tunnel.headers["x-gateway-exit-ip"], /^198\.51\.100\./);
+    assert.match(String(tunnel.headers["x-gateway-exit-ip"]), /^198\.51\.100\./);
     assert.match(await getThrough(tunnel.socket, "127.0.0.1"), /target says hello/);
 
     const socks = await socks5Connect(stack.gatewayPort, {
@@ -83,6 +88,7 @@ describe("the local gateway in front of the API", () => {
       targetPort: stack.targetPort,
     });
     assert.deepEqual([socks.authStatus, socks.reply], [0, 0]);
+    assert.ok(socks.socket);
     assert.match(await getThrough(socks.socket, "127.0.0.1"), /target says hello/);
   });
 
@@ -95,7 +101,7 @@ describe("the local gateway in front of the API", () => {
     });
     assert.equal(answer.status, 407);
     assert.equal(answer.headers["x-service-error-code"], "auth-failed");
-    assert.match(answer.headers["proxy-authenticate"], /^Basic/);
+    assert.match(String(answer.headers["proxy-authenticate"]), /^Basic/);
     const socks = await socks5Connect(stack.gatewayPort, {
       username: user(subuser),
       password: "wrong",
@@ -140,9 +146,9 @@ describe("the local gateway in front of the API", () => {
     const answers = await Promise.all([1, 2, 3].map(() => proxiedGet(stack.gatewayPort, request)));
     const limited = answers.filter((answer) => answer.status === 429);
     assert.ok(limited.length >= 1, `statuses: ${answers.map((answer) => answer.status)}`);
-    assert.equal(limited[0].headers["x-service-error-code"], "rps-limit");
-    assert.equal(limited[0].headers["x-service-code"], "30002");
-    assert.match(limited[0].headers["retry-after"], /^\d+$/);
+    assert.equal(limited[0]?.headers["x-service-error-code"], "rps-limit");
+    assert.equal(limited[0]?.headers["x-service-code"], "30002");
+    assert.match(String(limited[0]?.headers["retry-after"]), /^\d+$/);
   });
 
   it("over concurrent_max a new connection is 429 concurrent-limit; closing one releases its lease", async () => {
@@ -175,7 +181,7 @@ describe("the local gateway in front of the API", () => {
 
     const session = await eventually(async () => {
       const { body } = await v1(stack.base, token, "GET", `/residential/sessions?subuser=${subuser.id}`);
-      return body.data.find((found) => found.requests === 2);
+      return body.data.find((found: { requests: number }) => found.requests === 2);
     });
     assert.equal(session.session_id, "pin1");
     assert.equal(session.exit_ip, first.headers["x-gateway-exit-ip"]);
@@ -204,7 +210,11 @@ describe("the local gateway in front of the API", () => {
     // The records carry the client's address: the sub-user's sources list its block (the test connects locally).
     const { body: sources } = await v1(stack.base, token, "GET", `/subusers/${subuser.id}/sources`);
     assert.deepEqual(
-      sources.data.map((source) => [source.block, source.requests, source.bytes]),
+      sources.data.map((source: { block: string; requests: number; bytes: number }) => [
+        source.block,
+        source.requests,
+        source.bytes,
+      ]),
       [["127.0.0.0/24", 5, bytes]],
     );
   });
@@ -218,7 +228,7 @@ describe("the local gateway in front of the API", () => {
     };
     const first = await proxiedGet(stack.gatewayPort, request);
     assert.equal(first.status, 200);
-    assert.match(first.headers["x-gateway-exit-ip"], /^203\.0\.113\.\d+$/);
+    assert.match(String(first.headers["x-gateway-exit-ip"]), /^203\.0\.113\.\d+$/);
     assert.ok(first.headers["x-gateway-carrier"]);
     assert.equal(first.headers["x-gateway-repinned"], "false");
     await eventually(async () => (await trafficOf(subuser, { product: "mobile" })).requests === 1);
@@ -229,7 +239,7 @@ describe("the local gateway in front of the API", () => {
     });
     const session = await eventually(async () => {
       const { body } = await v1(stack.base, token, "GET", `/mobile/sessions?subuser=${subuser.id}`);
-      return body.data.find((found) => found.repinned);
+      return body.data.find((found: { repinned: boolean }) => found.repinned);
     });
     assert.equal(session.exit_ip, moved.headers["x-gateway-exit-ip"]);
   });
@@ -247,7 +257,7 @@ describe("the local gateway in front of the API", () => {
       return found.length > 0 && found;
     });
     assert.deepEqual(
-      rows.map((row) => [row.tag, row.requests]),
+      rows.map((row: { tag: string; requests: number }) => [row.tag, row.requests]),
       [["checkout-flow", 1]],
     );
   });

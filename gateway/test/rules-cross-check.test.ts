@@ -4,6 +4,7 @@
 // paths count separately.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { usageRecord } from "../../test/helpers/usage-record.ts";
 import type { AuthorizeDecision } from "../wire.ts";
 import { connectTunnel, eventually, proxiedGet, type Stack, type Subuser, startStack, v1 } from "./harness.ts";
 
@@ -188,25 +189,7 @@ const cases: Array<[string, () => Promise<Presented>, Answer]> = [
 
 /** A usage record of 2 MB by the sub-user: past a 0.001 GB cap. */
 function overTheCap(subuser: Subuser) {
-  return {
-    request_id: `req_xc${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`,
-    ts: new Date().toISOString(),
-    product: "residential",
-    username: username(subuser),
-    dest_ip: null,
-    method: "GET",
-    target_host: "example.com",
-    status: 200,
-    bytes_in: 2_000_000,
-    bytes_out: 100,
-    exit_ip: "203.0.113.5",
-    exit_geo: "us/ca/la",
-    exit_asn: 7922,
-    carrier_name: null,
-    tag: null,
-    error_code: null,
-    repinned: false,
-  };
+  return usageRecord(username(subuser), { bytes_in: 2_000_000 });
 }
 
 async function whitelist(subuser: Subuser, ip: string): Promise<void> {

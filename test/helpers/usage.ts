@@ -9,36 +9,9 @@ import worker from "../../src/index";
 import { gunzipText } from "../../src/platform/gzip";
 import type { TestAccount } from "./accounts";
 import { call, env, gateway, json } from "./http";
+import type { RecordFields } from "./usage-record";
 
-let counter = 0;
-
-export type RecordFields = Record<string, unknown>;
-
-/** A usage record as the gateway reports it; every field can be overridden. */
-export function usageRecord(username: string, fields: RecordFields = {}): RecordFields {
-  counter++;
-  return {
-    request_id: `req_test${Date.now().toString(36)}${counter}`,
-    ts: new Date().toISOString(),
-    product: "residential",
-    username,
-    dest_ip: null,
-    method: "GET",
-    target_host: "example.com",
-    status: 200,
-    bytes_in: 1000,
-    bytes_out: 100,
-    exit_ip: "203.0.113.5",
-    exit_geo: "us/ca/la",
-    exit_asn: 7922,
-    carrier_name: null,
-    tag: null,
-    error_code: null,
-    repinned: false,
-    client_ip: "198.51.100.23",
-    ...fields,
-  };
-}
+export { type RecordFields, usageRecord } from "./usage-record";
 
 export function reportUsage(records: RecordFields[], batchId: string = crypto.randomUUID()) {
   return gateway("/usage", { batch_id: batchId, records });

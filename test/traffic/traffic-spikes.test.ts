@@ -280,33 +280,38 @@ describe("acknowledging an episode undoes only the action it took itself", () =>
   const passes = async (subuser: TestSubuser) =>
     (await authorize({ username: username(subuser.name), password: subuser.password })).allow;
 
-  it("a sub-user the customer disabled before the episode stays disabled after acknowledgement", SLOW, async () => {
+  /** A new account's sub-user with `spike_action: disable`, the fake clock started. */
+  async function disablingSubuser() {
     const t0 = startClock();
     const account = await createAccount({ bandwidthGb: 1000 });
-    const subuser = await createSubuser(account, { spike_action: "disable" });
+    return { t0, account, subuser: await createSubuser(account, { spike_action: "disable" }) };
+  }
+
+  /** Acknowledges the episode (200); the sub-user's status then, and whether the gateway lets it through. */
+  async function acknowledged(account: TestAccount, subuser: TestSubuser, spikeId: string) {
+    expect((await acknowledge(account, spikeId)).status).toBe(200);
+    return { status: await statusOf(account, subuser), passes: await passes(subuser) };
+  }
+
+  it("a sub-user the customer disabled before the episode stays disabled after acknowledgement", SLOW, async () => {
+    const { t0, account, subuser } = await disablingSubuser();
     await setStatus(account, subuser, "disabled");
     await leak(account, subuser, t0);
     const spike = await onlySpike(account);
-    expect((await acknowledge(account, spike.id)).status).toBe(200);
-    expect(await statusOf(account, subuser)).toBe("disabled");
-    expect(await passes(subuser)).toBe(false);
+    expect(await acknowledged(account, subuser, spike.id)).toEqual({ status: "disabled", passes: false });
   });
 
   it(
     "a sub-user the customer disabled while the episode held it stays disabled after acknowledgement",
     SLOW,
     async () => {
-      const t0 = startClock();
-      const account = await createAccount({ bandwidthGb: 1000 });
-      const subuser = await createSubuser(account, { spike_action: "disable" });
+      const { t0, account, subuser } = await disablingSubuser();
       await leak(account, subuser, t0);
       const spike = await onlySpike(account, "?active=true");
       expect(spike.status).toBe("open");
       // The leaked password's owner disables it themselves while the alert is open.
       await setStatus(account, subuser, "disabled");
-      expect((await acknowledge(account, spike.id)).status).toBe(200);
-      expect(await statusOf(account, subuser)).toBe("disabled");
-      expect(await passes(subuser)).toBe(false);
+      expect(await acknowledged(account, subuser, spike.id)).toEqual({ status: "disabled", passes: false });
     },
   );
 
@@ -314,39 +319,30 @@ describe("acknowledging an episode undoes only the action it took itself", () =>
     "a sub-user the customer disabled after the episode ended stays disabled after acknowledgement",
     SLOW,
     async () => {
-      const t0 = startClock();
-      const account = await createAccount({ bandwidthGb: 1000 });
-      const subuser = await createSubuser(account, { spike_action: "disable" });
+      const { t0, account, subuser } = await disablingSubuser();
       await leak(account, subuser, t0);
       await foldAt(account, t0 + 90 * MINUTE);
       await foldAt(account, t0 + 100 * MINUTE);
       const spike = await onlySpike(account);
       expect(spike).toMatchObject({ status: "ended", action_pending: true });
       await setStatus(account, subuser, "disabled");
-      expect((await acknowledge(account, spike.id)).status).toBe(200);
-      expect(await statusOf(account, subuser)).toBe("disabled");
+      expect(await acknowledged(account, subuser, spike.id)).toEqual({ status: "disabled", passes: false });
     },
   );
 
   it("a sub-user the customer re-enabled stays as they set it; the episode's own disable is lifted", SLOW, async () => {
-    const t0 = startClock();
-    const account = await createAccount({ bandwidthGb: 1000 });
-    const reenabled = await createSubuser(account, { spike_action: "disable" });
+    const { t0, account, subuser: reenabled } = await disablingSubuser();
     await leak(account, reenabled, t0);
     const spike = await onlySpike(account, "?active=true");
     await setStatus(account, reenabled, "active");
-    expect((await acknowledge(account, spike.id)).status).toBe(200);
-    expect(await statusOf(account, reenabled)).toBe("active");
-    expect(await passes(reenabled)).toBe(true);
+    expect(await acknowledged(account, reenabled, spike.id)).toEqual({ status: "active", passes: true });
   });
 
   it(
     "acknowledging needs the sub-user's product scope, even when the episode is already acknowledged",
     SLOW,
     async () => {
-      const t0 = startClock();
-      const account = await createAccount({ bandwidthGb: 1000 });
-      const subuser = await createSubuser(account, { spike_action: "disable" });
+      const { t0, account, subuser } = await disablingSubuser();
       await leak(account, subuser, t0);
       const spike = await onlySpike(account);
       const isp = await issueKey(account.id, ["isp"]);

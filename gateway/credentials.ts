@@ -1,7 +1,7 @@
 // Credentials at the node: a snapshot's whitelist, and a throttle on failures per source. Passwords are checked by
 // the rules the gate runs too (src/platform/gateway-rules.ts).
 import { createHash } from "node:crypto";
-import { BlockList, isIPv4, isIPv6 } from "node:net";
+import { type WhitelistCheck, whitelistCheck } from "../src/platform/ip.ts";
 import { SlidingLog } from "../src/platform/sliding-log.ts";
 import type { SubuserSnapshot } from "./wire.ts";
 
@@ -14,37 +14,17 @@ export function nextPasswordExpiry(snapshot: SubuserSnapshot, now: number): numb
   return Number.isFinite(next) ? next : null;
 }
 
-/** Each snapshot's whitelist, compiled once: a block list per product. */
-const whitelists = new WeakMap<SubuserSnapshot, Map<string, BlockList>>();
+/** Each snapshot's whitelist, compiled once by the matcher the sub-user's gate uses too. */
+const whitelists = new WeakMap<SubuserSnapshot, WhitelistCheck>();
 
 /** True when `sourceIp` is on the snapshot's whitelist for `product`. */
 export function whitelisted(snapshot: SubuserSnapshot, product: string, sourceIp: string): boolean {
-  let lists = whitelists.get(snapshot);
-  if (!lists) {
-    lists = compileWhitelist(snapshot.whitelist);
-    whitelists.set(snapshot, lists);
+  let check = whitelists.get(snapshot);
+  if (!check) {
+    check = whitelistCheck(snapshot.whitelist);
+    whitelists.set(snapshot, check);
   }
-  const list = lists.get(product);
-  if (!list) return false;
-  if (isIPv4(sourceIp)) return list.check(sourceIp, "ipv4");
-  return isIPv6(sourceIp) && list.check(sourceIp, "ipv6");
-}
-
-function compileWhitelist(entries: SubuserSnapshot["whitelist"]): Map<string, BlockList> {
-  const lists = new Map<string, BlockList>();
-  for (const { product, ip } of entries) {
-    const [address = "", prefix] = ip.split("/");
-    const type = isIPv4(address) ? "ipv4" : isIPv6(address) ? "ipv6" : null;
-    if (!type) continue;
-    let list = lists.get(product);
-    if (!list) {
-      list = new BlockList();
-      lists.set(product, list);
-    }
-    if (prefix === undefined) list.addAddress(address, type);
-    else list.addSubnet(address, Number(prefix), type);
-  }
-  return lists;
+  return check(product, sourceIp);
 }
 
 /**

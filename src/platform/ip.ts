@@ -111,3 +111,21 @@ export function clientBlock(text: string): string | null {
     prefix: CLIENT_BLOCK_PREFIX[address.kind()],
   });
 }
+
+/** Whether a source address is on a whitelist for a product. */
+export type WhitelistCheck = (product: string, sourceIp: string) => boolean;
+
+/**
+ * A whitelist (`{product, ip}` entries: an address or a block) compiled once for matching; entries that do not parse
+ * are skipped. The sub-user's gate and every gateway node match with it, so both read a whitelist alike.
+ */
+export function whitelistCheck(entries: ReadonlyArray<{ product: string; ip: string }>): WhitelistCheck {
+  const blocks = entries.flatMap((entry) => {
+    const parsed = parseBlock(entry.ip);
+    return parsed.ok ? [{ product: entry.product, block: parsed.block }] : [];
+  });
+  return (product, sourceIp) => {
+    const ip = parseIp(sourceIp);
+    return ip !== null && blocks.some((entry) => entry.product === product && blockContains(entry.block, ip));
+  };
+}

@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { MINUTE, now, SECOND, utcMonth } from "../../platform/clock";
 import { randomString } from "../../platform/crypto";
 import { accessRefusal, passwordAccepted, placeRefusal, type Refusal } from "../../platform/gateway-rules";
-import { blockContains, type IpBlock, parseBlock, parseIp } from "../../platform/ip";
+import { type WhitelistCheck, whitelistCheck } from "../../platform/ip";
 import { SlidingLog } from "../../platform/sliding-log";
 import { GatewayHubClient, gatewaySlots } from "../gateway-hub";
 import type { GatewayPush } from "../gateway-hub/contract";
@@ -81,7 +81,7 @@ export const MAX_CACHE_TTL_S = 30;
 export class SubuserGate extends DurableObject {
   readonly #sql: SqlStorage;
   #config: GateConfig | null = null;
-  #whitelist: Array<{ product: GatewayProduct; block: IpBlock }> = [];
+  #whitelisted: WhitelistCheck = () => false;
   readonly #requests = new SlidingLog(SECOND);
   /** Open leases: when each is reclaimed, and the sticky session it was given. */
   readonly #leases = new Map<string, { expiresAt: number; session: string | null }>();
@@ -475,15 +475,7 @@ export class SubuserGate extends DurableObject {
 
   #apply(config: GateConfig): void {
     this.#config = config;
-    this.#whitelist = config.whitelist.flatMap((entry) => {
-      const parsed = parseBlock(entry.ip);
-      return parsed.ok ? [{ product: entry.product, block: parsed.block }] : [];
-    });
-  }
-
-  #whitelisted(product: GatewayProduct, sourceIp: string): boolean {
-    const ip = parseIp(sourceIp);
-    return ip !== null && this.#whitelist.some((entry) => entry.product === product && blockContains(entry.block, ip));
+    this.#whitelisted = whitelistCheck(config.whitelist);
   }
 
   /** Open leases; expired ones are swept only when they could make the difference. */

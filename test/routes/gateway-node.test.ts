@@ -5,7 +5,7 @@ import { sha256Hex } from "../../src/platform/crypto";
 import { STANDING_GRACE_MS, standingShare } from "../../src/platform/standing-shares";
 import { createAccount } from "../helpers/accounts";
 import { ADMIN_TOKEN, call, GATEWAY_TOKEN, gateway, json, nodeToken } from "../helpers/http";
-import { createSubuser, gateOf, username } from "../helpers/subusers";
+import { authorize, createSubuser, gateOf, username } from "../helpers/subusers";
 
 const NODE = "node-1";
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -214,6 +214,39 @@ describe("deciding at the node: snapshots, leased shares, sessions and pushes (d
     expect(bystander.messages.filter((message) => message.type === "lease_cut")).toEqual([]);
     holder.socket.close();
     bystander.socket.close();
+  });
+
+  it("the per-connection path (authorize) and the nodes share one limit: together they never pass it", async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const subuser = await createSubuser(account, { rps_max: 50, concurrent_max: 3 });
+    const feed = await subscribe("mixed-a");
+    const connect = () => authorize({ username: username(subuser.name), password: subuser.password });
+    // A quiet sub-user's first authorize ends the standing parts (the node hears of it), then waits out the grace.
+    const first = await connect();
+    expect(first.allow).toBe(true);
+    await feed.next((message) => message.type === "subuser" && message.subuser.name === subuser.name);
+    // The node asks for everything: it gets what the open connection leaves.
+    const node = await renew(busy(subuser.name, { concurrent: 3, rps: 0 }), "mixed-a", feed.hello.slot);
+    expect(node.concurrent).toBe(2);
+    // The node holds the rest: a second connection through authorize is refused, and the node is asked to give back.
+    const refused = await connect();
+    expect(refused).toMatchObject({ allow: false, status: 429, error_code: "concurrent-limit" });
+    await feed.next((message) => message.type === "lease_cut" && message.name === subuser.name);
+    // The node renews using one: one place is free again for the per-connection path, and only one.
+    const held = { concurrent: node.concurrent, rps: 0 };
+    const lowered = await renew({ ...busy(subuser.name, { concurrent: 1, rps: 0 }, held), open: 1 }, "mixed-a");
+    expect(lowered.concurrent).toBe(1);
+    await renew({ ...busy(subuser.name, { concurrent: 1, rps: 0 }, { concurrent: 1, rps: 0 }), open: 1 }, "mixed-a");
+    const second = await connect();
+    expect(second.allow).toBe(true);
+    expect(await connect()).toMatchObject({ allow: false, status: 429, error_code: "concurrent-limit" });
+    // Released connections go back to the nodes at once.
+    for (const lease of [first.lease, second.lease]) {
+      expect((await json(await gateway("/release", { lease }))).released).toBe(true);
+    }
+    const regrown = await renew({ ...busy(subuser.name, { concurrent: 3, rps: 0 }, held), open: 1 }, "mixed-a");
+    expect(regrown.concurrent).toBe(3);
+    feed.socket.close();
   });
 
   it("a gate that restarts while its grants are live over-admits nothing: a node counts at its noted use until it renews", async () => {

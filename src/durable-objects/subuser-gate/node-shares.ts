@@ -171,6 +171,14 @@ export class NodeShares {
     for (const share of this.#nodes.values()) if (share.standing) share.expiresAt = Math.min(share.expiresAt, until);
   }
 
+  /** When the last ended standing share stops being counted (null: none is). */
+  standingUntil(at: number): number | null {
+    this.#expire(at);
+    let latest: number | null = null;
+    for (const share of this.#nodes.values()) if (share.standing) latest = Math.max(latest ?? 0, share.expiresAt);
+    return latest;
+  }
+
   /** When the last share given ends (null: none is live): the gate may hand out standing shares again after. */
   liveUntil(at: number): number | null {
     this.#expire(at);

@@ -1,15 +1,15 @@
 import { DurableObject } from "cloudflare:workers";
-import { MINUTE, now, SECOND, utcMonth } from "../../platform/clock";
-import { randomString } from "../../platform/crypto";
-import { accessRefusal, passwordAccepted, placeRefusal, type Refusal } from "../../platform/gateway-rules";
+import { now, SECOND, utcMonth } from "../../platform/clock";
+import { accessRefusal, type Limits, passwordAccepted, placeRefusal, type Refusal } from "../../platform/gateway-rules";
 import { type WhitelistCheck, whitelistCheck } from "../../platform/ip";
-import { SlidingLog } from "../../platform/sliding-log";
+import { STANDING_GRACE_MS } from "../../platform/standing-shares";
 import { GatewayHubClient, gatewaySlots } from "../gateway-hub";
 import type { GatewayPush } from "../gateway-hub/contract";
 import { Alarm } from "../shared/alarm";
 import { migrate, type StorageStep } from "../shared/storage-versions";
 import { TrafficStoreClient } from "../traffic-store";
 import type { SessionSnapshot, SessionUsage } from "../traffic-store/contract";
+import { ConnectionLeases } from "./connection-leases";
 import type {
   BandwidthProduct,
   DecideInput,
@@ -24,9 +24,10 @@ import type {
   ShareGrant,
   ShareRenewal,
 } from "./contract";
-import { snapshotOnWire, TERMINATED_KEPT_MS } from "./contract";
-import { NodeShares, QUIET_LEASE_MS } from "./node-shares";
+import { TERMINATED_KEPT_MS } from "./contract";
+import { NodeView, type NodeViewBody } from "./node-view";
 import { SessionBook, type SessionIdentity } from "./session-book";
+import { ShareLeasing } from "./share-leasing";
 
 /** The gate's storage steps (`migrate`; its `SessionBook` has its own): append, never edit. */
 const GATE_STORAGE: StorageStep[] = [
@@ -48,73 +49,41 @@ const GATE_STORAGE: StorageStep[] = [
   (sql) => sql.exec("ALTER TABLE node_view ADD COLUMN pushed INTEGER NOT NULL DEFAULT 1"),
   // 5: what each node may be using of each limit, noted with the grants (null: not noted, by an older instance).
   (sql) => sql.exec("ALTER TABLE node_grants ADD COLUMN bounds TEXT"),
+  // 6: a lease names its product: the per-connection path's use is counted per product, as its shares are.
+  (sql) => sql.exec("ALTER TABLE leases ADD COLUMN product TEXT"),
 ];
 
-/** A lease not released by the gateway is reclaimed after this long, so a crashed gateway cannot leak slots. */
-export const LEASE_TTL_MS = 10 * MINUTE;
 /** Sessions a gate starts are told to the account's session index this soon (one call for all started meanwhile). */
 const INDEX_DELAY_MS = SECOND;
-
-/** How far past its longest lease the gate notes that grants may be live (a row written at most once per this). */
-const GRANTS_NOTED_AHEAD_MS = MINUTE;
-/**
- * A node's use is noted with this much room (the row is written again only when the node's use outgrows it): a
- * restart counts a node at its noted use until the node renews.
- */
-const NOTED_ROOM = 1.5;
-
-/** What each node may be using, per `product:kind` and node (see `NodeShares.counts`). */
-type GrantBounds = Record<string, Record<string, number>>;
-
 /** A push that failed is tried again this soon. */
 const PUSH_RETRY_MS = SECOND;
-
 /** The gateway may reuse an allow this long (at most 60 s: whitelist removal and deletion take effect within 60 s). */
 export const MAX_CACHE_TTL_S = 30;
+/**
+ * The per-connection path's name among the nodes that share a sub-user's limits (node ids are `[a-z0-9-]`, so no
+ * node can take it).
+ */
+export const CONNECTIONS_PATH = "@connections";
+/** The per-connection path's shares are renewed this long before they end while its leases are open. */
+const KEEP_SHARES_AHEAD_MS = SECOND;
 
 /**
- * One per sub-user (addressed by its gateway name). Decides each proxy request: credentials or whitelist,
- * status, product, the account's pool and the sub-user's monthly cap, rolling 1-second rps and open-lease
- * concurrency, and pins sticky sessions. `decide` never awaits, so the limits are exact under concurrent
- * calls. Internals are `#private`: callers use `SubuserGateClient`.
+ * One per sub-user (addressed by its gateway name): the storage and RPC shell around what decides its requests.
+ * Gateway nodes decide at the node from its snapshot (`NodeView`) and their shares of its limits (`ShareLeasing`);
+ * the per-connection path (`authorize`: gateways that ask per connection, and the sandbox's credential test) runs
+ * the same rules (`platform/gateway-rules`) here, its open connections kept by `ConnectionLeases` and its limits a
+ * share taken like a node's, so the two paths together never pass a limit. Sticky sessions are its `SessionBook`.
+ * Internals are `#private`: callers use `SubuserGateClient`.
  */
 export class SubuserGate extends DurableObject {
   readonly #sql: SqlStorage;
   #config: GateConfig | null = null;
   #whitelisted: WhitelistCheck = () => false;
-  readonly #requests = new SlidingLog(SECOND);
-  /** Open leases: when each is reclaimed, and the sticky session it was given. */
-  readonly #leases = new Map<string, { expiresAt: number; session: string | null }>();
+  readonly #connections: ConnectionLeases;
   readonly #sessions: SessionBook;
   readonly #alarm: Alarm;
-  /** What gateway nodes know of the sub-user, its version, and whether every connected node was sent it. */
-  #nodeView: { version: number; view: string; pushed: boolean } = { version: 0, view: "", pushed: true };
-  /**
-   * The products whose limits are leased to nodes (the sub-user is busy there); the other limited products' limits
-   * are standing shares, each node slot using its part without asking (docs/gateway.md, "Standing shares").
-   */
-  readonly #leased = new Set<GatewayProduct>();
-  /** Standing shares of a product being ended: renewals wait until every node was told. */
-  readonly #standingDown = new Map<GatewayProduct, Promise<void>>();
-  /** The nodes' shares of each product's limits (memory: a restart recovers as `NodeShares` says). */
-  readonly #shares = new Map<string, NodeShares>();
-  /** When this instance started: grants made before it are unknown until their leases have ended. */
-  readonly #startedAt = now();
-  /**
-   * Until when grants to nodes may be live, as stored: written ahead a minute at a time (one row a minute while
-   * nodes renew), so that a restart knows whether an instance before it may have granted shares still in force.
-   */
-  #grantsLiveUntil = 0;
-  /** Whether an instance before this one may have granted shares still in force. */
-  readonly #grantedBefore: boolean;
-  /**
-   * What the instance before this one noted each node may be using (null: it noted nothing, its grants are
-   * unknown): each node is counted at it until it renews, so that one holding nothing (a node started again, say)
-   * is granted at once what the others cannot be using.
-   */
-  readonly #notedBefore: GrantBounds | null;
-  /** What the row notes now (null: nothing, while grants from an instance that noted nothing may be live). */
-  #noted: GrantBounds | null;
+  readonly #view: NodeView;
+  readonly #leasing: ShareLeasing;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
@@ -127,85 +96,62 @@ export class SubuserGate extends DurableObject {
     migrate(ctx.storage, "subuser_gate", GATE_STORAGE);
     const stored = this.#sql.exec<{ value: string }>("SELECT value FROM config WHERE id = 1").toArray()[0];
     if (stored) this.#apply(JSON.parse(stored.value) as GateConfig);
-    const view = this.#sql
-      .exec<{ version: number; view: string; pushed: number }>("SELECT version, view, pushed FROM node_view")
-      .toArray()[0];
-    if (view) this.#nodeView = { version: view.version, view: view.view, pushed: view.pushed === 1 };
-    const grants = this.#sql
-      .exec<{ live_until: number; bounds: string | null }>("SELECT live_until, bounds FROM node_grants")
-      .toArray()[0];
-    this.#grantsLiveUntil = grants?.live_until ?? 0;
-    this.#grantedBefore = this.#grantsLiveUntil > this.#startedAt;
-    this.#notedBefore = !this.#grantedBefore ? {} : grants?.bounds ? (JSON.parse(grants.bounds) as GrantBounds) : null;
-    this.#noted = this.#notedBefore;
+    this.#connections = new ConnectionLeases(this.#sql);
+    this.#view = new NodeView(this.#sql, env);
+    const startedAt = now();
+    this.#leasing = new ShareLeasing(this.#sql, {
+      startedAt,
+      slots: gatewaySlots(env),
+      name: () => this.#config?.name ?? "",
+      limits: (product) => this.#config?.limits[product] ?? null,
+      tellNodes: () => this.#tellNodes(),
+      viewPushed: () => this.#view.pushed,
+    });
+    const view = this.#view.stored();
     // A view no node was sent (the last instance stopped before its push, or the push failed) is pushed again.
-    if (view && !this.#nodeView.pushed) this.#alarm.wakeBy(this.#startedAt);
-    if (view && this.#config) {
-      const standing = (JSON.parse(view.view) as Partial<NodeSnapshot>).standing;
-      // A view from before standing shares: its limits were leased, maybe still.
-      for (const product of limitedProducts(this.#config)) {
-        if (standing ? !standing.includes(product) : this.#grantedBefore) this.#leased.add(product);
-      }
-    }
-    for (const lease of this.#sql.exec<{ id: string; expires_at: number; session: string | null }>(
-      "SELECT id, expires_at, session FROM leases",
-    )) {
-      this.#leases.set(lease.id, { expiresAt: lease.expires_at, session: lease.session });
-    }
+    if (view && !this.#view.pushed) this.#alarm.wakeBy(startedAt);
+    if (view && this.#config) this.#leasing.restore(limitedProducts(this.#config), view.standing ?? null);
   }
 
   configure(config: GateConfig): void {
     this.#apply(config);
     this.#sql.exec("INSERT OR REPLACE INTO config (id, value) VALUES (1, ?)", JSON.stringify(config));
-    this.ctx.waitUntil(this.#publishView(config));
+    this.ctx.waitUntil(this.#tellNodes());
   }
 
   /** What a gateway node needs to decide this sub-user's requests itself; null before the gate is configured. */
   snapshot(config?: GateConfig): NodeSnapshot | null {
     if (config) this.configure(config);
     const current = this.#config;
-    return current ? { ...nodeView(current, this.#leased, now()), version: this.#nodeView.version } : null;
+    return current ? { ...this.#viewOf(current, now()), version: this.#view.version } : null;
   }
 
   /**
    * A node's renewal of its shares of a product's limits: what it may enforce until the lease ends. A renewal of a
-   * product with standing shares ends them first (every node is told; each slot's share is counted until its node
-   * renews or has stopped using it). Shares never sum past a limit (`NodeShares`); a limit the sub-user lacks is
-   * answered null.
+   * product with standing shares ends them first (`ShareLeasing.leaseFrom`); a limit the sub-user lacks is answered
+   * null.
    */
   async renewShares(renewal: ShareRenewal): Promise<ShareGrant | null> {
-    const limited = this.#config && limitedProducts(this.#config).includes(renewal.product);
-    if (limited && !this.#leased.has(renewal.product)) await this.#standDown(renewal.product);
+    if (this.#limited(renewal.product)) await this.#leasing.leaseFrom(renewal.product);
     const config = this.#config;
     if (!config) return null;
     const at = now();
-    const limits = config.limits[renewal.product] ?? { concurrent: null, rps: null };
-    const share = (limit: number | null, kind: "concurrent" | "rps", inUse: number) =>
-      limit === null
-        ? null
-        : this.#nodeShares(renewal.product, kind).renew(
-            limit,
-            { node: renewal.node, slot: renewal.slot, held: renewal.held[kind], inUse, want: renewal.want[kind] },
-            at,
-          );
-    const concurrent = share(limits.concurrent, "concurrent", renewal.open);
-    const rps = share(limits.rps, "rps", renewal.recent);
-    // Noted before the answer leaves (nothing awaits in between): a restart knows every grant that may be live.
-    this.#noteGrants(renewal.product, renewal.node, at);
-    const cut = [...new Set([...(concurrent?.cut ?? []), ...(rps?.cut ?? [])])];
-    if (cut.length > 0) {
-      const message: GatewayPush = { type: "lease_cut", name: config.name, product: renewal.product };
-      this.ctx.waitUntil(new GatewayHubClient(this.env).publish(message, cut));
-    }
-    const expiresAt = Math.min(concurrent?.expiresAt ?? at + QUIET_LEASE_MS, rps?.expiresAt ?? at + QUIET_LEASE_MS);
+    const shares = this.#leasing.renew(
+      renewal.product,
+      limitsOf(config, renewal.product),
+      {
+        node: renewal.node,
+        slot: renewal.slot,
+        held: renewal.held,
+        inUse: { concurrent: renewal.open, rps: renewal.recent },
+        want: renewal.want,
+      },
+      at,
+    );
+    this.#cut(config, renewal.product, shares.cut, at);
     // Once every share has ended, the limits stand again.
-    this.#alarm.wakeBy(expiresAt + 1);
-    return {
-      concurrent: concurrent?.granted ?? null,
-      rps: rps?.granted ?? null,
-      expiresAt,
-      version: this.#nodeView.version,
-    };
+    this.#alarm.wakeBy(shares.expiresAt + 1);
+    return { concurrent: shares.concurrent, rps: shares.rps, expiresAt: shares.expiresAt, version: this.#view.version };
   }
 
   /**
@@ -222,36 +168,45 @@ export class SubuserGate extends DurableObject {
     return this.#sessions.pinExit(pin.id, exitIp, false) ?? pin;
   }
 
-  /** Decides one proxy request. `config` (loaded from D1 by the client) is applied first when given. */
-  decide(input: DecideInput, config?: GateConfig): Decision {
+  /**
+   * Decides one request on a new connection (the per-connection path). `config` (loaded from D1 by the client) is
+   * applied first when given. A limited product's standing shares end first; while the nodes may still be using
+   * them (at most a grace after they were told), a request the rest of the limit cannot take waits for them.
+   */
+  async decide(input: DecideInput, config?: GateConfig): Promise<Decision> {
     if (config) this.configure(config);
     const current = this.#config;
     if (!current) return { outcome: "unconfigured" };
-    return this.#decide(current, input);
+    const refused = this.#accessRefusal(current, input, now());
+    if (refused) return deny(refused);
+    if (!this.#limited(input.product)) return this.#decide(input);
+    await this.#leasing.leaseFrom(input.product);
+    const decision = this.#decide(input);
+    if (decision.outcome !== "deny" || decision.status !== 429) return decision;
+    const at = now();
+    const standingUntil = this.#leasing.standingCountedUntil(input.product, at);
+    if (standingUntil === null || standingUntil > at + STANDING_GRACE_MS) return decision;
+    await new Promise((resolve) => setTimeout(resolve, standingUntil - at + 1));
+    return this.#decide(input);
   }
 
-  /** The rules every gateway node runs too (`platform/gateway-rules`), against this gate's own counts. */
-  #decide(config: GateConfig, input: DecideInput): Decision {
+  /** The rules every gateway node runs too, against the per-connection path's own counts and shares. Never awaits. */
+  #decide(input: DecideInput): Decision {
+    const config = this.#config;
+    if (!config) return { outcome: "unconfigured" };
     const at = now();
-    const whitelisted = () => this.#whitelisted(input.product, input.sourceIp);
-    const access = { product: input.product, passwordHash: input.passwordHash, whitelisted };
-    const refused = accessRefusal(accessStateOf(config, at), access, at);
+    const refused = this.#accessRefusal(config, input, at);
     if (refused) return deny(refused);
-    const limits = config.limits[input.product] ?? { concurrent: null, rps: null };
-    const open = limits.concurrent === null ? 0 : this.#openLeases(at, limits.concurrent);
-    const limited = placeRefusal(limits, this.#requests, open, true, at);
+    const admitted = this.#connections.admitted(input.product);
+    const open = this.#connections.open(input.product, at);
+    const limits = this.#limited(input.product)
+      ? this.#connectionShares(config, input.product, at, 1)
+      : limitsOf(config, input.product);
+    const limited = placeRefusal(limits, admitted, open, true, at);
     if (limited) return deny(limited);
 
-    this.#requests.add(at);
-    const lease = `${config.name}.${randomString(20)}`;
     const session = input.session ? this.#sessions.pin(input.session, at) : null;
-    this.#leases.set(lease, { expiresAt: at + LEASE_TTL_MS, session: session?.id ?? null });
-    this.#sql.exec(
-      "INSERT INTO leases (id, expires_at, session) VALUES (?, ?, ?)",
-      lease,
-      at + LEASE_TTL_MS,
-      session?.id ?? null,
-    );
+    const lease = this.#connections.take(config.name, input.product, session?.id ?? null, at);
     if (session) this.#alarm.wakeBy(at + INDEX_DELAY_MS);
     return {
       outcome: "allow",
@@ -304,19 +259,27 @@ export class SubuserGate extends DurableObject {
   }
 
   /**
-   * Hands standing shares back to products whose leases have all ended, pushes a view no node was sent yet, tells
-   * the account's session index of the sessions started (one call for all of them), forgets expired sessions (and
-   * terminated ones after a day); then sleeps until the next is due.
+   * Keeps the per-connection path's shares while its leases are open, hands standing shares back to products whose
+   * leases have all ended, pushes a view no node was sent yet, tells the account's session index of the sessions
+   * started (one call for all of them), forgets expired sessions (and terminated ones after a day); then sleeps
+   * until the next is due.
    */
   override async alarm(): Promise<void> {
     this.#alarm.rang();
-    await this.#standUp();
-    if (!this.#nodeView.pushed) await this.#pushView();
     const config = this.#config;
+    let at = now();
+    if (config) {
+      for (const product of this.#connections.busy(at, limitedProducts(config))) {
+        if (this.#leasing.leased(product)) this.#connectionShares(config, product, at, 0);
+      }
+    }
+    const { stood, wakeAt } = this.#leasing.standUp(at);
+    if (wakeAt !== null) this.#alarm.wakeBy(wakeAt);
+    if (stood || !this.#view.pushed) await this.#tellNodes();
     const started = this.#sessions.takeStarted();
     // The account's first store, sharded or not: readers merge a session's copies across an account's stores by id.
     if (config && started.length > 0) await new TrafficStoreClient(this.env, config.accountId).upsertSessions(started);
-    const at = now();
+    at = now();
     const next = this.#sessions.purge(at);
     if (next !== null) this.#alarm.wakeBy(Math.max(at + 1, next));
   }
@@ -326,168 +289,85 @@ export class SubuserGate extends DurableObject {
    * moves it on a repin. Releasing an unknown or already released lease is harmless.
    */
   release(lease: string, pin?: ExitPin): boolean {
-    const known = this.#leases.get(lease);
-    if (!known) return false;
-    if (pin && known.session) this.#sessions.pinExit(known.session, pin.exitIp, pin.repinned);
-    this.#leases.delete(lease);
-    this.#sql.exec("DELETE FROM leases WHERE id = ?", lease);
+    const released = this.#connections.release(lease);
+    if (!released) return false;
+    if (pin && released.session) this.#sessions.pinExit(released.session, pin.exitIp, pin.repinned);
+    const config = this.#config;
+    // What the path no longer uses goes back to the nodes at once.
+    if (config && released.product && this.#leasing.leased(released.product)) {
+      this.#connectionShares(config, released.product, now(), 0);
+    }
     return true;
   }
 
   /**
-   * Notes until when grants may be live (a lease and a minute ahead, so at most once a minute) and what each node may
-   * be using of each limit, with room: written again when the renewing node's use outgrows what is noted.
+   * The per-connection path's renewal of its shares of a product's limits: counted at what it has in use (open
+   * leases, its rolling second), wanting `more` besides. The alarm keeps them while leases are open.
    */
-  #noteGrants(product: GatewayProduct, node: string, at: number): void {
-    const extend = this.#grantsLiveUntil < at + QUIET_LEASE_MS;
-    const outgrown = (["concurrent", "rps"] as const).some((kind) => {
-      const key = `${product}:${kind}`;
-      const counted = this.#shares.get(key)?.counts(at)[node] ?? 0;
-      return this.#noted !== null && counted > (this.#noted[key]?.[node] ?? 0);
-    });
-    if (!extend && !outgrown) return;
-    if (extend) this.#grantsLiveUntil = at + QUIET_LEASE_MS + GRANTS_NOTED_AHEAD_MS;
-    // Grants of an instance that noted none may be live until a lease after this one started: nothing is noted then.
-    const unknownBefore = this.#notedBefore === null && at < this.#startedAt + QUIET_LEASE_MS;
-    this.#noted = unknownBefore ? null : this.#bounds(at);
-    this.#sql.exec(
-      "INSERT OR REPLACE INTO node_grants (id, live_until, bounds) VALUES (1, ?, ?)",
-      this.#grantsLiveUntil,
-      this.#noted === null ? null : JSON.stringify(this.#noted),
-    );
-  }
-
-  /** What each node may be using of each limit, with room; an instance before's notes while they may be live. */
-  #bounds(at: number): GrantBounds {
-    const bounds: GrantBounds = {};
-    if (this.#notedBefore !== null && at < this.#startedAt + QUIET_LEASE_MS) {
-      for (const [key, nodes] of Object.entries(this.#notedBefore)) if (!this.#shares.has(key)) bounds[key] = nodes;
-    }
-    for (const [key, shares] of this.#shares) {
-      const counts = Object.entries(shares.counts(at));
-      if (counts.length > 0) {
-        bounds[key] = Object.fromEntries(counts.map(([node, counted]) => [node, Math.ceil(counted * NOTED_ROOM)]));
-      }
-    }
-    return bounds;
-  }
-
-  #nodeShares(product: GatewayProduct, kind: "concurrent" | "rps"): NodeShares {
-    const key = `${product}:${kind}`;
-    let shares = this.#shares.get(key);
-    if (!shares) {
-      shares = new NodeShares({
-        startedAt: this.#startedAt,
-        inUseMs: kind === "rps" ? SECOND : QUIET_LEASE_MS,
-        grantedBefore: this.#grantedBefore,
-        noted: this.#notedBefore === null ? null : (this.#notedBefore[key] ?? {}),
-      });
-      const limit = this.#config?.limits[product]?.[kind] ?? null;
-      // Standing shares whose end no node may have heard of yet (this instance restarted meanwhile) still count.
-      if (!this.#nodeView.pushed && this.#leased.has(product) && limit !== null && this.#config) {
-        shares.standDown(limit, gatewaySlots(this.env), this.#config.name);
-      }
-      this.#shares.set(key, shares);
-    }
-    return shares;
+  #connectionShares(config: GateConfig, product: GatewayProduct, at: number, more: 0 | 1): Limits {
+    const inUse = {
+      concurrent: this.#connections.open(product, at),
+      rps: this.#connections.admitted(product).count(at),
+    };
+    const want = { concurrent: inUse.concurrent + more, rps: inUse.rps + more };
+    const renewal = { node: CONNECTIONS_PATH, slot: null, held: inUse, inUse, want };
+    const shares = this.#leasing.renew(product, limitsOf(config, product), renewal, at);
+    this.#cut(config, product, shares.cut, at);
+    if (inUse.concurrent > 0) this.#alarm.wakeBy(shares.expiresAt - KEEP_SHARES_AHEAD_MS);
+    this.#alarm.wakeBy(shares.expiresAt + 1);
+    return { concurrent: shares.concurrent, rps: shares.rps };
   }
 
   /**
-   * Ends a product's standing shares: the product's limits are leased from now on, each slot's standing share is
-   * counted until its node renews or has stopped using it, and every node is told. Concurrent renewals wait for the
-   * same end.
+   * Asks the nodes that hold more than an even split to renew now (a push); the per-connection path, asked too,
+   * gives back at once what it does not use.
    */
-  #standDown(product: GatewayProduct): Promise<void> {
-    const ending = this.#standingDown.get(product);
-    if (ending) return ending;
-    const config = this.#config as GateConfig;
-    this.#leased.add(product);
-    const limits = config.limits[product] ?? { concurrent: null, rps: null };
-    for (const kind of ["concurrent", "rps"] as const) {
-      const limit = limits[kind];
-      if (limit !== null) this.#nodeShares(product, kind).standDown(limit, gatewaySlots(this.env), config.name);
-    }
-    const told = this.#publishView(config).finally(() => this.#standingDown.delete(product));
-    this.#standingDown.set(product, told);
-    return told;
+  #cut(config: GateConfig, product: GatewayProduct, cut: string[], at: number): void {
+    const nodes = cut.filter((node) => node !== CONNECTIONS_PATH);
+    if (nodes.length < cut.length) this.#connectionShares(config, product, at, 0);
+    if (nodes.length === 0) return;
+    const message: GatewayPush = { type: "lease_cut", name: config.name, product };
+    this.ctx.waitUntil(new GatewayHubClient(this.env).publish(message, nodes));
   }
 
-  /** Products whose leases have all ended get standing shares again (every node is told); else wakes when due. */
-  async #standUp(): Promise<void> {
+  /**
+   * Tells every connected node what it decides from, when that changed (status, passwords, whitelist, limits,
+   * products, a pool, the cap or standing shares) or a push is owed. Resolves once told: by when the standing shares
+   * the push ended are unused (null: nothing to tell, or the push failed and is tried again).
+   */
+  async #tellNodes(): Promise<number | null> {
     const config = this.#config;
-    if (!config || this.#leased.size === 0) return;
-    const at = now();
-    let stood = false;
-    for (const product of [...this.#leased]) {
-      if (this.#standingDown.has(product)) continue;
-      const ends = (["concurrent", "rps"] as const).map((kind) => this.#nodeShares(product, kind).liveUntil(at));
-      const lastEnds = Math.max(...ends.map((end) => end ?? 0));
-      if (lastEnds > 0) {
-        this.#alarm.wakeBy(lastEnds + 1);
-        continue;
-      }
-      this.#leased.delete(product);
-      this.#shares.delete(`${product}:concurrent`);
-      this.#shares.delete(`${product}:rps`);
-      stood = true;
-    }
-    if (stood) await this.#publishView(config);
+    if (!config) return null;
+    const endsBy = await this.#view.update(this.#viewOf(config, now()));
+    if (endsBy !== null) this.#leasing.confirmStandDown(endsBy);
+    if (!this.#view.pushed) this.#alarm.wakeBy(now() + PUSH_RETRY_MS);
+    return endsBy;
   }
 
-  /**
-   * When what nodes decide from changed (status, passwords, whitelist, limits, products, a pool, the cap or standing
-   * shares), its version grows and every connected node is told at once. Resolves once told (or the push failed:
-   * it is tried again).
-   */
-  #publishView(config: GateConfig): Promise<void> {
-    const view = nodeView(config, this.#leased, now());
-    const text = JSON.stringify(view);
-    if (text === this.#nodeView.view) return Promise.resolve();
-    this.#nodeView = { version: this.#nodeView.version + 1, view: text, pushed: false };
-    this.#sql.exec(
-      "INSERT OR REPLACE INTO node_view (id, version, view, pushed) VALUES (1, ?, ?, 0)",
-      this.#nodeView.version,
-      text,
-    );
-    return this.#pushView();
+  #viewOf(config: GateConfig, at: number): NodeViewBody {
+    return {
+      name: config.name,
+      subuserId: config.subuserId,
+      ...accessStateOf(config, at),
+      whitelist: config.whitelist,
+      limits: config.limits,
+      standing: this.#leasing.standing(limitedProducts(config)),
+    };
   }
 
-  /**
-   * Sends the current view to every connected node. Once sent, the standing shares it ended are counted only until
-   * every node has stopped using them; a failed push is tried again.
-   */
-  async #pushView(): Promise<void> {
-    const { version, view } = this.#nodeView;
-    const snapshot = { ...(JSON.parse(view) as Omit<NodeSnapshot, "version">), version };
-    let standingEndsBy: number;
-    try {
-      const message: GatewayPush = { type: "subuser", subuser: snapshotOnWire(snapshot) };
-      ({ standingEndsBy } = await new GatewayHubClient(this.env).publish(message));
-    } catch {
-      this.#alarm.wakeBy(now() + PUSH_RETRY_MS);
-      return;
-    }
-    if (this.#nodeView.version !== version) return;
-    this.#nodeView.pushed = true;
-    this.#sql.exec("UPDATE node_view SET pushed = 1 WHERE version = ?", version);
-    for (const shares of this.#shares.values()) shares.confirmStandDown(standingEndsBy);
+  #accessRefusal(config: GateConfig, input: DecideInput, at: number): Refusal | null {
+    const whitelisted = () => this.#whitelisted(input.product, input.sourceIp);
+    const access = { product: input.product, passwordHash: input.passwordHash, whitelisted };
+    return accessRefusal(accessStateOf(config, at), access, at);
+  }
+
+  #limited(product: GatewayProduct): boolean {
+    return this.#config !== null && limitedProducts(this.#config).includes(product);
   }
 
   #apply(config: GateConfig): void {
     this.#config = config;
     this.#whitelisted = whitelistCheck(config.whitelist);
-  }
-
-  /** Open leases; expired ones are swept only when they could make the difference. */
-  #openLeases(at: number, limit: number): number {
-    if (this.#leases.size < limit) return this.#leases.size;
-    for (const [lease, { expiresAt }] of this.#leases) {
-      if (expiresAt <= at) {
-        this.#leases.delete(lease);
-        this.#sql.exec("DELETE FROM leases WHERE id = ?", lease);
-      }
-    }
-    return this.#leases.size;
   }
 
   /** A decision made with a rotated-out password may only be reused while that password still works. */
@@ -524,24 +404,16 @@ function accessStateOf(
   };
 }
 
-/** The gate's view as nodes decide from it (without its version). */
-function nodeView(config: GateConfig, leased: Set<GatewayProduct>, at: number): Omit<NodeSnapshot, "version"> {
-  return {
-    name: config.name,
-    subuserId: config.subuserId,
-    ...accessStateOf(config, at),
-    whitelist: config.whitelist,
-    limits: config.limits,
-    standing: limitedProducts(config).filter((product) => !leased.has(product)),
-  };
-}
-
 /** The sub-user's products with a limit of concurrency or of requests per second. */
 function limitedProducts(config: GateConfig): GatewayProduct[] {
   return config.products.filter((product) => {
     const limits = config.limits[product];
     return limits !== undefined && (limits.concurrent !== null || limits.rps !== null);
   });
+}
+
+function limitsOf(config: GateConfig, product: GatewayProduct): Limits {
+  return config.limits[product] ?? { concurrent: null, rps: null };
 }
 
 function exhausted(pool: PoolFigures | undefined): boolean {

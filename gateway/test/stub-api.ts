@@ -8,6 +8,9 @@ export function snapshotOf(name: string, overrides: Partial<SubuserSnapshot> = {
   return {
     name,
     subuser: `sub_${name}`,
+    account: "usr_01JAAAAAAAAAAAAAAAAAAAAAAA",
+    owner_tag: null,
+    generations: {},
     version: 1,
     status: "active",
     products: ["residential", "mobile"],

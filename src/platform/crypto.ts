@@ -82,3 +82,28 @@ export async function unseal(sealed: string, sealingSecret: string): Promise<str
   );
   return new TextDecoder().decode(plain);
 }
+
+const derivedKeys = new Map<string, Promise<CryptoKey>>();
+
+/**
+ * An HMAC-SHA256 key derived from `SEALING_KEY` by HKDF under `label`: each use (download links, usage owner tags)
+ * its own key, with no further secret; rotating the sealing key voids them all.
+ */
+export function derivedHmacKey(sealingKey: string, label: string): Promise<CryptoKey> {
+  const cacheKey = `${label}\n${sealingKey}`;
+  let key = derivedKeys.get(cacheKey);
+  if (!key) {
+    key = (async () => {
+      const base = await crypto.subtle.importKey("raw", base64ToBytes(sealingKey), "HKDF", false, ["deriveKey"]);
+      return crypto.subtle.deriveKey(
+        { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(0), info: encoder.encode(label) },
+        base,
+        { name: "HMAC", hash: "SHA-256", length: 256 },
+        false,
+        ["sign", "verify"],
+      );
+    })();
+    derivedKeys.set(cacheKey, key);
+  }
+  return key;
+}

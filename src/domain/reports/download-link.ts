@@ -1,6 +1,5 @@
-import { base64ToBytes } from "../../platform/base64";
 import { HOUR, now } from "../../platform/clock";
-import { toHex } from "../../platform/crypto";
+import { derivedHmacKey, toHex } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
 
 /**
@@ -12,26 +11,7 @@ import { ApiError } from "../../platform/errors";
  */
 export const DOWNLOAD_LINK_TTL_MS = HOUR;
 const encoder = new TextEncoder();
-const keys = new Map<string, Promise<CryptoKey>>();
-
-function linkKey(sealingKey: string): Promise<CryptoKey> {
-  let key = keys.get(sealingKey);
-  if (!key) {
-    key = (async () => {
-      const raw = base64ToBytes(sealingKey);
-      const base = await crypto.subtle.importKey("raw", raw, "HKDF", false, ["deriveKey"]);
-      return crypto.subtle.deriveKey(
-        { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(0), info: encoder.encode("report-download-link/v1") },
-        base,
-        { name: "HMAC", hash: "SHA-256", length: 256 },
-        false,
-        ["sign", "verify"],
-      );
-    })();
-    keys.set(sealingKey, key);
-  }
-  return key;
-}
+const LABEL = "report-download-link/v1";
 
 function signedContent(runId: string, expSeconds: number): Uint8Array<ArrayBuffer> {
   return new Uint8Array(encoder.encode(`${runId}\n${expSeconds}`));
@@ -52,7 +32,11 @@ export async function signDownloadLink(
   origin: string,
 ): Promise<{ url: string; expiresAt: number }> {
   const expSeconds = Math.floor((now() + DOWNLOAD_LINK_TTL_MS) / 1000);
-  const signature = await crypto.subtle.sign("HMAC", await linkKey(env.SEALING_KEY), signedContent(runId, expSeconds));
+  const signature = await crypto.subtle.sign(
+    "HMAC",
+    await derivedHmacKey(env.SEALING_KEY, LABEL),
+    signedContent(runId, expSeconds),
+  );
   const url = new URL(downloadPath(runId), origin);
   url.searchParams.set("exp", String(expSeconds));
   url.searchParams.set("sig", toHex(signature));
@@ -75,7 +59,7 @@ export async function verifyDownloadLink(
     wellFormed &&
     (await crypto.subtle.verify(
       "HMAC",
-      await linkKey(env.SEALING_KEY),
+      await derivedHmacKey(env.SEALING_KEY, LABEL),
       hexToBytes(link.sig),
       signedContent(runId, expSeconds),
     ));

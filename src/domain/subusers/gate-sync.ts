@@ -3,6 +3,7 @@ import { accounts, bandwidthPools, subuserMonthlyUsage, subusers, whitelistEntri
 import { SubuserGateClient } from "../../durable-objects/subuser-gate";
 import type { GateConfig, PoolFigures } from "../../durable-objects/subuser-gate/contract";
 import { now, utcMonth } from "../../platform/clock";
+import { ownerTag } from "../../platform/owner-tag";
 import type { BandwidthProduct } from "../../vocabulary";
 import type { DomainContext } from "../context";
 import { enforcedLimits, type ProductCaps } from "./limits";
@@ -55,6 +56,11 @@ async function loadGateConfig(ctx: DomainContext, name: string): Promise<GateCon
     ),
     trafficLimitBytes: subuser.trafficLimitBytes,
     monthUsage: { month, usedBytes: usage[0]?.usedBytes ?? 0 },
+    ownerTag: await ownerTag(ctx.env.SEALING_KEY, {
+      name: subuser.name,
+      subuserId: subuser.id,
+      accountId: subuser.accountId,
+    }),
   };
 }
 

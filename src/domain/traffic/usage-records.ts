@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { products } from "../../db/schema";
 import { IP_MAX_LENGTH, id, integer, ipAddress, NO_CONTROL_CHARACTERS, text, token } from "../../platform/fields";
 import { canonicalIp } from "../../platform/ip";
+import { OWNER_TAG, OWNER_TAG_LENGTH } from "../../platform/owner-tag";
 
 /**
  * The gateway's usage report (docs/gateway.md): the exact field names the gateway is built against. Bytes are
@@ -16,6 +17,8 @@ const EXIT_GEO = /^[a-z]{2}\/[a-z0-9]{0,3}\/[a-z0-9_-]{0,40}$/;
 const TAG = /^[a-z0-9_-]{1,64}$/;
 const ERROR_CODE = /^[a-z0-9_.-]{1,64}$/;
 const SESSION = /^ses_[0-9A-HJKMNP-TV-Z]{26}$/;
+const SUBUSER = /^sub_[0-9A-HJKMNP-TV-Z]{26}$/;
+const ACCOUNT = /^usr_[0-9A-HJKMNP-TV-Z]{26}$/;
 
 export const usageRecordSchema = z
   .strictObject({
@@ -66,6 +69,25 @@ export const usageRecordSchema = z
           "session in the account's store with no call to the sub-user's gate. Optional: a sticky record without it " +
           "(older gateways) is matched to its session by the gate, from the username and the time.",
       }),
+    session_gen: integer(0, 2_147_483_647)
+      .optional()
+      .openapi({
+        description:
+          "A sticky request decided at the node: the generation of its username (the session key) that the " +
+          "sub-user's snapshot gave. The account's store names the session from the key, the generation and the " +
+          "first request's time.",
+      }),
+    subuser: id("subuser").optional().openapi({
+      description: "The sub-user the node decided for (from its snapshot), with `account` and `owner_tag`.",
+    }),
+    account: id("account").optional().openapi({ description: "The sub-user's account (from the node's snapshot)." }),
+    owner_tag: token(OWNER_TAG, OWNER_TAG_LENGTH)
+      .optional()
+      .openapi({
+        description:
+          "The snapshot's `owner_tag`: with `subuser` and `account`, the record's owner is taken from the record. " +
+          "A record whose tag does not match is dropped; without all three, the owner is looked up.",
+      }),
   })
   .openapi("UsageRecord");
 
@@ -81,7 +103,7 @@ export type UsageBatch = z.infer<typeof usageBatchSchema>;
 
 const RECORD_FIELDS = Object.keys(usageRecordSchema.shape).length;
 /** The optional fields (absent in records of older gateways). */
-const OPTIONAL_FIELDS = ["client_ip", "session"];
+const OPTIONAL_FIELDS = ["client_ip", "session", "session_gen", "subuser", "account", "owner_tag"];
 /** RFC 3339 in UTC as the schema takes it (offsets are left to the schema); the calendar date is checked apart. */
 const UTC_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?Z$/;
 
@@ -122,7 +144,11 @@ function isPlainlyValidRecord(r: unknown): boolean {
     (r.error_code === null || isToken(r.error_code, ERROR_CODE, 64)) &&
     typeof r.repinned === "boolean" &&
     (r.client_ip === undefined || r.client_ip === null || isAddress(r, "client_ip")) &&
-    (r.session === undefined || r.session === null || isToken(r.session, SESSION, 30))
+    (r.session === undefined || r.session === null || isToken(r.session, SESSION, 30)) &&
+    (r.session_gen === undefined || isInteger(r.session_gen, 2_147_483_647)) &&
+    (r.subuser === undefined || isToken(r.subuser, SUBUSER, 30)) &&
+    (r.account === undefined || isToken(r.account, ACCOUNT, 30)) &&
+    (r.owner_tag === undefined || isToken(r.owner_tag, OWNER_TAG, OWNER_TAG_LENGTH))
   );
 }
 

@@ -36,6 +36,8 @@ export interface GateConfig {
   /** The sub-user's monthly cap in bytes (null: none), and its usage in the latest month it was told of. */
   trafficLimitBytes: number | null;
   monthUsage: { month: string; usedBytes: number } | null;
+  /** The signed owner (`platform/owner-tag`): usage records carry it back. Absent in configs stored before it. */
+  ownerTag?: string;
 }
 
 export interface DecideInput {
@@ -59,6 +61,11 @@ export type Decision =
 export interface NodeSnapshot {
   name: string;
   subuserId: string;
+  accountId: string;
+  /** The signed owner the node reports with the sub-user's usage (null: not signed yet). */
+  ownerTag: string | null;
+  /** The sticky-session keys whose generation a termination moved (`platform/sticky-sessions`: `keyHash` → it). */
+  generations: Record<string, number>;
   version: number;
   status: GateConfig["status"];
   products: GatewayProduct[];
@@ -82,6 +89,9 @@ export function snapshotOnWire(snapshot: NodeSnapshot) {
   return {
     name: snapshot.name,
     subuser: snapshot.subuserId,
+    account: snapshot.accountId,
+    owner_tag: snapshot.ownerTag,
+    generations: snapshot.generations,
     version: snapshot.version,
     status: snapshot.status,
     products: snapshot.products,

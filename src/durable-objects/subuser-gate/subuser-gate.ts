@@ -348,6 +348,9 @@ export class SubuserGate extends DurableObject {
     return {
       name: config.name,
       subuserId: config.subuserId,
+      accountId: config.accountId,
+      ownerTag: config.ownerTag ?? null,
+      generations: {},
       ...accessStateOf(config, at),
       whitelist: config.whitelist,
       limits: config.limits,

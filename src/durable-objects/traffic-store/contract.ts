@@ -401,6 +401,9 @@ export interface SessionUsage {
 /** A sticky session as its gate knows it; `version` grows with every change, so late copies are ignored. */
 export interface SessionSnapshot {
   id: string;
+  /** The session key (the full gateway username, lower-case) and its generation, for sessions decided at the node. */
+  key?: string;
+  generation?: number;
   subuserId: string;
   gateName: string;
   product: TrafficProduct;
@@ -434,6 +437,8 @@ export interface GateUsage {
 export type SessionDelta = Pick<
   SessionSnapshot,
   | "id"
+  | "key"
+  | "generation"
   | "subuserId"
   | "gateName"
   | "product"

@@ -4,6 +4,7 @@ import { snapshotOnWire } from "../../durable-objects/subuser-gate/contract";
 import type { AppEnv } from "../../env";
 import { callingNode } from "../../middleware/gateway-auth";
 import { id, integer, ipText, list, timestamp, token } from "../../platform/fields";
+import { OWNER_TAG, OWNER_TAG_LENGTH } from "../../platform/owner-tag";
 import { internalRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
 import { gatewayName, gatewayProduct, nodeId, shareCount } from "./node-fields";
 
@@ -13,6 +14,19 @@ const snapshotSchema = z
   .object({
     name: gatewayName(),
     subuser: id("subuser"),
+    account: id("account").openapi({ description: "The sub-user's account: usage records name it." }),
+    owner_tag: token(OWNER_TAG, OWNER_TAG_LENGTH)
+      .nullable()
+      .openapi({
+        description:
+          "The sub-user's signed owner: a usage record that carries it with `subuser` and `account` needs no " +
+          "lookup of its owner (null: not signed yet; the records name no owner).",
+      }),
+    generations: z.record(token(/^[0-9a-f]{16}$/, 16), integer(1, 2_147_483_647)).openapi({
+      description:
+        "The sticky-session keys whose generation a termination moved, by key hash (docs/gateway.md, " +
+        '"Sticky sessions"): a key not listed is at generation 0.',
+    }),
     version: integer(0, Number.MAX_SAFE_INTEGER).openapi({
       format: "int64",
       description: "Grows with every change; a node keeps the highest it has seen.",

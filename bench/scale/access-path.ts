@@ -1,26 +1,39 @@
 import { performance } from "node:perf_hooks";
+import type { ApiClient } from "../../gateway/api-client.ts";
+import type { Clock, TimerHandle } from "../../gateway/clock.ts";
+import { sha256Hex } from "../../gateway/credentials.ts";
+import { type NodeDecider, nodeDecider } from "../../gateway/node-decider.ts";
+import type { GatewayConnection } from "../../gateway/proxy-server.ts";
+import type { GatewayDecision, GatewayPush } from "../../gateway/wire.ts";
+import { sessionSpecOf } from "../../src/domain/gateway/authorize";
+import { parseUsername } from "../../src/domain/gateway/username";
 import type { AreaStorage } from "../../src/durable-objects/shared/storage-versions";
-import type { GateConfig, SessionSpec } from "../../src/durable-objects/subuser-gate/contract";
+import { type GateConfig, snapshotOnWire } from "../../src/durable-objects/subuser-gate/contract";
 import { SubuserGate } from "../../src/durable-objects/subuser-gate/subuser-gate";
 import { AccountTraffic } from "../../src/durable-objects/traffic-store/account-traffic";
 import type { SessionSnapshot } from "../../src/durable-objects/traffic-store/contract";
-import { STANDING_GRACE_MS, standingShare } from "../../src/platform/standing-shares";
+import { toIso } from "../../src/platform/clock";
+import { SlidingLog } from "../../src/platform/sliding-log";
+import { STANDING_GRACE_MS } from "../../src/platform/standing-shares";
 import { accountShares, type Mix, random, SUBUSERS } from "./fleet";
 import { NodeSqlStorage } from "./node-sql";
 import { objectGbSeconds, PRICES } from "./platform";
+import { type PartyClock, SimClock } from "./sim-clock";
 import { timedCalls } from "./timed-calls";
 
 /**
  * The access path as built (docs/gateway.md, "Deciding at the node"): what deciding every request at the gateway
- * nodes costs the API, and how one busy sub-user's gate holds its limits across many nodes. The gate is the real
- * `SubuserGate` on `node:sqlite` (as the metering simulation runs the real store): its alarms run when due and its
- * pushes reach every node at once; the nodes follow the contract.
+ * nodes costs the API, and how one busy sub-user's gate holds its limits across many nodes. Each node is the shipped
+ * decider (`nodeDecider`, gateway/node-decider.ts, with its `LeaseManager`, snapshot cache and sticky sessions at
+ * the timings the gateway runs them with), on its own clock of one simulated timeline (`SimClock`); a request is a
+ * client connection's `decide`, as the proxy asks it, and the connection's `close`. The gate is the real
+ * `SubuserGate` on `node:sqlite` (as the metering simulation runs the real store), its alarms timers on the same
+ * timeline. A node's API calls reach the gate in process as the node routes call it, and the gate's pushes reach
+ * each node's change-feed handler as the hub sends them. Calls take no simulated time.
  */
 
 /** A node batches its calls: at most one request to the API per window. */
 const NODE_BATCH_WINDOW_MS = 50;
-/** A node keeps a sub-user's snapshot this long after its last use (`gateway/node-decider.ts`). */
-const SNAPSHOT_KEPT_MS = 86_400_000;
 /** Changes nodes must hear of (PATCHes, rotations, pool and cap flips): one per sub-user per day, stated. */
 const CHANGES_PER_SUBUSER_PER_DAY = 1;
 /** New connections a gateway node serves per second (sizes the fleet). */
@@ -36,19 +49,19 @@ const STICKY_SHARE = 0.2;
 const SESSION_MINUTES = 30;
 /** Every node starts with no share: the first second is the fleet's cold start, reported apart. */
 const WARM_UP_MS = 1_000;
-/** A node asks for its demand with this headroom, plus a floor (`gateway/lease-manager.ts`). */
-const DEMAND_HEADROOM = 1.2;
-const DEMAND_FLOOR = 5;
-/** A node asks to grow its share at most this often. */
-const RENEW_AT_MOST_EVERY_MS = 250;
-/** A node renews a lease in use this long before it ends. */
-const RENEW_BEFORE_MS = 2_500;
-/** A node gives back a share its demand fell far below at most this often. */
-const GIVE_BACK_EVERY_MS = 1000;
-/** A node that waits asks again this soon: the nodes cut for it renew at once. */
-const RETRY_WHILE_WAITING_MS = 50;
 /** Sub-user request rates simulated on the real gate (requests/s), two to a decade; others are interpolated. */
 const RATE_CLASSES = Array.from({ length: 17 }, (_, i) => 10 ** (-6 + i / 2));
+/**
+ * A node's periodic work rests this long after its last request, connection end or timer (`SimClock`): its lease
+ * entries are idle 2 s after their last request and connection (they are renewed only while in use), so past that it
+ * only forgets. Checked: a node's catch-up tick that calls the API fails the simulation.
+ */
+const QUIET_MS = 10_000;
+/** What clients present: the gate's sub-user, its password, from one address. */
+const PASSWORD = "secret";
+const CLIENT_IP = "203.0.113.9";
+/** Where simulated time starts: simulations count from here. */
+const EPOCH = Date.UTC(2026, 10, 24, 12, 0, 0);
 
 /** What the API spends on one sub-user's requests, per request, measured on the real gate. */
 interface PerRequest {
@@ -99,7 +112,7 @@ export interface AccessPathCost {
 /**
  * The access path's bill per billion gateway requests when every request is a new connection. Each rate class is
  * one sub-user on the real gate, with and without its sticky sessions: requests (Poisson, open 2 s) land on random
- * nodes of the fleet. Every account's sub-users are priced at their rate's figures (log-interpolated between
+ * nodes of the fleet, each the shipped node decider. Every account's sub-users are priced at their rate's figures (log-interpolated between
  * classes), weighted by the account's requests.
  */
 export async function accessPathCost(mix: Mix, requestsPerMinute: number, accounts: number): Promise<AccessPathCost> {
@@ -108,8 +121,8 @@ export async function accessPathCost(mix: Mix, requestsPerMinute: number, accoun
   const classes: Array<{ rate: number } & PerRequest> = [];
   const noSticky: Array<{ rate: number } & PerRequest> = [];
   for (const rate of RATE_CLASSES) {
-    classes.push({ rate, ...(await simulateSubuser(rate, nodes, STICKY_SHARE)) });
-    noSticky.push({ rate, ...(await simulateSubuser(rate, nodes, 0)) });
+    classes.push({ rate, ...(await subuserFigures(rate, nodes, true)) });
+    noSticky.push({ rate, ...(await subuserFigures(rate, nodes, false)) });
   }
   const shares = accountShares(mix);
   const weighted = (figures: Array<{ rate: number } & PerRequest>) => {
@@ -175,205 +188,229 @@ function interpolate(classes: Array<{ rate: number } & PerRequest>, rate: number
   ) as unknown as PerRequest;
 }
 
-/** A gateway node as the simulations run it: the sub-user's snapshot, its shares, what it has in use. */
+/** Each rate class's figures, simulated once per fleet size: every mix prices its sub-users from the same classes. */
+const classFigures = new Map<string, Promise<PerRequest>>();
+function subuserFigures(rate: number, count: number, sessions: boolean): Promise<PerRequest> {
+  const key = `${rate} ${count} ${sessions}`;
+  let figures = classFigures.get(key);
+  if (!figures) {
+    figures = simulateSubuser(rate, count, sessions);
+    classFigures.set(key, figures);
+  }
+  return figures;
+}
+
+/** A gateway node: the shipped decider on its own clock of the timeline. */
 interface SimNode {
   name: string;
-  slot: number;
-  /** The snapshot held: its version, and whether its limits are standing shares (null: not met, or forgotten). */
-  view: { version: number; standing: boolean } | null;
-  usedAt: number;
-  /** The snapshot version the node last asked for a lease at: no standing share until a newer one grants them. */
-  leasedAtVersion: number;
-  lease: { concurrent: number; rps: number };
-  expiresAt: number;
-  open: number[];
-  admitted: number[];
-  attempted: number[];
-  lastRenewal: number;
-  cutPending: boolean;
-  /** Its last renewal granted less than it wanted: the nodes cut meanwhile may have freed some. */
-  waiting: boolean;
-  /** Sticky sessions pinned here, and until when. */
-  sessions: Map<string, number>;
+  clock: Clock;
+  decider: NodeDecider;
 }
 
-function simNodes(count: number): SimNode[] {
-  return Array.from({ length: count }, (_, slot) => ({
-    name: `node-${slot}`,
-    slot,
-    view: null,
-    usedAt: -Infinity,
-    leasedAtVersion: -1,
-    lease: { concurrent: 0, rps: 0 },
-    expiresAt: 0,
-    open: [],
-    admitted: [],
-    attempted: [],
-    lastRenewal: -Infinity,
-    cutPending: false,
-    waiting: false,
-    sessions: new Map(),
-  }));
+/** The gate calls the nodes made, by the cost model's kinds. */
+interface GateCalls {
+  snapshots: number;
+  renewals: number;
+  pins: number;
 }
-
-const standingInForce = (node: SimNode) => node.view?.standing === true && node.view.version > node.leasedAtVersion;
 
 /**
- * A fleet of nodes in front of one real gate, as `gateway/node-decider.ts` and `lease-manager.ts` behave: the
- * share in force (the slot's standing share, else a live lease), renewals (both limits in one call), the pushes
- * each node takes, and a standing share that ends while in use renewed at once.
+ * `count` shipped node deciders (slots 0…count−1 of `slotsFor(count)`) in front of one real gate, on `clock`. Each
+ * node's change feed opens at once with its slot (`hello`) and reads every push as it is sent, so its slot is
+ * vouched for throughout. `finish` stops the nodes and throws if a node logged an error (the API never fails here)
+ * or a quiet node's catch-up called the API (`QUIET_MS` too short).
  */
-function simFleet(
-  count: number,
-  limits: { concurrent: number; rps: number },
-  holdMs: number,
-  setNow: (elapsed: number) => void,
-) {
-  const nodes = simNodes(count);
+function simFleet(count: number, limits: { concurrent: number; rps: number }, clock: SimClock) {
   const slots = slotsFor(count);
-  const acks: SimNode[] = [];
-  let clock = 0;
-  const gate = realGate(limits, slots, (message, named) => {
-    if (message.type === "lease_cut") {
-      for (const node of nodes) if (named?.includes(node.name)) node.cutPending = true;
-    }
-    if (message.type !== "subuser" || !message.subuser) return;
-    const pushed = { version: message.subuser.version, standing: message.subuser.standing.includes("residential") };
-    for (const node of nodes) {
-      if (node.view === null || pushed.version <= node.view.version) continue;
-      const before = standingInForce(node);
-      node.view = pushed;
-      if (before && !standingInForce(node) && (node.open.length > 0 || node.admitted.length > 0)) acks.push(node);
+  const feeds = new Map<string, { clock: PartyClock; onMessage: (push: GatewayPush) => void }>();
+  const gate = realGate(limits, slots, clock, (text, named) => {
+    // The hub writes it to each node named (null: every connected node), which reads it as its change feed does.
+    for (const [node, feed] of feeds) {
+      if (named === null || named.includes(node)) feed.clock.deliver(() => feed.onMessage(JSON.parse(text)));
     }
   });
-  const calls = { snapshots: 0, renewals: 0, pins: 0 };
-  const fleet = {
+  const calls: GateCalls = { snapshots: 0, renewals: 0, pins: 0 };
+  const problems: string[] = [];
+  const log = { error: (message: string) => problems.push(message) };
+  const nodes = Array.from({ length: count }, (_, slot): SimNode => {
+    const name = `node-${slot}`;
+    const nodeClock = clock.party();
+    const decider = nodeDecider({
+      api: nodeApi(name, gate, calls, clock, problems),
+      clock: nodeClock,
+      log,
+      feed: ({ onMessage, onState }) => {
+        nodeClock.setTimeout(() => {
+          feeds.set(name, { clock: nodeClock, onMessage });
+          onState(true);
+          onMessage({ type: "hello", slot, slots, standing_after_ms: 0 });
+        }, 0);
+        return { vouched: () => true, close: () => feeds.delete(name) };
+      },
+    });
+    return { name, clock: nodeClock, decider };
+  });
+  return {
     nodes,
     gate,
     calls,
-    setClock(at: number) {
-      clock = at;
-      setNow(at);
+    /** From here on, counts start afresh. */
+    reset() {
+      calls.snapshots = 0;
+      calls.renewals = 0;
+      calls.pins = 0;
+      gate.reset();
     },
-    shareOf(node: SimNode) {
-      if (standingInForce(node)) {
-        const part = (limit: number) => standingShare(limit, slots, node.slot, gate.name);
-        return { concurrent: part(limits.concurrent), rps: part(limits.rps) };
-      }
-      return clock < node.expiresAt ? node.lease : null;
-    },
-    fits(node: SimNode) {
-      const share = fleet.shareOf(node);
-      return share !== null && node.open.length < share.concurrent && node.admitted.length < share.rps;
-    },
-    /** Fetches the snapshot when the node has none (or forgot it). */
-    meet(node: SimNode) {
-      if (node.view === null || clock - node.usedAt > SNAPSHOT_KEPT_MS) {
-        calls.snapshots++;
-        const snapshot = gate.gate.snapshot();
-        if (snapshot) node.view = { version: snapshot.version, standing: snapshot.standing.includes("residential") };
-      }
-      node.usedAt = clock;
-    },
-    trim(node: SimNode) {
-      while (node.open.length > 0 && (node.open[0] as number) <= clock) node.open.shift();
-      while (node.admitted.length > 0 && (node.admitted[0] as number) <= clock - 1000) node.admitted.shift();
-      while (node.attempted.length > 0 && (node.attempted[0] as number) <= clock - 1000) node.attempted.shift();
-    },
-    async renew(node: SimNode): Promise<void> {
-      calls.renewals++;
-      node.lastRenewal = clock;
-      node.cutPending = false;
-      // Demand: the last second's attempts, or the last quarter second's four times over when it is rising.
-      const attempts = Math.max(node.attempted.length, 4 * node.attempted.filter((t) => t > clock - 250).length);
-      const want = {
-        concurrent:
-          Math.ceil(Math.max(node.open.length + 1, (attempts * holdMs) / 1000) * DEMAND_HEADROOM) + DEMAND_FLOOR,
-        rps: Math.ceil(attempts * DEMAND_HEADROOM) + DEMAND_FLOOR,
-      };
-      const held = fleet.shareOf(node) ?? { concurrent: 0, rps: 0 };
-      node.leasedAtVersion = node.view?.version ?? 0;
-      const grant = await gate.gate.renewShares({
-        node: node.name,
-        slot: node.slot,
-        product: "residential",
-        held,
-        open: node.open.length,
-        recent: node.admitted.length,
-        want,
-      });
-      if (!grant) throw new Error("the gate does not know its sub-user");
-      node.waiting = (grant.concurrent ?? 0) < want.concurrent || (grant.rps ?? 0) < want.rps;
-      node.lease = { concurrent: grant.concurrent ?? 0, rps: grant.rps ?? 0 };
-      node.expiresAt = grant.expiresAt;
-      // A node whose share was lowered confirms at once, so the gate stops counting the share it gave up.
-      if (node.lease.concurrent < held.concurrent || node.lease.rps < held.rps) await fleet.renew(node);
-    },
-    /** Runs the gate's alarms due by `until`, then the renewals its pushes asked for. */
-    async advance(until: number) {
-      await gate.runAlarmsUntil(until, fleet.setClock);
-      for (const node of acks.splice(0)) await fleet.renew(node);
+    finish() {
+      for (const node of nodes) node.decider.close();
+      if (problems.length > 0)
+        throw new Error(`the access-path simulation went wrong: ${problems.slice(0, 3).join("; ")}`);
     },
   };
-  return fleet;
 }
 
 /**
- * One sub-user at `rate` requests/s (Poisson, each a new connection open 2 s, `sticky` of them on one of its two
- * sticky sessions) over `count` nodes holding slots 0…count−1, on the real gate: at least 400 requests and 10
- * minutes. Per request: the gate calls, alarms, pushes and rows written.
+ * One node's calls of the API (`ApiClient`), answered by the gate in process as the node routes answer them:
+ * `/subusers` by its `snapshot()` (src/internal/gateway/get-node-snapshots.ts), `/leases` by each renewal's
+ * `renewShares` with the node's slot, which the hub vouches it holds (renew-node-leases.ts), `/sessions` by
+ * `pinSession` (pin-node-session.ts; its look at the snapshot first, to refuse an unknown name, is left out and not
+ * billed). Each is a gate call of the cost model's kind.
  */
-async function simulateSubuser(rate: number, count: number, sticky: number): Promise<PerRequest> {
-  return withClock(async (setNow) => {
-    const rng = random(
-      (Math.imul(Math.round(Math.log10(rate) * 1000), 0x9e3779b1) ^ Math.imul(count, 0x85ebca6b)) >>> 0,
-    );
-    const fleet = simFleet(count, FLEET_LIMITS, HOLD_MS, setNow);
-    // As in a fleet that has run for long: each node last used the sub-user's snapshot as its own requests say.
-    for (const node of fleet.nodes) {
-      fleet.meet(node);
-      node.usedAt = (Math.log(1 - rng()) * 1000 * count) / rate;
-    }
-    fleet.calls.snapshots = 0;
+function nodeApi(
+  node: string,
+  gate: RealGate,
+  calls: GateCalls,
+  clock: SimClock,
+  problems: string[],
+): Pick<ApiClient, "subusers" | "leases" | "session" | "changes" | "authorize" | "release"> {
+  const called = (path: string) => {
+    if (clock.catchingUp) problems.push(`${node}: a quiet node's periodic work called ${path}`);
+  };
+  return {
+    async subusers(names) {
+      called("/subusers");
+      const found = names.map((name) => {
+        if (name !== gate.name) return null;
+        calls.snapshots++;
+        return gate.gate.snapshot();
+      });
+      return {
+        subusers: found.flatMap((snapshot) => (snapshot ? [snapshotOnWire(snapshot)] : [])),
+        unknown: names.filter((_, index) => !found[index]),
+      };
+    },
+    async leases(leases, slot = null) {
+      called("/leases");
+      const grants = await Promise.all(
+        leases.map(({ name, product, held, open, recent, want }) => {
+          if (name !== gate.name) return null;
+          calls.renewals++;
+          return gate.gate.renewShares({ node, slot, product, held, open, recent: recent ?? held.rps, want });
+        }),
+      );
+      return {
+        leases: leases.map(({ name, product }, index) => {
+          const grant = grants[index] ?? null;
+          return {
+            name,
+            product,
+            known: grant !== null,
+            concurrent: grant ? grant.concurrent : 0,
+            rps: grant ? grant.rps : 0,
+            expires_at: toIso(grant ? grant.expiresAt : Date.now()),
+            version: grant?.version ?? 0,
+          };
+        }),
+      };
+    },
+    async session({ name, username, exitIp }) {
+      called("/sessions");
+      const parsed = parseUsername(username, "user");
+      const spec = parsed.ok && parsed.value.name === name ? sessionSpecOf(username, parsed.value) : undefined;
+      if (!spec || name !== gate.name) throw new Error(`POST /sessions: 422 (${username})`);
+      calls.pins++;
+      const pin = gate.gate.pinSession(spec, exitIp);
+      return {
+        session: {
+          id: pin.id,
+          exit_ip: pin.exitIp ?? exitIp,
+          started_at: toIso(pin.startedAt),
+          expires_at: toIso(pin.expiresAt),
+        },
+      };
+    },
+    changes: () => ({ url: "", headers: { Authorization: "" } }),
+    authorize: () => Promise.reject(new Error("ISP is not simulated")),
+    release: () => Promise.reject(new Error("ISP is not simulated")),
+  };
+}
+
+/** A client's username for the gate's sub-user, on one of its sticky sessions or none. */
+function usernameOf(name: string, session: string | null): string {
+  const sticky = session === null ? "" : `-session-${session}-sesstime-${SESSION_MINUTES}`;
+  return `user_${name}-type-res-region-us${sticky}`;
+}
+
+/** A client's request on a new connection to `node`, as the proxy has it decided; `decided` gets the decision. */
+function connect(
+  node: SimNode,
+  username: string,
+  decided: (decision: GatewayDecision, connection: GatewayConnection) => void,
+): void {
+  const connection = node.decider.connection(CLIENT_IP);
+  void connection
+    .decide({ username, password: PASSWORD, product: "residential" })
+    .then((decision) => decided(decision, connection));
+}
+
+/**
+ * One sub-user at `rate` requests/s (Poisson, each a new connection open 2 s; with `sessions`, a fifth of them on one
+ * of its two sticky sessions) over `count` nodes holding slots 0…count−1, on the real gate: at least 400 requests
+ * and 10 minutes. Per request: the gate calls, alarms, pushes and rows written.
+ */
+async function simulateSubuser(rate: number, count: number, sessions: boolean): Promise<PerRequest> {
+  const rng = random((Math.imul(Math.round(Math.log10(rate) * 1000), 0x9e3779b1) ^ Math.imul(count, 0x85ebca6b)) >>> 0);
+  // As in a fleet that has run for long: each node last met the sub-user (fetched its snapshot) as its requests say.
+  const metAt = Array.from({ length: count }, () => EPOCH + (Math.log(1 - rng()) * 1000 * count) / rate);
+  return withSimClock(Math.min(EPOCH, ...metAt) - 1, async (clock) => {
+    const fleet = simFleet(count, FLEET_LIMITS, clock);
+    fleet.nodes.forEach((node, index) => {
+      const at = metAt[index] as number;
+      node.clock.setTimeout(() => void node.decider.snapshots.get(fleet.gate.name), at - clock.now());
+    });
+    await clock.runUntil(EPOCH);
+    fleet.reset();
     const requests = Math.max(400, Math.ceil(rate * 600));
-    let clock = 0;
+    let at = EPOCH;
     let refused = 0;
     for (let i = 0; i < requests; i++) {
-      clock += -Math.log(1 - rng()) * (1000 / rate);
-      await fleet.advance(clock);
+      at += -Math.log(1 - rng()) * (1000 / rate);
       const node = fleet.nodes[Math.floor(rng() * count)] as SimNode;
-      for (const other of fleet.nodes) fleet.trim(other);
-      fleet.meet(node);
-      node.attempted.push(clock);
-      const share = fleet.shareOf(node);
-      const renewDue = share !== null && !standingInForce(node) && node.expiresAt - clock <= RENEW_BEFORE_MS;
-      const mayGrow = clock - node.lastRenewal >= (node.waiting ? RETRY_WHILE_WAITING_MS : RENEW_AT_MOST_EVERY_MS);
-      if (share === null || renewDue || (!fleet.fits(node) && mayGrow)) await fleet.renew(node);
-      if (!fleet.fits(node)) {
-        refused++;
-        continue;
-      }
-      node.open.push(clock + HOLD_MS);
-      node.admitted.push(clock);
-      if (rng() < sticky) {
-        const key = `c${Math.floor(rng() * 2)}`;
-        if ((node.sessions.get(key) ?? 0) <= clock) {
-          fleet.calls.pins++;
-          const pin = fleet.gate.gate.pinSession(sessionSpec(fleet.gate.name, key), "198.51.100.7");
-          node.sessions.set(key, pin.expiresAt - EPOCH);
-        }
-      }
+      // The same draws with sessions or without: the same requests reach the same nodes, the difference is the pins'.
+      const session = rng() < STICKY_SHARE ? `c${Math.floor(rng() * 2)}` : null;
+      const username = usernameOf(fleet.gate.name, sessions ? session : null);
+      node.clock.setTimeout(
+        () =>
+          connect(node, username, (decision, connection) => {
+            if (decision.allow) node.clock.setTimeout(() => connection.close(), HOLD_MS);
+            else refused++;
+          }),
+        at - clock.now(),
+      );
+      await clock.runUntil(at);
     }
+    fleet.finish();
+    const { gate, calls } = fleet;
     return {
-      snapshots: fleet.calls.snapshots / requests,
-      renewals: fleet.calls.renewals / requests,
-      pins: fleet.calls.pins / requests,
-      alarms: fleet.gate.alarms() / requests,
-      publishes: fleet.gate.publishes() / requests,
-      indexCalls: fleet.gate.indexCalls() / requests,
-      rowsWritten: fleet.gate.rowsWritten() / requests,
-      rowsRead: fleet.gate.rowsRead() / requests,
-      cpuMs: fleet.gate.cpuMs() / requests,
+      snapshots: calls.snapshots / requests,
+      renewals: calls.renewals / requests,
+      pins: calls.pins / requests,
+      alarms: gate.alarms() / requests,
+      publishes: gate.publishes() / requests,
+      indexCalls: gate.indexCalls() / requests,
+      rowsWritten: gate.rowsWritten() / requests,
+      rowsRead: gate.rowsRead() / requests,
+      cpuMs: gate.cpuMs() / requests,
       refused: refused / requests,
     };
   });
@@ -388,6 +425,8 @@ export interface HotSubuserResult {
   gateShareOfBudget: number;
   overAdmitted: number;
   refused: number;
+  /** Refusals by error code (`rps-limit`, `concurrent-limit`; `auth-unavailable`: no share could be had). */
+  refusedBy: Record<string, number>;
   /** Refusals while capacity sat idle elsewhere, after the first second (every node starts with no share). */
   refusedWhileIdle: number;
   requests: number;
@@ -396,12 +435,12 @@ export interface HotSubuserResult {
 }
 
 /**
- * One sub-user at `connectionsPerSecond` new connections (one request each, `holdMs` open) across `nodes` nodes
- * (slots 0…nodes−1) whose shares of the traffic shift every 10 s, for `seconds`. Nodes start on their standing
- * shares; the first renewal ends them. Each node renews its shares when its demand passes them (at most every
- * 250 ms), at once when the gate cuts it or ends standing shares it was using, and once more at once when a renewal
- * lowered its share (confirming it). Counted: the gate's calls, every instant the nodes' open connections or any
- * rolling second's requests pass a limit (over-admission), and refusals made while capacity sat idle elsewhere.
+ * One sub-user at `connectionsPerSecond` new connections (one request each, `holdMs` open) across `nodes` shipped
+ * node deciders (slots 0…nodes−1) whose shares of the traffic shift every 10 s, for `seconds`. The nodes start on
+ * their standing shares; whatever they do from there (asking, growing and renewing leases, renewing when the gate
+ * cuts them or ends standing shares) is the shipped `LeaseManager`'s. Counted: the gate's calls, every instant the
+ * nodes' open connections or any rolling second's requests pass a limit (over-admission), and refusals made while
+ * capacity sat idle elsewhere.
  */
 export async function simulateHotSubuser(options: {
   connectionsPerSecond: number;
@@ -411,59 +450,57 @@ export async function simulateHotSubuser(options: {
   limits: { concurrent: number; rps: number };
 }): Promise<HotSubuserResult> {
   const { connectionsPerSecond, seconds, holdMs, limits } = options;
-  return withClock(async (setNow) => {
+  return withSimClock(EPOCH, async (clock) => {
     const rng = random(0xacce55);
-    const fleet = simFleet(options.nodes, limits, holdMs, setNow);
-    for (const node of fleet.nodes) fleet.meet(node);
-    const globalAdmitted: number[] = [];
+    const fleet = simFleet(options.nodes, limits, clock);
+    const username = usernameOf(fleet.gate.name, null);
+    const admitted = new SlidingLog(1000);
+    let open = 0;
     let overAdmitted = 0;
     let refused = 0;
+    const refusedBy: Record<string, number> = {};
     let refusedWhileIdle = 0;
     let requests = 0;
     let warmRequests = 0;
-    const end = seconds * 1000;
+    const end = EPOCH + seconds * 1000;
     const meanGap = 1000 / connectionsPerSecond;
-    let nextShift = 10_000;
+    let nextShift = EPOCH + 10_000;
     let weights = fleet.nodes.map(() => rng());
-    // A node whose demand fell to under half its share gives the rest back (at most once a second).
-    const outgrown = (node: SimNode, at: number) =>
-      at < node.expiresAt &&
-      !standingInForce(node) &&
-      node.lease.rps > 2 * (Math.ceil(node.attempted.length * DEMAND_HEADROOM) + DEMAND_FLOOR);
-    let clock = 0;
-    while (clock < end) {
-      clock += -Math.log(1 - rng()) * meanGap;
-      await fleet.advance(clock);
-      if (clock >= nextShift) {
+    let at = EPOCH;
+    for (;;) {
+      at += -Math.log(1 - rng()) * meanGap;
+      if (at >= end) break;
+      if (at >= nextShift) {
         weights = fleet.nodes.map(() => rng() ** 2);
         nextShift += 10_000;
       }
-      let globalOpen = 0;
-      for (const node of fleet.nodes) {
-        fleet.trim(node);
-        globalOpen += node.open.length;
-        const givesBack = clock - node.lastRenewal >= GIVE_BACK_EVERY_MS && outgrown(node, clock);
-        if (node.cutPending || givesBack) await fleet.renew(node);
-      }
-      while (globalAdmitted.length > 0 && (globalAdmitted[0] as number) <= clock - 1000) globalAdmitted.shift();
       const node = pick(fleet.nodes, weights, rng);
+      const warm = at - EPOCH >= WARM_UP_MS;
       requests++;
-      if (clock >= WARM_UP_MS) warmRequests++;
-      node.attempted.push(clock);
-      const every = node.waiting ? RETRY_WHILE_WAITING_MS : RENEW_AT_MOST_EVERY_MS;
-      if (!fleet.fits(node) && clock - node.lastRenewal >= every) await fleet.renew(node);
-      if (fleet.fits(node)) {
-        node.open.push(clock + holdMs);
-        node.admitted.push(clock);
-        globalAdmitted.push(clock);
-        if (globalOpen + 1 > limits.concurrent || globalAdmitted.length > limits.rps) overAdmitted++;
-      } else {
-        refused++;
-        if (clock >= WARM_UP_MS && globalOpen < limits.concurrent && globalAdmitted.length < limits.rps) {
-          refusedWhileIdle++;
-        }
-      }
+      if (warm) warmRequests++;
+      node.clock.setTimeout(
+        () =>
+          connect(node, username, (decision, connection) => {
+            const now = clock.now();
+            if (decision.allow) {
+              open++;
+              admitted.add(now);
+              if (open > limits.concurrent || admitted.count(now) > limits.rps) overAdmitted++;
+              node.clock.setTimeout(() => {
+                connection.close();
+                open--;
+              }, holdMs);
+              return;
+            }
+            refused++;
+            refusedBy[decision.error_code] = (refusedBy[decision.error_code] ?? 0) + 1;
+            if (warm && open < limits.concurrent && admitted.count(now) < limits.rps) refusedWhileIdle++;
+          }),
+        at - clock.now(),
+      );
+      await clock.runUntil(at);
     }
+    fleet.finish();
     const { snapshots, renewals } = fleet.calls;
     const gateCallsPerSecond = (snapshots + renewals) / seconds;
     return {
@@ -475,6 +512,7 @@ export async function simulateHotSubuser(options: {
       gateShareOfBudget: gateCallsPerSecond / 1_000,
       overAdmitted,
       refused,
+      refusedBy,
       refusedWhileIdle,
       requests,
       warmRequests,
@@ -493,61 +531,42 @@ function pick(nodes: SimNode[], weights: number[], rng: () => number): SimNode {
   return nodes[nodes.length - 1] as SimNode;
 }
 
-/** Where simulated time starts: simulations count milliseconds from here. */
-const EPOCH = Date.UTC(2026, 10, 24, 12, 0, 0);
-
-/** Runs `simulate` with `Date.now` on a simulated clock (milliseconds from `EPOCH`) that it moves. */
-async function withClock<T>(simulate: (setNow: (elapsed: number) => void) => Promise<T>): Promise<T> {
+/** Runs `simulate` on a simulated timeline from `start` (ms since the epoch), `Date.now` (the gate's time) on it. */
+async function withSimClock<T>(start: number, simulate: (clock: SimClock) => Promise<T>): Promise<T> {
+  const clock = new SimClock(start, { quietMs: QUIET_MS });
   const realNow = Date.now;
-  let now = EPOCH;
-  Date.now = () => Math.floor(now);
+  Date.now = () => Math.floor(clock.now());
   try {
-    return await simulate((elapsed) => {
-      now = EPOCH + elapsed;
-    });
+    return await simulate(clock);
   } finally {
     Date.now = realNow;
   }
 }
 
-function sessionSpec(name: string, sessionId: string): SessionSpec {
-  return {
-    key: `user_${name}-type-res-region-us-session-${sessionId}`,
-    product: "residential",
-    sessionId,
-    region: "us",
-    state: null,
-    city: null,
-    asn: null,
-    minutes: SESSION_MINUTES,
-  };
-}
-
-/** A push as the hub sends it to the nodes. */
-interface Push {
-  type: string;
-  subuser?: { version: number; standing: string[] };
-}
+type RealGate = ReturnType<typeof realGate>;
 
 /**
- * The real `SubuserGate` on `node:sqlite`, configured for one sub-user: its pushes go to `onPush` (with the nodes
- * named, null: all), its alarms run when `runAlarmsUntil` passes them, and the sessions it tells the account's
- * session index go to a real account store (`AccountTraffic`, on `node:sqlite` too). Counted: alarms, publishes,
- * session-index calls, rows written and read by both, and the CPU of every call to either.
+ * The real `SubuserGate` on `node:sqlite`, configured for one sub-user: its pushes go to `publish` (with the nodes
+ * named, null: all), its alarms are timers on `clock`, and the sessions it tells the account's session index go to
+ * a real account store (`AccountTraffic`, on `node:sqlite` too). Counted: alarms, publishes, session-index calls,
+ * rows written and read by both, and the CPU of every call to either.
  */
 function realGate(
   limits: { concurrent: number; rps: number },
   slots: number,
-  onPush: (message: Push, nodes: string[] | null) => void,
+  clock: SimClock,
+  publish: (text: string, nodes: string[] | null) => void,
 ) {
+  const gateClock = clock.party();
   const sql = new NodeSqlStorage();
   let publishes = 0;
   let alarms = 0;
   let alarmAt: number | null = null;
+  let alarmTimer: TimerHandle | null = null;
   const hub = {
     publish: async (text: string, nodes?: string[]) => {
       publishes++;
-      onPush(JSON.parse(text) as Push, nodes ?? null);
+      publish(text, nodes ?? null);
       // Every node is connected: each reads it at once, or stops within the grace.
       return { sent: nodes?.length ?? 0, standingEndsBy: nodes ? 0 : Date.now() + STANDING_GRACE_MS };
     },
@@ -567,7 +586,14 @@ function realGate(
   };
   const storage = Object.assign(sql, {
     setAlarm: (at: number) => {
+      gateClock.clearTimeout(alarmTimer);
       alarmAt = at;
+      alarmTimer = gateClock.setTimeout(() => {
+        alarmAt = null;
+        alarmTimer = null;
+        alarms++;
+        void gate.alarm();
+      }, at - gateClock.now());
     },
     getAlarm: async () => alarmAt,
   });
@@ -584,7 +610,7 @@ function realGate(
     name,
     products: ["residential"],
     status: "active",
-    passwordHash: "0".repeat(64),
+    passwordHash: sha256Hex(PASSWORD),
     previousPasswordHash: null,
     previousPasswordUntil: null,
     limits: { residential: limits },
@@ -595,19 +621,16 @@ function realGate(
   };
   gate.configure(config);
   sql.countWrites();
-  cpuMs = 0;
   return {
     gate,
     name,
-    /** Runs each alarm due by `until` at its time (`setClock` moves the simulation's clock), and leaves it at `until`. */
-    async runAlarmsUntil(until: number, setClock: (at: number) => void) {
-      while (alarmAt !== null && alarmAt - EPOCH <= until) {
-        setClock(alarmAt - EPOCH);
-        alarmAt = null;
-        alarms++;
-        await gate.alarm();
-      }
-      setClock(until);
+    reset() {
+      publishes = 0;
+      alarms = 0;
+      indexCalls = 0;
+      cpuMs = 0;
+      sql.resetCounts();
+      storeSql.resetCounts();
     },
     alarms: () => alarms,
     publishes: () => publishes,

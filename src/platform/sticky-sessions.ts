@@ -1,4 +1,4 @@
-import { uniformHash } from "./sampling";
+import { uniformHash } from "./sampling.ts";
 
 /**
  * Sticky sessions decided at the node (docs/gateway.md, "Sticky sessions"): every gateway node computes a session's

@@ -22,7 +22,7 @@ import { generationOf, sessionKey } from "../src/platform/sticky-sessions.ts";
 import { type ApiClient, AUTH_UNAVAILABLE, ConnectionAuth } from "./api-client.ts";
 import { type Clock, realClock, type TimerHandle } from "./clock.ts";
 import { FailureThrottle, nextPasswordExpiry, sha256Hex, whitelisted } from "./credentials.ts";
-import type { Exit, ExitPools } from "./exits.ts";
+import type { Exit } from "./exits.ts";
 import { type LeaseEntry, LeaseManager, type LeaseOptions } from "./lease-manager.ts";
 import type { GatewayConnection, GatewayDecider, ProxyCredentials } from "./proxy-server.ts";
 import { type ChangeFeed, type ChangeFeedOptions, changeFeed } from "./push-client.ts";
@@ -129,8 +129,7 @@ export interface NodeDecider extends GatewayDecider {
  * `api`: api-client.ts (or a stub with `subusers`, `leases`, `changes`, and `authorize`/`release` for ISP). `clock`:
  * the time and timers the decisions and leases run on (a simulation's, or the real ones). `feed`: the change feed to
  * open (`true`: the API's; `false`: none, for tests that push by hand; a function: a stand-in that opens one, e.g. a
- * simulation's). `leaseOptions`: LeaseManager's timings. `pools`: the exits sticky sessions are given (the simulated
- * ones by default).
+ * simulation's). `leaseOptions`: LeaseManager's timings.
  */
 export function nodeDecider({
   api,
@@ -139,7 +138,6 @@ export function nodeDecider({
   feed = true,
   log = console,
   leaseOptions = {},
-  pools,
 }: {
   api: Pick<ApiClient, "subusers" | "leases" | "changes" | "authorize" | "release">;
   prefix?: string;
@@ -147,7 +145,6 @@ export function nodeDecider({
   feed?: boolean | ((options: ChangeFeedOptions) => ChangeFeed);
   log?: Pick<Console, "error">;
   leaseOptions?: LeaseOptions;
-  pools?: ExitPools;
 }): NodeDecider {
   const now = () => clock.now();
   /** Open connections admitted per sub-user name, re-checked when its snapshot changes. */
@@ -163,7 +160,7 @@ export function nodeDecider({
     slot: () => (slotVouched() ? (feedSlot?.slot ?? null) : null),
     ...leaseOptions,
   });
-  const stickyExits = new StickyExits({ clock, ...(pools ? { pools } : {}) });
+  const stickyExits = new StickyExits({ clock });
   /** The node's slot from the change feed's `hello`: `{slot, slots, usableAt}`; null while it has none. */
   let feedSlot: FeedSlot | null = null;
   /** The held snapshots were fetched again since the feed last connected (pushes may have been missed before). */
@@ -284,10 +281,10 @@ export function nodeDecider({
     if (target.session_id !== null) {
       // The snapshot held now: a push received while the lease was awaited may have moved the generation.
       const held = snapshots.peek(name) ?? snapshot;
-      const key = sessionKey(username);
-      const generation = generationOf(held.generations, key);
-      const exit = stickyExits.exitOf(product, key, generation, { repin });
-      session = { key, generation, exit_ip: exit.ip, repinned: exit.repinned };
+      const stickyKey = sessionKey(username);
+      const generation = generationOf(held.generations, stickyKey);
+      const exit = stickyExits.exitOf(product, stickyKey, generation, { repin });
+      session = { key: stickyKey, generation, exit_ip: exit.ip, repinned: exit.repinned };
     }
     return {
       allow: true,

@@ -1,5 +1,5 @@
-// The gateway side of the internal contract (docs/gateway.md): snapshots, leases, sessions and the change feed
-// for the node's own decisions; authorize and release (ISP only); usage. Requests and answers are typed from the
+// The gateway side of the internal contract (docs/gateway.md): snapshots, leases and the change feed for the node's
+// own decisions; authorize and release (ISP only); usage. Requests and answers are typed from the
 // API's route schemas (wire.ts).
 
 import { gatewayRefusals } from "../src/platform/gateway-rules.ts";
@@ -12,8 +12,6 @@ import type {
   Refused,
   ReleaseAnswer,
   ReleaseRequest,
-  SessionAnswer,
-  SessionRequest,
   SubusersAnswer,
   UsageAnswer,
 } from "./wire.ts";
@@ -48,9 +46,6 @@ export function apiClient({ origin, token, nodeId }: { origin: string; token: st
     subusers: (names: string[]) => post<SubusersAnswer>("/subusers", { names }),
     /** New shares for 1–100 renewals; `slot`: the node's slot on the change feed (null: none). */
     leases: (leases: LeaseRenewal[], slot: number | null = null) => post<LeasesAnswer>("/leases", { slot, leases }),
-    /** The sticky session of `username`, pinned to `exitIp` if new. */
-    session: ({ name, username, exitIp }: { name: string; username: string; exitIp: string }) =>
-      post<SessionAnswer>("/sessions", { name, username, exit_ip: exitIp } satisfies SessionRequest),
     /** The change feed's WebSocket address and the headers to open it with. */
     changes: () => ({
       url: `${origin.replace(/^http/, "ws")}/internal/gateway/changes?node=${encodeURIComponent(nodeId)}`,

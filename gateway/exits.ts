@@ -1,7 +1,8 @@
 // Simulated exits. There is no internet here, so the exit a request "leaves from" is computed, deterministically:
 // residential exits in TEST-NET-2 (198.51.100.0/24), mobile in TEST-NET-3 (203.0.113.0/24), ISP the addressed
 // batch IP itself; geo from the target parsed from the username; ASN from the username or, unset, one of
-// the documentation ASNs (RFC 5398, 64496–64511) chosen by the region.
+// the documentation ASNs (RFC 5398, 64496–64511) chosen by the region. A sticky session's exit is decided at the
+// node from the product's pool (session-cache.ts).
 import { createHash } from "node:crypto";
 import type { Allowed } from "./wire.ts";
 
@@ -32,14 +33,48 @@ function hostIn(network: string, seed: string): string {
   return `${network}.${1 + (stableHash(seed) % 254)}`;
 }
 
-/** The exit a node proposes for a new sticky session (the API pins it unless another node pinned one first). */
-export function proposedSessionExit(product: keyof typeof EXIT_NETWORKS, sessionKey: string): string {
-  return hostIn(EXIT_NETWORKS[product], sessionKey);
+/**
+ * The exits a node can give a product's sticky sessions: its network's `.1–.254`, the same at every node. An exit
+ * that leaves the pool (`drop`: the upstream network lost it; here only the `X-Simulate-Repin` hook) leaves it at
+ * this node only; `version` grows with every change, so exits computed over the pool before are computed again.
+ */
+export class ExitPool {
+  #candidates: readonly string[];
+  #version = 0;
+
+  constructor(network: string) {
+    this.#candidates = Array.from({ length: 254 }, (_, i) => `${network}.${i + 1}`);
+  }
+
+  get candidates(): readonly string[] {
+    return this.#candidates;
+  }
+
+  get version(): number {
+    return this.#version;
+  }
+
+  /** Takes `ip` out of the pool; false when it is not in it, or is the last exit left (the pool never empties). */
+  drop(ip: string): boolean {
+    if (this.#candidates.length <= 1 || !this.#candidates.includes(ip)) return false;
+    this.#candidates = this.#candidates.filter((candidate) => candidate !== ip);
+    this.#version += 1;
+    return true;
+  }
+}
+
+/** A product's sticky exits. */
+export type ExitPools = Record<keyof typeof EXIT_NETWORKS, ExitPool>;
+
+/** A node's pools: every exit of each product's network, as every node starts. */
+export function simulatedPools(): ExitPools {
+  return { residential: new ExitPool(EXIT_NETWORKS.residential), mobile: new ExitPool(EXIT_NETWORKS.mobile) };
 }
 
 /**
- * The exit of one admitted connection. `decision` is the allow; `connectionSeed` differs per connection
- * (a rotating username gets a new exit for each one); `repin` asks for a new exit of a sticky session.
+ * The exit of one admitted connection. `decision` is the allow; `connectionSeed` differs per connection (a rotating
+ * username gets a new exit for each one). A sticky session the node decided carries its exit (and whether it moved);
+ * `repin` asks for a new exit of an `authorize` decision's sticky session.
  */
 export function chooseExit(
   decision: ExitDecision,
@@ -56,7 +91,10 @@ export function chooseExit(
   const network = EXIT_NETWORKS[product === "mobile" ? "mobile" : "residential"];
   let ip: string;
   let repinned = false;
-  if (session && repin) {
+  if (session && "generation" in session) {
+    ip = session.exit_ip;
+    repinned = session.repinned;
+  } else if (session && repin) {
     ip = hostIn(network, `${session.id}:${connectionSeed}`);
     repinned = ip !== session.exit_ip;
   } else if (session) {

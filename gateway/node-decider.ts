@@ -1,7 +1,8 @@
 // The node's own decisions (docs/gateway.md, "Deciding at the node"): every request of a sub-user is decided here,
 // from its snapshot and the node's share of its limits (its slot's standing share while the sub-user is quiet, else
-// a lease); the API is asked when the node first meets a sub-user, for busy sub-users' leases, once per sticky
-// session, and after a push it may have missed. ISP stays on ConnectionAuth.
+// a lease); the API is asked when the node first meets a sub-user, for busy sub-users' leases, and after a push it
+// may have missed. Sticky sessions are decided here too, with no call (session-cache.ts). ISP stays on
+// ConnectionAuth.
 
 // The API's own username grammar (Node runs the TypeScript as it is): the node parses exactly as the API does.
 import { type GatewayTarget, parseUsername } from "../src/domain/gateway/username.ts";
@@ -17,23 +18,24 @@ import {
   refusal,
 } from "../src/platform/gateway-rules.ts";
 import { standingShare } from "../src/platform/standing-shares.ts";
+import { generationOf, sessionKey } from "../src/platform/sticky-sessions.ts";
 import { type ApiClient, AUTH_UNAVAILABLE, ConnectionAuth } from "./api-client.ts";
 import { type Clock, realClock, type TimerHandle } from "./clock.ts";
 import { FailureThrottle, nextPasswordExpiry, sha256Hex, whitelisted } from "./credentials.ts";
-import { type Exit, proposedSessionExit } from "./exits.ts";
+import type { Exit } from "./exits.ts";
 import { type LeaseEntry, LeaseManager, type LeaseOptions } from "./lease-manager.ts";
 import type { GatewayConnection, GatewayDecider, ProxyCredentials } from "./proxy-server.ts";
 import { type ChangeFeed, type ChangeFeedOptions, changeFeed } from "./push-client.ts";
-import { StickySessions } from "./session-cache.ts";
+import { StickyExits } from "./session-cache.ts";
 import { SnapshotCache } from "./snapshot-cache.ts";
 import type {
   Allowed,
   GatewayDecision,
   GatewayPush,
   NodeAllowed,
+  NodeSession,
   ProxyTarget,
   Refused,
-  StickySession,
   SubuserSnapshot,
 } from "./wire.ts";
 
@@ -124,10 +126,10 @@ export interface NodeDecider extends GatewayDecider {
 }
 
 /**
- * `api`: api-client.ts (or a stub with `subusers`, `leases`, `session`, `changes`, and `authorize`/`release` for
- * ISP). `clock`: the time and timers the decisions and leases run on (a simulation's, or the real ones). `feed`:
- * the change feed to open (`true`: the API's; `false`: none, for tests that push by hand; a function: a stand-in
- * that opens one, e.g. a simulation's). `leaseOptions`: LeaseManager's timings.
+ * `api`: api-client.ts (or a stub with `subusers`, `leases`, `changes`, and `authorize`/`release` for ISP). `clock`:
+ * the time and timers the decisions and leases run on (a simulation's, or the real ones). `feed`: the change feed to
+ * open (`true`: the API's; `false`: none, for tests that push by hand; a function: a stand-in that opens one, e.g. a
+ * simulation's). `leaseOptions`: LeaseManager's timings.
  */
 export function nodeDecider({
   api,
@@ -137,7 +139,7 @@ export function nodeDecider({
   log = console,
   leaseOptions = {},
 }: {
-  api: Pick<ApiClient, "subusers" | "leases" | "session" | "changes" | "authorize" | "release">;
+  api: Pick<ApiClient, "subusers" | "leases" | "changes" | "authorize" | "release">;
   prefix?: string;
   clock?: Clock;
   feed?: boolean | ((options: ChangeFeedOptions) => ChangeFeed);
@@ -158,7 +160,7 @@ export function nodeDecider({
     slot: () => (slotVouched() ? (feedSlot?.slot ?? null) : null),
     ...leaseOptions,
   });
-  const sessions = new StickySessions({ api, clock });
+  const stickyExits = new StickyExits({ clock });
   /** The node's slot from the change feed's `hello`: `{slot, slots, usableAt}`; null while it has none. */
   let feedSlot: FeedSlot | null = null;
   /** The held snapshots were fetched again since the feed last connected (pushes may have been missed before). */
@@ -223,7 +225,7 @@ export function nodeDecider({
 
   async function decide(
     connection: NodeConnection,
-    { username, password }: ProxyCredentials,
+    { username, password, repin = false }: ProxyCredentials,
   ): Promise<NodeAllowed | Refused> {
     const parsed = parseUsername(username, prefix);
     if (!parsed.ok) return refuse(parsed.error);
@@ -275,16 +277,25 @@ export function nodeDecider({
     if (newConnection) connection.admit({ key, name, lease, access });
     else if (connection.admission) connection.admission.access = access;
 
-    let session: StickySession | null = null;
+    let session: NodeSession | null = null;
     if (target.session_id !== null) {
-      try {
-        session = await sessions.get({ name, username, exitIp: proposedSessionExit(product, username.toLowerCase()) });
-      } catch (error) {
-        log.error(`[gateway] session lookup failed: ${(error as Error).message}`);
-        return AUTH_UNAVAILABLE;
-      }
+      // The snapshot held now: a push received while the lease was awaited may have moved the generation.
+      const held = snapshots.peek(name) ?? snapshot;
+      const stickyKey = sessionKey(username);
+      const generation = generationOf(held.generations, stickyKey);
+      const exit = stickyExits.exitOf(product, stickyKey, generation, { repin });
+      session = { key: stickyKey, generation, exit_ip: exit.ip, repinned: exit.repinned };
     }
-    return { allow: true, subuser: snapshot.subuser, product, lease: null, target, session };
+    return {
+      allow: true,
+      subuser: snapshot.subuser,
+      product,
+      lease: null,
+      target,
+      session,
+      account: snapshot.account,
+      owner_tag: snapshot.owner_tag,
+    };
   }
 
   /** One client connection: its admission (which sub-user's place it holds) and the tunnel to close if revoked. */
@@ -308,10 +319,9 @@ export function nodeDecider({
       return this.#isp.decide(credentials);
     }
 
-    /** The exit an allow's requests leave from: an ISP lease's release names it; a repin moves a session's. */
+    /** The exit an allow's requests leave from: an ISP lease's release names it. */
     useExit(exit: Exit, decision: Allowed): void {
       if (decision.product === "isp") this.#isp?.useExit(exit);
-      else if (decision.session && exit.repinned) sessions.repinned(decision.session.id, exit.ip);
     }
 
     /** `onRevoked`: closes the connection's tunnel once its sub-user no longer admits it. */
@@ -376,9 +386,7 @@ export function nodeDecider({
       case "lease_cut":
         leases.cut(message.name, message.product);
         break;
-      case "session_ended":
-        sessions.end(message.session);
-        break;
+      // `session_ended` (no longer sent) is ignored: a termination moves the key's generation in the `subuser` push.
     }
   }
 
@@ -420,7 +428,7 @@ export function nodeDecider({
   const maintenance = clock.setInterval(() => {
     if (!snapshots.isFeedConnected) refreshHeld();
     snapshots.sweep(now() - SNAPSHOT_KEPT_MS, (name) => admittedByName.has(name));
-    sessions.sweep();
+    stickyExits.sweep();
   }, REFRESH_MS);
 
   return {

@@ -17,6 +17,8 @@ export interface ProxyCredentials {
   product: "residential" | "mobile" | "isp";
   /** ISP: the addressed batch IP. */
   destIp?: string | undefined;
+  /** The upstream network lost a sticky session's exit (`X-Simulate-Repin`): the node gives it a new one. */
+  repin?: boolean;
 }
 
 /** One client connection's decisions. */
@@ -172,7 +174,7 @@ export function createProxyServer({
   ): Promise<Admission> {
     if (!username) return { decision: { allow: false, status: 407, error_code: "auth-failed" } };
     const state = connectionOf(socket);
-    const credentials = { username, password, product: productOf(username, destIp), destIp };
+    const credentials = { username, password, product: productOf(username, destIp), destIp, repin };
     const decision = await state.auth.decide(credentials);
     if (!decision.allow) return { decision };
     const exit = chooseExit(decision, { connectionSeed: state.seed, repin });
@@ -221,8 +223,7 @@ export function createProxyServer({
       error_code: errorCode,
       repinned: exit.repinned,
       client_ip: admission.clientIp,
-      // A sticky session's records name it: its usage is added to it with no call to its sub-user's gate.
-      session: decision.session?.id ?? null,
+      ...decidedBy(decision),
     });
   }
 
@@ -448,6 +449,22 @@ export function createProxyServer({
       socket.resume();
     });
   });
+}
+
+/**
+ * What a usage record says of its decision. The node's: a sticky request names its key's generation (the store names
+ * the session from the username and it), and a signed owner names the sub-user and account (all three or none).
+ * `authorize`'s: a sticky request names the session it gave.
+ */
+function decidedBy(
+  decision: Allowed,
+): Pick<UsageRecord, "session" | "session_gen" | "subuser" | "account" | "owner_tag"> {
+  if ("cache_ttl_s" in decision) return { session: decision.session?.id ?? null };
+  const { session, subuser, account, owner_tag } = decision;
+  return {
+    ...(session ? { session_gen: session.generation } : {}),
+    ...(owner_tag && account ? { subuser, account, owner_tag } : {}),
+  };
 }
 
 function splitHostPort(authority: string | undefined): [string, number] {

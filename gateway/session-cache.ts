@@ -1,52 +1,90 @@
-// Sticky sessions at the node: asked of the API once per session (one pin across nodes), kept until they expire
-// or a push ends them.
-import type { ApiClient } from "./api-client.ts";
+// Sticky sessions at the node (docs/gateway.md, "Sticky sessions"), with no call: a session's exit is computed from
+// its key, the key's generation (from the sub-user's snapshot: only a termination moves it) and the product's exit
+// pool, by the rules every node and the API share (src/platform/sticky-sessions.ts), so every node gives the same
+// exit. The node remembers the last exit it gave each (key, generation), which spares the computation and tells a
+// repin: an exit that left the pool moves its sessions, and the first request after says `repinned`.
+import { stickyExit } from "../src/platform/sticky-sessions.ts";
 import { type Clock, realClock } from "./clock.ts";
-import type { StickySession } from "./wire.ts";
+import { type ExitPool, type ExitPools, simulatedPools } from "./exits.ts";
 
-export class StickySessions {
-  #api: Pick<ApiClient, "session">;
+/** The last exit given for one (key, generation): over which version of the pool, and when last used. */
+interface Given {
+  ip: string;
+  poolVersion: number;
+  usedAt: number;
+}
+
+/** A sticky session's exit for one request; `repinned`: it differs from the one this node gave last. */
+export interface StickyExit {
+  ip: string;
+  repinned: boolean;
+}
+
+/**
+ * The exits of sticky sessions at one node. `pools`: the products' exits (the simulated ones by default);
+ * `maxEntries`, `idleMs`: how many (key, generation) exits are remembered, and for how long unused (the longest
+ * session is 60 minutes; a forgotten one is computed again, the same unless its pool changed).
+ */
+export class StickyExits {
+  #pools: ExitPools;
   #clock: Clock;
-  #byKey = new Map<string, StickySession>();
-  #asking = new Map<string, Promise<StickySession>>();
+  #maxEntries: number;
+  #idleMs: number;
+  /** By `product\nkey\ngeneration`, least recently used first. */
+  #given = new Map<string, Given>();
 
-  constructor({ api, clock = realClock }: { api: Pick<ApiClient, "session">; clock?: Clock }) {
-    this.#api = api;
+  constructor({
+    pools = simulatedPools(),
+    clock = realClock,
+    maxEntries = 100_000,
+    idleMs = 60 * 60_000,
+  }: { pools?: ExitPools; clock?: Clock; maxEntries?: number; idleMs?: number } = {}) {
+    this.#pools = pools;
     this.#clock = clock;
+    this.#maxEntries = maxEntries;
+    this.#idleMs = idleMs;
   }
 
-  /** The session of `username`; rejects when the API cannot be asked. */
-  async get({ name, username, exitIp }: { name: string; username: string; exitIp: string }): Promise<StickySession> {
-    const key = username.toLowerCase();
-    const known = this.#byKey.get(key);
-    if (known && Date.parse(known.expires_at) > this.#clock.now()) return known;
-    let asking = this.#asking.get(key);
-    if (!asking) {
-      asking = this.#api
-        .session({ name, username, exitIp })
-        .then(({ session }) => {
-          this.#byKey.set(key, session);
-          return session;
-        })
-        .finally(() => this.#asking.delete(key));
-      this.#asking.set(key, asking);
-    }
-    return asking;
+  /**
+   * The exit of `key`'s session at `generation`. `repin`: the session's exit leaves this node's pool (the upstream
+   * network lost it) and the exit is computed again over the exits left.
+   */
+  exitOf(
+    product: keyof ExitPools,
+    key: string,
+    generation: number,
+    { repin = false }: { repin?: boolean } = {},
+  ): StickyExit {
+    const pool = this.#pools[product];
+    const id = `${product}\n${key}\n${generation}`;
+    const known = this.#given.get(id);
+    let ip = known && known.poolVersion === pool.version ? known.ip : exitIn(pool, key, generation);
+    const dropped = repin && pool.drop(ip);
+    if (dropped) ip = exitIn(pool, key, generation);
+    const repinned = dropped || (known !== undefined && known.ip !== ip);
+    // Set again at the end: the map stays in order of last use.
+    this.#given.delete(id);
+    this.#given.set(id, { ip, poolVersion: pool.version, usedAt: this.#clock.now() });
+    if (this.#given.size > this.#maxEntries) this.#given.delete(this.#given.keys().next().value as string);
+    return { ip, repinned };
   }
 
-  /** A push ended a session: the next request of its username asks for a new one. */
-  end(sessionId: string): void {
-    for (const [key, session] of this.#byKey) if (session.id === sessionId) this.#byKey.delete(key);
+  /** How many (key, generation) exits are remembered. */
+  get size(): number {
+    return this.#given.size;
   }
 
-  /** The upstream network moved a session's exit (the usage record says so; the API moves its pin from it). */
-  repinned(sessionId: string, exitIp: string): void {
-    for (const session of this.#byKey.values()) if (session.id === sessionId) session.exit_ip = exitIp;
-  }
-
-  /** Forgets expired sessions. */
+  /** Forgets the exits unused for `idleMs`. */
   sweep(): void {
-    const now = this.#clock.now();
-    for (const [key, session] of this.#byKey) if (Date.parse(session.expires_at) <= now) this.#byKey.delete(key);
+    const before = this.#clock.now() - this.#idleMs;
+    for (const [id, given] of this.#given) {
+      if (given.usedAt >= before) break;
+      this.#given.delete(id);
+    }
   }
+}
+
+function exitIn(pool: ExitPool, key: string, generation: number): string {
+  // A pool is never empty (`ExitPool.drop` keeps its last exit).
+  return stickyExit(pool.candidates, key, generation)!;
 }

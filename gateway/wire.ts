@@ -4,7 +4,6 @@
 import type { z } from "@hono/zod-openapi";
 import type { route as authorizeRoute } from "../src/internal/gateway/authorize-proxy-request.ts";
 import type { route as snapshotsRoute } from "../src/internal/gateway/get-node-snapshots.ts";
-import type { route as sessionsRoute } from "../src/internal/gateway/pin-node-session.ts";
 import type { route as releaseRoute } from "../src/internal/gateway/release-lease.ts";
 import type { route as leasesRoute } from "../src/internal/gateway/renew-node-leases.ts";
 import type { route as usageRoute } from "../src/internal/gateway/report-usage.ts";
@@ -30,12 +29,6 @@ export type LeaseRenewal = RequestOf<typeof leasesRoute>["leases"][number];
 export type LeasesAnswer = AnswerOf<typeof leasesRoute, 200>;
 /** A node's new shares of one sub-user's product. */
 export type LeaseGrant = LeasesAnswer["leases"][number];
-
-/** `POST /internal/gateway/sessions` (the body's `node` is the client's). */
-export type SessionRequest = Omit<RequestOf<typeof sessionsRoute>, "node">;
-export type SessionAnswer = AnswerOf<typeof sessionsRoute, 200>;
-/** A sticky session as the API pinned it. */
-export type StickySession = SessionAnswer["session"];
 
 /** `POST /internal/gateway/authorize` (ISP's per-connection decisions). */
 export type AuthorizeRequest = RequestOf<typeof authorizeRoute>;
@@ -67,8 +60,21 @@ export interface Refused {
 }
 
 /**
+ * A sticky session as the node decides it (docs/gateway.md, "Sticky sessions"), with no call: its key (the username,
+ * lower-cased), the key's generation from the sub-user's snapshot, and the exit every node computes from the two;
+ * `repinned`: the exit moved since this node last gave it for that key and generation.
+ */
+export interface NodeSession {
+  key: string;
+  generation: number;
+  exit_ip: string;
+  repinned: boolean;
+}
+
+/**
  * The node's own allow (docs/gateway.md, "Deciding at the node"): no lease (the node holds its shares itself), the
- * username's target, and its sticky session when it names one.
+ * username's target, its sticky session when it names one, and the sub-user's account and signed owner from the
+ * snapshot (`owner_tag` null: not signed, so the usage records name no owner).
  */
 export interface NodeAllowed {
   allow: true;
@@ -76,7 +82,9 @@ export interface NodeAllowed {
   product: "residential" | "mobile";
   lease: null;
   target: ProxyTarget;
-  session: StickySession | null;
+  session: NodeSession | null;
+  account?: string;
+  owner_tag?: string | null;
 }
 
 /** Every decision a proxy acts on: the node's own, or `authorize`'s (ISP). */

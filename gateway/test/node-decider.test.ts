@@ -2,21 +2,35 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import http from "node:http";
+import type net from "node:net";
 import type { AddressInfo, Socket } from "node:net";
 import { afterEach, describe, it } from "node:test";
 import type { Limits } from "../../src/platform/gateway-rules.ts";
+import { keyHash, sessionKey, stickyExit } from "../../src/platform/sticky-sessions.ts";
 import { type Clock, realClock, type TimerHandle } from "../clock.ts";
 import { sha256Hex } from "../credentials.ts";
 import type { LeaseOptions } from "../lease-manager.ts";
 import { type NodeDecider, nodeDecider } from "../node-decider.ts";
-import type { GatewayConnection } from "../proxy-server.ts";
+import { createProxyServer, type GatewayConnection } from "../proxy-server.ts";
 import { SnapshotCache } from "../snapshot-cache.ts";
-import type { Allowed, GatewayDecision, GatewayPush, Refused, SubuserSnapshot } from "../wire.ts";
-import { snapshotOf, stubApi } from "./stub-api.ts";
+import type {
+  Allowed,
+  GatewayDecision,
+  GatewayPush,
+  NodeAllowed,
+  Refused,
+  SubuserSnapshot,
+  UsageRecord,
+} from "../wire.ts";
+import { proxiedGet } from "./harness.ts";
+import { OWNER_TAG, snapshotOf, stubApi } from "./stub-api.ts";
 
 const quiet = { error() {} };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const user = (name: string, segments = "type-res-region-us") => `user_${name}-${segments}`;
+const exitsIn = (network: string) => Array.from({ length: 254 }, (_, i) => `${network}.${i + 1}`);
+const residentialExits = exitsIn("198.51.100");
+const mobileExits = exitsIn("203.0.113");
 
 /** The refusal's code, or `ok` for an allow. */
 const codeOf = (decision: GatewayDecision) => (decision.allow ? "ok" : decision.error_code);
@@ -29,6 +43,13 @@ function refusedOf(decision: GatewayDecision): Refused {
 function allowedOf(decision: GatewayDecision): Allowed {
   if (!decision.allow) assert.fail(`refused: ${decision.error_code}`);
   return decision;
+}
+
+/** The node's own allow (not `authorize`'s). */
+function nodeAllowedOf(decision: GatewayDecision): NodeAllowed {
+  const allowed = allowedOf(decision);
+  if ("cache_ttl_s" in allowed) assert.fail("an authorize decision");
+  return allowed;
 }
 
 let deciders: NodeDecider[] = [];
@@ -87,6 +108,8 @@ describe("the node decider: credentials and state", () => {
       lease: null,
       target: { type: "res", region: "us", state: "ca", city: "la", asn: null, session_id: null, sesstime: null },
       session: null,
+      account: "usr_01JAAAAAAAAAAAAAAAAAAAAAAA",
+      owner_tag: null,
     });
   });
 
@@ -220,18 +243,88 @@ describe("the node decider: credentials and state", () => {
     assert.equal(codeOf(await ask(byPassword, "s1")), "subuser-disabled");
   });
 
-  it("asks for a sticky session once per session, and again after a push ended it", async () => {
+  it("decides a sticky session with no call: two nodes on one snapshot give the same exit", async () => {
+    const api = stubApi();
+    api.add(snapshotOf("s1"));
+    const [one, two] = [1, 2].map(() => {
+      const decider = nodeDecider({ api, feed: false, log: quiet });
+      deciders.push(decider);
+      return decider;
+    });
+    assert.ok(one && two);
+    const segments = "type-res-region-us-session-abc-sesstime-10";
+    const decisions = await Promise.all(
+      [one, two, one, two].map((decider) => ask(decider.connection("127.0.0.1"), "s1", { segments })),
+    );
+    const key = sessionKey(user("s1", segments));
+    const exit = stickyExit(residentialExits, key, 0);
+    assert.match(exit ?? "", /^198\.51\.100\.\d+$/);
+    for (const decision of decisions.map(allowedOf)) {
+      assert.deepEqual(decision.session, { key, generation: 0, exit_ip: exit, repinned: false });
+    }
+    assert.deepEqual(api.calls.subusers, [["s1"], ["s1"]], "one snapshot fetch a node");
+    assert.deepEqual(api.calls.leases, []);
+    assert.deepEqual(Object.keys(api.calls).sort(), ["leases", "subusers"], "the stub has no sessions call");
+    const other = nodeAllowedOf(
+      await ask(one.connection("127.0.0.1"), "s1", { segments: "type-res-region-us-session-abd-sesstime-10" }),
+    );
+    assert.equal(other.session?.generation, 0);
+    const rotating = nodeAllowedOf(await ask(one.connection("127.0.0.1"), "s1"));
+    assert.equal(rotating.session, null);
+  });
+
+  it("a snapshot with the key's next generation changes the next request's exit at once", async () => {
+    const { api, decider } = setup();
+    const snapshot = api.add(snapshotOf("s1"));
+    const segments = "type-mob-region-de-session-x1-sesstime-30";
+    const mobile = (connection: GatewayConnection) =>
+      connection.decide({ username: user("s1", segments), password: "secret", product: "mobile" });
+    const connection = decider.connection("127.0.0.1");
+    const first = nodeAllowedOf(await mobile(connection)).session;
+    const key = sessionKey(user("s1", segments));
+    assert.equal(first?.exit_ip, stickyExit(mobileExits, key, 0));
+
+    decider.push({ type: "subuser", subuser: { ...snapshot, version: 2, generations: { [keyHash(key)]: 1 } } });
+    const next = nodeAllowedOf(await mobile(connection)).session;
+    assert.equal(next?.generation, 1);
+    assert.equal(next?.exit_ip, stickyExit(mobileExits, key, 1));
+    assert.notEqual(next?.exit_ip, first?.exit_ip);
+    assert.equal(next?.repinned, false, "a new session, not a repin");
+    assert.deepEqual(nodeAllowedOf(await mobile(decider.connection("127.0.0.1"))).session, next, "and keeps it");
+
+    // A node that missed the push gets the generation on its next fetch (here: a fresh node).
+    api.add({ ...snapshot, version: 2, generations: { [keyHash(key)]: 1 } });
+    const elsewhere = nodeDecider({ api, feed: false, log: quiet });
+    deciders.push(elsewhere);
+    assert.equal(nodeAllowedOf(await mobile(elsewhere.connection("127.0.0.1"))).session?.exit_ip, next?.exit_ip);
+  });
+
+  it("a repin takes the exit out of this node's pool: that request says repinned, later ones keep the new exit", async () => {
     const { api, decider } = setup();
     api.add(snapshotOf("s1"));
-    const segments = "type-res-region-us-session-abc-sesstime-10";
-    const decisions = await Promise.all([1, 2, 3].map(() => ask(decider.connection("127.0.0.1"), "s1", { segments })));
-    assert.equal(api.calls.sessions.length, 1);
-    assert.ok(decisions.every((decision) => allowedOf(decision).session?.id === "ses_1"));
-    assert.match(api.calls.sessions[0]?.exitIp ?? "", /^198\.51\.100\.\d+$/);
-    const [first] = decisions.map(allowedOf);
-    assert.equal(first?.target.type === "isp" ? null : first?.target.session_id, "abc");
-    decider.push({ type: "session_ended", name: "s1", session: "ses_1" });
-    assert.equal(allowedOf(await ask(decider.connection("127.0.0.1"), "s1", { segments })).session?.id, "ses_2");
+    const username = user("s1", "type-res-region-us-session-r1-sesstime-5");
+    const decide = (repin = false) =>
+      decider.connection("127.0.0.1").decide({ username, password: "secret", product: "residential", repin });
+    const first = nodeAllowedOf(await decide()).session;
+    const moved = nodeAllowedOf(await decide(true)).session;
+    assert.ok(first && moved);
+    assert.notEqual(moved.exit_ip, first.exit_ip);
+    assert.equal(moved.repinned, true);
+    // The rule over the exits left: the pool without the lost exit.
+    const left = residentialExits.filter((ip) => ip !== first.exit_ip);
+    assert.equal(moved.exit_ip, stickyExit(left, sessionKey(username), 0));
+    const later = nodeAllowedOf(await decide()).session;
+    assert.deepEqual(later, { ...moved, repinned: false });
+  });
+
+  it("the allow carries the snapshot's account and owner tag", async () => {
+    const { api, decider } = setup();
+    api.add(snapshotOf("s1", { owner_tag: OWNER_TAG }));
+    const decision = nodeAllowedOf(await ask(decider.connection("127.0.0.1"), "s1"));
+    assert.deepEqual(
+      [decision.subuser, decision.account, decision.owner_tag],
+      ["sub_s1", "usr_01JAAAAAAAAAAAAAAAAAAAAAAA", OWNER_TAG],
+    );
   });
 
   it("503 auth-unavailable when the API cannot be asked, and for a snapshot unconfirmed for 30 s", async () => {
@@ -247,6 +340,82 @@ describe("the node decider: credentials and state", () => {
     assert.equal((await ask(decider.connection("127.0.0.1"), "s1")).allow, true);
   });
 });
+
+describe("the proxy in front of a node decider: sticky exits and usage records", () => {
+  /** A proxy on a node decider over `api`, a loopback target, and the usage records the proxy reports. */
+  async function proxy(api: ReturnType<typeof stubApi>) {
+    const decider = nodeDecider({ api, feed: false, log: quiet });
+    deciders.push(decider);
+    const records: UsageRecord[] = [];
+    const gateway = createProxyServer({ decider, usage: { add: (record) => records.push(record) } });
+    const target = http.createServer((_request, response) => response.end("hello\n"));
+    const portOf = (server: net.Server) => (server.address() as AddressInfo).port;
+    await Promise.all(
+      [gateway, target].map((server) => new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(null)))),
+    );
+    servers.push(gateway, target);
+    const get = async (username: string, headers: Record<string, string> = {}) => {
+      const before = records.length;
+      const answer = await proxiedGet(portOf(gateway), {
+        username,
+        password: "secret",
+        url: `http://127.0.0.1:${portOf(target)}/`,
+        headers,
+      });
+      assert.equal(answer.status, 200);
+      await eventually(() => records.length > before);
+      return { headers: answer.headers, record: records[before] as UsageRecord };
+    };
+    return { get, records };
+  }
+  const servers: net.Server[] = [];
+  afterEach(() => {
+    for (const server of servers.splice(0)) server.close();
+  });
+
+  it("a repin says repinned in the header and the record; the session keeps the new exit", async () => {
+    const api = stubApi();
+    api.add(snapshotOf("s1", { owner_tag: OWNER_TAG }));
+    const { get } = await proxy(api);
+    const username = user("s1", "type-mob-region-de-session-m1-sesstime-30");
+    const first = await get(username);
+    assert.equal(first.headers["x-gateway-exit-ip"], stickyExit(mobileExits, sessionKey(username), 0));
+    assert.equal(first.headers["x-gateway-repinned"], "false");
+    const moved = await get(username, { "X-Simulate-Repin": "true" });
+    assert.notEqual(moved.headers["x-gateway-exit-ip"], first.headers["x-gateway-exit-ip"]);
+    assert.equal(moved.headers["x-gateway-repinned"], "true");
+    assert.deepEqual([moved.record.repinned, moved.record.exit_ip], [true, moved.headers["x-gateway-exit-ip"]]);
+    const later = await get(username);
+    assert.equal(later.headers["x-gateway-exit-ip"], moved.headers["x-gateway-exit-ip"]);
+    assert.deepEqual([later.headers["x-gateway-repinned"], later.record.repinned], ["false", false]);
+  });
+
+  it("records name the generation of a sticky request (no session id) and the signed owner", async () => {
+    const api = stubApi();
+    const username = user("s1", "type-res-region-us-session-k1-sesstime-10");
+    const key = sessionKey(username);
+    api.add(snapshotOf("s1", { owner_tag: OWNER_TAG, generations: { [keyHash(key)]: 3 } }));
+    api.add(snapshotOf("s2"));
+    const { get } = await proxy(api);
+    const owner = { subuser: "sub_s1", account: "usr_01JAAAAAAAAAAAAAAAAAAAAAAA", owner_tag: OWNER_TAG };
+
+    const sticky = (await get(username)).record;
+    assert.equal(sticky.exit_ip, stickyExit(residentialExits, key, 3));
+    assert.deepEqual(pick(sticky, ["session", "session_gen", ...OWNER]), { session_gen: 3, ...owner });
+    const rotating = (await get(user("s1"))).record;
+    assert.deepEqual(pick(rotating, ["session", "session_gen", ...OWNER]), owner);
+    // Not signed (`owner_tag` null): the record names no owner.
+    const unsigned = (await get(user("s2", "type-res-region-us-session-k1-sesstime-10"))).record;
+    assert.deepEqual(pick(unsigned, ["session", "session_gen", ...OWNER]), { session_gen: 0 });
+    assert.equal(api.calls.leases.length, 0);
+  });
+});
+
+const OWNER = ["subuser", "account", "owner_tag"] as const;
+/** The fields of `record` among `names` that it has. */
+function pick(record: UsageRecord, names: ReadonlyArray<keyof UsageRecord>) {
+  return Object.fromEntries(names.filter((name) => record[name] !== undefined).map((name) => [name, record[name]]));
+}
 
 describe("the node decider: limits and leases", () => {
   const limited = (name: string, limits: Limits) =>

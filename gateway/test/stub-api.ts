@@ -1,8 +1,12 @@
 // A stand-in for the API's side of the node contract, in memory: sub-users' snapshots, a gate that hands out
-// shares (a single node's: what it wants, up to the limit), sessions, and a count of the calls made.
+// shares (a single node's: what it wants, up to the limit), and the calls made. There is no sessions call: a node
+// decides sticky sessions itself.
 import type { ApiClient } from "../api-client.ts";
 import { sha256Hex } from "../credentials.ts";
-import type { LeaseRenewal, LeasesAnswer, SessionAnswer, SubuserSnapshot, SubusersAnswer } from "../wire.ts";
+import type { LeaseRenewal, LeasesAnswer, SubuserSnapshot, SubusersAnswer } from "../wire.ts";
+
+/** An owner tag of the right form (the stub signs nothing). */
+export const OWNER_TAG = "AAAAAAAAAAAAAAAAAAAAAA";
 
 export function snapshotOf(name: string, overrides: Partial<SubuserSnapshot> = {}): SubuserSnapshot {
   return {
@@ -25,13 +29,11 @@ export function snapshotOf(name: string, overrides: Partial<SubuserSnapshot> = {
 }
 
 /** The calls a node decider makes, and what tests steer: the snapshots, the API being down, the gate's versions. */
-export interface StubApi
-  extends Pick<ApiClient, "subusers" | "leases" | "session" | "changes" | "authorize" | "release"> {
+export interface StubApi extends Pick<ApiClient, "subusers" | "leases" | "changes" | "authorize" | "release"> {
   snapshots: Map<string, SubuserSnapshot>;
   calls: {
     subusers: string[][];
     leases: LeaseRenewal[][];
-    sessions: Array<{ name: string; username: string; exitIp: string }>;
   };
   /** While set, every call fails as if the API were down. */
   down: boolean;
@@ -43,7 +45,7 @@ export interface StubApi
 export function stubApi({ now = Date.now }: { now?: () => number } = {}): StubApi {
   const api: StubApi = {
     snapshots: new Map(),
-    calls: { subusers: [], leases: [], sessions: [] },
+    calls: { subusers: [], leases: [] },
     down: false,
     gateVersion: new Map(),
     add(snapshot) {
@@ -79,19 +81,6 @@ export function stubApi({ now = Date.now }: { now?: () => number } = {}): StubAp
             version: api.gateVersion.get(name) ?? snapshot?.version ?? 0,
           };
         }),
-      };
-    },
-    async session({ name, username, exitIp }): Promise<SessionAnswer> {
-      api.calls.sessions.push({ name, username, exitIp });
-      if (api.down) throw new Error("POST /sessions: 503");
-      const startedAt = now();
-      return {
-        session: {
-          id: `ses_${api.calls.sessions.length}`,
-          exit_ip: exitIp,
-          started_at: new Date(startedAt).toISOString(),
-          expires_at: new Date(startedAt + 600_000).toISOString(),
-        },
       };
     },
     changes() {

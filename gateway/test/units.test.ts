@@ -4,9 +4,12 @@ import http from "node:http";
 import net, { type AddressInfo } from "node:net";
 import { describe, it } from "node:test";
 import { gunzipSync } from "node:zlib";
+import { keyHash, sessionKey, stickyExit } from "../../src/platform/sticky-sessions.ts";
 import { type ApiClient, ConnectionAuth, type IspCredentials } from "../api-client.ts";
-import { chooseExit, type ExitDecision } from "../exits.ts";
+import { realClock } from "../clock.ts";
+import { chooseExit, type ExitDecision, ExitPool, simulatedPools } from "../exits.ts";
 import { createProxyServer, type GatewayDecider } from "../proxy-server.ts";
+import { StickyExits } from "../session-cache.ts";
 import { usageReporter } from "../usage-reporter.ts";
 import type { AuthorizeDecision, ProxyTarget, UsageBatch, UsageRecord } from "../wire.ts";
 
@@ -144,14 +147,14 @@ describe("exit simulation", () => {
   const london: ProxyTarget = { ...target, region: "gb", state: "eng", city: "london" };
   const session = (id: string, exitIp: string | null) => ({ id, exit_ip: exitIp, started_at: "", expires_at: "" });
 
-  it("a sticky session keeps the pinned exit; unpinned it is derived from the session id", () => {
+  it("an authorize decision's sticky session keeps the pinned exit; unpinned it is derived from the session id", () => {
     const pinned: ExitDecision = { product: "residential", target: london, session: session("ses_1", "198.51.100.77") };
     assert.equal(chooseExit(pinned, { connectionSeed: "1" }).ip, "198.51.100.77");
     const fresh: ExitDecision = { ...pinned, session: session("ses_2", null) };
     assert.equal(chooseExit(fresh, { connectionSeed: "1" }).ip, chooseExit(fresh, { connectionSeed: "2" }).ip);
   });
 
-  it("mobile exits are in TEST-NET-3 with a carrier; a repin moves the exit and says so", () => {
+  it("mobile exits are in TEST-NET-3 with a carrier; a repin of an authorize session moves the exit and says so", () => {
     const decision: ExitDecision = { product: "mobile", target: london, session: session("ses_3", "203.0.113.5") };
     const exit = chooseExit(decision, { connectionSeed: "9", repin: true });
     assert.match(exit.ip, /^203\.0\.113\.\d+$/);
@@ -159,6 +162,82 @@ describe("exit simulation", () => {
     assert.equal(typeof exit.carrier, "string");
     assert.equal(exit.geo, "gb/eng/london");
     assert.ok(exit.asn >= 64496 && exit.asn <= 64511);
+  });
+});
+
+describe("sticky exits at the node", () => {
+  const key = sessionKey("user_s1-type-res-region-us-session-a1-sesstime-10");
+  const all = new ExitPool("198.51.100").candidates;
+
+  it("a node's session carries its exit: chooseExit gives it, and its repinned", () => {
+    const london: ProxyTarget = { ...target, region: "gb", state: "eng", city: "london" };
+    const session = { key, generation: 2, exit_ip: "198.51.100.9", repinned: true };
+    const exit = chooseExit({ product: "residential", target: london, session }, { connectionSeed: "1" });
+    assert.deepEqual([exit.ip, exit.repinned, exit.geo], ["198.51.100.9", true, "gb/eng/london"]);
+  });
+
+  it("every node gives the shared rule's exit for a key and generation; each generation's differs from the last", () => {
+    const [one, two] = [new StickyExits(), new StickyExits()];
+    for (let generation = 0; generation < 5; generation++) {
+      const exit = one.exitOf("residential", key, generation);
+      assert.deepEqual(exit, { ip: stickyExit(all, key, generation), repinned: false });
+      assert.deepEqual(two.exitOf("residential", key, generation), exit);
+      if (generation > 0) assert.notEqual(exit.ip, one.exitOf("residential", key, generation - 1).ip);
+    }
+    assert.match(one.exitOf("mobile", key, 0).ip, /^203\.0\.113\.\d+$/);
+    assert.equal(keyHash(key).length, 16);
+  });
+
+  it("an exit leaving the pool moves only its sessions, whose next request says repinned", () => {
+    const pools = simulatedPools();
+    const exits = new StickyExits({ pools });
+    const keys = Array.from({ length: 300 }, (_, i) =>
+      sessionKey(`user_s${i}-type-res-region-us-session-a-sesstime-5`),
+    );
+    const before = keys.map((k) => exits.exitOf("residential", k, 0).ip);
+    const lost = exits.exitOf("residential", key, 0).ip;
+    assert.ok(pools.residential.drop(lost));
+    const after = keys.map((k) => exits.exitOf("residential", k, 0));
+    keys.forEach((_, i) => {
+      const moved = before[i] === lost;
+      assert.equal(after[i]?.repinned, moved);
+      assert.equal(after[i]?.ip === before[i], !moved);
+    });
+    assert.deepEqual(exits.exitOf("residential", key, 0), {
+      ip: stickyExit(pools.residential.candidates, key, 0),
+      repinned: true,
+    });
+    assert.equal(exits.exitOf("residential", key, 0).repinned, false, "once");
+  });
+
+  it("a repin drops the exit at this node only and says so on that request, even the session's first", () => {
+    const exits = new StickyExits();
+    const first = exits.exitOf("mobile", key, 0, { repin: true });
+    assert.equal(first.repinned, true);
+    assert.notEqual(first.ip, stickyExit(new ExitPool("203.0.113").candidates, key, 0));
+    assert.equal(
+      new StickyExits().exitOf("mobile", key, 0).ip,
+      stickyExit(new ExitPool("203.0.113").candidates, key, 0),
+    );
+  });
+
+  it("a pool keeps its last exit; the remembered exits are bounded and forgotten when idle", () => {
+    const pool = new ExitPool("198.51.100");
+    for (const ip of all.slice(1)) assert.ok(pool.drop(ip));
+    assert.equal(pool.drop(all[0] ?? ""), false);
+    assert.deepEqual(pool.candidates, [all[0]]);
+    assert.equal(pool.drop("192.0.2.1"), false);
+
+    let now = 0;
+    const clock = { ...realClock, now: () => now };
+    const exits = new StickyExits({ clock, maxEntries: 3, idleMs: 1000 });
+    for (let generation = 0; generation < 5; generation++) exits.exitOf("residential", key, generation);
+    assert.equal(exits.size, 3);
+    now = 600;
+    exits.exitOf("residential", key, 4);
+    now = 1500;
+    exits.sweep();
+    assert.equal(exits.size, 1, "the one used at 600 is kept");
   });
 });
 

@@ -272,9 +272,8 @@ function simFleet(count: number, limits: { concurrent: number; rps: number }, cl
 /**
  * One node's calls of the API (`ApiClient`), answered by the gate in process as the node routes answer them:
  * `/subusers` by its `snapshot()` (src/internal/gateway/get-node-snapshots.ts), `/leases` by each renewal's
- * `renewShares` with the node's slot, which the hub vouches it holds (renew-node-leases.ts), `/sessions` by
- * `pinSession` (pin-node-session.ts; its look at the snapshot first, to refuse an unknown name, is left out and not
- * billed). Each is a gate call of the cost model's kind.
+ * `renewShares` with the node's slot, which the hub vouches it holds (renew-node-leases.ts). Each is a gate call of
+ * the cost model's kind. Sticky sessions are decided at the node: no call.
  */
 function nodeApi(
   node: string,
@@ -282,7 +281,7 @@ function nodeApi(
   calls: GateCalls,
   clock: SimClock,
   problems: string[],
-): Pick<ApiClient, "subusers" | "leases" | "session" | "changes" | "authorize" | "release"> {
+): Pick<ApiClient, "subusers" | "leases" | "changes" | "authorize" | "release"> {
   const called = (path: string) => {
     if (clock.catchingUp) problems.push(`${node}: a quiet node's periodic work called ${path}`);
   };
@@ -321,22 +320,6 @@ function nodeApi(
             version: grant?.version ?? 0,
           };
         }),
-      };
-    },
-    async session({ name, username, exitIp }) {
-      called("/sessions");
-      const parsed = parseUsername(username, "user");
-      const spec = parsed.ok && parsed.value.name === name ? sessionSpecOf(username, parsed.value) : undefined;
-      if (!spec || name !== gate.name) throw new Error(`POST /sessions: 422 (${username})`);
-      calls.pins++;
-      const pin = gate.gate.pinSession(spec, exitIp);
-      return {
-        session: {
-          id: pin.id,
-          exit_ip: pin.exitIp ?? exitIp,
-          started_at: toIso(pin.startedAt),
-          expires_at: toIso(pin.expiresAt),
-        },
       };
     },
     changes: () => ({ url: "", headers: { Authorization: "" } }),

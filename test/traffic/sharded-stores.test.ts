@@ -3,6 +3,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { domainContext } from "../../src/domain/context";
 import { accountStore } from "../../src/domain/traffic/store";
 import { subuserShard, TrafficStoreClient } from "../../src/durable-objects/traffic-store";
+import { ownerTag } from "../../src/platform/owner-tag";
+import { sessionIdAt, sessionKey } from "../../src/platform/sticky-sessions";
 import { createAccount, type TestAccount } from "../helpers/accounts";
 import { admin, call, env, json } from "../helpers/http";
 import { authorize, createSubuser, gateOf, type TestSubuser, username } from "../helpers/subusers";
@@ -221,6 +223,59 @@ describe("a busy account's traffic split over stores by sub-user (accounts.traff
       await use(250);
       await eventually(settledFirst(account, usedGb), (gb) => gb === 0.55);
       expect(await decide()).toMatchObject({ allow: false, status: 402, error_code: "traffic-limit-reached" });
+    },
+  );
+
+  it(
+    "sessions a node decided live in their sub-user's store: listed across the stores, read by id, each once",
+    SLOW,
+    async () => {
+      const account = await createAccount({ bandwidthGb: 10 });
+      const onShard = async (shard: number) => {
+        let subuser = await createSubuser(account);
+        while (subuserShard(subuser.id, 2) !== shard) subuser = await createSubuser(account);
+        return subuser;
+      };
+      const [first, second] = [await onShard(0), await onShard(1)] as [TestSubuser, TestSubuser];
+      await shardedTo(account, 2);
+      const t = Date.now() - 1000;
+      const records = await Promise.all(
+        [first, second].flatMap((subuser, i) =>
+          [0, 1].map(async (n) =>
+            usageRecord(username(subuser.name, "type-res-region-us-session-shard1-sesstime-10"), {
+              ts: iso(t + i * 10 + n),
+              session_gen: 0,
+              subuser: subuser.id,
+              account: account.id,
+              owner_tag: await ownerTag(env.SEALING_KEY, {
+                name: subuser.name,
+                subuserId: subuser.id,
+                accountId: account.id,
+              }),
+            }),
+          ),
+        ),
+      );
+      expect(await json(await reportUsage(records))).toMatchObject({ accepted: 4, dropped: 0 });
+      const ids = [first, second].map((subuser, i) =>
+        sessionIdAt(sessionKey(username(subuser.name, "type-res-region-us-session-shard1-sesstime-10")), 0, t + i * 10),
+      );
+      const listed = await eventually(
+        () => get(account, "/v1/residential/sessions"),
+        (page) => page.data.length === 2 && page.data.every((s: { requests: number }) => s.requests === 2),
+      );
+      expect(listed.data.map((s: { id: string }) => s.id)).toEqual([...ids].reverse());
+      for (const [i, subuser] of [first, second].entries()) {
+        expect(await get(account, `/v1/residential/sessions/${ids[i]}`)).toMatchObject({
+          id: ids[i],
+          subuser: subuser.id,
+          requests: 2,
+          started_at: iso(t + i * 10),
+        });
+        const own = await get(account, `/v1/residential/sessions?subuser=${subuser.id}`);
+        expect(own.data.map((s: { id: string }) => s.id)).toEqual([ids[i]]);
+      }
+      expect(await requestsPerStore(account, 2, t)).toEqual([2, 2]);
     },
   );
 

@@ -3,6 +3,7 @@ import { addSessionUsage } from "../../durable-objects/subuser-gate/contract";
 import { timeOfId } from "../../platform/ids";
 import { clientBlock } from "../../platform/ip";
 import { uniformHash } from "../../platform/sampling";
+import { sessionIdAt, sessionKey } from "../../platform/sticky-sessions";
 import type { GatewayTarget } from "../gateway/username";
 import type { Share } from "./message-packing";
 import { targetDomain } from "./target-domain";
@@ -24,8 +25,9 @@ export interface OwnedRecord {
 
 /**
  * One account's share of a usage batch, aggregated: rollup cells (usage summed per minute and dimensions), domain
- * cells (per minute, sub-user and target domain), sticky sessions' usage (per session the records name, or per gate
- * for records that name none), request-log candidates. Pure and deterministic: the same records give the same share.
+ * cells (per minute, sub-user and target domain), sticky sessions' usage (per session key, generation and minute for
+ * records a node decided, per session the records name, or per gate for records that name none), request-log
+ * candidates. Pure and deterministic: the same records give the same share.
  * A sharded account has a share per store shard, of the records of the shard's sub-users.
  */
 export function accountShare(accountId: string, entries: OwnedRecord[], shard = 0): Share {
@@ -36,11 +38,16 @@ export function accountShare(accountId: string, entries: OwnedRecord[], shard = 
   const blockOf = memoized((ip: string) => clientBlock(ip) ?? "");
   const gates = new Map<string, Map<string, SessionUsage>>();
   const named = new Map<string, SessionDelta>();
+  const keyed = new Map<string, SessionDelta>();
   for (const { record, owner, ts, target } of entries) {
     addToCell(cells, record, owner, ts);
     addToDomain(domains, record, owner, ts, domainOf(record.target_host));
     if (record.client_ip) addToSource(sources, record, owner.subuserId, ts, blockOf(record.client_ip));
     if (record.product === "isp" || !record.username.includes("-session-")) continue;
+    if (record.session_gen !== undefined && target?.sessionId && target.sesstime !== null) {
+      addToKeyedSession(keyed, record, record.session_gen, owner, target, ts);
+      continue;
+    }
     if (record.session && target?.sessionId && target.sesstime !== null) {
       addToNamedSession(named, record, record.session, owner, target, ts);
       continue;
@@ -58,7 +65,7 @@ export function accountShare(accountId: string, entries: OwnedRecord[], shard = 
     sessions: [...gates].flatMap(([gateName, sessions]) =>
       [...sessions.values()].map((usage) => ({ gateName, usage })),
     ),
-    sessionDeltas: [...named.values()],
+    sessionDeltas: [...named.values(), ...provisionallyNamed(keyed)],
     samples: sampleCandidates(entries),
   };
 }
@@ -176,6 +183,70 @@ function addToNamedSession(
     startedAt,
     expiresAt: startedAt + (target.sesstime as number) * MINUTE_MS,
     usage: sessionUsageOf(record, ts),
+  });
+}
+
+/**
+ * A record of a session a node decided (`session_gen`): its usage added to its session key's, generation's and
+ * minute's entry (so one entry never spans a session's expiry by more than a minute), with who the session is: the
+ * username's target and the record's owner. The id and times are provisional (`provisionallyNamed`); the account's
+ * store names the session.
+ */
+function addToKeyedSession(
+  keyed: Map<string, SessionDelta>,
+  record: UsageRecord,
+  generation: number,
+  owner: OwnedRecord["owner"],
+  target: GatewayTarget,
+  ts: number,
+): void {
+  const key = sessionKey(record.username);
+  const minute = ts - (ts % MINUTE_MS);
+  const entry = `${key}\n${generation}\n${minute}`;
+  const known = keyed.get(entry);
+  if (known) {
+    addSessionUsage(known.usage, sessionUsageOf(record, ts));
+    return;
+  }
+  keyed.set(entry, {
+    id: "",
+    key,
+    generation,
+    subuserId: owner.subuserId,
+    gateName: owner.gateName,
+    product: record.product,
+    sessionId: target.sessionId as string,
+    region: target.region,
+    state: target.state,
+    city: target.city,
+    asn: target.asn,
+    startedAt: ts,
+    expiresAt: ts + (target.sesstime as number) * MINUTE_MS,
+    usage: sessionUsageOf(record, ts),
+  });
+}
+
+/**
+ * Keyed entries with their provisional names: per key and generation, in time order, a session starts at the first
+ * record's time and lasts its sesstime; an entry whose first record falls past it starts the next. The id is the one
+ * the store mints for a session it first sees this way (`sessionIdAt`); the store may give the entry an earlier
+ * session's (a session its usage from other batches or nodes started).
+ */
+function provisionallyNamed(keyed: Map<string, SessionDelta>): SessionDelta[] {
+  const byKey = Map.groupBy(keyed.values(), (delta) => `${delta.key}\n${delta.generation}`);
+  return [...byKey.values()].flatMap((deltas) => {
+    let start = Number.NEGATIVE_INFINITY;
+    let end = Number.NEGATIVE_INFINITY;
+    return deltas
+      .sort((a, b) => a.usage.firstTs - b.usage.firstTs)
+      .map((delta) => {
+        if (delta.usage.firstTs >= end) {
+          end = delta.usage.firstTs + (delta.expiresAt - delta.startedAt);
+          start = delta.usage.firstTs;
+        }
+        const id = sessionIdAt(delta.key as string, delta.generation as number, start);
+        return { ...delta, id, startedAt: start, expiresAt: end };
+      });
   });
 }
 

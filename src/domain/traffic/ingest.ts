@@ -3,12 +3,13 @@ import { subuserShard } from "../../durable-objects/traffic-store";
 import { USAGE_CLOCK_SKEW_MS } from "../../durable-objects/traffic-store/contract";
 import { ledgerShards, UsageBatchLedgerClient } from "../../durable-objects/usage-batch-ledger";
 import { DAY, now } from "../../platform/clock";
+import { logInfo } from "../../platform/logger";
 import type { DomainContext } from "../context";
 import { type GatewayTarget, parseUsername } from "../gateway/username";
 import { accountShare, type OwnedRecord } from "./aggregate";
 import { deliverToTails } from "./live-tail";
 import { enqueueMessages, packBatch } from "./message-packing";
-import { subuserOwners } from "./owners";
+import { claimKey, type OwnerClaim, type RoutedOwner, signedOwners, subuserOwners } from "./owners";
 import type { UsageBatch, UsageRecord } from "./usage-records";
 import { shardOf } from "./usage-shards";
 
@@ -20,29 +21,54 @@ export interface IngestResult {
 
 /**
  * Takes a usage batch from the gateway: records of unknown sub-users or of a product their sub-user lacks are
- * dropped and counted; the rest leave the request through the `usage` queue, grouped by account, in messages that
- * depend on the batch alone. The batch's ledger shard remembers each batch's first post for 7 days: a batch it
- * recalls is answered `duplicate: true` with the first post's counts and enqueues nothing; else the messages are
- * enqueued, stamped now, and the post recorded after (one row). A copy racing the first post, or a retry of one that
- * failed before recording, sends the same parts again with its own later time: every store applies a part once, as
- * it looks for the part's key from that time or the part's oldest usage less the clock skew, whichever is earlier.
- * A deleted sub-user's records are judged by its account's store (they count during the drain). A sharded account's
- * records are grouped per store shard, by sub-user (`store-shards.ts`). Accounts with a live tail open get the
- * batch's sampled records as soon as it is enqueued (`live-tail.ts`).
+ * dropped and counted. A record that carries its owner (`subuser`, `account`, `owner_tag`: a node decided it from
+ * its snapshot) is owned as it says when the tag verifies for its username's gateway name, with no D1 read of the
+ * sub-user; one whose tag does not verify is dropped and counted (and logged, without the tag). The rest leave the
+ * request through the `usage` queue, grouped by account, in messages that depend on the batch alone. The batch's
+ * ledger shard remembers each batch's first post for 7 days: a batch it recalls is answered `duplicate: true` with
+ * the first post's counts and enqueues nothing; else the messages are enqueued, stamped now, and the post recorded
+ * after (one row). A copy racing the first post, or a retry of one that failed before recording, sends the same
+ * parts again with its own later time: every store applies a part once, as it looks for the part's key from that
+ * time or the part's oldest usage less the clock skew, whichever is earlier. A deleted sub-user's records are judged
+ * by its account's store (they count during the drain). A sharded account's records are grouped per store shard, by
+ * sub-user (`store-shards.ts`). Accounts with a live tail open get the batch's sampled records as soon as it is
+ * enqueued (`live-tail.ts`).
  */
 export async function ingestUsageBatch(ctx: DomainContext, batch: UsageBatch): Promise<IngestResult> {
   const ledger = new UsageBatchLedgerClient(ctx.env, shardOf(batch.batch_id, ledgerShards(ctx.env)));
   const ownerOf = ownerKeys(ctx);
   const ownerKeyOf = (record: UsageRecord) => ownerOf(record).key;
-  const names = subuserNames(batch.records.map(ownerKeyOf));
-  // One round trip before the work: the batch's first post, if any, beside the owners of names never seen before.
-  const [first, owners] = await Promise.all([ledger.recall(batch.batch_id), subuserOwners(ctx, names)]);
+  const claimOf = (record: UsageRecord) => ownerClaim(record, splitOwnerKey(ownerKeyOf(record))[1]);
+  const claims: OwnerClaim[] = [];
+  const unsigned: UsageRecord[] = [];
+  for (const record of batch.records) {
+    const claim = claimOf(record);
+    if (claim) claims.push(claim);
+    else if (!hasOwnerFields(record)) unsigned.push(record);
+  }
+  const names = subuserNames(unsigned.map(ownerKeyOf));
+  // One round trip before the work: the batch's first post, if any, beside the owners of names never seen before
+  // (none for records that carry their owner signed: only their accounts' shard counts, cached a minute).
+  const [first, owners, signed] = await Promise.all([
+    ledger.recall(batch.batch_id),
+    subuserOwners(ctx, names),
+    signedOwners(ctx, claims),
+  ]);
   if (first) return { accepted: first.accepted, dropped: first.dropped, duplicate: true };
   const receivedAt = now();
+  const refused: UsageRecord[] = [];
   const owned = batch.records.flatMap((record) => {
     const [product, name] = splitOwnerKey(ownerKeyOf(record));
-    const owner = owners.get(name);
-    if (!owner?.products.includes(product as Product)) return [];
+    let owner: RoutedOwner | null;
+    if (hasOwnerFields(record)) {
+      const claim = claimOf(record);
+      owner = (claim && signed.get(claimKey(claim))) ?? null;
+      if (!owner) refused.push(record);
+    } else {
+      owner = owners.get(name) ?? null;
+      if (!owner?.products.includes(product as Product)) owner = null;
+    }
+    if (!owner) return [];
     const entry: OwnedRecord = {
       record,
       owner,
@@ -51,6 +77,16 @@ export async function ingestUsageBatch(ctx: DomainContext, batch: UsageBatch): P
     };
     return [{ accountId: owner.accountId, shard: subuserShard(owner.subuserId, owner.trafficShards), entry }];
   });
+  const [firstRefused] = refused;
+  if (firstRefused) {
+    // Ids only: never the tag.
+    logInfo("usage_owner_tag_refused", {
+      batch_id: batch.batch_id,
+      records: refused.length,
+      subuser: firstRefused.subuser,
+      account: firstRefused.account,
+    });
+  }
   const dropped = batch.records.length - owned.length;
   const byStore = Map.groupBy(owned, (entry) => `${entry.accountId}/${entry.shard}`);
   const shares = [...byStore.values()].map((entries) => {
@@ -128,4 +164,23 @@ function splitOwnerKey(key: string): [string, string] {
 /** The sub-user names of owner keys, once each. */
 function subuserNames(keys: string[]): string[] {
   return [...new Set(keys.map((key) => splitOwnerKey(key)[1]).filter((name) => name !== ""))];
+}
+
+/** Whether a record carries its owner (`subuser`, `account` and `owner_tag`, all three). */
+function hasOwnerFields(record: UsageRecord): boolean {
+  return record.subuser !== undefined && record.account !== undefined && record.owner_tag !== undefined;
+}
+
+/**
+ * The owner a record claims for its username's gateway name, when it carries all three owner fields and its
+ * username names a sub-user (null otherwise: a record with the fields and no name is dropped).
+ */
+function ownerClaim(record: UsageRecord, name: string): OwnerClaim | null {
+  if (!hasOwnerFields(record) || name === "") return null;
+  return {
+    name,
+    subuserId: record.subuser as string,
+    accountId: record.account as string,
+    tag: record.owner_tag as string,
+  };
 }

@@ -47,7 +47,10 @@ export interface Share {
   sources: ClientSource[];
   /** Usage of sticky sessions the records did not name (their gates find them). */
   sessions: Array<{ gateName: string; usage: SessionUsage }>;
-  /** Usage of the sticky sessions the records named. */
+  /**
+   * Usage of the sticky sessions the records named (`session`), and of those a node decided (`session_gen`: keyed
+   * by session key and generation, provisionally named; the account's store names them).
+   */
   sessionDeltas: SessionDelta[];
   samples: SampleCandidate[];
 }
@@ -107,8 +110,10 @@ function packedParts(batchId: string, share: Share): PackedMessage[] {
   for (const cell of share.domains) add("domains", cell, domainSize(cell));
   for (const source of share.sources) add("sources", source, sourceSize(source));
   for (const session of share.sessions) add("sessions", session, sessionSize(session));
-  // A named session's delta also carries who the session is.
-  for (const delta of share.sessionDeltas) add("sessionDeltas", delta, sessionSize(delta) + 160);
+  // A named session's delta also carries who the session is (and a keyed one its key and generation).
+  for (const delta of share.sessionDeltas) {
+    add("sessionDeltas", delta, sessionSize(delta) + 160 + (delta.key === undefined ? 0 : delta.key.length + 30));
+  }
   for (const sample of share.samples) add("samples", sample, sampleSize(sample));
   pieces.push(piece);
   const texts: PackedMessage[] = [];

@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import { type Database, replicaDatabase } from "../../db/client";
 import { accounts, type Product, subusers } from "../../db/schema";
 import { MINUTE, now } from "../../platform/clock";
+import { ownerTagValid, type UsageOwner } from "../../platform/owner-tag";
 import type { DomainContext } from "../context";
 import { rememberTrafficShards, trafficShardCounts } from "./traffic-shards";
 
@@ -107,4 +108,66 @@ function remember<V>(map: Map<string, V>, key: string, value: V): void {
     for (const oldest of [...map.keys()].slice(0, MAX_ENTRIES / 10)) map.delete(oldest);
   }
   map.set(key, value);
+}
+
+/** An owner a usage record claims (`subuser`, `account`, `owner_tag`) for its username's gateway name. */
+export interface OwnerClaim extends UsageOwner {
+  tag: string;
+}
+
+/**
+ * Owner claims whose tag verified, per isolate (the tag binds the three, which never change together): a batch of
+ * names already seen costs no HMAC. Bounded like `known`.
+ */
+const verifiedClaims = new Set<string>();
+const MAX_VERIFIED = 100_000;
+
+/** A claim's key (the tag included: another tag for the same owner is judged again). */
+export function claimKey(claim: OwnerClaim): string {
+  return `${claim.name}\n${claim.subuserId}\n${claim.accountId}\n${claim.tag}`;
+}
+
+/**
+ * The owners records claim with a signed tag (`platform/owner-tag`), read from the records with no D1 read of the
+ * sub-user: per claim key, the owner with its account's shard count (`traffic-shards.ts`: a cached replica read per
+ * account and minute, kept because re-shard safety depends on it), or null when the tag does not verify for the
+ * name, sub-user and account (a forged or misrouted record). No product check: the node refused a product the
+ * sub-user lacks from the same snapshot that gave it the tag.
+ */
+export async function signedOwners(ctx: DomainContext, claims: OwnerClaim[]): Promise<Map<string, RoutedOwner | null>> {
+  const distinct = new Map(claims.map((claim) => [claimKey(claim), claim]));
+  const verdicts = await Promise.all(
+    [...distinct].map(async ([key, claim]) => {
+      if (verifiedClaims.has(key)) return [key, claim, true] as const;
+      const valid = await ownerTagValid(ctx.env.SEALING_KEY, claim, claim.tag);
+      if (valid) {
+        if (verifiedClaims.size >= MAX_VERIFIED) {
+          for (const oldest of [...verifiedClaims].slice(0, MAX_VERIFIED / 10)) verifiedClaims.delete(oldest);
+        }
+        verifiedClaims.add(key);
+      }
+      return [key, claim, valid] as const;
+    }),
+  );
+  const shards = await trafficShardCounts(
+    ctx,
+    verdicts.filter(([, , valid]) => valid).map(([, claim]) => claim.accountId),
+  );
+  const owners = new Map<string, RoutedOwner | null>();
+  for (const [key, claim, valid] of verdicts) {
+    owners.set(
+      key,
+      valid
+        ? {
+            subuserId: claim.subuserId,
+            accountId: claim.accountId,
+            gateName: claim.name,
+            // Not checked for signed owners (above).
+            products: [],
+            trafficShards: shards.get(claim.accountId) ?? 1,
+          }
+        : null,
+    );
+  }
+  return owners;
 }

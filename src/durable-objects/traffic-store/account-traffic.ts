@@ -159,7 +159,8 @@ export class AccountTraffic {
         (source) => source.firstSeen,
       )
       .map(sourceRow);
-    const sessions = fresh.flatMap((part) => part.sessions ?? []);
+    // Sessions a node decided are named now, so that the row keeps each delta with its session's identity.
+    const sessions = this.#sessions.assign(fresh.flatMap((part) => part.sessions ?? []));
 
     const ingested = new Map<number, number>();
     for (const cell of cells) {
@@ -456,14 +457,24 @@ function oldestUsage(part: StorePart): number {
   return Number.isFinite(oldest) ? oldest : 0;
 }
 
-/** A row's sessions with an ingest's added: one entry per session, its usage summed. */
+/**
+ * A row's sessions with an ingest's added: one entry per session, its usage summed, its earliest start kept (a
+ * node-decided session's start moves earlier when late usage shows an earlier first request).
+ */
 function mergeSessions(known: SessionDelta[], more: SessionDelta[]): SessionDelta[] {
   if (more.length === 0) return known;
   const byId = new Map(known.map((delta) => [delta.id, delta]));
   for (const delta of more) {
     const entry = byId.get(delta.id);
-    if (entry) addSessionUsage(entry.usage, delta.usage);
-    else byId.set(delta.id, { ...delta, usage: copySessionUsage(delta.usage) });
+    if (!entry) {
+      byId.set(delta.id, { ...delta, usage: copySessionUsage(delta.usage) });
+      continue;
+    }
+    addSessionUsage(entry.usage, delta.usage);
+    if (delta.startedAt < entry.startedAt) {
+      entry.startedAt = delta.startedAt;
+      entry.expiresAt = delta.expiresAt;
+    }
   }
   return [...byId.values()];
 }

@@ -432,7 +432,10 @@ export interface GateUsage {
 /**
  * A sticky session's usage in a part, for the session the gateway names (`session` on its records: the id the
  * gate's decision gave it) or the gate resolved: who it is (the username's segments, its times from the gate's pin)
- * and what it carried. The account's store sums these into the session's record.
+ * and what it carried. The account's store sums these into the session's record. A delta with a `key` is usage of a
+ * session a node decided (`session_gen` on its records: one per key, generation and record minute), whose id and
+ * times are provisional (`sessionIdAt` from the first record's time): the store assigns it to a session before it
+ * keeps it (`SessionIndex.assign`), and the arrival row keeps it with the assigned identity.
  */
 export type SessionDelta = Pick<
   SessionSnapshot,

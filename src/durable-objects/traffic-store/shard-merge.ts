@@ -125,9 +125,11 @@ export function mergeIpHealth(lists: IpHealth[][]): IpHealth[] {
 type FoundSession = { session: SessionSnapshot; lastRequests: SessionRequest[] };
 
 /**
- * One session as several stores know it: its gate announces it to the account's first store, and its usage goes to
- * its sub-user's shard (split between two during a re-shard). Usage adds up; the exit and repin are those of the
- * store that saw its latest requests; ended in any store is ended.
+ * One session as several stores know it: the gate of a session it named announces it to its sub-user's store, and
+ * a session's usage goes to its sub-user's shard (split between two during a re-shard; a node-decided session is
+ * named by each store from its key, generation and first request, so the two copies share an id when their first
+ * requests do, else they are two sessions for that minute). Usage adds up; the exit and repin are those of the store
+ * that saw its latest requests; the earliest start is the start; ended in any store is ended.
  */
 export function mergeSessionFinds(found: FoundSession[]): FoundSession | null {
   const lastTs = (entry: FoundSession) => entry.lastRequests[0]?.ts ?? Number.NEGATIVE_INFINITY;
@@ -139,6 +141,10 @@ export function mergeSessionFinds(found: FoundSession[]): FoundSession | null {
     session.requests += other.requests;
     session.version += other.version;
     session.exitIp ??= other.exitIp;
+    if (other.startedAt < session.startedAt) {
+      session.startedAt = other.startedAt;
+      session.expiresAt = other.expiresAt;
+    }
     if (other.status === "terminated") {
       session.status = "terminated";
       session.terminatedAt = Math.max(session.terminatedAt ?? 0, other.terminatedAt ?? 0);

@@ -21,8 +21,12 @@ export const route = internalRoute(
       "post, is accepted and counted once (`duplicate: true` for every post after the first, with the first " +
       "answer's counts). Records of unknown sub-users or of a product their sub-user lacks are dropped and counted " +
       "(`dropped`); a deleted sub-user's records count while their minute began within 60 s of the deletion (the " +
-      "drain) and are dropped by the account's store after that. An invalid record fails the whole batch (422 " +
-      "naming its index).",
+      "drain) and are dropped by the account's store after that. A record carrying its owner from the node's " +
+      "snapshot (`subuser`, `account`, `owner_tag`) is counted for that owner with no lookup when the tag matches " +
+      "its username's sub-user name, and dropped and counted when it does not. Sticky records with `session_gen` " +
+      "are summed into sessions the account's store names from the username, the generation and the first " +
+      "request's time: listed once that usage is applied. An invalid record fails the whole batch (422 naming its " +
+      "index).",
     request: { body: jsonBody(usageBatchSchema) },
     errors: ["payload_too_large"],
     responses: {
@@ -31,7 +35,8 @@ export const route = internalRoute(
           .object({
             accepted: integer(0, 1000),
             dropped: integer(0, 1000).openapi({
-              description: "Records of unknown sub-users, or of a product their sub-user lacks.",
+              description:
+                "Records of unknown sub-users, of a product their sub-user lacks, or whose `owner_tag` does not match.",
             }),
             duplicate: z.boolean().openapi({ description: "This batch_id was reported before." }),
           })

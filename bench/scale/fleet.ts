@@ -1,4 +1,3 @@
-import { encodeTime } from "ulid";
 import type { OwnedRecord } from "../../src/domain/traffic/aggregate";
 import type { UsageRecord } from "../../src/domain/traffic/usage-records";
 
@@ -6,7 +5,7 @@ import type { UsageRecord } from "../../src/domain/traffic/usage-records";
  * The simulated fleet: 10,000 accounts × 1,000 sub-users; each account's share of gateway traffic follows a mix
  * (Zipf over the accounts' ranks, or uniform), spread evenly over its sub-users. A sub-user exits in one region and
  * ASN (the "narrow" case of the scale plan) and connects from one client block, a fifth of its requests use one of
- * its two sticky sessions (each lives 30 minutes; the gateway's records name it), and one sub-user in 20 has a
+ * its two sticky sessions (each lives 30 minutes, decided at the node), and one sub-user in 20 has a
  * monthly cap.
  */
 export const ACCOUNTS = 10_000;
@@ -96,18 +95,13 @@ export function gaussian(rng: () => number): number {
 
 let requestCounter = 0;
 const SESSION_MINUTES = 30;
-const BASE32 = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
-/** The id of a sub-user's sticky session `c` live at `ts` (sessions restart every 30 minutes). */
-function sessionIdOf(a: number, u: number, c: number, ts: number): { id: string; startedAt: number } {
-  const startedAt = ts - (ts % (SESSION_MINUTES * 60_000));
-  let hash = (a * 7919 + u * 104_729 + c * 1_299_709 + startedAt / 60_000) >>> 0;
-  let random = "";
-  for (let i = 0; i < 16; i++) {
-    hash = Math.imul(hash ^ (hash >>> 13), 0x5bd1e995) >>> 0;
-    random += BASE32[hash % 32];
-  }
-  return { id: `ses_${encodeTime(startedAt, 10)}${random}`, startedAt };
+/** `n` in Crockford base 32, `width` characters (ids' ULID part). */
+function base32(n: number, width: number): string {
+  let text = "";
+  for (let rest = n; text.length < width; rest = Math.floor(rest / 32)) text = CROCKFORD[rest % 32] + text;
+  return text;
 }
 
 /** The sub-user `u` of account `a` (rank a + 1) and one usage record of it at `ts`. */
@@ -115,7 +109,6 @@ export function ownedRecord(a: number, u: number, ts: number, rng: () => number)
   const gateName = `s${a.toString(36)}x${u.toString(36)}`;
   const region = REGIONS[(a * 7 + u) % REGIONS.length] as string;
   const sticky = rng() < SESSION_SHARE ? Math.floor(rng() * 2) : null;
-  const session = sticky === null ? null : sessionIdOf(a, u, sticky, ts);
   const failed = rng() < ERROR_SHARE;
   const bytesIn = 2_000 + Math.floor(rng() * 200_000);
   const record: UsageRecord = {
@@ -137,11 +130,15 @@ export function ownedRecord(a: number, u: number, ts: number, rng: () => number)
     error_code: failed ? "upstream-refused" : null,
     repinned: false,
     client_ip: `100.${64 + (a % 64)}.${u % 256}.${1 + Math.floor(rng() * 200)}`,
-    session: session?.id ?? null,
+    // Decided at the node: the session is the username's generation (the account's store names it), and the
+    // owner is the snapshot's (its tag is added by the caller, which signs it once per sub-user).
+    ...(sticky === null ? {} : { session_gen: 0 }),
+    subuser: subuserIdOf(a, u),
+    account: accountIdOf(a),
   };
   return {
     record,
-    owner: { subuserId: `sub_${a.toString(36)}x${u.toString(36)}`, gateName },
+    owner: { subuserId: subuserIdOf(a, u), gateName },
     ts,
     target: {
       type: "res",
@@ -155,7 +152,10 @@ export function ownedRecord(a: number, u: number, ts: number, rng: () => number)
   };
 }
 
-export const accountIdOf = (a: number) => `usr_${a.toString(36)}`;
+export const accountIdOf = (a: number) => `usr_${base32(a, 26)}`;
 
-/** The account of a fleet sub-user (`sub_<account>x<sub-user>`). */
-export const accountOfSubuser = (subuserId: string) => `usr_${subuserId.slice(4, subuserId.indexOf("x"))}`;
+/** A fleet sub-user's id: its account's index and its own, 13 characters each. */
+const subuserIdOf = (a: number, u: number) => `sub_${base32(a, 13)}${base32(u, 13)}`;
+
+/** The account of a fleet sub-user. */
+export const accountOfSubuser = (subuserId: string) => `usr_${"0".repeat(13)}${subuserId.slice(4, 17)}`;

@@ -8,6 +8,7 @@ import { unpackJson } from "../../src/durable-objects/traffic-store/blob-codec";
 import type { MeterFigures, Settlement, StorePart } from "../../src/durable-objects/traffic-store/contract";
 import { SpikeWatch } from "../../src/durable-objects/traffic-store/spike-watch";
 import type { Marginals } from "../../src/durable-objects/traffic-store/summary";
+import { ownerTag } from "../../src/platform/owner-tag";
 import { routeUsage } from "../../src/queues/usage";
 import type { D1Costs } from "./d1";
 import {
@@ -25,7 +26,7 @@ import {
 } from "./fleet";
 import { NodeSqlStorage } from "./node-sql";
 import { LIMITS, objectGbSeconds, PRICES, queueOperations } from "./platform";
-import { usageRoute } from "./usage-route";
+import { SIM_SEALING_KEY, usageRoute } from "./usage-route";
 
 /**
  * The fleet simulation behind `npm run bench:scale` (docs/scale.md). It runs the real code — the usage route's
@@ -122,6 +123,7 @@ async function simulateQueues(scenario: Scenario, options: Options) {
     const records = Array.from({ length: recordsPerPost }, () =>
       ownedRecord(pick(), Math.floor(rng() * SUBUSERS), Math.floor(start - rng() * 2_000), rng),
     );
+    for (const entry of records) entry.record.owner_tag = await ownerTagOf(entry.owner);
     route.knowOwners(records.map((entry) => ({ ...entry.owner, accountId: accountOfSubuser(entry.owner.subuserId) })));
     const body = JSON.stringify({ batch_id: `post-${p}`, records: records.map((entry) => entry.record) });
     routeCpu.push(await route.post(body, start));
@@ -874,4 +876,16 @@ function mean(values: number[]): number {
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
+const ownerTags = new Map<string, Promise<string>>();
+
+/** A fleet sub-user's signed owner, as its nodes' snapshots carry it (signed once per sub-user). */
+function ownerTagOf(owner: { subuserId: string; gateName: string }): Promise<string> {
+  let tag = ownerTags.get(owner.subuserId);
+  if (!tag) {
+    tag = ownerTag(SIM_SEALING_KEY, { ...owner, name: owner.gateName, accountId: accountOfSubuser(owner.subuserId) });
+    ownerTags.set(owner.subuserId, tag);
+  }
+  return tag;
 }

@@ -8,12 +8,15 @@ import { ownersDatabase } from "./d1";
 import { NodeSqlStorage } from "./node-sql";
 import { timedCalls } from "./timed-calls";
 
+/** The sealing key the simulated API signs its nodes' usage owners with (`platform/owner-tag`). */
+export const SIM_SEALING_KEY = "c2ltdWxhdGVkLXNlYWxpbmcta2V5LWZvci1iZW5jaCE=";
+
 /** The ledger's shards, as `wrangler.toml` sets `USAGE_LEDGER_SHARDS`. */
 export const LEDGER_SHARDS = 16;
 
 /**
- * The usage route as built (`ingestUsageBatch`): the gateway's batch checked, its owners looked up in D1 (the
- * isolate's cache first), the batch ledger asked and told (its shards are real `UsageBatchLedger` objects on
+ * The usage route as built (`ingestUsageBatch`): the gateway's batch checked, its owners taken from the records
+ * (each sub-user's signed owner verified once per isolate), the accounts' shard counts read from D1, the batch ledger asked and told (its shards are real `UsageBatchLedger` objects on
  * `node:sqlite`), the accounts' parts packed and sent to the `usage` queue (each message's body to `sent`). The
  * clock is the POST's time. Measured per POST: the route's own CPU (without D1's and the ledger's time), D1's rows
  * read and SQLite time, the ledger's calls, rows and CPU.
@@ -41,6 +44,7 @@ export function usageRoute(root: string, sent: (body: Uint8Array) => void) {
   };
   const env = {
     DB: owners.binding,
+    SEALING_KEY: SIM_SEALING_KEY,
     USAGE_QUEUE: queue,
     USAGE_LEDGER_SHARDS: String(LEDGER_SHARDS),
     GATEWAY_USER_PREFIX: "user",

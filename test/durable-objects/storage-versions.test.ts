@@ -114,7 +114,7 @@ describe("storage versions (migrate)", () => {
     });
     const gate = env.SUBUSER_GATE.get(env.SUBUSER_GATE.idFromName(`versions-${crypto.randomUUID()}`));
     await runInDurableObject(gate, (_gate: SubuserGate, state) => {
-      expect(versionsOf(state.storage.sql)).toEqual({ session_book: 4, subuser_gate: 6 });
+      expect(versionsOf(state.storage.sql)).toEqual({ session_book: 4, session_generations: 1, subuser_gate: 6 });
     });
   });
 });

@@ -1,10 +1,12 @@
 import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { SubuserGateClient } from "../../src/durable-objects/subuser-gate";
 import { MINUTE } from "../../src/platform/clock";
 import { sha256Hex } from "../../src/platform/crypto";
 import { STANDING_GRACE_MS, standingShare } from "../../src/platform/standing-shares";
+import { keyHash, sessionIdAt, sessionKey } from "../../src/platform/sticky-sessions";
 import { createAccount } from "../helpers/accounts";
-import { ADMIN_TOKEN, call, GATEWAY_TOKEN, gateway, json, nodeToken } from "../helpers/http";
+import { ADMIN_TOKEN, call, env, GATEWAY_TOKEN, gateway, json, nodeToken } from "../helpers/http";
 import { authorize, createSubuser, gateOf, username } from "../helpers/subusers";
 
 const NODE = "node-1";
@@ -355,6 +357,34 @@ describe("deciding at the node: snapshots, leased shares, sessions and pushes (d
 
     await call("DELETE", `/v1/subusers/${subuser.id}`, { token: account.token });
     await b.next(changed((s) => s.status === "deleted"));
+    a.socket.close();
+    b.socket.close();
+  });
+
+  it("terminating a session decided at the node pushes the key's generation + 1 to every connected node within a second", async () => {
+    const account = await createAccount({ bandwidthGb: 1 });
+    const subuser = await createSubuser(account);
+    const [a, b] = [await subscribe("gen-a"), await subscribe("gen-b")];
+    const fetched = (await json(await gateway("/subusers", { node: "gen-a", names: [subuser.name] }))).subusers[0];
+    expect(fetched.generations).toEqual({});
+    const key = sessionKey(username(subuser.name, "type-res-region-us-session-gen1-sesstime-10"));
+    const hash = keyHash(key);
+    const atGeneration = (generation: number) => (message: Record<string, any>) =>
+      message.type === "subuser" &&
+      message.subuser.name === subuser.name &&
+      message.subuser.generations[hash] === generation;
+    // What DELETE /v1/residential/sessions/{id} asks the gate for a session the store named from (key, generation).
+    const gate = new SubuserGateClient(env, subuser.name);
+    for (const generation of [0, 1]) {
+      const asked = Date.now();
+      const id = sessionIdAt(key, generation, asked);
+      expect(await gate.terminateSession({ id, key, generation })).toEqual({ book: null, generation: generation + 1 });
+      const [pushed] = await Promise.all([a.next(atGeneration(generation + 1)), b.next(atGeneration(generation + 1))]);
+      expect(Date.now() - asked).toBeLessThan(1000);
+      expect(pushed.subuser.version).toBeGreaterThan(fetched.version);
+    }
+    const refetched = (await json(await gateway("/subusers", { node: "gen-a", names: [subuser.name] }))).subusers[0];
+    expect(refetched.generations).toEqual({ [hash]: 2 });
     a.socket.close();
     b.socket.close();
   });

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { SANDBOX_EXITS } from "../../src/domain/sandbox/traffic";
+import { sessionIdAt, sessionKey, stickyExit } from "../../src/platform/sticky-sessions";
 import { createAccount, type TestAccount } from "../helpers/accounts";
 import { runCron } from "../helpers/cron";
 import { call, json } from "../helpers/http";
@@ -162,6 +164,30 @@ describe("POST /test-helpers/sessions", () => {
     expect(listed.data[0].id).toBe(started.id);
     const again = await json(await post(sandbox, "/test-helpers/sessions", body));
     expect(again).toMatchObject({ id: started.id, exit_ip: started.exit_ip });
+  });
+
+  it("follows a gateway node's rules: the id names the key, its generation and the start, the exit is the key's; a second call at once returns the same session; after DELETE the next call starts a new one", async () => {
+    const sandbox = await sandboxWithBandwidth(1);
+    const subuser = await createSubuser(sandbox, { products: ["residential", "mobile"] });
+    const body = { subuser: subuser.id, product: "mobile", session_id: "node7", sesstime: 45, requests: 0 };
+    const started = await json(await post(sandbox, "/test-helpers/sessions", body));
+    const key = sessionKey(started.username);
+    expect(started.id).toBe(sessionIdAt(key, 0, Date.parse(started.started_at)));
+    expect(started.exit_ip).toBe(stickyExit(SANDBOX_EXITS, key, 0));
+    // Listed at once (no usage yet), so the same username's next call finds it.
+    const again = await json(await post(sandbox, "/test-helpers/sessions", { ...body, requests: 2 }));
+    expect(again).toEqual(started);
+    expect(await get(sandbox, `/mobile/sessions/${started.id}`)).toMatchObject({
+      status: "active",
+      session_id: "node7",
+    });
+
+    const ended = await call("DELETE", `/v1/mobile/sessions/${started.id}`, { token: sandbox.token });
+    expect(ended.status).toBe(200);
+    const next = await json(await post(sandbox, "/test-helpers/sessions", body));
+    expect(next.id).not.toBe(started.id);
+    expect(next.username).toBe(started.username);
+    expect(await get(sandbox, `/mobile/sessions/${started.id}`)).toMatchObject({ status: "terminated" });
   });
 
   it("answers 409 gateway_refused when the gateway would refuse (no bandwidth bought), 422 on bad segments", async () => {

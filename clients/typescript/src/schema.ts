@@ -671,7 +671,7 @@ export interface paths {
     };
     /**
      * List residential sticky sessions
-     * @description The account's sticky sessions of all its sub-users, newest first: live ones, and terminated ones for 24 hours. Expired sessions are gone. A session is listed about a second after it starts; its `bytes_used`, `requests` and exit follow its usage, which counts within 60 seconds of the gateway reporting it.
+     * @description The account's sticky sessions of all its sub-users, newest first: live ones, and terminated ones for 24 hours. Expired sessions are gone. A session is listed once its first request's usage counts: within 60 seconds of the gateway reporting it; its `bytes_used`, `requests` and exit follow its usage the same way.
      *
      *     Key scope: `traffic:read`.
      */
@@ -693,7 +693,7 @@ export interface paths {
     };
     /**
      * List mobile sticky sessions
-     * @description The account's sticky sessions of all its sub-users, newest first: live ones, and terminated ones for 24 hours. Expired sessions are gone. A session is listed about a second after it starts; its `bytes_used`, `requests` and exit follow its usage, which counts within 60 seconds of the gateway reporting it.
+     * @description The account's sticky sessions of all its sub-users, newest first: live ones, and terminated ones for 24 hours. Expired sessions are gone. A session is listed once its first request's usage counts: within 60 seconds of the gateway reporting it; its `bytes_used`, `requests` and exit follow its usage the same way.
      *
      *     Key scope: `traffic:read`.
      */
@@ -1397,7 +1397,7 @@ export interface paths {
     put?: never;
     /**
      * Start a sticky session (sandbox)
-     * @description As if the gateway authorized the sub-user's username with these session segments and its password: the session is started (or the live one of that exact username reused) by the sub-user's gate, and `requests` requests are reported on it, pinning a simulated exit. It then shows in the sessions API within seconds. A decision the gateway would refuse (e.g. 402 `bandwidth-exhausted`: buy bandwidth first) is 409 `gateway_refused`. Sandbox keys only.
+     * @description As if a gateway node served the sub-user's username with these session segments and its password: the sub-user's gate decides the username, and the session follows the node's rules (its exit is a simulated TEST-NET-3 address given by the username and how often a session of it was terminated). The live session of that exact username is reused, else one starts now; it is listed in the sessions API at once, and the `requests` requests reported on it count within seconds. After `DELETE /{product}/sessions/{id}`, the next call starts a new session with a new exit. A decision the gateway would refuse (e.g. 402 `bandwidth-exhausted`: buy bandwidth first) is 409 `gateway_refused`. Sandbox keys only.
      *
      *     Key scope: `traffic:write`.
      */
@@ -4075,7 +4075,7 @@ export interface components {
       sesstime: number;
       /**
        * Format: int32
-       * @description Requests carried on the session (the first pins its exit). Default 1.
+       * @description Requests reported on the session, on its exit. Default 1.
        * @default 1
        */
       requests: number;
@@ -16158,4 +16158,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "4e687be1bfa22abb49714146edff9515358b7815f3e16b7040c0593bdac11de4";
+export const CONTRACT_SHA256 = "5d442d437cabd4858f423b834262dd2cd61416dad72aacec14ed663d1fd00051";

@@ -12,16 +12,16 @@ const SIMULATED_ASN = 64_496;
 
 /**
  * The sandbox's gateway: no socket is opened. The username is decided by the sub-user's gate as the real gateway
- * would have it decided (407 wrong password, 403 disabled, 402 exhausted, 429 limits, sticky-session pins); an
- * allow answers with a deterministic exit: the session's pinned IP or a TEST-NET-3 address, the geo and ASN from
- * the username, fixed latencies.
+ * would have it decided (407 wrong password, 403 disabled, 402 exhausted, 429 limits); an allow answers with a
+ * deterministic exit: a sticky session's (by the node's rule: its key and generation, so it changes only when the
+ * session is terminated) or a TEST-NET-3 address, the geo and ASN from the username, fixed latencies.
  */
 export function simulatedProbe(ctx: DomainContext): GatewayProbe {
   return {
     async run(request: ProbeRequest): Promise<ProbeOutcome> {
       const answer = await decideAsGateway(ctx, request.username, await sha256Hex(request.password));
       if (!answer.ok) return refused(400, answer.error);
-      const { decision, parsed } = answer;
+      const { decision, parsed, sticky } = answer;
       if (decision.outcome === "deny") {
         return decision.status === 429
           ? {
@@ -40,7 +40,7 @@ export function simulatedProbe(ctx: DomainContext): GatewayProbe {
         serviceCode: null,
         retryAfterS: null,
         exit: {
-          ip: decision.session?.exitIp ?? simulatedExitIp(target.region, 0),
+          ip: sticky?.exitIp ?? simulatedExitIp(target.region, 0),
           country: target.region,
           state: target.state,
           city: target.city,

@@ -36,11 +36,21 @@ export interface TrafficSpec {
   bytesPerRequest: number;
   /** ISP: the batch IPs addressed, cycled (also the exits). */
   destIps: string[];
-  /** Exits to report instead of the generated ones, cycled (a sticky session's pinned exit). */
+  /** Exits to report instead of the generated ones, cycled (a sticky session's exit). */
   exitIps?: string[];
+  /**
+   * A sticky session's records: the generation of its key (`session_gen`, as a gateway node reports it: the account's
+   * store names the session from the key, the generation and the first record's time) and the id that gives
+   * (`session`: how a usage route of the release before generations names it; `session_gen` takes precedence).
+   */
+  sessionGen?: number;
+  session?: string;
 }
 
 const pick = <T>(list: readonly T[], index: number): T => list[index % list.length] as T;
+
+/** The sandbox's exits: TEST-NET-3 (RFC 5737) .1–.254, for every product; sticky sessions pick theirs from it. */
+export const SANDBOX_EXITS: readonly string[] = Array.from({ length: 254 }, (_, i) => `203.0.113.${i + 1}`);
 
 /** The exit of the i-th request: a TEST-NET-3 address that depends only on the region and the index. */
 export function simulatedExitIp(region: string, index: number): string {
@@ -84,6 +94,8 @@ export function syntheticRecords(spec: TrafficSpec): UsageRecord[] {
       tag: spec.tags.length > 0 ? pick(spec.tags, i) : null,
       error_code: failed ? "upstream-error" : null,
       repinned: false,
+      ...(spec.session === undefined ? {} : { session: spec.session }),
+      ...(spec.sessionGen === undefined ? {} : { session_gen: spec.sessionGen }),
     };
   });
 }

@@ -59,9 +59,14 @@ export async function findSession(
 
 /**
  * Ends a session early: it is `terminated` (and kept 24 hours), and the next request with its username starts a
- * new session with a new exit IP. Terminating a terminated session answers it as it is. The session lives in its
- * gate, not D1: the request and its audit entry are recorded first, in one batch, and the cron finishes a request
- * whose gate was never told (a crash); a session that had already expired leaves neither.
+ * new session with a new exit IP. Terminating a terminated session answers it as it is. A session lives in its
+ * gate and the account's store, not D1: the request and its audit entry are recorded first, in one batch, and the
+ * cron finishes a request a crash left half-done; a session that had already expired leaves neither.
+ *
+ * A session decided at the node (its record names its key and generation) ends by bumping the key's generation in
+ * its gate, which pushes the sub-user's snapshot to every connected node before this answers; a session the gate
+ * started itself (the per-connection path) is ended in the gate's book. Either way the store then keeps the record
+ * as terminated.
  */
 export async function terminateSession(
   ctx: DomainContext,
@@ -88,7 +93,7 @@ export async function terminateSession(
       ifChanged: true,
     }),
   ]);
-  const terminated = await endSession(ctx, request);
+  const terminated = await endSession(ctx, request, indexed.session);
   if (!terminated || !visible(terminated, now())) throw notFound();
   return terminated;
 }
@@ -101,12 +106,30 @@ function terminationEntryId(request: TerminationRequest): string {
 }
 
 /**
- * Ends the session in its gate and the account's index, and marks the request done. A session its gate no longer
- * has (it expired before the request reached it) was not terminated: the request and its entry are withdrawn.
+ * Ends the session in its gate and the account's store, and marks the request done. `indexed` is the store's
+ * record as the request found it; the cron reads it again (gone: the session expired meanwhile). The gate bumps the
+ * key of a session decided at the node (idempotent, so a retry is safe), or ends the session it started itself. A
+ * session neither the store shows nor the gate holds was not terminated: the request and its entry are withdrawn.
  */
-async function endSession(ctx: DomainContext, request: TerminationRequest): Promise<SessionSnapshot | null> {
-  const terminated = await subuserGate(ctx, request.gateName).terminateSession(request.sessionId);
+async function endSession(
+  ctx: DomainContext,
+  request: TerminationRequest,
+  indexed?: SessionSnapshot,
+): Promise<SessionSnapshot | null> {
+  const stores = await accountStores(ctx, request.accountId);
+  const session = indexed ?? (await stores.session(request.sessionId))?.session ?? null;
+  const ending = { id: request.sessionId, key: session?.key, generation: session?.generation };
+  const { book } = await subuserGate(ctx, request.gateName).terminateSession(ending);
   const ofRequest = eq(sessionTerminations.sessionId, request.sessionId);
+  // The gate's own record when it holds one (as the per-connection path always did); else the store's (a record that
+  // names no key and that the gate does not hold is ended in the store alone: nothing at the nodes depends on it).
+  const terminated =
+    book ??
+    (session && {
+      ...session,
+      status: "terminated" as const,
+      terminatedAt: session.terminatedAt ?? request.requestedAt,
+    });
   if (!terminated) {
     await commit(ctx, [
       withdrawnEntry(ctx, terminationEntryId(request)),
@@ -114,7 +137,7 @@ async function endSession(ctx: DomainContext, request: TerminationRequest): Prom
     ]);
     return null;
   }
-  await (await accountStores(ctx, request.accountId)).upsertSessions([terminated]);
+  await stores.upsertSessions([terminated]);
   await ctx.db.update(sessionTerminations).set({ doneAt: now() }).where(ofRequest);
   return terminated;
 }

@@ -1,6 +1,6 @@
 import { refusal } from "../../platform/gateway-rules";
 import type { BandwidthProduct } from "../../vocabulary";
-import type { SessionSnapshot, SessionUsage } from "../traffic-store/contract";
+import type { SessionUsage } from "../traffic-store/contract";
 import type {
   DecideInput,
   Decision,
@@ -8,6 +8,8 @@ import type {
   GateConfig,
   NodeSnapshot,
   PoolFigures,
+  SessionEnd,
+  SessionEnding,
   SessionPin,
   SessionSpec,
   ShareGrant,
@@ -78,7 +80,11 @@ export class SubuserGateClient {
     return this.#stub.resolveSessions(usages);
   }
 
-  terminateSession(id: string): Promise<SessionSnapshot | null> {
-    return this.#stub.terminateSession(id);
+  /**
+   * Terminates a sticky session: the gate's own (the per-connection path's) by its id; one decided at the node by
+   * bumping its key's generation past `generation` (idempotent), every connected node told before this resolves.
+   */
+  terminateSession(ending: SessionEnding): Promise<SessionEnd> {
+    return this.#stub.terminateSession(ending);
   }
 }

@@ -1,7 +1,7 @@
 import { DAY, toIso } from "../../platform/clock";
 import type { Refusal } from "../../platform/gateway-rules";
 import type { BandwidthProduct, Product } from "../../vocabulary";
-import type { SessionRequest, SessionUsage, TrafficProduct } from "../traffic-store/contract";
+import type { SessionRequest, SessionSnapshot, SessionUsage, TrafficProduct } from "../traffic-store/contract";
 
 /**
  * What a `SubuserGate` and its callers share: its configuration, its decisions, sticky sessions' pins, and how
@@ -153,6 +153,26 @@ export interface SessionPin {
   exitIp: string | null;
   startedAt: number;
   expiresAt: number;
+}
+
+/**
+ * A sticky session to terminate (`SubuserGate.terminateSession`): its id, and for a session decided at the node (the
+ * account's store names it from its usage) its key and generation.
+ */
+export interface SessionEnding {
+  id: string;
+  key?: string;
+  generation?: number;
+}
+
+/**
+ * What terminating a session did at its gate: the gate's own record of it (`book`: sessions the per-connection path
+ * started; null when the gate holds none by that id), and the key's generation after the bump (null: no key given,
+ * or the gate's session had already expired, so nothing was bumped).
+ */
+export interface SessionEnd {
+  book: SessionSnapshot | null;
+  generation: number | null;
 }
 
 /** A terminated session's record is kept this long (spec §8.5). */

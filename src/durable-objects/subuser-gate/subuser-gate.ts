@@ -3,12 +3,13 @@ import { now, SECOND, utcMonth } from "../../platform/clock";
 import { accessRefusal, type Limits, passwordAccepted, placeRefusal, type Refusal } from "../../platform/gateway-rules";
 import { type WhitelistCheck, whitelistCheck } from "../../platform/ip";
 import { STANDING_GRACE_MS } from "../../platform/standing-shares";
+import { keyHash, sessionKey } from "../../platform/sticky-sessions";
 import { GatewayHubClient, gatewaySlots } from "../gateway-hub";
 import type { GatewayPush } from "../gateway-hub/contract";
 import { Alarm } from "../shared/alarm";
 import { migrate, type StorageStep } from "../shared/storage-versions";
 import { TrafficStoreClient } from "../traffic-store";
-import type { SessionSnapshot, SessionUsage } from "../traffic-store/contract";
+import type { SessionUsage } from "../traffic-store/contract";
 import { ConnectionLeases } from "./connection-leases";
 import type {
   BandwidthProduct,
@@ -19,6 +20,8 @@ import type {
   GatewayProduct,
   NodeSnapshot,
   PoolFigures,
+  SessionEnd,
+  SessionEnding,
   SessionPin,
   SessionSpec,
   ShareGrant,
@@ -27,9 +30,13 @@ import type {
 import { TERMINATED_KEPT_MS } from "./contract";
 import { NodeView, type NodeViewBody } from "./node-view";
 import { SessionBook, type SessionIdentity } from "./session-book";
+import { GENERATIONS_KEPT_MS, SessionGenerations } from "./session-generations";
 import { ShareLeasing } from "./share-leasing";
 
-/** The gate's storage steps (`migrate`; its `SessionBook` has its own): append, never edit. */
+/**
+ * The gate's storage steps (`migrate`; its `SessionBook` and `SessionGenerations` have their own): append, never
+ * edit.
+ */
 const GATE_STORAGE: StorageStep[] = [
   // 1: the tables.
   (sql) =>
@@ -72,8 +79,9 @@ const KEEP_SHARES_AHEAD_MS = SECOND;
  * Gateway nodes decide at the node from its snapshot (`NodeView`) and their shares of its limits (`ShareLeasing`);
  * the per-connection path (`authorize`: gateways that ask per connection, and the sandbox's credential test) runs
  * the same rules (`platform/gateway-rules`) here, its open connections kept by `ConnectionLeases` and its limits a
- * share taken like a node's, so the two paths together never pass a limit. Sticky sessions are its `SessionBook`.
- * Internals are `#private`: callers use `SubuserGateClient`.
+ * share taken like a node's, so the two paths together never pass a limit. Sticky sessions decided at the node
+ * need only their keys' generations (`SessionGenerations`, in the snapshot; termination bumps them); the
+ * per-connection path's sessions are its `SessionBook`. Internals are `#private`: callers use `SubuserGateClient`.
  */
 export class SubuserGate extends DurableObject {
   readonly #sql: SqlStorage;
@@ -81,6 +89,7 @@ export class SubuserGate extends DurableObject {
   #whitelisted: WhitelistCheck = () => false;
   readonly #connections: ConnectionLeases;
   readonly #sessions: SessionBook;
+  readonly #generations: SessionGenerations;
   readonly #alarm: Alarm;
   readonly #view: NodeView;
   readonly #leasing: ShareLeasing;
@@ -93,6 +102,7 @@ export class SubuserGate extends DurableObject {
       subuserId: () => this.#config?.subuserId ?? "",
       gateName: () => this.#config?.name ?? "",
     });
+    this.#generations = new SessionGenerations(ctx.storage);
     migrate(ctx.storage, "subuser_gate", GATE_STORAGE);
     const stored = this.#sql.exec<{ value: string }>("SELECT value FROM config WHERE id = 1").toArray()[0];
     if (stored) this.#apply(JSON.parse(stored.value) as GateConfig);
@@ -247,22 +257,36 @@ export class SubuserGate extends DurableObject {
     return this.#sessions.resolve(usages);
   }
 
-  terminateSession(id: string): SessionSnapshot | null {
+  /**
+   * Terminates a sticky session. A session this gate started (`SessionBook`: the per-connection path, and nodes of
+   * the previous release) is ended here, and nodes of that release are told (`session_ended`). A session decided at
+   * the node (`key` given) ends by bumping its key's generation past `generation` (idempotent: a retry changes
+   * nothing more); every connected node is sent the snapshot before this answers, so the username's next request
+   * gets a new exit at every node. A key is not bumped for a session of the gate's own that had already expired.
+   */
+  async terminateSession(ending: SessionEnding): Promise<SessionEnd> {
     const at = now();
-    const snapshot = this.#sessions.terminate(id, at);
-    if (snapshot) this.#alarm.wakeBy(at + TERMINATED_KEPT_MS);
-    if (snapshot && this.#config) {
-      const ended: GatewayPush = { type: "session_ended", name: this.#config.name, session: id };
-      this.ctx.waitUntil(new GatewayHubClient(this.env).publish(ended));
+    const book = this.#sessions.terminate(ending.id, at);
+    if (book) {
+      await this.#wakeBy(at + TERMINATED_KEPT_MS);
+      if (this.#config) {
+        const ended: GatewayPush = { type: "session_ended", name: this.#config.name, session: ending.id };
+        this.ctx.waitUntil(new GatewayHubClient(this.env).publish(ended));
+      }
     }
-    return snapshot;
+    if (ending.key === undefined || (book !== null && book.status !== "terminated")) return { book, generation: null };
+    const bumped = this.#generations.bump(keyHash(sessionKey(ending.key)), ending.generation ?? 0, at);
+    if (bumped.changed) await this.#wakeBy(at + GENERATIONS_KEPT_MS);
+    // Also when unchanged: a retry sends a view whose push failed.
+    await this.#tellNodes();
+    return { book, generation: bumped.generation };
   }
 
   /**
    * Keeps the per-connection path's shares while its leases are open, hands standing shares back to products whose
    * leases have all ended, pushes a view no node was sent yet, tells the account's session index of the sessions
-   * started (one call for all of them), forgets expired sessions (and terminated ones after a day); then sleeps
-   * until the next is due.
+   * started (one call for all of them), forgets expired sessions (and terminated ones after a day) and keys'
+   * generations after 30 days (telling the nodes); then sleeps until the next is due.
    */
   override async alarm(): Promise<void> {
     this.#alarm.rang();
@@ -282,6 +306,9 @@ export class SubuserGate extends DurableObject {
     at = now();
     const next = this.#sessions.purge(at);
     if (next !== null) this.#alarm.wakeBy(Math.max(at + 1, next));
+    const generations = this.#generations.purge(at);
+    if (generations.dropped > 0) await this.#tellNodes();
+    if (generations.next !== null) this.#alarm.wakeBy(Math.max(at + 1, generations.next));
   }
 
   /**
@@ -350,12 +377,21 @@ export class SubuserGate extends DurableObject {
       subuserId: config.subuserId,
       accountId: config.accountId,
       ownerTag: config.ownerTag ?? null,
-      generations: {},
+      generations: this.#generations.view(),
       ...accessStateOf(config, at),
       whitelist: config.whitelist,
       limits: config.limits,
       standing: this.#leasing.standing(limitedProducts(config)),
     };
+  }
+
+  /**
+   * Wakes the alarm by `at` unless it is set to ring before: after a restart the alarm's memory is empty, and a
+   * far-off wake (a purge) must not replace a nearer one already stored (a push owed, shares to stand up).
+   */
+  async #wakeBy(at: number): Promise<void> {
+    const stored = await this.ctx.storage.getAlarm();
+    if (stored === null || stored > at) this.#alarm.wakeBy(at);
   }
 
   #accessRefusal(config: GateConfig, input: DecideInput, at: number): Refusal | null {

@@ -27,8 +27,8 @@ export const operations = SESSION_PRODUCTS.map(({ product, name }) => {
     summary: `List ${product} sticky sessions`,
     description:
       "The account's sticky sessions of all its sub-users, newest first: live ones, and terminated ones for 24 " +
-      "hours. Expired sessions are gone. A session is listed about a second after it starts; its `bytes_used`, " +
-      "`requests` and exit follow its usage, which counts within 60 seconds of the gateway reporting it.",
+      "hours. Expired sessions are gone. A session is listed once its first request's usage counts: within 60 " +
+      "seconds of the gateway reporting it; its `bytes_used`, `requests` and exit follow its usage the same way.",
     request: { query },
     paginated: true,
     errors: ["invalid_request", "subuser_not_found", "subuser_scope_mismatch"],

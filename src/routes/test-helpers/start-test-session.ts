@@ -24,7 +24,7 @@ const body = z
     }),
     requests: integer(0, 100)
       .default(1)
-      .openapi({ description: "Requests carried on the session (the first pins its exit). Default 1." }),
+      .openapi({ description: "Requests reported on the session, on its exit. Default 1." }),
     bytes_per_request: integer(1, 100_000_000).default(50_000),
   })
   .openapi("TestSessionCreate", {
@@ -51,11 +51,13 @@ export const route = apiRoute({
   scope: { area: "traffic" },
   summary: "Start a sticky session (sandbox)",
   description:
-    "As if the gateway authorized the sub-user's username with these session segments and its password: the " +
-    "session is started (or the live one of that exact username reused) by the sub-user's gate, and `requests` " +
-    "requests are reported on it, pinning a simulated exit. It then shows in the sessions API within seconds. A " +
-    "decision the gateway would refuse (e.g. 402 `bandwidth-exhausted`: buy bandwidth first) is 409 " +
-    "`gateway_refused`. Sandbox keys only.",
+    "As if a gateway node served the sub-user's username with these session segments and its password: the " +
+    "sub-user's gate decides the username, and the session follows the node's rules (its exit is a simulated " +
+    "TEST-NET-3 address given by the username and how often a session of it was terminated). The live session of " +
+    "that exact username is reused, else one starts now; it is listed in the sessions API at once, and the " +
+    "`requests` requests reported on it count within seconds. After `DELETE /{product}/sessions/{id}`, the next " +
+    "call starts a new session with a new exit. A decision the gateway would refuse (e.g. 402 " +
+    "`bandwidth-exhausted`: buy bandwidth first) is 409 `gateway_refused`. Sandbox keys only.",
   request: { body: jsonBody(body) },
   errors: ["subuser_not_found", "subuser_scope_mismatch", "gateway_refused"],
   responses: { 201: jsonContent(result, "The session.") },

@@ -196,9 +196,7 @@ describe("the local gateway in front of the API", () => {
     assert.ok(new Set(rotating.map((answer) => answer.headers["x-gateway-exit-ip"])).size > 1, "rotating exits differ");
   });
 
-  it("the sessions API lists the node's session from its usage, with its exit", {
-    todo: "the store names sessions from usage (API side, not landed)",
-  }, async () => {
+  it("the sessions API lists the node's session from its usage, with its exit", async () => {
     const subuser = await createSubuser();
     const request = {
       username: user(subuser, "type-res-region-us-session-pin2-sesstime-5"),
@@ -215,9 +213,7 @@ describe("the local gateway in front of the API", () => {
     assert.equal(session.exit_ip, first.headers["x-gateway-exit-ip"]);
   });
 
-  it("after a DELETE the session is terminated and the username's next request has a new exit within 1 s", {
-    todo: "termination bumps the key's generation (API side, not landed)",
-  }, async () => {
+  it("after a DELETE the session is terminated and the username's next request has a new exit within 1 s", async () => {
     const subuser = await createSubuser();
     const request = {
       username: user(subuser, "type-res-region-us-session-end1-sesstime-30"),
@@ -288,9 +284,7 @@ describe("the local gateway in front of the API", () => {
     await eventually(async () => (await trafficOf(subuser, { product: "mobile" })).requests === 3);
   });
 
-  it("the sessions API shows a repinned session with its new exit", {
-    todo: "the store names sessions from usage (API side, not landed)",
-  }, async () => {
+  it("the sessions API shows a repinned session with its new exit", async () => {
     const subuser = await createSubuser({ products: ["mobile"] });
     const request = {
       username: user(subuser, "type-mob-region-de-session-m2-sesstime-30"),

@@ -5,7 +5,8 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import type { Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { connectTunnel, proxiedGet, type Stack, type Subuser, startStack, v1 } from "./harness.ts";
+import { sessionKey, stickyExit } from "../../src/platform/sticky-sessions.ts";
+import { connectTunnel, eventually, proxiedGet, type Stack, type Subuser, startStack, v1 } from "./harness.ts";
 
 const NODES = 3;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -108,6 +109,48 @@ async function timeUntil<T>(
 }
 
 describe("three gateway nodes in front of the API", () => {
+  it("a sticky username leaves from one exit at every node with no API call; after DELETE, every node gives it a new one within 1 s", async (t) => {
+    const subuser = await createSubuser();
+    const request = {
+      username: `user_${subuser.name}-type-res-region-us-session-all3-sesstime-30`,
+      password: subuser.password,
+      url: stack.targetUrl,
+    };
+    const exitAt = async (port: number) => (await proxiedGet(port, request)).headers["x-gateway-exit-ip"];
+    const exits = await Promise.all(stack.gateways.map((gateway) => exitAt(gateway.port)));
+    const pool = Array.from({ length: 254 }, (_, i) => `198.51.100.${i + 1}`);
+    assert.deepEqual(exits, Array(NODES).fill(stickyExit(pool, sessionKey(request.username), 0)));
+    assert.ok(stack.gateways.every((gateway) => gateway.apiCalls["/sessions"] === undefined));
+
+    // The sessions API shows the session from the nodes' usage: three requests, that exit.
+    const session = await eventually(async () => {
+      const { body } = await v1(stack.base, token, "GET", `/residential/sessions?subuser=${subuser.id}`);
+      return body.data.find((found: { requests: number }) => found.requests === NODES);
+    }, 10_000);
+    assert.equal(session.exit_ip, exits[0]);
+    assert.equal(session.session_id, "all3");
+
+    const ended = await v1(stack.base, token, "DELETE", `/residential/sessions/${session.id}`);
+    assert.equal(ended.status, 200);
+    const took = await Promise.all(
+      stack.gateways.map((gateway) =>
+        timeUntil(
+          () => exitAt(gateway.port),
+          (exit) => exit !== exits[0],
+        ),
+      ),
+    );
+    t.diagnostic(`a new exit after ${took.map(Math.round)} ms`);
+    assert.ok(
+      took.every((ms) => ms <= 1000),
+      `a new exit after ${took.map(Math.round)} ms`,
+    );
+    const next = await Promise.all(stack.gateways.map((gateway) => exitAt(gateway.port)));
+    assert.deepEqual(next, Array(NODES).fill(stickyExit(pool, sessionKey(request.username), 1)));
+    const { body: old } = await v1(stack.base, token, "GET", `/residential/sessions/${session.id}`);
+    assert.equal(old.status, "terminated");
+  });
+
   it("rps_max 5 holds in every rolling second across nodes, keep-alive requests included", async (t) => {
     const subuser = await createSubuser({ rps_max: 5 });
     const admitted = recordAdmissions(subuser.name);

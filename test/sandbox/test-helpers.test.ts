@@ -187,6 +187,9 @@ describe("POST /test-helpers/sessions", () => {
     const next = await json(await post(sandbox, "/test-helpers/sessions", body));
     expect(next.id).not.toBe(started.id);
     expect(next.username).toBe(started.username);
+    // A terminated session's username gets a new exit: its key's next generation.
+    expect(next.exit_ip).toBe(stickyExit(SANDBOX_EXITS, key, 1));
+    expect(next.exit_ip).not.toBe(started.exit_ip);
     expect(await get(sandbox, `/mobile/sessions/${started.id}`)).toMatchObject({ status: "terminated" });
   });
 

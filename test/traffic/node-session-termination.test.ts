@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { AccountTrafficStores, TrafficStoreClient } from "../../src/durable-objects/traffic-store";
 import type { SessionSnapshot } from "../../src/durable-objects/traffic-store/contract";
 import { idAt } from "../../src/platform/ids";
 import { generationOf, keyHash, sessionIdAt, sessionKey, stickyExit } from "../../src/platform/sticky-sessions";
@@ -12,9 +11,8 @@ import { usageRecord } from "../helpers/usage";
 /**
  * Terminating a sticky session decided at the node (docs/gateway.md, "Sticky sessions"): the session's key moves to
  * the next generation in its gate, every connected node is sent the snapshot, and the account's store keeps the
- * record as terminated. The store naming node sessions from their usage is another part's (the store's): here the
- * session is told to the store as the sandbox tells it (`upsertSessions`), and the usage a node would report is sent
- * too. A store that does not keep a record's key yet gets it back from the session the test started (`keyedStore`).
+ * record as terminated. The session is named by the account's store from the usage a node reports (`session_gen`
+ * and the signed owner), as every node names its exit: from the key and its generation.
  */
 
 const MINUTE = 60_000;
@@ -50,23 +48,6 @@ async function subscribe(node: string) {
     }
   };
   return { socket, messages, next };
-}
-
-/** Sessions the test started, by id: their key and generation. */
-const started = new Map<string, { key: string; generation: number }>();
-
-/** The account's store as read by the API, a record's key and generation given back where it keeps none. */
-function keyedStore(): void {
-  const read = AccountTrafficStores.prototype.session;
-  vi.spyOn(AccountTrafficStores.prototype, "session").mockImplementation(async function (
-    this: AccountTrafficStores,
-    id: string,
-  ) {
-    const found = await read.call(this, id);
-    const keyed = started.get(id);
-    if (!found || found.session.key !== undefined || !keyed) return found;
-    return { ...found, session: { ...found.session, ...keyed } };
-  });
 }
 
 /** The node's snapshot of the sub-user. */
@@ -112,18 +93,30 @@ async function nodeSession(
     repinned: false,
     version: 0,
   };
-  started.set(session.id, { key, generation });
-  await new TrafficStoreClient(env, account.id).upsertSessions([session]);
-  const record = usageRecord(user, {
-    ts: new Date(startedAt).toISOString(),
-    exit_ip: exitIp,
-    session_gen: generation,
-    subuser: snapshot.subuser,
-    account: snapshot.account,
-    owner_tag: snapshot.owner_tag,
-  });
-  expect((await gateway("/usage", { batch_id: crypto.randomUUID(), records: [record] })).status).toBe(202);
-  return { user, key, generation, exitIp, session };
+  const report = async (at: number) => {
+    const record = usageRecord(user, {
+      ts: new Date(at).toISOString(),
+      exit_ip: exitIp,
+      session_gen: generation,
+      subuser: snapshot.subuser,
+      account: snapshot.account,
+      owner_tag: snapshot.owner_tag,
+    });
+    expect((await gateway("/usage", { batch_id: crypto.randomUUID(), records: [record] })).status).toBe(202);
+  };
+  await report(startedAt);
+  // The account's store names the session from its usage: the id every node and the store compute alike.
+  await eventually(async () => (await read(account, session.id)).status === 200 || startedAt < Date.now() - 2 * MINUTE);
+  return { user, key, generation, exitIp, session, report };
+}
+
+/** Polls `holds` until it is true (at most 5 s). */
+async function eventually(holds: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!(await holds())) {
+    if (Date.now() > deadline) throw new Error("not within 5 s");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 const terminate = (account: TestAccount, id: string) =>
@@ -154,12 +147,16 @@ async function stalledTermination(account: TestAccount, sessionId: string, gateN
 
 describe("terminating a session decided at the node", () => {
   it("DELETE bumps the key's generation: both connected nodes hold generation + 1 within a second, so the username's next exit differs; the store keeps it terminated", async () => {
-    keyedStore();
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);
     const [a, b] = [await subscribe("term-a"), await subscribe("term-b")];
-    const { key, generation, exitIp, session } = await nodeSession(account, subuser, "node1");
+    const { key, generation, exitIp, session, report } = await nodeSession(account, subuser, "node1");
     expect(generation).toBe(0);
+    expect(await json(await read(account, session.id))).toMatchObject({
+      status: "active",
+      requests: 1,
+      exit_ip: exitIp,
+    });
 
     const asked = Date.now();
     const response = await terminate(account, session.id);
@@ -183,12 +180,15 @@ describe("terminating a session decided at the node", () => {
     ]);
     // A snapshot fetched afterwards has it too.
     expect((await snapshotOf(subuser)).generations).toEqual({ [keyHash(key)]: 1 });
+    // Usage of the ended generation still in flight (a node that had not heard yet) joins the terminated record.
+    await report(Date.now());
+    await eventually(async () => (await json(await read(account, session.id))).requests === 2);
+    expect(await json(await read(account, session.id))).toMatchObject({ status: "terminated", requests: 2 });
     a.socket.close();
     b.socket.close();
   });
 
   it("a second DELETE and the cron's retry change nothing more: the generation and the snapshot's version stay, one audit entry", async () => {
-    keyedStore();
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);
     const { key, session } = await nodeSession(account, subuser, "twice1");
@@ -215,7 +215,6 @@ describe("terminating a session decided at the node", () => {
   });
 
   it("the cron finishes a termination a crash left half-done (the key bumped, the record terminated); one of a session that expired meanwhile is withdrawn and bumps nothing", async () => {
-    keyedStore();
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);
     const live = await nodeSession(account, subuser, "crash2", { minutes: 30 });
@@ -237,7 +236,6 @@ describe("terminating a session decided at the node", () => {
   });
 
   it("a node session past its expires_at is 404 session_not_found on DELETE, and its key keeps its generation", async () => {
-    keyedStore();
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);
     const { session } = await nodeSession(account, subuser, "exp3", { minutes: 1 });
@@ -256,7 +254,6 @@ describe("terminating a session decided at the node", () => {
   });
 
   it("a terminated node session's record is kept 24 hours", async () => {
-    keyedStore();
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);
     const { session } = await nodeSession(account, subuser, "kept4", { minutes: 30 });

@@ -57,17 +57,17 @@ for (const requestsPerMinute of rates) {
     const path = await sim.accessPathCost(mix, requestsPerMinute, sim.ACCOUNTS);
     accessPath.push({ scenario: mix.name, requestsPerMinute, ...path });
     const total = path.cost.reduce((sum, line) => sum + line.usdPerBillion, 0);
-    const pins = path.cost.reduce((sum, line) => sum + line.sessionsUsdPerBillion, 0);
+    const sessions = path.cost.reduce((sum, line) => sum + line.sessionsUsdPerBillion, 0);
     console.log(
       `  ${mix.name}, ${format(requestsPerMinute)} requests/min, ${path.nodes} nodes, ${path.slots} slots: ` +
-        `$${total.toFixed(2)} per billion, of which sticky-session pins $${pins.toFixed(2)}; ` +
+        `$${total.toFixed(2)} per billion, of which sticky sessions $${sessions.toFixed(2)}; ` +
         `gate calls ${format(Math.round(path.perSecond.gateCalls))}/s, ` +
         `session-index calls ${format(Math.round(path.perSecond.indexCalls))}/s, ` +
         `push fan-out ${path.fanOutPerChange} messages per change`,
     );
     for (const line of path.cost) {
       console.log(
-        `    ${line.line.padEnd(20)} $${line.usdPerBillion.toFixed(2)} (sticky-session pins $${line.sessionsUsdPerBillion.toFixed(2)})`,
+        `    ${line.line.padEnd(20)} $${line.usdPerBillion.toFixed(2)} (sticky sessions $${line.sessionsUsdPerBillion.toFixed(2)})`,
       );
     }
   }
@@ -80,7 +80,7 @@ if (bills.length > 0) {
       `  ${bill.scenario.padEnd(12)} ${format(bill.requestsPerMinute).padStart(10)}/min ` +
         `${format(bill.recordsPerPost).padStart(5)} per POST: $${bill.totalUsd.toFixed(2)} ` +
         `(metering $${bill.meteringUsd.toFixed(2)}, access path $${bill.accessPathUsd.toFixed(2)}, ` +
-        `of which sticky-session pins $${bill.pinsUsd.toFixed(2)})`,
+        `of which sticky sessions $${bill.sessionsUsd.toFixed(2)})`,
     );
   }
 }
@@ -170,11 +170,11 @@ function markdown(all, bills) {
     "",
     "## The whole bill per billion gateway requests",
     "",
-    "| mix | requests/min | records per POST | metering | access path | of which pins | total | without pins |",
-    "|---|---:|---:|---:|---:|---:|---:|---:|",
+    "| mix | requests/min | records per POST | metering | access path | of which sticky sessions | total |",
+    "|---|---:|---:|---:|---:|---:|---:|",
     ...bills.map(
       (bill) =>
-        `| ${bill.scenario} | ${format(bill.requestsPerMinute)} | ${format(bill.recordsPerPost)} | $${bill.meteringUsd.toFixed(2)} | $${bill.accessPathUsd.toFixed(2)} | $${bill.pinsUsd.toFixed(2)} | $${bill.totalUsd.toFixed(2)} | $${(bill.totalUsd - bill.pinsUsd).toFixed(2)} |`,
+        `| ${bill.scenario} | ${format(bill.requestsPerMinute)} | ${format(bill.recordsPerPost)} | $${bill.meteringUsd.toFixed(2)} | $${bill.accessPathUsd.toFixed(2)} | $${bill.sessionsUsd.toFixed(2)} | $${bill.totalUsd.toFixed(2)} |`,
     ),
     "",
   ];

@@ -2,6 +2,8 @@
 // `wrangler dev`; a sub-user whose credentials every node already holds (warm); then
 //  - API calls per 1,000 new connections: 1,000 proxied requests, each on a new connection, spread over the nodes,
 //    counting every call the nodes make to the API but usage reports (goal ≤ 10);
+//  - API calls per new sticky session: 300 new sticky usernames through the same nodes (goal 0: every node computes a
+//    session's exit itself), all calls but usage reports counted and the sessions route's apart;
 //  - a node's decision time: the node's own decision (credentials, status, product, pool, cap, rps and
 //    concurrency) for 10,000 new connections of warm credentials at 2,000 a second, p50 and p99 (goal p99 ≤ 1 ms).
 // Results: bench/results/gateway-nodes-<time>.json.
@@ -18,9 +20,10 @@ const PORT = 8798;
 const NODES = 3;
 const CONNECTIONS = 1_000;
 const WARM_CONNECTIONS = 300;
+const STICKY_SESSIONS = 300;
 const DECISIONS = 10_000;
 const DECISIONS_PER_SECOND = 2_000;
-const GOALS = { apiCallsPerThousand: 10, decisionP99Ms: 1 };
+const GOALS = { apiCallsPerThousand: 10, apiCallsPerStickySession: 0, decisionP99Ms: 1 };
 
 const state = mkdtempSync(path.join(tmpdir(), "bench-nodes-"));
 const vars = prepare({ persistTo: state });
@@ -56,6 +59,22 @@ try {
     `API calls per 1,000 new connections (warm credentials, ${NODES} nodes): ${perThousand} (goal ≤ ${GOALS.apiCallsPerThousand})`,
   );
 
+  const beforeSticky = nonUsageCalls();
+  const sessionCallsBefore = callsTo("/sessions");
+  for (let i = 0; i < STICKY_SESSIONS; i++) {
+    const username = `user_${subuser.name}-type-res-region-us-session-b${i}-sesstime-10`;
+    await proxied(nodes[i % NODES], { username, password: subuser.password });
+  }
+  const sticky = {
+    sessions: STICKY_SESSIONS,
+    apiCalls: nonUsageCalls() - beforeSticky,
+    sessionRouteCalls: callsTo("/sessions") - sessionCallsBefore,
+  };
+  console.log(
+    `API calls for ${STICKY_SESSIONS} new sticky sessions (warm credentials, ${NODES} nodes): ${sticky.apiCalls} in all, ` +
+      `${sticky.sessionRouteCalls} to the sessions route (goal ${GOALS.apiCallsPerStickySession} per session)`,
+  );
+
   const timings = await decisionTimes(nodes[0], credentials);
   const decision = {
     p50Ms: percentile(timings.sorted, 0.5),
@@ -76,6 +95,7 @@ try {
     connections: CONNECTIONS,
     apiCalls,
     apiCallsPerThousand: perThousand,
+    sticky,
     decision,
     goals: GOALS,
   };
@@ -94,6 +114,11 @@ function nonUsageCalls() {
     for (const [route, count] of Object.entries(node.apiCalls)) if (route !== "/usage") sum += count;
   }
   return sum;
+}
+
+/** The calls the nodes made to one route of the API so far. */
+function callsTo(route) {
+  return nodes.reduce((sum, node) => sum + (node.apiCalls[route] ?? 0), 0);
 }
 
 /** One request through `node` on a new connection (no keep-alive), to the gateway's own echo host. */

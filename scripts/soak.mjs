@@ -11,15 +11,22 @@
 //    the nodes (rotating and sticky usernames, HTTP and CONNECT), usage posted directly (some twice), report runs.
 //    Meanwhile: a traffic store aborted after an ingest, a usage message redelivered after it was applied, a gateway
 //    node killed and restarted (each every minute), a settlement's D1 write failed (every 5 minutes); the cron every
-//    5 s; the worker's heap every 30 s (through its inspector, after a full collection).
+//    5 s; the worker's heap every 30 s (through its inspector, after a full collection). The population (sub-users,
+//    API keys, whitelist entries, sticky sessions; the account is made in step 2) grows only during the first
+//    `minutes − 40` minutes (at least the warm-up: 5 minutes, or a quarter of a shorter run); after that nothing of
+//    the kind is created or deleted (sticky sessions in use go on, one that expires replaced by its username's next
+//    request), so that the heap's growth measures leaks, not population.
 // 4. Waits for usage to settle and reconciles traffic, sessions, pools, sub-users' months, orders, the balance, the
 //    ledger, webhooks and reports, each line expected / got / ok.
 // 5. Prints heap over time, statuses, p50/p99 per route per 5 minutes and the goals; writes
 //    bench/results/soak-<time>.json; exits 1 when a goal is missed.
 //
-// Goals: no 5xx but those the injected faults explain, each retried to success; the heap after warm-up grows ≤ 10%;
-// each route's p99 in the last 5 minutes ≤ 1.25 × its first 5 minutes' (routes with ≥ 50 calls in both); the
-// reconciliation exact; every kind of fault fired.
+// Goals: no 5xx but those the injected faults explain, each retried to success; the population fixed after its
+// growth; the heap from a minute after the population's growth to the end grows ≤ 5%; the reconciliation exact;
+// every kind of fault fired. Reported, not judged: the heap per object of the population (the heap's growth from the
+// load's start to a minute after the population's growth, over the objects created meanwhile: sub-users, API keys,
+// whitelist entries, sticky sessions; and over those live then), and latency (p99 drift is no goal: the soak's own
+// full collections every 30 s stall the one thread `wrangler dev` shares).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -32,7 +39,7 @@ import { faultSchedule } from "./lib/soak/faults.mjs";
 import { startFleet } from "./lib/soak/fleet.mjs";
 import { newBook, runLoad } from "./lib/soak/load.mjs";
 import { startReceiver, startTarget } from "./lib/soak/loopback.mjs";
-import { createMetrics, heapGrowth, MIN_SAMPLES, summarize, WINDOW_MS } from "./lib/soak/metrics.mjs";
+import { createMetrics, heapGrowth, summarize, WINDOW_MS } from "./lib/soak/metrics.mjs";
 import { reconcile } from "./lib/soak/reconcile.mjs";
 import { setUpAccount } from "./lib/soak/setup.mjs";
 
@@ -64,7 +71,11 @@ const heapSnapshots = { baselineTaken: false };
 const CRON_EVERY_MS = 5_000;
 /** The heap's baseline is taken after this much load: 5 minutes, or a quarter of a shorter run. */
 const WARM_UP_MS = Math.min(WINDOW_MS, (MINUTES * 60_000) / 4);
-const GOALS = { heapGrowth: 0.1, p99Growth: 0.25 };
+/** The population grows this long: all but the last 40 minutes, and at least the warm-up. */
+const POPULATION_MS = Math.max(WARM_UP_MS, (MINUTES - 40) * 60_000);
+/** The heap's baseline is taken this long after the population's growth (the last sessions' usage applied). */
+const SETTLE_MS = 60_000;
+const GOALS = { heapGrowth: 0.05 };
 /** A restarted node's own 5xx and 429s this long after it is back are its kill's. */
 const RESTARTED_NODE_MS = 60_000;
 
@@ -110,6 +121,7 @@ try {
   const deadline = Date.now() + MINUTES * 60_000;
   const stop = () => Date.now() >= deadline || metrics.capped();
   metrics.startLoad();
+  ctx.populationEndsAt = metrics.loadStart + POPULATION_MS;
   const background = [cronTicks(stop), heapSamples(stop, faults), faults.run(stop)];
   await runLoad(ctx, stop);
   metrics.endLoad();
@@ -126,12 +138,13 @@ try {
   const faultCounts = faults.summary();
 
   const summary = summarize(metrics);
-  const heap = heapGrowth(metrics.heap, metrics.loadStart, WARM_UP_MS);
+  const heap = heapGrowth(metrics.heap, metrics.loadStart, POPULATION_MS + SETTLE_MS);
+  const population = populationOf(ctx.populationEndsAt, heap);
   const failures = explainFailures(metrics);
-  const goals = judge({ summary, heap, failures, lines, faultCounts });
+  const goals = judge({ heap, population, failures, lines, faultCounts });
 
-  printReport({ summary, heap, failures, lines, goals, faultCounts });
-  const file = writeResults({ summary, heap, failures, lines, goals, faultCounts, setup });
+  printReport({ summary, heap, population, failures, lines, goals, faultCounts });
+  const file = writeResults({ summary, heap, population, failures, lines, goals, faultCounts, setup });
   console.log(`\nresults: ${path.relative(root, file)}`);
   exitCode = goals.every((goal) => goal.ok) ? 0 : 1;
 } finally {
@@ -172,11 +185,11 @@ async function heapSamples(stop, faults) {
   }
 }
 
-/** With `--heap-snapshots`: the first sample after warm-up and the last, as snapshots. */
+/** With `--heap-snapshots`: the first sample of the heap's baseline (after the population's growth) and the last. */
 async function heapSnapshot(sample, last) {
   const dir = options["heap-snapshots"];
   if (!dir) return;
-  const warm = sample.at >= metrics.loadStart + WARM_UP_MS;
+  const warm = sample.at >= metrics.loadStart + POPULATION_MS + SETTLE_MS;
   if (!last && (heapSnapshots.baselineTaken || !warm)) return;
   heapSnapshots.baselineTaken = true;
   mkdirSync(dir, { recursive: true });
@@ -207,8 +220,71 @@ function explainFailures({ failures, faultWindows }) {
   return failures.map((failure) => ({ ...failure, explainedBy: explainedBy(failure, faultWindows) }));
 }
 
+/**
+ * The population the load made: per kind, the objects created and deleted while it grew (until `endsAt`) and after,
+ * and those live when it stopped (sessions: opened by a request answered 200 — the store lists a session once its
+ * first usage is applied — and live when listed; terminated ones are kept 24 hours, so they count as live). The
+ * account and the objects set up before the load are not counted: the heap's first sample is taken after them. With
+ * the heap's growth from its first sample to its baseline (`heap`), the heap per object created and per object live.
+ */
+function populationOf(endsAt, heap) {
+  const kinds = ["subuser", "api-key", "whitelist"];
+  const tally = (when) =>
+    Object.fromEntries(
+      kinds.map((kind) => {
+        const events = book.population.filter((event) => event.kind === kind && when(event.at));
+        const count = (change) => events.filter((event) => event.change === change).length;
+        return [kind, { created: count("created"), deleted: count("deleted") }];
+      }),
+    );
+  const growing = (at) => at < endsAt;
+  const during = tally(growing);
+  const after = tally((at) => !growing(at));
+  const sessions = [...book.sessions.values()].filter((session) => session.firstUse);
+  const liveAt = (session, at) =>
+    growing(session.firstUse) && (session.terminated || session.firstUse + session.sesstime * 60_000 > at);
+  during.session = { created: sessions.filter((s) => growing(s.firstUse)).length, deleted: 0 };
+  const later = sessions.filter((s) => !growing(s.firstUse));
+  // A session opened after the growth replaces an expired one (its username's next request) or is new population.
+  after.session = {
+    created: later.filter((s) => s.why !== "expired").length,
+    deleted: 0,
+    replacingExpired: later.filter((s) => s.why === "expired").length,
+  };
+  const live = {
+    ...Object.fromEntries(kinds.map((kind) => [kind, during[kind].created - during[kind].deleted])),
+    session: sessions.filter((session) => liveAt(session, endsAt)).length,
+  };
+  const total = (byKind) => Object.values(byKind).reduce((sum, n) => sum + (typeof n === "number" ? n : n.created), 0);
+  const start = metrics.heap[0];
+  const perObject =
+    heap && start
+      ? {
+          heapStart: start.used,
+          heapAfterGrowth: heap.baseline,
+          growthBytes: heap.baseline - start.used,
+          objectsCreated: total(during),
+          objectsLive: total(live),
+          bytesPerObjectCreated: Math.round((heap.baseline - start.used) / Math.max(1, total(during))),
+          bytesPerLiveObject: Math.round((heap.baseline - start.used) / Math.max(1, total(live))),
+        }
+      : null;
+  return {
+    growthMs: POPULATION_MS,
+    endsAt,
+    counted:
+      "sub-users, API keys and whitelist entries the load created; sticky sessions it opened (first request " +
+      "answered 200), including those a username opened after a DELETE; not the account and its set-up objects",
+    during,
+    after,
+    live,
+    perObject,
+  };
+}
+
 /** The goals, each met or missed, with the figures that decide it. */
-function judge({ summary, heap, failures, lines, faultCounts }) {
+function judge({ heap, population, failures, lines, faultCounts }) {
+  const createdAfter = Object.entries(population.after).filter(([, c]) => c.created > 0 || c.deleted > 0);
   return [
     {
       goal: "5xx: each explained by an injected fault and retried to success",
@@ -216,16 +292,20 @@ function judge({ summary, heap, failures, lines, faultCounts }) {
       detail: `${failures.length} 5xx or cut, ${failures.filter((f) => !f.explainedBy).length} unexplained, ${failures.filter((f) => !f.retried).length} not retried to success`,
     },
     {
-      goal: `heap after warm-up grows ≤ ${GOALS.heapGrowth * 100}%`,
+      goal: `population fixed after minute ${POPULATION_MS / 60_000}: no sub-user, API key, whitelist entry or session created or deleted`,
+      ok: createdAfter.length === 0,
+      detail:
+        (createdAfter.length === 0
+          ? "none"
+          : createdAfter.map(([kind, c]) => `${kind} +${c.created} −${c.deleted}`).join(", ")) +
+        `; sessions replacing expired ones: ${population.after.session.replacingExpired}`,
+    },
+    {
+      goal: `heap from minute ${(POPULATION_MS + SETTLE_MS) / 60_000} (population fixed) to the end grows ≤ ${GOALS.heapGrowth * 100}%`,
       ok: heap !== null && heap.growth <= GOALS.heapGrowth,
       detail: heap
         ? `${mb(heap.baseline)} MB → ${mb(heap.final)} MB (${(heap.growth * 100).toFixed(1)}%)`
-        : "too few samples after warm-up",
-    },
-    {
-      goal: `p99 of each route, last 5 min ≤ ${1 + GOALS.p99Growth} × first 5 min (routes with ≥ ${MIN_SAMPLES} calls in both)`,
-      ok: summary.latency.every((row) => row.ok),
-      detail: `${summary.latency.filter((row) => row.judged).length} routes judged, ${summary.latency.filter((row) => !row.ok).length} over`,
+        : "too few samples after the population's growth",
     },
     {
       goal: "reconciliation exact",
@@ -242,7 +322,7 @@ function judge({ summary, heap, failures, lines, faultCounts }) {
   ];
 }
 
-function printReport({ summary, heap, failures, lines, goals, faultCounts }) {
+function printReport({ summary, heap, population, failures, lines, goals, faultCounts }) {
   console.log("\nheap (after a full collection)");
   for (const sample of metrics.heap) {
     const minute = ((sample.at - metrics.loadStart) / 60_000).toFixed(1).padStart(6);
@@ -250,7 +330,28 @@ function printReport({ summary, heap, failures, lines, goals, faultCounts }) {
       `  ${minute} min  ${mb(sample.used).toFixed(1).padStart(7)} MB  buffers ${mb(sample.buffers).toFixed(1)} MB`,
     );
   }
-  if (heap) console.log(`  after warm-up: ${mb(heap.baseline)} → ${mb(heap.final)} MB`);
+  if (heap) console.log(`  population fixed: ${mb(heap.baseline)} → ${mb(heap.final)} MB`);
+  const kinds = Object.keys(population.during);
+  console.log(`\npopulation (growth until minute ${population.growthMs / 60_000}; ${population.counted})`);
+  for (const kind of kinds) {
+    const { during, after, live } = {
+      during: population.during[kind],
+      after: population.after[kind],
+      live: population.live[kind],
+    };
+    console.log(
+      `  ${kind.padEnd(9)} while growing +${during.created} −${during.deleted}, live then ${live}; after +${after.created} −${after.deleted}` +
+        (kind === "session" ? ` (and ${after.replacingExpired} replacing expired ones)` : ""),
+    );
+  }
+  const per = population.perObject;
+  if (per) {
+    console.log(
+      `  heap per object: ${mb(per.heapStart)} MB at the load's start → ${mb(per.heapAfterGrowth)} MB after the growth ` +
+        `(${(per.growthBytes / 1e3).toFixed(0)} kB) over ${per.objectsCreated} objects created = ${per.bytesPerObjectCreated} B each; ` +
+        `over ${per.objectsLive} live = ${per.bytesPerLiveObject} B each`,
+    );
+  }
 
   console.log("\nanswers by status");
   for (const [kind, counts] of Object.entries(summary.statuses)) {
@@ -284,10 +385,12 @@ function printReport({ summary, heap, failures, lines, goals, faultCounts }) {
   }
 
   const header = Array.from({ length: summary.windows }, (_, i) => `${i * 5}-${(i + 1) * 5} min`.padStart(15)).join("");
-  console.log(`\np50 / p99 ms per 5 minutes (n)\n  ${"route".padEnd(52)}${header}   last vs first p99`);
+  console.log(
+    `\np50 / p99 ms per 5 minutes (n; for information: the soak's full collections stall wrangler dev's one thread)\n  ${"route".padEnd(52)}${header}   first → last p99`,
+  );
   for (const row of summary.latency) {
     const cells = row.windows.map((w) => (w.n ? `${w.p50}/${w.p99} (${w.n})` : "-").padStart(15)).join("");
-    const verdict = row.judged ? `${row.first.p99} → ${row.last.p99} ${row.ok ? "ok" : "OVER"}` : "not judged";
+    const verdict = row.first.n && row.last.n ? `${row.first.p99} → ${row.last.p99}` : "";
     console.log(`  ${row.route.padEnd(52)}${cells}   ${verdict}`);
   }
 
@@ -319,7 +422,15 @@ function writeResults(results) {
     maxRequests: MAX_REQUESTS,
     calls: metrics.calls.length,
     goals: results.goals,
-    heap: { samples: metrics.heap, warmUpMs: WARM_UP_MS, growth: results.heap },
+    heap: {
+      samples: metrics.heap,
+      warmUpMs: WARM_UP_MS,
+      populationMs: POPULATION_MS,
+      baselineFromMs: POPULATION_MS + SETTLE_MS,
+      growth: results.heap,
+      perObject: results.population.perObject,
+    },
+    population: results.population,
     statuses: results.summary.statuses,
     latency: results.summary.latency,
     failures: results.failures,
@@ -333,6 +444,7 @@ function writeResults(results) {
       replays: book.replays,
       directCopies: book.directCopies,
       sessions: book.sessions.size,
+      sessionsOpened: [...book.sessions.values()].filter((session) => session.firstUse).length,
       reports: book.reports,
       proxyRefusals: book.proxyRefusals,
       scriptErrors: book.scriptErrors,

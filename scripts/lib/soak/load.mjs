@@ -2,6 +2,12 @@
 // requests through the gateway nodes to the loopback target (rotating and sticky usernames, plain HTTP and CONNECT),
 // usage batches posted directly with the gateway token (some posted twice, to test the dedupe), and report runs with
 // their downloads. What the soak expects the API to show at the end is written to `book` as it goes.
+//
+// The population (sub-users, API keys, whitelist entries, sticky sessions) grows only until `ctx.populationEndsAt`;
+// after it nothing of the kind is created or deleted (the operations that would are reads instead), so that the
+// heap's growth then measures leaks, not population. Sticky sessions opened by then are used on: one about to expire
+// is paused from 3 minutes before its end to a minute after it, and its username's next request starts the session
+// that replaces it (same key and generation, so the same exit).
 import { randomBytes, randomUUID } from "node:crypto";
 import { sleep } from "../../../bench/http.mjs";
 import { ownerHeaders, proxiedRequest, tunnelledRequest } from "./loopback.mjs";
@@ -9,8 +15,16 @@ import { ownerHeaders, proxiedRequest, tunnelledRequest } from "./loopback.mjs";
 /** Calls per second: API calls of the mix, and proxied requests. */
 const RATES = { api: 12, proxy: 10 };
 const CONCURRENCY = { api: 4, proxy: 6 };
-/** A sticky session is used for this long after its first request, then retired (and sometimes terminated). */
+/** While the population grows, a sticky session is used this long after its first request, then retired (and
+ * most often terminated, after which its username's next request opens a new session). */
 const SESSION_USE_MS = 3 * 60_000;
+/** A session is not used from this long before its earliest possible end (a request's retries fit in it)… */
+const PAUSE_BEFORE_END_MS = 3 * 60_000;
+/** …until this long after its latest possible end: the username's next request then starts a new session. */
+const RESUME_AFTER_END_MS = 60_000;
+/** No new sticky username this long before the population's end, nor a termination (and its new session). */
+const NEW_SESSION_CUTOFF_MS = 10_000;
+const TERMINATION_CUTOFF_MS = 60_000;
 const SESSIONS_PER_SUBUSER = 3;
 const SESSTIME_MINUTES = { residential: 30, mobile: 60 };
 const DIRECT_USAGE_EVERY_MS = 15_000;
@@ -30,8 +44,15 @@ export function newBook() {
     /** `product subuser` → bytes and requests posted directly (each batch once). */
     direct: new Map(),
     directCopies: { sent: 0, duplicate: 0 },
-    /** sticky username → {product, subuser, sessionId, sesstime, firstUse, retiredAt, terminated} */
+    /**
+     * One entry per session the soak expects (a username has several: a new one after its session was terminated
+     * or expired), by `track` (`username#n`, what the target counts it under): {track, username, product, subuser,
+     * sessionId, sesstime, generation, why ("new" | "terminated" | "expired"), previous (track), successor,
+     * firstSentAt, firstUse, lastUse, exits (as the nodes' answers named them), retiredAt, expiring, terminated}.
+     */
     sessions: new Map(),
+    /** Population changes the load made: {kind: "subuser" | "api-key" | "whitelist", change, at}. */
+    population: [],
     reports: { requested: 0, completed: 0, failed: 0, downloaded: 0 },
     /** Proxied requests the gateway refused (4xx): route, status, error code, node, when, attempt. */
     proxyRefusals: [],
@@ -112,6 +133,10 @@ function weighted(entries) {
   };
 }
 
+const growing = (ctx, margin = 0) => Date.now() < ctx.populationEndsAt - margin;
+/** A population change, at the time its operation was decided (one in flight when the growth ends counts in it). */
+const changed = (ctx, kind, change, at) => ctx.book.population.push({ kind, change, at });
+
 const pick = (items) => items[Math.floor(Math.random() * items.length)];
 const between = (min, max) => min + Math.floor(Math.random() * (max - min + 1));
 
@@ -158,11 +183,22 @@ const API_OPERATIONS = [
   [0.8, (ctx) => get(ctx, "/v1/webhook-endpoints/{id}/deliveries", { params: { id: ctx.setup.endpointId } })],
 ];
 
-/** Creates a short-lived sub-user, or deletes the oldest once `MAX_CHURN_SUBUSERS` live. */
+/**
+ * Creates a short-lived sub-user, or deletes the oldest once `MAX_CHURN_SUBUSERS` live. Once the population is
+ * fixed: reads one instead.
+ */
 async function churnSubuser(ctx, state) {
+  if (!growing(ctx)) {
+    await get(ctx, "/v1/subusers/{id}", { params: { id: anySubuser(ctx, state).id } });
+    return;
+  }
+  const at = Date.now();
   if (state.churn.length >= MAX_CHURN_SUBUSERS) {
     const oldest = state.churn.shift();
     expect(await send(ctx, "DELETE", "/v1/subusers/{id}", { params: { id: oldest.id } }), 200, "delete sub-user");
+    changed(ctx, "subuser", "deleted", at);
+    // Its whitelist goes with it.
+    for (const _ of oldest.whitelist) changed(ctx, "whitelist", "deleted", at);
     return;
   }
   const body = {
@@ -172,6 +208,7 @@ async function churnSubuser(ctx, state) {
     rps_max: 5,
   };
   const created = expect(await send(ctx, "POST", "/v1/subusers", { body }), 201, "create sub-user");
+  changed(ctx, "subuser", "created", at);
   state.churn.push({ id: created.id, whitelist: [] });
 }
 
@@ -186,20 +223,32 @@ async function rotateChurnPassword(ctx, state) {
   await send(ctx, "POST", "/v1/subusers/{id}/rotate-password", { params: { id: pick(state.churn).id } });
 }
 
-/** Adds a whitelist entry to a short-lived sub-user, or removes one when it has `MAX_WHITELIST`. */
+/**
+ * Adds a whitelist entry to a short-lived sub-user, or removes one when it has `MAX_WHITELIST`. Once the population
+ * is fixed: reads a sub-user's entries instead.
+ */
 async function changeWhitelist(ctx, state) {
   if (state.churn.length === 0) return;
   const subuser = pick(state.churn);
+  if (!growing(ctx)) {
+    await get(ctx, "/v1/whitelists", { query: { subuser: subuser.id } });
+    return;
+  }
+  const at = Date.now();
   if (subuser.whitelist.length >= MAX_WHITELIST) {
     const entry = subuser.whitelist.shift();
-    await send(ctx, "DELETE", "/v1/whitelists/{id}", { params: { id: entry.id } });
+    const answer = await send(ctx, "DELETE", "/v1/whitelists/{id}", { params: { id: entry.id } });
+    if (answer.status === 200 || answer.status === 204) changed(ctx, "whitelist", "deleted", at);
     return;
   }
   const ip = `198.51.100.${between(1, 254)}`;
   if (subuser.whitelist.some((entry) => entry.ip === ip)) return;
   const body = { subuser: subuser.id, product: "residential", ip, label: "soak" };
   const answer = await send(ctx, "POST", "/v1/whitelists", { body });
-  if (answer.status === 201) subuser.whitelist.push({ id: answer.body.id, ip });
+  if (answer.status === 201) {
+    subuser.whitelist.push({ id: answer.body.id, ip });
+    changed(ctx, "whitelist", "created", at);
+  }
 }
 
 /**
@@ -251,28 +300,63 @@ async function getSession(ctx, state) {
   await get(ctx, "/v1/{product}/sessions/{id}", { params: { product: session.product, id: session.id } });
 }
 
-/** Terminates a sticky session the load retired at least 30 s ago (its usage has arrived). */
+/**
+ * Terminates a sticky session the load retired at least 30 s ago (its usage has arrived), while the population
+ * grows; then sends its username's next request at once, which must open a new session with a new exit.
+ */
 async function terminateRetiredSession(ctx) {
+  if (!growing(ctx, TERMINATION_CUTOFF_MS)) return;
   const retired = [...ctx.book.sessions.values()].find(
-    (session) => session.retiredAt && !session.terminated && Date.now() - session.retiredAt > 30_000,
+    (session) =>
+      session.retiredAt &&
+      session.firstUse &&
+      !session.expiring &&
+      !session.terminated &&
+      !session.successor &&
+      (session.misses ?? 0) < 3 &&
+      Date.now() - session.retiredAt > 30_000,
   );
   if (!retired) return;
   const found = await get(ctx, "/v1/{product}/sessions", {
     params: { product: retired.product },
     query: { subuser: retired.subuser, session_id: retired.sessionId },
   });
-  const session = found.body?.data?.[0];
-  if (!session) return;
+  const session = (found.body?.data ?? []).find((listed) => holds(retired, listed) && listed.status === "active");
+  if (!session) {
+    retired.misses = (retired.misses ?? 0) + 1;
+    return;
+  }
   const params = { product: retired.product, id: session.id };
   const answer = await send(ctx, "DELETE", "/v1/{product}/sessions/{id}", { params });
-  if (answer.status === 200) retired.terminated = true;
+  if (answer.status !== 200) return;
+  retired.terminated = true;
+  const next = successor(ctx, retired, "terminated");
+  const subuser = ctx.setup.subusers.find((candidate) => candidate.id === retired.subuser);
+  await proxyOnce(ctx, { subuser, product: retired.product, session: next });
 }
 
-/** Creates an API key and uses it once, or revokes the oldest once `MAX_EXTRA_KEYS` exist. */
+/** Whether a listed session is the one of this book entry: it started while the entry was in use (±5 s). */
+export function holds(entry, listed) {
+  const startedAt = Date.parse(listed.started_at);
+  return startedAt >= entry.firstSentAt - 5_000 && startedAt <= (entry.lastUse ?? entry.firstUse) + 5_000;
+}
+
+/**
+ * Creates an API key and uses it once, or revokes the oldest once `MAX_EXTRA_KEYS` exist. Once the population is
+ * fixed: uses a live one instead.
+ */
 async function churnApiKey(ctx, state) {
+  if (!growing(ctx)) {
+    if (state.keys.length === 0) return get(ctx, "/v1/api-keys/current");
+    const key = pick(state.keys);
+    await ctx.api.call("GET", "/v1/api-keys/{id}", { params: { id: key.id }, token: key.token });
+    return;
+  }
+  const at = Date.now();
   if (state.keys.length >= MAX_EXTRA_KEYS) {
     const oldest = state.keys.shift();
-    await send(ctx, "DELETE", "/v1/api-keys/{id}", { params: { id: oldest } });
+    const answer = await send(ctx, "DELETE", "/v1/api-keys/{id}", { params: { id: oldest.id } });
+    if (answer.status === 200 || answer.status === 204) changed(ctx, "api-key", "deleted", at);
     return;
   }
   const created = expect(
@@ -280,7 +364,8 @@ async function churnApiKey(ctx, state) {
     201,
     "create API key",
   );
-  state.keys.push(created.id);
+  changed(ctx, "api-key", "created", at);
+  state.keys.push({ id: created.id, token: created.token });
   await ctx.api.call("GET", "/v1/api-keys/{id}", { params: { id: created.id }, token: created.token });
 }
 
@@ -299,10 +384,11 @@ const PROXY_ATTEMPTS = 5;
  * sent again (on a node that is up) until it succeeds, and a 429 after its `Retry-After`; every refusal is recorded
  * with the node that answered.
  */
-async function proxyOnce(ctx) {
-  const subuser = pick(ctx.setup.subusers);
-  const product = pick(subuser.products);
-  const session = subuser.sticky && Math.random() < 0.4 ? stickySession(ctx, subuser, product) : null;
+async function proxyOnce(ctx, chosen = null) {
+  const subuser = chosen?.subuser ?? pick(ctx.setup.subusers);
+  const product = chosen?.product ?? pick(subuser.products);
+  const session =
+    chosen?.session ?? (subuser.sticky && Math.random() < 0.4 ? stickySession(ctx, subuser, product) : null);
   const username = session?.username ?? usernameOf(subuser, product);
   const tunnel = Math.random() < 0.2;
   const method = !tunnel && Math.random() < 0.25 ? "POST" : "GET";
@@ -311,11 +397,12 @@ async function proxyOnce(ctx) {
     method,
     size: responseSize(),
     body: method === "POST" ? randomBytes(between(1, 16_000)) : undefined,
-    headers: ownerHeaders({ product, subuser: subuser.id, session: session?.username }),
+    headers: ownerHeaders({ product, subuser: subuser.id, session: session?.track }),
   };
   const route = `${tunnel ? "CONNECT" : method} ${product} ${session ? "sticky" : "rotating"}`;
   const send = (node) => (tunnel ? tunnelledRequest : proxiedRequest)(node, ctx.target, request);
   const failed = [];
+  if (session) session.firstSentAt ??= Date.now();
   for (let attempt = 1; ; attempt++) {
     const started = performance.now();
     const outcome = (await ctx.fleet.use((node) =>
@@ -332,7 +419,11 @@ async function proxyOnce(ctx) {
     const again = failure || outcome.status === 429;
     if (!again || attempt === PROXY_ATTEMPTS) {
       for (const entry of failed) ctx.metrics.failure({ ...entry, retried: outcome.status === 200 });
-      if (outcome.status === 200 && session) session.firstUse ??= Date.now();
+      if (outcome.status === 200 && session) {
+        session.firstUse ??= Date.now();
+        session.lastUse = Date.now();
+        session.exits.add(outcome.exitIp ?? "none");
+      }
       return;
     }
     await sleep(failure ? 500 : Math.min(RETRY_AFTER_CAP_MS, (outcome.retryAfterS ?? 1) * 1000));
@@ -345,32 +436,64 @@ function usernameOf(subuser, product, session = null) {
   return `user_${subuser.name}-type-${type}-region-us${sticky}`;
 }
 
-/** One of the sub-user's live sticky sessions of `product`; one used for `SESSION_USE_MS` is retired first. */
+/**
+ * One of the sub-user's live sticky sessions of `product` (null: none in use now). While the population grows, one
+ * used for `SESSION_USE_MS` is retired and a new username is made when fewer than `SESSIONS_PER_SUBUSER` are live;
+ * at any time one near its end is paused, and its username's next request after its end opens the next session.
+ */
 function stickySession(ctx, subuser, product) {
   const now = Date.now();
   const mine = [...ctx.book.sessions.values()].filter(
-    (session) => session.subuser === subuser.id && session.product === product && !session.retiredAt,
+    (session) => session.subuser === subuser.id && session.product === product,
   );
   for (const session of mine) {
-    if (session.firstUse && now - session.firstUse > SESSION_USE_MS) session.retiredAt = now;
+    if (session.retiredAt) continue;
+    if (growing(ctx) && session.firstUse && now - session.firstUse > SESSION_USE_MS) session.retiredAt = now;
+    else if (session.firstSentAt && now >= session.firstSentAt + session.sesstime * 60_000 - PAUSE_BEFORE_END_MS) {
+      session.retiredAt = now;
+      session.expiring = true;
+    }
   }
   const live = mine.filter((session) => !session.retiredAt);
-  if (live.length < SESSIONS_PER_SUBUSER) {
-    const sessionId = `soak${now.toString(36)}${randomBytes(3).toString("hex")}`;
-    const session = {
-      username: usernameOf(subuser, product, sessionId),
-      product,
-      subuser: subuser.id,
-      sessionId,
-      sesstime: SESSTIME_MINUTES[product],
-      firstUse: null,
-      retiredAt: null,
-      terminated: false,
-    };
-    ctx.book.sessions.set(session.username, session);
-    live.push(session);
+  for (const session of mine) {
+    const ended = session.firstUse && now >= session.firstUse + session.sesstime * 60_000 + RESUME_AFTER_END_MS;
+    if (session.expiring && !session.successor && ended) live.push(successor(ctx, session, "expired"));
   }
-  return pick(live);
+  if (growing(ctx, NEW_SESSION_CUTOFF_MS) && live.length < SESSIONS_PER_SUBUSER) {
+    const sessionId = `soak${now.toString(36)}${randomBytes(3).toString("hex")}`;
+    const username = usernameOf(subuser, product, sessionId);
+    live.push(bookSession(ctx, { username, product, subuser: subuser.id, sessionId, generation: 0, why: "new" }));
+  }
+  return live.length > 0 ? pick(live) : null;
+}
+
+/** The session a username's next request opens after `previous` was terminated (next generation) or expired. */
+function successor(ctx, previous, why) {
+  const { username, product, subuser, sessionId } = previous;
+  const generation = previous.generation + (why === "terminated" ? 1 : 0);
+  const next = bookSession(ctx, { username, product, subuser, sessionId, generation, why, previous: previous.track });
+  previous.successor = next.track;
+  return next;
+}
+
+function bookSession(ctx, fields) {
+  const n = [...ctx.book.sessions.values()].filter((session) => session.username === fields.username).length;
+  const session = {
+    track: `${fields.username}#${n}`,
+    previous: null,
+    successor: null,
+    ...fields,
+    sesstime: SESSTIME_MINUTES[fields.product],
+    firstSentAt: null,
+    firstUse: null,
+    lastUse: null,
+    exits: new Set(),
+    retiredAt: null,
+    expiring: false,
+    terminated: false,
+  };
+  ctx.book.sessions.set(session.track, session);
+  return session;
 }
 
 // ── Usage posted directly ──────────────────────────────────────────────────────────────────────────────────

@@ -1,6 +1,7 @@
 // The soak's loopback servers and its proxy clients. The target server answers proxied requests and counts the bytes
 // of every connection it served, per sub-user and sticky session (the request's `x-soak-*` headers say whose it
-// is); the receiver takes webhook deliveries, verifies their Standard Webhooks signatures and counts them.
+// is: a sticky session by the soak's `track` of it, as one username may open several sessions); the receiver takes
+// webhook deliveries, verifies their Standard Webhooks signatures and counts them.
 import http from "node:http";
 import { Webhook } from "standardwebhooks";
 
@@ -55,7 +56,7 @@ export async function startTarget() {
     port: server.address().port,
     /** Per `product subuser`: bytes in and out and requests served. */
     usage,
-    /** Per sticky username: the same. */
+    /** Per sticky session (the soak's `track`: `username#n`): the same. */
     sessions,
     unattributed,
     close: () => new Promise((resolve) => server.close(resolve)),
@@ -124,12 +125,15 @@ function refusalOf(response) {
   };
 }
 
+/** The exit a node's answer names (`X-Gateway-Exit-Ip`), if any. */
+const exitOf = (response) => response.headers["x-gateway-exit-ip"] ?? null;
+
 const basic = ({ username, password }) => `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`;
 
 /**
  * One HTTP proxy request through a gateway node (a new connection, absolute-form URL) to the target; resolves to
- * `{status, bytes, errorCode, retryAfterS}` (the body's length; a refusal's `X-Service-Error-Code` and
- * `Retry-After`), or rejects on a connection failure.
+ * `{status, bytes, exitIp, errorCode, retryAfterS}` (the body's length; the exit the node named; a refusal's
+ * `X-Service-Error-Code` and `Retry-After`), or rejects on a connection failure.
  */
 export function proxiedRequest(node, target, { credentials, method, size, body, headers }) {
   return new Promise((resolve, reject) => {
@@ -148,7 +152,9 @@ export function proxiedRequest(node, target, { credentials, method, size, body, 
         response.on("data", (chunk) => {
           bytes += chunk.length;
         });
-        response.on("end", () => resolve({ status: response.statusCode, bytes, ...refusalOf(response) }));
+        response.on("end", () =>
+          resolve({ status: response.statusCode, bytes, exitIp: exitOf(response), ...refusalOf(response) }),
+        );
         response.on("error", reject);
       },
     );
@@ -160,7 +166,8 @@ export function proxiedRequest(node, target, { credentials, method, size, body, 
 
 /**
  * One request through a `CONNECT` tunnel of a gateway node: the tunnel's answer, then a GET sent through it to the
- * target. Resolves to `{status}`: the tunnel's refusal (with `errorCode`, `retryAfterS`), or the target's answer.
+ * target. Resolves to `{status}`: the tunnel's refusal (with `errorCode`, `retryAfterS`), or the target's answer
+ * (with `exitIp`, the exit the tunnel's answer named).
  */
 export function tunnelledRequest(node, target, { credentials, size, headers }) {
   return new Promise((resolve, reject) => {
@@ -190,7 +197,7 @@ export function tunnelledRequest(node, target, { credentials, size, headers }) {
       socket.on("error", reject);
       socket.on("end", () => {
         const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(Buffer.concat(chunks).subarray(0, 20).toString())?.[1]);
-        if (status) resolve({ status });
+        if (status) resolve({ status, exitIp: exitOf(answer) });
         else reject(new Error("no answer through the tunnel"));
       });
     });

@@ -4,8 +4,6 @@
 import { percentile } from "../../../bench/http.mjs";
 
 export const WINDOW_MS = 5 * 60_000;
-/** Below this many calls in a 5-minute window a route's p99 is its slowest call or two: not judged. */
-export const MIN_SAMPLES = 50;
 
 export function createMetrics({ maxRequests }) {
   const calls = [];
@@ -82,26 +80,23 @@ export function summarize(metrics) {
     .map((entry) => {
       const first = stats(entry.all.filter((call) => call.at < firstEnd).map((call) => call.ms));
       const last = stats(entry.all.filter((call) => call.at >= lastStart).map((call) => call.ms));
-      const judged = entry.kind === "api" && first.n >= MIN_SAMPLES && last.n >= MIN_SAMPLES;
       return {
         route: entry.route,
         kind: entry.kind,
         windows: Array.from({ length: windows }, (_, i) => stats(entry.byWindow[i] ?? [])),
         first,
         last,
-        judged,
-        ok: !judged || last.p99 <= first.p99 * 1.25,
       };
     });
   return { statuses, windows, latency };
 }
 
 /**
- * The heap after warm-up: the median of the first three samples taken after `warmUpMs` against the median of the
- * last three (samples are taken after a full collection).
+ * The heap's growth from `fromMs` into the load: the median of the first three samples taken then against the
+ * median of the last three (samples are taken after a full collection).
  */
-export function heapGrowth(heap, loadStart, warmUpMs) {
-  const after = heap.filter((sample) => sample.at >= loadStart + warmUpMs);
+export function heapGrowth(heap, loadStart, fromMs) {
+  const after = heap.filter((sample) => sample.at >= loadStart + fromMs);
   if (after.length < 2) return null;
   const median = (samples) => {
     const sorted = samples.map((sample) => sample.used).sort((a, b) => a - b);

@@ -3,7 +3,7 @@
 // every line is `{check, expected, got, ok}`. Figures that settle later (pools at least every 5 minutes, webhooks
 // with the next cron run) are polled until they match or their time is up.
 import { sleep } from "../../../bench/http.mjs";
-import { runAndDownload } from "./load.mjs";
+import { holds, runAndDownload } from "./load.mjs";
 
 const TRAFFIC_WAIT_MS = 120_000;
 /** Pools settle at least every 5 minutes while usage arrives, and a minute after it stops. */
@@ -55,8 +55,8 @@ export async function reconcile(ctx) {
     line(`traffic ${labelOf(ctx, key)}: bytes in / out / requests`, figures(want), figures(got));
   }
 
-  // Sticky sessions: every one opened and still live is listed with its exact bytes and requests.
-  line(...(await checkSessions(ctx, get)));
+  // Sticky sessions: every one opened and still live is listed with its exact bytes, requests and exit.
+  for (const entry of await checkSessions(ctx, get)) line(...entry);
 
   // Sub-users' months (every product's bytes), then the pools (settled at least every 5 minutes).
   for (const subuser of ctx.setup.subusers) {
@@ -148,49 +148,104 @@ function expectedUsage(ctx) {
 }
 
 /**
- * Each sticky session the soak opened (a request answered 200): listed with the target's bytes and requests while
- * it lives; not listed once expired (after its `sesstime` from about its first request; one whose end is within a
- * minute of now may be either). A listed session the soak did not open is a mismatch.
+ * Sticky sessions, decided at the gateway nodes and named by the account's store from their usage. Each session the
+ * soak opened (a request answered 200; a username opens a new one after its session was terminated or expired) is
+ * listed once its first usage is applied: with the target's bytes and requests, its status, and the one exit every
+ * node's answers named (not repinned: the soak's nodes never lose an exit); not listed once expired (its end is
+ * its start plus its `sesstime`, the start between its first request's sending and answer; near the end either).
+ * The session a username opens after a DELETE has a new exit; after an expiry, the same exit (same key and
+ * generation). A listed session the soak did not open is a mismatch.
  */
 async function checkSessions(ctx, get) {
   const read = async () => {
-    const listed = new Map();
-    for (const product of ["residential", "mobile"]) {
-      for (const session of await allPages(get, `/v1/{product}/sessions`, { product })) {
-        listed.set(`${session.subuser} ${session.session_id}`, session);
-      }
-    }
+    const listed = [];
+    for (const product of ["residential", "mobile"])
+      listed.push(...(await allPages(get, "/v1/{product}/sessions", { product })));
     return listed;
   };
   const compare = (listed) => {
-    const problems = [];
-    let live = 0;
+    const now = Date.now();
+    const byName = Map.groupBy(listed, (session) => `${session.subuser} ${session.session_id}`);
+    const matched = new Set();
+    const problems = { usage: [], exits: [], terminated: [], expired: [], unknown: [] };
+    const counts = { opened: 0, listed: 0, terminated: 0, afterDelete: 0, afterExpiry: 0, newExit: 0, sameExit: 0 };
+    const exitOf = (entry) => (entry.exits.size === 1 ? [...entry.exits][0] : null);
     const opened = [...ctx.book.sessions.values()].filter((session) => session.firstUse);
-    for (const session of opened) {
-      const found = listed.get(`${session.subuser} ${session.sessionId}`);
-      const served = ctx.target.sessions.get(session.username);
-      const endsAt = session.firstUse + session.sesstime * 60_000;
-      if (!found) {
-        if (Date.now() < endsAt - 60_000) problems.push(`${session.sessionId}: not listed`);
+    for (const entry of opened) {
+      counts.opened += 1;
+      if (entry.why === "terminated") counts.afterDelete += 1;
+      if (entry.why === "expired") counts.afterExpiry += 1;
+      const name = `${entry.sessionId}#${entry.track.split("#").at(-1)}`;
+      const found = (byName.get(`${entry.subuser} ${entry.sessionId}`) ?? []).filter((listed) => holds(entry, listed));
+      const earliestEnd = entry.firstSentAt + entry.sesstime * 60_000;
+      const latestEnd = entry.firstUse + entry.sesstime * 60_000;
+      if (found.length > 1) problems.usage.push(`${name}: ${found.length} sessions listed for one`);
+      const session = found[0];
+      if (!session) {
+        if (entry.terminated || now < earliestEnd - 60_000) problems.usage.push(`${name}: not listed`);
         continue;
       }
-      live += 1;
+      matched.add(session.id);
+      counts.listed += 1;
+      if (session.status === "active" && now > latestEnd + 60_000)
+        problems.expired.push(`${name}: listed after its end`);
+      const served = ctx.target.sessions.get(entry.track) ?? { bytesIn: 0, bytesOut: 0, requests: 0 };
       const want = { bytes: served.bytesIn + served.bytesOut, requests: served.requests };
-      const got = { bytes: found.bytes_used, requests: found.requests };
+      const got = { bytes: session.bytes_used, requests: session.requests };
       if (want.bytes !== got.bytes || want.requests !== got.requests) {
-        problems.push(`${session.sessionId}: ${JSON.stringify(want)} ≠ ${JSON.stringify(got)}`);
+        problems.usage.push(`${name}: ${JSON.stringify(want)} ≠ ${JSON.stringify(got)}`);
       }
-      if (session.terminated && found.status !== "terminated") problems.push(`${session.sessionId}: not terminated`);
+      if (entry.terminated) counts.terminated += 1;
+      if ((entry.terminated ? "terminated" : "active") !== session.status) {
+        problems.terminated.push(`${name}: ${session.status}, expected ${entry.terminated ? "terminated" : "active"}`);
+      }
+      const exit = exitOf(entry);
+      if (exit === null || exit !== session.exit_ip || session.repinned) {
+        problems.exits.push(
+          `${name}: answers named ${[...entry.exits].join(" ")}; listed ${session.exit_ip}${session.repinned ? " repinned" : ""}`,
+        );
+      }
+      const previous = entry.previous && ctx.book.sessions.get(entry.previous);
+      if (previous && exit !== null) {
+        const before = exitOf(previous);
+        if (entry.why === "terminated" && exit !== before) counts.newExit += 1;
+        else if (entry.why === "expired" && exit === before) counts.sameExit += 1;
+        else
+          problems.exits.push(
+            `${name}: after ${entry.why === "terminated" ? "DELETE" : "expiry"}: exit ${before} → ${exit}`,
+          );
+      }
     }
-    const mine = new Set(opened.map((session) => `${session.subuser} ${session.sessionId}`));
-    for (const key of listed.keys()) if (!mine.has(key)) problems.push(`${key}: listed, never opened`);
-    return { opened: opened.length, live, problems };
+    for (const session of listed) {
+      if (!matched.has(session.id))
+        problems.unknown.push(`${session.id} (${session.subuser} ${session.session_id}): listed, never opened`);
+    }
+    return { counts, problems };
   };
-  const result = compare(await until(read, (listed) => compare(listed).problems.length === 0, TRAFFIC_WAIT_MS));
+  const clean = ({ problems }) => Object.values(problems).every((list) => list.length === 0);
+  const { counts, problems } = compare(await until(read, (listed) => clean(compare(listed)), TRAFFIC_WAIT_MS));
+  const few = (list) => list.slice(0, 10);
   return [
-    `sessions: opened ${result.opened}, listed live ${result.live}: mismatches`,
-    [],
-    result.problems.slice(0, 10),
+    [
+      `sessions: opened ${counts.opened} (${counts.afterDelete} after a DELETE, ${counts.afterExpiry} after an expiry), listed ${counts.listed}: each listed once with its bytes and requests, none listed unopened`,
+      [],
+      few([...problems.usage, ...problems.unknown]),
+    ],
+    [
+      `sessions: ${counts.terminated} terminated listed terminated, none else; none listed after its end`,
+      [],
+      few([...problems.terminated, ...problems.expired]),
+    ],
+    [
+      "sessions: one exit each, the nodes' answers' and the listing's, none repinned; a new exit after DELETE, the same after expiry",
+      [],
+      few(problems.exits),
+    ],
+    [
+      "sessions: a username's next request after DELETE opened a new session with a new exit (opened / new exit)",
+      counts.afterDelete,
+      counts.newExit,
+    ],
   ];
 }
 

@@ -5,8 +5,6 @@ import { sha256Hex } from "../../gateway/credentials.ts";
 import { type NodeDecider, nodeDecider } from "../../gateway/node-decider.ts";
 import type { GatewayConnection } from "../../gateway/proxy-server.ts";
 import type { GatewayDecision, GatewayPush } from "../../gateway/wire.ts";
-import { sessionSpecOf } from "../../src/domain/gateway/authorize";
-import { parseUsername } from "../../src/domain/gateway/username";
 import type { AreaStorage } from "../../src/durable-objects/shared/storage-versions";
 import { type GateConfig, snapshotOnWire } from "../../src/durable-objects/subuser-gate/contract";
 import { SubuserGate } from "../../src/durable-objects/subuser-gate/subuser-gate";

@@ -6,6 +6,7 @@ import { sha256Hex } from "../../src/platform/crypto";
 import { STANDING_GRACE_MS, standingShare } from "../../src/platform/standing-shares";
 import { keyHash, sessionIdAt, sessionKey } from "../../src/platform/sticky-sessions";
 import { createAccount } from "../helpers/accounts";
+import { subscribeChanges } from "../helpers/change-feed";
 import { ADMIN_TOKEN, call, env, GATEWAY_TOKEN, gateway, json, nodeToken } from "../helpers/http";
 import { authorize, createSubuser, gateOf, username } from "../helpers/subusers";
 
@@ -29,35 +30,6 @@ const busy = (name: string, want: { concurrent: number; rps: number }, held = { 
   recent: 0,
   want,
 });
-
-/** A node's push channel: the messages the API sends on it, as they arrive. */
-async function subscribe(node = NODE) {
-  const response = await call("GET", `/internal/gateway/changes?node=${node}`, {
-    token: await nodeToken(node),
-    headers: { Upgrade: "websocket" },
-  });
-  expect(response.status).toBe(101);
-  const socket = response.webSocket as WebSocket;
-  socket.accept();
-  const messages: Array<Record<string, any>> = [];
-  const hello = new Promise<Record<string, any>>((resolve) =>
-    socket.addEventListener("message", (event) => {
-      const message = JSON.parse(event.data as string);
-      if (message.type === "hello") resolve(message);
-    }),
-  );
-  socket.addEventListener("message", (event) => messages.push(JSON.parse(event.data as string)));
-  const next = async (holds: (message: Record<string, any>) => boolean, timeoutMs = 1000) => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const found = messages.find(holds);
-      if (found) return found;
-      if (Date.now() > deadline) throw new Error(`no such push in ${timeoutMs} ms: ${JSON.stringify(messages)}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  };
-  return { socket, messages, next, hello: await hello };
-}
 
 describe("deciding at the node: snapshots, leased shares, sessions and pushes (docs/gateway.md)", () => {
   afterEach(() => {
@@ -123,23 +95,23 @@ describe("deciding at the node: snapshots, leased shares, sessions and pushes (d
 
   it("each connected node holds a slot of its own, even connecting at once; a freed slot waits out the grace", async () => {
     // Four nodes connecting at once: each gets a slot of its own.
-    const held = await Promise.all(["slot-a", "slot-b", "slot-c", "slot-d"].map((name) => subscribe(name)));
+    const held = await Promise.all(["slot-a", "slot-b", "slot-c", "slot-d"].map((name) => subscribeChanges(name)));
     const slots = held.map((node) => node.hello.slot);
     expect(held[0]?.hello).toMatchObject({ type: "hello", slots: 4 });
     expect(new Set(slots).size).toBe(4);
     for (const slot of slots) expect([0, 1, 2, 3]).toContain(slot);
     // Every slot is held: a fifth node has none (it leases everything it uses).
-    const fifth = await subscribe("slot-e");
+    const fifth = await subscribeChanges("slot-e");
     expect(fifth.hello.slot).toBeNull();
     // slot-a leaves: the next node gets its slot, but may use it only once slot-a can no longer be.
     held[0]?.socket.close();
     await sleep(100);
-    const taker = await subscribe("slot-e");
+    const taker = await subscribeChanges("slot-e");
     expect(taker.hello.slot).toBe(slots[0]);
     expect(taker.hello.standing_after_ms).toBeGreaterThan(0);
     expect(taker.hello.standing_after_ms).toBeLessThanOrEqual(STANDING_GRACE_MS);
     // A node that reconnects keeps its slot, and may use it at once.
-    const back = await subscribe("slot-b");
+    const back = await subscribeChanges("slot-b");
     expect(back.hello).toMatchObject({ slot: slots[1], standing_after_ms: 0 });
     for (const node of [...held.slice(1), taker, back]) node.socket.close();
   });
@@ -147,7 +119,7 @@ describe("deciding at the node: snapshots, leased shares, sessions and pushes (d
   it("a quiet sub-user's limits stand as a part at each slot; a renewal ends them at every node, until all leases end", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account, { rps_max: 4, concurrent_max: 2 });
-    const [a, b] = [await subscribe("stand-a"), await subscribe("stand-b")];
+    const [a, b] = [await subscribeChanges("stand-a"), await subscribeChanges("stand-b")];
     const answer = await json(await gateway("/subusers", { node: "stand-a", names: [subuser.name] }));
     const snapshot = answer.subusers[0];
     expect(snapshot, JSON.stringify(answer)).toBeDefined();
@@ -203,7 +175,7 @@ describe("deciding at the node: snapshots, leased shares, sessions and pushes (d
   it("a node that comes to wait gets the node holding the capacity asked, by a push to it alone, to renew now", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account, { rps_max: 4, concurrent_max: 2 });
-    const [holder, bystander] = [await subscribe("node-h"), await subscribe("node-x")];
+    const [holder, bystander] = [await subscribeChanges("node-h"), await subscribeChanges("node-x")];
     await leaseFromNowOn(subuser.name);
     const quiet = await renew(busy(subuser.name, { concurrent: 2, rps: 4 }), "node-h");
     // Nobody waits: a quiet lease of a minute.
@@ -221,7 +193,7 @@ describe("deciding at the node: snapshots, leased shares, sessions and pushes (d
   it("the per-connection path (authorize) and the nodes share one limit: together they never pass it", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account, { rps_max: 50, concurrent_max: 3 });
-    const feed = await subscribe("mixed-a");
+    const feed = await subscribeChanges("mixed-a");
     const connect = () => authorize({ username: username(subuser.name), password: subuser.password });
     // A quiet sub-user's first authorize ends the standing parts (the node hears of it), then waits out the grace.
     const first = await connect();
@@ -328,7 +300,7 @@ describe("deciding at the node: snapshots, leased shares, sessions and pushes (d
   it("pushes each change to every connected node within a second: disable, rotation, whitelist, delete", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account, { rps_max: 5 });
-    const [a, b] = [await subscribe("node-a"), await subscribe("node-b")];
+    const [a, b] = [await subscribeChanges("node-a"), await subscribeChanges("node-b")];
     const changed = (check: (snapshot: Record<string, any>) => boolean) => (message: Record<string, any>) =>
       message.type === "subuser" && message.subuser.name === subuser.name && check(message.subuser);
 
@@ -364,7 +336,7 @@ describe("deciding at the node: snapshots, leased shares, sessions and pushes (d
   it("terminating a session decided at the node pushes the key's generation + 1 to every connected node within a second", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);
-    const [a, b] = [await subscribe("gen-a"), await subscribe("gen-b")];
+    const [a, b] = [await subscribeChanges("gen-a"), await subscribeChanges("gen-b")];
     const fetched = (await json(await gateway("/subusers", { node: "gen-a", names: [subuser.name] }))).subusers[0];
     expect(fetched.generations).toEqual({});
     const key = sessionKey(username(subuser.name, "type-res-region-us-session-gen1-sesstime-10"));
@@ -462,7 +434,7 @@ describe("node identities: every claim on the node contract is bound to the call
   it("a node cannot stand for another node's slot: the renewal counts as from no slot", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account, { rps_max: 4, concurrent_max: 2 });
-    const [owner, thief] = [await subscribe("slot-owner"), await subscribe("slot-thief")];
+    const [owner, thief] = [await subscribeChanges("slot-owner"), await subscribeChanges("slot-thief")];
     const slot = owner.hello.slot as number;
     expect(thief.hello.slot).not.toBe(slot);
     const part = (limit: number) => standingShare(limit, 4, slot, subuser.name);
@@ -481,7 +453,7 @@ describe("node identities: every claim on the node contract is bound to the call
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account, { rps_max: 5, concurrent_max: 3 });
     await leaseFromNowOn(subuser.name);
-    const feed = await subscribe("node-r");
+    const feed = await subscribeChanges("node-r");
     const closed = new Promise<{ code: number; at: number }>((resolve) =>
       feed.socket.addEventListener("close", (event) => resolve({ code: event.code, at: Date.now() })),
     );

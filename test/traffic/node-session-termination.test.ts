@@ -3,8 +3,9 @@ import type { SessionSnapshot } from "../../src/durable-objects/traffic-store/co
 import { idAt } from "../../src/platform/ids";
 import { generationOf, keyHash, sessionIdAt, sessionKey, stickyExit } from "../../src/platform/sticky-sessions";
 import { createAccount, type TestAccount } from "../helpers/accounts";
+import { subscribeChanges } from "../helpers/change-feed";
 import { runCron } from "../helpers/cron";
-import { call, env, gateway, json, nodeToken } from "../helpers/http";
+import { call, env, gateway, json } from "../helpers/http";
 import { createSubuser, gateOf, type TestSubuser, username } from "../helpers/subusers";
 import { usageRecord } from "../helpers/usage";
 
@@ -24,31 +25,6 @@ afterEach(() => {
   vi.useRealTimers();
   vi.restoreAllMocks();
 });
-
-/** A node's push channel: the messages the API sends on it, as they arrive. */
-async function subscribe(node: string) {
-  const response = await call("GET", `/internal/gateway/changes?node=${node}`, {
-    token: await nodeToken(node),
-    headers: { Upgrade: "websocket" },
-  });
-  expect(response.status).toBe(101);
-  const socket = response.webSocket as WebSocket;
-  socket.accept();
-  const messages: Array<Record<string, any>> = [];
-  socket.addEventListener("message", (event) => {
-    messages.push(JSON.parse(event.data as string));
-  });
-  const next = async (holds: (message: Record<string, any>) => boolean, timeoutMs = 1000) => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const found = messages.find(holds);
-      if (found) return found;
-      if (Date.now() > deadline) throw new Error(`no such push in ${timeoutMs} ms: ${JSON.stringify(messages)}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  };
-  return { socket, messages, next };
-}
 
 /** The node's snapshot of the sub-user. */
 async function snapshotOf(subuser: TestSubuser, node = "term-node") {
@@ -149,7 +125,7 @@ describe("terminating a session decided at the node", () => {
   it("DELETE bumps the key's generation: both connected nodes hold generation + 1 within a second, so the username's next exit differs; the store keeps it terminated", async () => {
     const account = await createAccount({ bandwidthGb: 1 });
     const subuser = await createSubuser(account);
-    const [a, b] = [await subscribe("term-a"), await subscribe("term-b")];
+    const [a, b] = [await subscribeChanges("term-a"), await subscribeChanges("term-b")];
     const { key, generation, exitIp, session, report } = await nodeSession(account, subuser, "node1");
     expect(generation).toBe(0);
     expect(await json(await read(account, session.id))).toMatchObject({

@@ -169,9 +169,18 @@ function addToNamedSession(
     addSessionUsage(known.usage, sessionUsageOf(record, ts));
     return;
   }
-  const startedAt = timeOfId(id);
-  named.set(id, {
-    id,
+  named.set(id, { id, ...sessionDeltaOf(record, owner, target, timeOfId(id), ts) });
+}
+
+/** Who a sticky record's session is (the username's target, the record's owner, its times) and the record's usage. */
+function sessionDeltaOf(
+  record: UsageRecord,
+  owner: OwnedRecord["owner"],
+  target: GatewayTarget,
+  startedAt: number,
+  ts: number,
+): Omit<SessionDelta, "id" | "key" | "generation"> {
+  return {
     subuserId: owner.subuserId,
     gateName: owner.gateName,
     product: record.product,
@@ -183,7 +192,7 @@ function addToNamedSession(
     startedAt,
     expiresAt: startedAt + (target.sesstime as number) * MINUTE_MS,
     usage: sessionUsageOf(record, ts),
-  });
+  };
 }
 
 /**
@@ -208,22 +217,7 @@ function addToKeyedSession(
     addSessionUsage(known.usage, sessionUsageOf(record, ts));
     return;
   }
-  keyed.set(entry, {
-    id: "",
-    key,
-    generation,
-    subuserId: owner.subuserId,
-    gateName: owner.gateName,
-    product: record.product,
-    sessionId: target.sessionId as string,
-    region: target.region,
-    state: target.state,
-    city: target.city,
-    asn: target.asn,
-    startedAt: ts,
-    expiresAt: ts + (target.sesstime as number) * MINUTE_MS,
-    usage: sessionUsageOf(record, ts),
-  });
+  keyed.set(entry, { id: "", key, generation, ...sessionDeltaOf(record, owner, target, ts, ts) });
 }
 
 /**

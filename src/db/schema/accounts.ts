@@ -80,6 +80,8 @@ export const apiKeys = sqliteTable(
     products: text("products", { mode: "json" }).$type<Product[]>(),
     /** What the key may do per area; null = everything (keys made before scopes, and full keys). */
     scopes: text("scopes", { mode: "json" }).$type<KeyScopes>(),
+    /** The sub-users the key is bound to: it sees and manages only them (null: not bound). */
+    subuserIds: text("subuser_ids", { mode: "json" }).$type<string[]>(),
     name: text("name"),
     expiresAt: integer("expires_at"),
     lastUsedAt: integer("last_used_at"),

@@ -12,6 +12,18 @@ export const spikeActions = ["none", "disable", "cap"] as const;
 export type SpikeAction = (typeof spikeActions)[number];
 
 /**
+ * Where a sub-user's requests may go: only the listed destinations (`allow`) or anywhere but them (`deny`). A domain
+ * covers its subdomains; IP ranges are canonical CIDR blocks.
+ */
+export const targetRuleModes = ["allow", "deny"] as const;
+export type TargetRuleMode = (typeof targetRuleModes)[number];
+export interface TargetRules {
+  mode: TargetRuleMode;
+  domains: string[];
+  ipRanges: string[];
+}
+
+/**
  * Deleted sub-users keep their row (deleted_at set): their generated `name` stays taken forever,
  * while their label is free again for a new sub-user.
  */
@@ -34,6 +46,15 @@ export const subusers = sqliteTable(
     previousPasswordUntil: integer("previous_password_until"),
     /** Optional monthly (UTC) traffic cap in bytes; over it, new proxy requests are refused. */
     trafficLimitBytes: integer("traffic_limit_bytes"),
+    /** Optional caps per UTC day and over the sub-user's whole life, in bytes (null: none). */
+    dailyLimitBytes: integer("daily_limit_bytes"),
+    lifetimeLimitBytes: integer("lifetime_limit_bytes"),
+    /** Destinations its requests may reach (null: any). */
+    targetRules: text("target_rules", { mode: "json" }).$type<TargetRules>(),
+    /** From this instant its requests are refused (null: never). */
+    expiresAt: integer("expires_at"),
+    /** The `expires_at` whose `subuser.expired` event was raised: once per expiry, again after an extension lapses. */
+    expiryAnnouncedFor: integer("expiry_announced_for"),
     /** Opt-in: a `subuser.new_source` event when its traffic comes from a client block never seen before. */
     alertOnNewSource: integer("alert_on_new_source", { mode: "boolean" }).notNull().default(false),
     spikeSensitivity: text("spike_sensitivity", { enum: spikeSettings }).notNull().default("medium"),
@@ -56,6 +77,7 @@ export const subusers = sqliteTable(
     index("subusers_account").on(t.accountId, t.id),
     check("subusers_status_known", sql`status IN ('active', 'disabled')`),
     check("subusers_limits_range", sql`concurrent_max BETWEEN 1 AND 10000 AND rps_max BETWEEN 1 AND 10000`),
+    index("subusers_expiring").on(t.expiresAt).where(sql`expires_at IS NOT NULL AND deleted_at IS NULL`),
   ],
 );
 
@@ -86,7 +108,10 @@ export const whitelistEntries = sqliteTable(
   ],
 );
 
-/** Traffic of a sub-user per UTC month (`2026-11`), in bytes, for its monthly cap. */
+/**
+ * Traffic of a capped sub-user per period, in bytes, for its caps: a UTC month (`2026-11`), a UTC day
+ * (`2026-11-28`) or its whole life (`lifetime`).
+ */
 export const subuserMonthlyUsage = sqliteTable(
   "subuser_monthly_usage",
   {

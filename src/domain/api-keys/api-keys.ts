@@ -70,6 +70,7 @@ export async function issueApiKey(
     tokenHint,
     products: grant.products,
     scopes: grant.scopes,
+    subuserIds: null,
     name: grant.name ?? null,
     expiresAt: grant.expiresAt,
     lastUsedAt: null,

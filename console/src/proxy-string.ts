@@ -1,9 +1,10 @@
 /**
- * The proxy-string generator's rules: the gateway username grammar
- * `{prefix}_{name}-type-{res|mob}-region-{cc}[-state-{s}][-city-{c}][-asn-{n}][-session-{id}-sesstime-{minutes}]`,
- * checked here as the gateway checks it, so a string the console shows is one the gateway accepts as written.
- * The country list is the gateway's own (the same module), so no code it would refuse as `unknown-region` passes.
+ * The proxy-string generator's rules: a target typed into the console, checked as the gateway checks it (the
+ * grammar's own segment patterns and country list), so a string the console shows is one the gateway accepts as
+ * written. The username itself and the line are built by the modules the API's proxy lists use.
  */
+import { txtLine } from "../../src/domain/gateway/proxy-lines";
+import { buildUsername, MAX_ASN, SEGMENT_VALUE, typeOf } from "../../src/domain/gateway/username";
 import { isCountryCode } from "../../src/platform/countries";
 import type { BandwidthProduct } from "../../src/vocabulary";
 
@@ -33,18 +34,19 @@ export interface GatewaySettings {
 /** The first problem of a target, in words, or null when the gateway accepts it. */
 export function targetProblem(target: ProxyTarget, gateway: GatewaySettings): string | null {
   const { country, state, city, asn, session, sesstime } = normalized(target);
-  if (!/^[a-z]{2}$/.test(country) || !isCountryCode(country)) {
+  if (!SEGMENT_VALUE.region.test(country) || !isCountryCode(country)) {
     return "Country: a two-letter ISO 3166 code such as us, gb or de.";
   }
-  if (state && !/^[a-z0-9]{1,3}$/.test(state)) return "State: the 1-3 character ISO 3166-2 suffix, such as ca or ny.";
+  if (state && !SEGMENT_VALUE.state.test(state)) return "State: the 1-3 character ISO 3166-2 suffix, such as ca or ny.";
   if (city && !state) return "A city needs its state.";
-  if (city && !/^[a-z0-9]{1,40}$/.test(city)) return "City: letters and digits only, such as newyork or la.";
-  if (asn && (!/^\d{1,10}$/.test(asn) || Number(asn) > 4_294_967_295)) return "ASN: a number such as 7922.";
-  if (session && !/^[a-z0-9]{1,32}$/.test(session)) return "Session: 1-32 characters of a-z and 0-9.";
+  if (city && !SEGMENT_VALUE.city.test(city)) return "City: letters and digits only, such as newyork or la.";
+  if (asn && (!SEGMENT_VALUE.asn.test(asn) || Number(asn) > MAX_ASN)) return "ASN: a number such as 7922.";
+  if (session && !SEGMENT_VALUE.session.test(session)) return "Session: 1-32 characters of a-z and 0-9.";
   if (session) {
     const max = gateway.max_sesstime_minutes[target.product];
     const minutes = Number(sesstime);
-    if (!/^\d{1,4}$/.test(sesstime) || minutes < 1 || minutes > max) return `Session time: 1-${max} minutes.`;
+    if (!SEGMENT_VALUE.sesstime.test(sesstime) || minutes < 1 || minutes > max)
+      return `Session time: 1-${max} minutes.`;
   }
   return null;
 }
@@ -64,20 +66,20 @@ function normalized(target: ProxyTarget) {
 /** The gateway username of a sub-user's gateway `name` for a target (call `targetProblem` first). */
 export function gatewayUsername(name: string, target: ProxyTarget, prefix: string): string {
   const { country, state, city, asn, session, sesstime } = normalized(target);
-  const segments: [string, string][] = [
-    ["type", target.product === "mobile" ? "mob" : "res"],
-    ["region", country],
-  ];
-  if (state) segments.push(["state", state]);
-  if (state && city) segments.push(["city", city]);
-  if (asn) segments.push(["asn", String(Number(asn))]);
-  if (session) segments.push(["session", session], ["sesstime", String(Number(sesstime))]);
-  return `${prefix}_${name}-${segments.map(([key, value]) => `${key}-${value}`).join("-")}`;
+  return buildUsername(prefix, name, {
+    type: typeOf(target.product),
+    region: country,
+    state: state || null,
+    city: state && city ? city : null,
+    asn: asn ? Number(asn) : null,
+    sessionId: session || null,
+    sesstime: session ? Number(sesstime) : null,
+  });
 }
 
 /** `host:port:user:pass`, the line most proxy tools import. */
 export function proxyLine(gateway: GatewaySettings, username: string, password: string): string {
-  return `${gateway.host}:${gateway.port}:${username}:${password}`;
+  return txtLine({ host: gateway.host, port: gateway.port, username, password });
 }
 
 /** A curl command that sends one request through the gateway. */

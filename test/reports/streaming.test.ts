@@ -4,13 +4,13 @@ import { describe, expect, it } from "vitest";
 import {
   type ByteSink,
   type Column,
-  csvField,
   encodeRows,
   PARQUET_ROW_GROUP_SIZE,
   type Row,
   tsvField,
 } from "../../src/domain/reports/formats";
 import { MultipartSink, PART_SIZE } from "../../src/domain/reports/sink";
+import { csvField } from "../../src/platform/csv";
 
 const columns: Column[] = [
   { name: "day", type: "date" },

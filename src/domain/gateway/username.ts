@@ -4,6 +4,8 @@ import type { BandwidthProduct } from "../../vocabulary";
 /**
  * The gateway username grammar (reference facts):
  * `{prefix}_{name}-type-{res|mob}-region-{cc}[-state-{s}][-city-{c}][-asn-{n}][-session-{id}-sesstime-{min}]`.
+ * Built and parsed here only: the API's proxy lists, the console's generator, the sandbox and the gateway nodes all
+ * use these two functions, so a username one of them writes is one the others read.
  */
 export type UsernameError =
   | "bad-username"
@@ -35,7 +37,8 @@ export type UsernameResult = { ok: true; value: ParsedUsername } | { ok: false; 
 const SEGMENT_ORDER = ["type", "region", "state", "city", "asn", "session", "sesstime"] as const;
 type Segment = (typeof SEGMENT_ORDER)[number];
 
-const SEGMENT_VALUE: Record<Segment, RegExp> = {
+/** What each segment's value may be. */
+export const SEGMENT_VALUE: Record<Segment, RegExp> = {
   type: /^(res|mob)$/,
   region: /^[a-z]{2}$/,
   state: /^[a-z0-9]{1,3}$/,
@@ -47,7 +50,7 @@ const SEGMENT_VALUE: Record<Segment, RegExp> = {
 
 /** Longest sticky session, in minutes: residential 30 (reference facts), mobile 60 (spec §8.4 session lifetime). */
 export const MAX_SESSTIME_MINUTES = { residential: 30, mobile: 60 } as const;
-const MAX_ASN = 4_294_967_295;
+export const MAX_ASN = 4_294_967_295;
 
 const fail = (error: UsernameError): UsernameResult => ({ ok: false, error });
 
@@ -97,4 +100,29 @@ export function parseUsername(username: string, prefix: string): UsernameResult 
       },
     },
   };
+}
+
+/** The username of the sub-user `name` for `target`: the parser's inverse for every target it accepts. */
+export function buildUsername(prefix: string, name: string, target: GatewayTarget): string {
+  const values: Record<Segment, string | number | null> = {
+    type: target.type,
+    region: target.region,
+    state: target.state,
+    city: target.city,
+    asn: target.asn,
+    session: target.sessionId,
+    sesstime: target.sesstime,
+  };
+  const segments = SEGMENT_ORDER.flatMap((key) => (values[key] === null ? [] : [`${key}-${values[key]}`]));
+  return `${prefix}_${name}-${segments.join("-")}`;
+}
+
+/** The `type` segment of a gateway product. */
+export function typeOf(product: BandwidthProduct): GatewayTarget["type"] {
+  return product === "mobile" ? "mob" : "res";
+}
+
+/** The user on a sub-user's ISP IPs: `{prefix}_{name}`, no segments (ISP IPs are addressed directly). */
+export function ispUsername(prefix: string, name: string): string {
+  return `${prefix}_${name}`;
 }

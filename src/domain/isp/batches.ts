@@ -9,6 +9,7 @@ import { ApiError } from "../../platform/errors";
 import { isId } from "../../platform/ids";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
 import type { DomainContext, Principal } from "../context";
+import { ispUsername } from "../gateway/username";
 import { assertInScope } from "../scope";
 import { allocateStatements, type Geo, releaseStatement } from "./inventory";
 
@@ -84,7 +85,7 @@ export async function batchCredentials(ctx: DomainContext, batch: BatchRow) {
     .where(eq(subusers.id, batch.subuserId))
     .get();
   return {
-    user: `${ctx.env.GATEWAY_USER_PREFIX}_${subuser?.name ?? ""}`,
+    user: ispUsername(ctx.env.GATEWAY_USER_PREFIX, subuser?.name ?? ""),
     password: await unseal(batch.passwordSealed, ctx.env.SEALING_KEY),
   };
 }

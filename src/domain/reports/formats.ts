@@ -2,6 +2,7 @@ import type { SchemaElement } from "hyparquet";
 import { ByteWriter, parquetWriteRows } from "hyparquet-writer";
 import type { ReportFormat } from "../../db/schema";
 import { toIso } from "../../platform/clock";
+import { csvLine } from "../../platform/csv";
 
 /**
  * The four file formats, each a streaming encoder: rows arrive a page at a time and leave as bytes to a sink, so a
@@ -72,11 +73,6 @@ function textOf(column: Column, value: Cell): string {
   return String(value);
 }
 
-/** RFC 4180: a field with a comma, a quote or a line break is quoted, its quotes doubled; lines end with CRLF. */
-export function csvField(text: string): string {
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-}
-
 /** TSV has no quoting: tabs and line breaks inside a value become spaces. */
 export function tsvField(text: string): string {
   return text.replace(/[\t\r\n]/g, " ");
@@ -92,8 +88,8 @@ const lineEncoders: Record<
   { header(columns: Column[]): string; row(columns: Column[], row: Row): string }
 > = {
   csv: {
-    header: (columns) => `${columns.map((c) => csvField(c.name)).join(",")}\r\n`,
-    row: (columns, row) => `${columns.map((c) => csvField(textOf(c, row[c.name] ?? null))).join(",")}\r\n`,
+    header: (columns) => csvLine(columns.map((c) => c.name)),
+    row: (columns, row) => csvLine(columns.map((c) => textOf(c, row[c.name] ?? null))),
   },
   tsv: {
     header: (columns) => `${columns.map((c) => tsvField(c.name)).join("\t")}\n`,

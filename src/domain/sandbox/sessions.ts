@@ -6,7 +6,7 @@ import { ApiError } from "../../platform/errors";
 import { sessionIdAt } from "../../platform/sticky-sessions";
 import type { BandwidthProduct } from "../../vocabulary";
 import type { DomainContext, Principal } from "../context";
-import type { ParsedUsername } from "../gateway/username";
+import { buildUsername, type ParsedUsername, typeOf } from "../gateway/username";
 import { findSubuser } from "../subusers/subusers";
 import { accountStores } from "../traffic/store";
 import { decideAsGateway, type StickyChoice } from "./gate";
@@ -114,16 +114,15 @@ function newSession(subuserId: string, parsed: ParsedUsername, sticky: StickyCho
 }
 
 function sessionUsername(ctx: DomainContext, name: string, input: SessionRequest): string {
-  const segments = [
-    ["type", input.product === "mobile" ? "mob" : "res"],
-    ["region", input.region],
-    ["state", input.state],
-    ["city", input.city],
-    ["asn", input.asn],
-    ["session", input.sessionId],
-    ["sesstime", input.sesstime],
-  ].filter(([, value]) => value !== undefined);
-  return `${ctx.env.GATEWAY_USER_PREFIX}_${name}-${segments.map(([key, value]) => `${key}-${value}`).join("-")}`;
+  return buildUsername(ctx.env.GATEWAY_USER_PREFIX, name, {
+    type: typeOf(input.product),
+    region: input.region,
+    state: input.state ?? null,
+    city: input.city ?? null,
+    asn: input.asn ?? null,
+    sessionId: input.sessionId,
+    sesstime: input.sesstime,
+  });
 }
 
 /**

@@ -3,7 +3,9 @@ import { ispBatches, ispIps, type Product, type SubuserRow } from "../../db/sche
 import { DAY, now, toIso } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { newId } from "../../platform/ids";
+import type { BandwidthProduct } from "../../vocabulary";
 import type { DomainContext, Principal } from "../context";
+import { buildUsername, ispUsername, typeOf } from "../gateway/username";
 import { findSubuser } from "../subusers/subusers";
 import { ingestUsageBatch } from "../traffic/ingest";
 import { MAX_RECORDS_PER_BATCH, type UsageRecord } from "../traffic/usage-records";
@@ -143,7 +145,9 @@ export async function generateTraffic(ctx: DomainContext, principal: Principal, 
   const spec: TrafficSpec = {
     // One username per region, cycled in step with the regions, so each record's geo matches its username.
     usernames:
-      product === "isp" ? [ispUsername(ctx, subuser)] : regions.map((r) => gatewayUsername(ctx, subuser, product, r)),
+      product === "isp"
+        ? [ispUsername(ctx.env.GATEWAY_USER_PREFIX, subuser.name)]
+        : regions.map((r) => gatewayUsername(ctx, subuser, product, r)),
     product,
     requests: input.requests,
     ...trafficWindow(input),
@@ -171,12 +175,16 @@ function trafficWindow(input: { from?: number; to?: number }): { from: number; t
   return { from, to };
 }
 
-function gatewayUsername(ctx: DomainContext, subuser: SubuserRow, product: Product, region: string): string {
-  return `${ctx.env.GATEWAY_USER_PREFIX}_${subuser.name}-type-${product === "mobile" ? "mob" : "res"}-region-${region}`;
-}
-
-function ispUsername(ctx: DomainContext, subuser: SubuserRow): string {
-  return `${ctx.env.GATEWAY_USER_PREFIX}_${subuser.name}`;
+function gatewayUsername(ctx: DomainContext, subuser: SubuserRow, product: BandwidthProduct, region: string): string {
+  return buildUsername(ctx.env.GATEWAY_USER_PREFIX, subuser.name, {
+    type: typeOf(product),
+    region,
+    state: null,
+    city: null,
+    asn: null,
+    sessionId: null,
+    sesstime: null,
+  });
 }
 
 /** The IPs of the sub-user's live ISP batches; none is a conflict (nothing to address). */

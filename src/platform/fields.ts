@@ -89,15 +89,18 @@ export function text(max: number, min = 0) {
   return z.string().min(min).max(max).regex(NO_CONTROL_CHARACTERS, "must not contain control characters");
 }
 
-/** A multi-line text document (lines of text, no other control characters). */
-export function lines(max: number) {
-  return (
-    z
-      .string()
-      .max(max)
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
-      .regex(/^[^\x00-\x09\x0B-\x1F\x7F]*$/)
-  );
+/** A multi-line text document (lines of text, no other control characters); `crlf`: lines may end in CRLF. */
+export function lines(max: number, { crlf = false } = {}) {
+  return z
+    .string()
+    .max(max)
+    .regex(
+      crlf
+        ? // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
+          /^[^\x00-\x09\x0B\x0C\x0E-\x1F\x7F]*$/
+        : // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
+          /^[^\x00-\x09\x0B-\x1F\x7F]*$/,
+    );
 }
 
 /** A string matching `pattern`, at most `max` characters. */

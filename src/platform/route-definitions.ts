@@ -86,8 +86,12 @@ const responseHeaders = {
     schema: { type: "string", enum: ["true"] },
   },
   "Cache-Control": {
-    description: "`no-store`: the response shows a secret once; no cache may keep it.",
+    description: "`no-store`: the response shows a secret, or was made for this request alone; no cache may keep it.",
     schema: { type: "string", enum: ["no-store"] },
+  },
+  "Content-Disposition": {
+    description: '`attachment; filename="…"`: the answer is a file to save, with the name it suggests.',
+    schema: { type: "string", maxLength: 200, pattern: '^attachment; filename="[A-Za-z0-9._-]{1,160}"$' },
   },
 } as const;
 
@@ -218,6 +222,8 @@ type ApiOperationConfig = OperationConfig & {
   secret?: boolean;
   /** A cursor-paginated list: `Link` on its success response. */
   paginated?: boolean;
+  /** The success response is a file made for this request: `Content-Disposition: attachment`, `no-store`. */
+  download?: boolean;
   /** A test helper: sandbox (`test_`) keys only, a live key refused first with 403 `sandbox_key_required`. */
   sandboxOnly?: boolean;
 };
@@ -290,6 +296,7 @@ export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R
     mfa = false,
     secret = false,
     paginated = false,
+    download = false,
     sandboxOnly = false,
     scope = {},
     ...route
@@ -311,7 +318,8 @@ export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R
   const success: HeaderName[] = [
     ...everyResponse,
     ...(paginated ? ["Link" as const] : []),
-    ...(secret ? ["Cache-Control" as const] : []),
+    ...(secret || download ? ["Cache-Control" as const] : []),
+    ...(download ? ["Content-Disposition" as const] : []),
   ];
   return createRoute({
     ...route,
@@ -333,7 +341,7 @@ export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R
     middleware: [
       ...(sandboxOnly ? [requireSandboxKey] : []),
       ...(required ? [requireScope(required.area, required.access)] : []),
-      ...(secret ? [noStore] : []),
+      ...(secret || download ? [noStore] : []),
     ],
   }) as unknown as Built<R>;
 }
@@ -397,7 +405,7 @@ export function signedLinkRoute<const R extends OperationConfig>(config: R): Bui
     ...route,
     security: [{ SignedLink: [] }],
     responses: {
-      ...successResponses(route, [...everyResponse, "Cache-Control"]),
+      ...successResponses(route, [...everyResponse, "Cache-Control", "Content-Disposition"]),
       ...errorResponses(codes, (status) => {
         if (status >= 500) return ["X-Request-Id"];
         return status === 429 ? [...everyResponse, "Retry-After"] : everyResponse;

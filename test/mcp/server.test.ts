@@ -208,6 +208,30 @@ describe("the MCP server, through the official SDK client", () => {
     await client.close();
   });
 
+  it("getSubuserProxyList returns the list as text an agent can hand on; a bad argument is a tool error naming it", async () => {
+    const account = await createAccount();
+    const subuser = await json(
+      await call("POST", "/v1/subusers", { token: account.token, body: { label: "mcp-list", products: ["mobile"] } }),
+    );
+    const client = await connect(account.token);
+    const result = await callTool(client, "getSubuserProxyList", {
+      id: subuser.id,
+      country: "us",
+      session: "sticky",
+      count: 3,
+      format: "url",
+    });
+    expect(result.isError).toBeFalsy();
+    const lines = result.content[0]?.text.trim().split("\n") ?? [];
+    expect(lines).toHaveLength(3);
+    for (const line of lines)
+      expect(line).toMatch(new RegExp(`^http://user_${subuser.name}-type-mob-region-us-session-`));
+    const refused = await callTool(client, "getSubuserProxyList", { id: subuser.id, country: "us", count: 3 });
+    expect(refused.isError).toBe(true);
+    expect(refused.structuredContent).toMatchObject({ code: "invalid_request", details: [{ field: "count" }] });
+    await client.close();
+  });
+
   it("resources: the error codes (as /docs/errors lists them) and the OpenAPI document the worker serves", async () => {
     const account = await createAccount();
     const client = await connect(account.token);

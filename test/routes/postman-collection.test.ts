@@ -36,6 +36,8 @@ interface DocumentedOperation {
   statuses: string[];
   /** A path parameter's allowed values, when it is an enum (`{product}`). */
   pathEnums: Record<string, string[]>;
+  /** Its success is a file (no JSON body): its media types. */
+  fileTypes: string[];
 }
 
 const DYNAMIC_VARIABLES = new Set(["$guid", "$timestamp"]);
@@ -65,6 +67,9 @@ beforeAll(async () => {
             .filter((parameter: any) => parameter.in === "path" && parameter.schema?.enum)
             .map((parameter: any) => [parameter.name, parameter.schema.enum]),
         ),
+        fileTypes: Object.entries<Record<string, any>>(operation.responses)
+          .filter(([status, response]) => status.startsWith("2") && !response.content?.["application/json"])
+          .flatMap(([, response]) => Object.keys(response.content ?? {})),
       });
     }
   }
@@ -179,9 +184,10 @@ describe("the Postman collection", () => {
       expect(statuses, item.id).toHaveLength(item.request.url.path.includes("test-helpers") ? 2 : 1);
       for (const status of statuses) expect(operations.get(item.id)!.statuses, item.id).toContain(status);
       expect(tests, item.id).toContain('pm.response.to.have.header("X-Request-Id")');
-      if (item.id === "downloadReportRunFile") {
-        expect(tests).toContain('"text/csv"');
-        expect(tests).toContain("attachment; filename=");
+      const { fileTypes } = operations.get(item.id)!;
+      if (fileTypes.length > 0) {
+        for (const type of fileTypes) expect(tests, item.id).toContain(JSON.stringify(type.split(";")[0]));
+        expect(tests, item.id).toContain("attachment; filename=");
       } else {
         expect(tests, item.id).toMatch(/pm\.expect\(conform\(body, \{.*\}, "body", \[\]\)\)\.to\.eql\(\[\]\)/);
       }

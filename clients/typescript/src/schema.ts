@@ -208,6 +208,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/subusers/{id}/proxy-list": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Download a sub-user's proxy list
+     * @description Ready-made proxy lines for the sub-user: the gateway's host and port and gateway usernames for the chosen geo and session type, one per line, as a file to save. The API keeps only a hash of the password, so each line carries the literal `PASSWORD` where the password goes: replace it with the password shown at creation or rotation (the API never takes a password in a URL). Sticky session ids are random, so every download is a new set of sessions.
+     *
+     *     Key scope: `subusers:read`.
+     */
+    get: operations["getSubuserProxyList"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/whitelists": {
     parameters: {
       query?: never;
@@ -416,6 +438,28 @@ export interface paths {
      *     Key scope: `isp:write`.
      */
     get: operations["listIspBatchIps"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/isp/batches/{id}/proxy-list": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Download a batch's proxy list
+     * @description The batch's assigned IPs as proxy lines, in the formats of a sub-user's proxy list, as a file to save: each IP on its own port (8000: HTTP, HTTPS and SOCKS5) with the batch's user and password, which the batch keeps sealed and so can list. The CSV adds `country,city,asn`. Empty while the batch is provisioning. The password lets its holder use (and spend on) the IPs, so this read needs `isp:write`, like `GET /isp/batches/{id}/ips`.
+     *
+     *     Key scope: `isp:write`.
+     */
+    get: operations["getIspBatchProxyList"];
     put?: never;
     post?: never;
     delete?: never;
@@ -4298,8 +4342,10 @@ export interface components {
     Link: string;
     /** @description `true` when this response is the stored answer to an earlier request with the same Idempotency-Key. */
     "Idempotent-Replayed": "true";
-    /** @description `no-store`: the response shows a secret once; no cache may keep it. */
+    /** @description `no-store`: the response shows a secret, or was made for this request alone; no cache may keep it. */
     "Cache-Control": "no-store";
+    /** @description `attachment; filename="…"`: the answer is a file to save, with the name it suggests. */
+    "Content-Disposition": string;
   };
   pathItems: never;
 }
@@ -5916,6 +5962,136 @@ export interface operations {
       };
     };
   };
+  getSubuserProxyList: {
+    parameters: {
+      query: {
+        /** @description `residential` or `mobile`, one of the sub-user's products; needed only when it has both. */
+        product?: "residential" | "mobile";
+        /** @description The exit country (`region` in the username). */
+        country: string;
+        /** @description The ISO 3166-2 subdivision suffix, e.g. `ca`. */
+        state?: string;
+        /** @description With `state`: the city, letters and digits, e.g. `losangeles`. */
+        city?: string;
+        /** @description The exit network's ASN. */
+        asn?: number;
+        /** @description `rotating` (default): one line; every new connection through it gets a new exit IP. `sticky`: `count` lines, each with its own random session id, keeping its exit IP for `sesstime` minutes. */
+        session?: "rotating" | "sticky";
+        /** @description With `sticky`: how many sessions (lines); default 10. */
+        count?: number;
+        /** @description With `sticky`: each session's minutes, up to 30 (residential) or 60 (mobile); default 10. */
+        sesstime?: number;
+        /** @description `txt` (default): `host:port:username:password` per line. `url`: `http://username:password@host:port` per line (`socks5://` with `protocol=socks5`). `csv`: a header row, then a row per line (RFC 4180, CRLF). */
+        format?: "txt" | "url" | "csv";
+        /** @description With `format=url` only: the scheme of each line, `http` (default) or `socks5`. The gateway serves HTTP, HTTPS (CONNECT) and SOCKS5 on one port, so `txt` and `csv` lines work with either. */
+        protocol?: "http" | "socks5";
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The list: `text/plain` for `txt` and `url`, `text/csv` for `csv`. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Cache-Control": components["headers"]["Cache-Control"];
+          "Content-Disposition": components["headers"]["Content-Disposition"];
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain": string;
+          "text/csv": string;
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `subuser_not_found`: No sub-user with this id exists. */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `invalid_request`: The request is invalid. */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
   listWhitelistEntries: {
     parameters: {
       query: {
@@ -7316,6 +7492,120 @@ export interface operations {
         };
         content: {
           "application/json": components["schemas"]["IspProxyLine"][];
+          "text/plain": string;
+          "text/csv": string;
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `not_found`: The requested resource does not exist. */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `invalid_request`: The request is invalid. */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getIspBatchProxyList: {
+    parameters: {
+      query?: {
+        /** @description `txt` (default): `host:port:username:password` per line. `url`: `http://username:password@host:port` per line (`socks5://` with `protocol=socks5`). `csv`: a header row, then a row per line (RFC 4180, CRLF). */
+        format?: "txt" | "url" | "csv";
+        /** @description With `format=url` only: the scheme of each line, `http` (default) or `socks5`. The gateway serves HTTP, HTTPS (CONNECT) and SOCKS5 on one port, so `txt` and `csv` lines work with either. */
+        protocol?: "http" | "socks5";
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The list: `text/plain` for `txt` and `url`, `text/csv` for `csv`. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Cache-Control": components["headers"]["Cache-Control"];
+          "Content-Disposition": components["headers"]["Content-Disposition"];
+          [name: string]: unknown;
+        };
+        content: {
           "text/plain": string;
           "text/csv": string;
         };
@@ -11336,6 +11626,7 @@ export interface operations {
           "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
           "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
           "Cache-Control": components["headers"]["Cache-Control"];
+          "Content-Disposition": components["headers"]["Content-Disposition"];
           [name: string]: unknown;
         };
         content: {
@@ -16158,4 +16449,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "5d442d437cabd4858f423b834262dd2cd61416dad72aacec14ed663d1fd00051";
+export const CONTRACT_SHA256 = "cbd6132a4ca3700a4f81892a70ea2a58a57485bad3d46691c9cef715b170dbc3";

@@ -131,6 +131,7 @@ export const SCENARIO: Folder[] = [
         capture: { subuser_password: "password" },
         expect: { id: "{{subuser_id}}" },
       },
+      { operationId: "getSubuserProxyList", query: { country: "US", session: "sticky", count: "5" } },
     ],
   },
   {
@@ -193,6 +194,7 @@ export const SCENARIO: Folder[] = [
         capture: { ip_id: "0.ip_id" },
         expect: { length: 5 },
       },
+      { operationId: "getIspBatchProxyList", query: { format: "csv" } },
       { operationId: "replaceIspIp", expect: { "replaced.ip_id": "{{ip_id}}", free: true, charged_usd: 0 } },
       { operationId: "refreshIspBatch", expect: { id: "{{batch_id}}", refresh_used_this_period: true } },
       { operationId: "rotateIspBatchPassword", expect: { id: "{{batch_id}}" } },

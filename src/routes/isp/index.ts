@@ -2,6 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import * as addBatchWhitelistEntry from "./add-batch-whitelist-entry";
 import * as getBatch from "./get-batch";
+import * as getBatchProxyList from "./get-batch-proxy-list";
 import * as getInventory from "./get-inventory";
 import * as listBatchIps from "./list-batch-ips";
 import * as listBatchWhitelist from "./list-batch-whitelist";
@@ -18,6 +19,7 @@ export function ispRoutes(app: OpenAPIHono<AppEnv>): void {
   app.openapi(listBatches.route, listBatches.handler);
   app.openapi(getBatch.route, getBatch.handler);
   app.openapi(listBatchIps.route, listBatchIps.handler);
+  app.openapi(getBatchProxyList.route, getBatchProxyList.handler);
   app.openapi(refreshBatch.route, refreshBatch.handler);
   app.openapi(renewBatch.route, renewBatch.handler);
   app.openapi(rotateBatchPassword.route, rotateBatchPassword.handler);

@@ -1,4 +1,5 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
+import { txtLine } from "../../domain/gateway/proxy-lines";
 import { batchCredentials, batchIps, findBatch } from "../../domain/isp/batches";
 import type { AppEnv } from "../../env";
 import { countryCode, integer, ipText, lines, list, token } from "../../platform/fields";
@@ -68,7 +69,10 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   }));
   switch (c.req.valid("query").format) {
     case "plain":
-      return c.text(proxies.map((l) => `${l.ip}:${l.port}:${l.user}:${l.pass}`).join("\n"), 200);
+      return c.text(
+        proxies.map((l) => txtLine({ host: l.ip, port: l.port, username: l.user, password: l.pass })).join("\n"),
+        200,
+      );
     case "csv": {
       const rows = proxies.map((l) => [l.ip, l.port, l.user, l.pass, l.country, l.city ?? "", l.asn].join(","));
       return c.body(["ip,port,user,pass,country,city,asn", ...rows].join("\n"), 200, {

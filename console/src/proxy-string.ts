@@ -3,9 +3,15 @@
  * grammar's own segment patterns and country list), so a string the console shows is one the gateway accepts as
  * written. The username itself and the line are built by the modules the API's proxy lists use.
  */
-import { txtLine } from "../../src/domain/gateway/proxy-lines";
+import {
+  PASSWORD_PLACEHOLDER,
+  type ProxyListFormat,
+  type ProxyProtocol,
+  txtLine,
+} from "../../src/domain/gateway/proxy-lines";
 import { buildUsername, MAX_ASN, SEGMENT_VALUE, typeOf } from "../../src/domain/gateway/username";
 import { isCountryCode } from "../../src/platform/countries";
+import { csvField } from "../../src/platform/csv";
 import type { BandwidthProduct } from "../../src/vocabulary";
 
 export interface ProxyTarget {
@@ -85,4 +91,34 @@ export function proxyLine(gateway: GatewaySettings, username: string, password: 
 /** A curl command that sends one request through the gateway. */
 export function curlLine(gateway: GatewaySettings, username: string, password: string): string {
   return `curl -x http://${gateway.host}:${gateway.port} -U '${username}:${password}' https://example.com/`;
+}
+
+export interface ListChoice {
+  sticky: boolean;
+  /** Sessions, when sticky. */
+  count: number;
+  format: ProxyListFormat;
+  protocol: ProxyProtocol;
+}
+
+/** The API's proxy-list query for a target's product and geo (the list makes its own sessions, of its sesstime). */
+export function proxyListQuery(target: ProxyTarget, choice: ListChoice) {
+  const { country, state, city, asn, sesstime } = normalized(target);
+  return {
+    product: target.product,
+    country,
+    ...(state ? { state } : {}),
+    ...(state && city ? { city } : {}),
+    ...(asn ? { asn: Number(asn) } : {}),
+    session: choice.sticky ? ("sticky" as const) : ("rotating" as const),
+    ...(choice.sticky ? { count: choice.count, sesstime: Number(sesstime) } : {}),
+    format: choice.format,
+    ...(choice.format === "url" ? { protocol: choice.protocol } : {}),
+  };
+}
+
+/** A downloaded list with the password in place of the API's placeholder, written as each format writes a value. */
+export function withPassword(list: string, format: ProxyListFormat, password: string): string {
+  const written = format === "url" ? encodeURIComponent(password) : format === "csv" ? csvField(password) : password;
+  return list.replaceAll(PASSWORD_PLACEHOLDER, () => written);
 }

@@ -192,7 +192,7 @@ describe("the console", () => {
     await context.close();
   });
 
-  it("creates a sub-user, shows its password once, and copies a proxy string the gateway accepts as written", async () => {
+  it("creates a sub-user, shows its password once, copies a proxy string and downloads a proxy list the gateway accepts as written", async () => {
     const { context, page, problems } = await openConsole();
     await signIn(page, live);
     await go(page, "subusers");
@@ -219,6 +219,30 @@ describe("the console", () => {
     const answer = await proxiedGet(Number(port), { username, password: pass, url: stack.targetUrl });
     assert.equal(answer.status, 200);
     assert.equal(answer.body, "target says hello\n");
+
+    // A list of 5 sticky sessions from the API, saved with the password put in by the console: each line works.
+    await page.getByLabel("Lines").fill("5");
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("button", { name: "Download list" }).click(),
+    ]);
+    assert.equal(download.suggestedFilename(), "console-scraper-residential-de-sticky.txt");
+    const lines = readFileSync(await download.path(), "utf8")
+      .trim()
+      .split("\n");
+    assert.equal(lines.length, 5);
+    for (const listed of lines) {
+      const [listedHost, listedPort, listedUser, listedPass] = listed.split(":");
+      assert.equal(`${listedHost}:${listedPort}`, `127.0.0.1:${stack.gatewayPort}`);
+      assert.match(listedUser, /^user_[a-z0-9]+-type-res-region-de-session-[a-z0-9]{10}-sesstime-15$/);
+      assert.equal(listedPass, password, "the password shown at creation is put in");
+      const through = await proxiedGet(Number(listedPort), {
+        username: listedUser,
+        password: listedPass,
+        url: stack.targetUrl,
+      });
+      assert.equal(through.status, 200);
+    }
     assert.deepEqual(problems, []);
     await context.close();
   });

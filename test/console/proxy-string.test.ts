@@ -6,9 +6,12 @@ import {
   gatewayUsername,
   type ProxyTarget,
   proxyLine,
+  proxyListQuery,
   rotatingTarget,
   targetProblem,
+  withPassword,
 } from "../../console/src/proxy-string";
+import { PASSWORD_PLACEHOLDER } from "../../src/domain/gateway/proxy-lines";
 import { parseUsername } from "../../src/domain/gateway/username";
 
 const gateway: GatewaySettings = {
@@ -98,5 +101,49 @@ describe("the console's proxy-string generator", () => {
     expect(targetProblem(target({ product: "mobile", session: "a", sesstime: "60" }), gateway)).toBeNull();
     expect(targetProblem(target({ country: "usa" }), gateway)).toMatch(/^Country/);
     expect(targetProblem(target({ session: "has space" }), gateway)).toMatch(/^Session/);
+  });
+});
+
+describe("the console's proxy-list download", () => {
+  const choice = { sticky: true, count: 5, format: "txt" as const, protocol: "http" as const };
+
+  it("asks the API for the generator's product and geo, normalized as the username writes them; sessions are the list's own", () => {
+    const chosen = target({
+      country: "DE",
+      state: "be",
+      city: "Berlin",
+      asn: "03320",
+      session: "mine",
+      sesstime: "20",
+    });
+    expect(proxyListQuery(chosen, choice)).toEqual({
+      product: "residential",
+      country: "de",
+      state: "be",
+      city: "berlin",
+      asn: 3320,
+      session: "sticky",
+      count: 5,
+      sesstime: 20,
+      format: "txt",
+    });
+    expect(proxyListQuery(target({ city: "berlin" }), { ...choice, sticky: false, format: "url" })).toEqual({
+      product: "residential",
+      country: "us",
+      session: "rotating",
+      format: "url",
+      protocol: "http",
+    });
+  });
+
+  it("puts the password in place of the API's placeholder, written as each format writes a value", () => {
+    const line = (password: string) => `gw.example.com:7777:user_s1-type-res-region-us:${password}\n`;
+    expect(withPassword(line(PASSWORD_PLACEHOLDER), "txt", "Ab$&1")).toBe(line("Ab$&1"));
+    expect(withPassword(`http://u:${PASSWORD_PLACEHOLDER}@gw:7777\n`, "url", "a@b/c")).toBe(
+      "http://u:a%40b%2Fc@gw:7777\n",
+    );
+    expect(withPassword(`host,port,username,password\r\nh,1,u,${PASSWORD_PLACEHOLDER}\r\n`, "csv", 'a,"b')).toBe(
+      'host,port,username,password\r\nh,1,u,"a,""b"\r\n',
+    );
   });
 });

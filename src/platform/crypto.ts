@@ -3,12 +3,16 @@ import { base64ToBytes, base64UrlToBytes, bytesToBase64, bytesToBase64Url } from
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const encoder = new TextEncoder();
 
+/** The most bytes `getRandomValues` fills in one call. */
+const MAX_RANDOM_BYTES = 65_536;
+
 /** A uniformly random string over `alphabet` (rejection sampling, no modulo bias). */
 export function randomString(length: number, alphabet = BASE62): string {
   const limit = 256 - (256 % alphabet.length);
   let out = "";
   while (out.length < length) {
-    for (const byte of crypto.getRandomValues(new Uint8Array(length * 2))) {
+    const wanted = Math.min((length - out.length) * 2, MAX_RANDOM_BYTES);
+    for (const byte of crypto.getRandomValues(new Uint8Array(wanted))) {
       if (byte < limit) out += alphabet[byte % alphabet.length];
       if (out.length === length) break;
     }

@@ -91,6 +91,14 @@ describe("GET /v1/subusers/{id}/proxy-list", () => {
     });
   });
 
+  it("the longest list, 10,000 sticky lines, answers: as many distinct sessions", async () => {
+    const account = await createAccount();
+    const subuser = await createSubuser(account);
+    const lines = await listLines(account, subuser, "country=us&session=sticky&count=10000&format=csv");
+    expect(lines).toHaveLength(10_001);
+    expect(new Set(lines.slice(1).map((row) => row.split(",")[4])).size).toBe(10_000);
+  });
+
   it("sticky lists are new sessions on every download; the defaults are 10 sessions of 10 minutes", async () => {
     const account = await createAccount();
     const subuser = await createSubuser(account);

@@ -320,21 +320,7 @@ describe("the local gateway in front of the API", () => {
 
   it("an ISP IP named in X-Isp-Ip is admitted with the batch's user and password and exits from that IP", async () => {
     const subuser = await createSubuser({ products: ["isp"] });
-    const order = await v1(stack.base, token, "POST", "/orders", {
-      product: "isp",
-      country: "US",
-      city: "newyork",
-      asn: 7922,
-      quantity: 5,
-      months: 1,
-      subuser: subuser.id,
-    });
-    assert.equal(order.status, 201, JSON.stringify(order.body));
-    const batchId = order.body.details.batch_id;
-    await eventually(async () => {
-      await stack.runCron();
-      return (await v1(stack.base, token, "GET", `/isp/batches/${batchId}`)).body.status === "active";
-    });
+    const batchId = await stack.activeIspBatch(token, subuser.id);
     const [ip] = (await v1(stack.base, token, "GET", `/isp/batches/${batchId}/ips?format=json`)).body;
 
     const request = { username: ip.user, password: ip.pass, url: stack.targetUrl };

@@ -81,6 +81,7 @@ export async function startStack({ nodes = 1, slots = nodes }: { nodes?: number;
   };
   const first = nodeAt(0);
   const target = await startTarget();
+  const runCron = () => fetch(`${base}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent("* * * * *")}`);
   return {
     base,
     gatewayPort: first.port,
@@ -131,7 +132,26 @@ export async function startStack({ nodes = 1, slots = nodes }: { nodes?: number;
       return restarted;
     },
     /** Runs the Cron Trigger's jobs once (wrangler dev never fires them by itself). */
-    runCron: () => fetch(`${base}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent("* * * * *")}`),
+    runCron,
+    /** An ISP batch of 5 IPs (US, New York, AS7922) for the ISP sub-user `subuserId`, once active; resolves its id. */
+    async activeIspBatch(token: string, subuserId: string): Promise<string> {
+      const order = await v1(base, token, "POST", "/orders", {
+        product: "isp",
+        country: "US",
+        city: "newyork",
+        asn: 7922,
+        quantity: 5,
+        months: 1,
+        subuser: subuserId,
+      });
+      if (order.status !== 201) throw new Error(`ISP order: ${order.status} ${JSON.stringify(order.body)}`);
+      const batchId: string = order.body.details.batch_id;
+      await eventually(async () => {
+        await runCron();
+        return (await v1(base, token, "GET", `/isp/batches/${batchId}`)).body.status === "active";
+      });
+      return batchId;
+    },
     async stop() {
       target.close();
       await Promise.all(gateways.map((gateway) => gateway.close()));

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { PASSWORD_PLACEHOLDER } from "../../src/domain/gateway/proxy-lines.ts";
 import { parseUsername } from "../../src/domain/gateway/username.ts";
-import { eventually, proxiedGet, type Stack, type Subuser, socks5Connect, startStack, v1 } from "./harness.ts";
+import { proxiedGet, type Stack, type Subuser, socks5Connect, startStack } from "./harness.ts";
 
 const STICKY_LINES = 1000;
 /** Requests in flight while every line of the list is tried: well within a Pro sub-user's limits. */
@@ -114,21 +114,7 @@ describe("a proxy list through the local gateway", () => {
 
   it("an ISP batch's lines carry its password and are admitted on their IPs", async () => {
     const subuser = await stack.createSubuser(token, "list-isp", { products: ["isp"] });
-    const order = await v1(stack.base, token, "POST", "/orders", {
-      product: "isp",
-      country: "US",
-      city: "newyork",
-      asn: 7922,
-      quantity: 5,
-      months: 1,
-      subuser: subuser.id,
-    });
-    assert.equal(order.status, 201, JSON.stringify(order.body));
-    const batchId = order.body.details.batch_id;
-    await eventually(async () => {
-      await stack.runCron();
-      return (await v1(stack.base, token, "GET", `/isp/batches/${batchId}`)).body.status === "active";
-    });
+    const batchId = await stack.activeIspBatch(token, subuser.id);
     const { lines } = await download(`/isp/batches/${batchId}/proxy-list`);
     assert.equal(lines.length, 5);
     for (const line of lines) {

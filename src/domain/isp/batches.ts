@@ -77,6 +77,24 @@ export function batchIps(ctx: DomainContext, batchId: string): Promise<IspIpRow[
     .orderBy(ispIps.ip);
 }
 
+/**
+ * A batch's assigned IPs as proxy entries: each IP on its own port with the batch's user and (unsealed) password.
+ * 404 for another account's batch, 403 outside the key's scope.
+ */
+export async function batchProxies(ctx: DomainContext, principal: Principal, id: string) {
+  const batch = await findBatch(ctx, principal, id);
+  const { user, password } = await batchCredentials(ctx, batch);
+  const entries = (await batchIps(ctx, batch.id)).map((ip) => ({
+    ipId: ip.id,
+    host: ip.ip,
+    port: ip.port,
+    username: user,
+    password,
+    columns: { country: ip.country, city: ip.city, asn: ip.asn },
+  }));
+  return { batch, entries };
+}
+
 /** The proxy credentials shared by every IP of the batch: `{prefix}_{sub-user name}` and the batch password. */
 export async function batchCredentials(ctx: DomainContext, batch: BatchRow) {
   const subuser = await ctx.db

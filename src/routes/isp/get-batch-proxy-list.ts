@@ -1,5 +1,5 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
-import { batchCredentials, batchIps, findBatch } from "../../domain/isp/batches";
+import { batchProxies } from "../../domain/isp/batches";
 import type { AppEnv } from "../../env";
 import { apiRoute } from "../../platform/route-definitions";
 import { batchIdParam } from "../../resources/isp-batch";
@@ -32,16 +32,7 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const { ctx, principal } = c.var;
-  const batch = await findBatch(ctx, principal, c.req.valid("param").id);
-  const { user, password } = await batchCredentials(ctx, batch);
-  const entries = (await batchIps(ctx, batch.id)).map((ip) => ({
-    host: ip.ip,
-    port: ip.port,
-    username: user,
-    password,
-    columns: { country: ip.country, city: ip.city, asn: ip.asn },
-  }));
+  const { batch, entries } = await batchProxies(c.get("ctx"), c.get("principal"), c.req.valid("param").id);
   const { format, protocol } = c.req.valid("query");
   return sendProxyList(c, entries, { format, protocol, columns: ["country", "city", "asn"], name: batch.id });
 };

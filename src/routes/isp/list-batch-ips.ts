@@ -1,6 +1,6 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
 import { txtLine } from "../../domain/gateway/proxy-lines";
-import { batchCredentials, batchIps, findBatch } from "../../domain/isp/batches";
+import { batchProxies } from "../../domain/isp/batches";
 import type { AppEnv } from "../../env";
 import { countryCode, integer, ipText, lines, list, token } from "../../platform/fields";
 import { apiRoute } from "../../platform/route-definitions";
@@ -54,25 +54,18 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const { ctx, principal } = c.var;
-  const batch = await findBatch(ctx, principal, c.req.valid("param").id);
-  const { user, password } = await batchCredentials(ctx, batch);
-  const proxies = (await batchIps(ctx, batch.id)).map((ip) => ({
-    ip_id: ip.id,
-    ip: ip.ip,
-    port: ip.port,
-    user,
-    pass: password,
-    country: ip.country,
-    city: ip.city,
-    asn: ip.asn,
+  const { entries } = await batchProxies(c.get("ctx"), c.get("principal"), c.req.valid("param").id);
+  const proxies = entries.map((entry) => ({
+    ip_id: entry.ipId,
+    ip: entry.host,
+    port: entry.port,
+    user: entry.username,
+    pass: entry.password,
+    ...entry.columns,
   }));
   switch (c.req.valid("query").format) {
     case "plain":
-      return c.text(
-        proxies.map((l) => txtLine({ host: l.ip, port: l.port, username: l.user, password: l.pass })).join("\n"),
-        200,
-      );
+      return c.text(entries.map(txtLine).join("\n"), 200);
     case "csv": {
       const rows = proxies.map((l) => [l.ip, l.port, l.user, l.pass, l.country, l.city ?? "", l.asn].join(","));
       return c.body(["ip,port,user,pass,country,city,asn", ...rows].join("\n"), 200, {

@@ -1,11 +1,11 @@
-// `node bench/proxy-list.mjs`: a 1,000-line sticky proxy list against a running `npm run dev` of this checkout (goal:
+// `npm run bench:lists`: a 1,000-line sticky proxy list against a running `npm run dev` of this checkout (goal:
 // it answers in ≤ 200 ms, and each line works through the local gateway). A fresh residential sub-user of the demo
 // account; GET /v1/subusers/{id}/proxy-list?country=us&session=sticky&count=1000&sesstime=30, timed from the request
 // to the last byte (after warm-up calls); then every line of the last list, its password put in, parsed by the
 // username grammar the gateway nodes run and sent through the gateway to its echo host (which uses no credit). The
 // sub-user is deleted at the end. Results: bench/results/proxy-list-<time>.json.
 //
-//   node bench/proxy-list.mjs [--base http://localhost:8787] [--persist-to <dir>] [--runs 50]
+//   npm run bench:lists [-- --base http://localhost:8787 --persist-to <dir> --runs 50]
 //
 // `--persist-to`: the folder `npm run dev --persist-to` was given (where its demo key is kept; default .wrangler/).
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";

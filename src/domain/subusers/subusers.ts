@@ -8,6 +8,7 @@ import {
   type SubuserRow,
   type SubuserStatus,
   subusers,
+  type TargetRules,
 } from "../../db/schema";
 import { now, SECOND } from "../../platform/clock";
 import { randomString, sha256Hex } from "../../platform/crypto";
@@ -43,6 +44,13 @@ export interface NewSubuser {
   rpsMax?: number;
   /** Monthly (UTC) traffic cap in bytes; null or omitted: none. */
   trafficLimitBytes?: number | null;
+  /** Caps per UTC day and over the sub-user's life, in bytes; null or omitted: none. */
+  dailyLimitBytes?: number | null;
+  lifetimeLimitBytes?: number | null;
+  /** Where its requests may go; null or omitted: anywhere. */
+  targetRules?: TargetRules | null;
+  /** From then on its requests are refused (ms, in the future); null or omitted: never. */
+  expiresAt?: number | null;
   /** `subuser.new_source` events for this sub-user (default false). */
   alertOnNewSource?: boolean;
   /** Spike alerts' sensitivity or off (default medium), and their action (default none). */
@@ -56,9 +64,21 @@ export interface SubuserPatch {
   concurrentMax?: number;
   rpsMax?: number;
   trafficLimitBytes?: number | null;
+  dailyLimitBytes?: number | null;
+  lifetimeLimitBytes?: number | null;
+  targetRules?: TargetRules | null;
+  expiresAt?: number | null;
   alertOnNewSource?: boolean;
   spikeSensitivity?: SpikeSettingValue;
   spikeAction?: SpikeAction;
+}
+
+/** An expiry must lie ahead: a sub-user is stopped now by disabling it. */
+function assertExpiryAhead(expiresAt: number | null | undefined): void {
+  if (expiresAt != null && expiresAt <= now()) {
+    const message = "expires_at: must be in the future (disable the sub-user to stop it now).";
+    throw new ApiError("invalid_request", message, { details: [{ field: "expires_at", message }] });
+  }
 }
 
 function assertWithinPlan(account: AccountRow, products: Product[], concurrentMax: number, rpsMax: number): void {
@@ -97,6 +117,7 @@ export async function createSubuser(
   const concurrentMax = input.concurrentMax ?? defaults.concurrent;
   const rpsMax = input.rpsMax ?? defaults.rps;
   assertWithinPlan(account, input.products, concurrentMax, rpsMax);
+  assertExpiryAhead(input.expiresAt);
 
   const password = newPassword();
   const passwordHash = await sha256Hex(password);
@@ -112,6 +133,10 @@ export async function createSubuser(
       concurrentMax,
       rpsMax,
       trafficLimitBytes: input.trafficLimitBytes ?? null,
+      dailyLimitBytes: input.dailyLimitBytes ?? null,
+      lifetimeLimitBytes: input.lifetimeLimitBytes ?? null,
+      targetRules: input.targetRules ?? null,
+      expiresAt: input.expiresAt ?? null,
       alertOnNewSource: input.alertOnNewSource ?? false,
       spikeSensitivity: input.spikeSensitivity ?? "medium",
       spikeAction: input.spikeAction ?? "none",
@@ -208,6 +233,11 @@ export async function updateSubuser(
   // A status the customer sets is theirs: no traffic-spike episode's acknowledgement undoes it.
   if (patch.status !== undefined) Object.assign(changes, { status: patch.status, spikeDisabledBy: null });
   if (patch.trafficLimitBytes !== undefined) changes.trafficLimitBytes = patch.trafficLimitBytes;
+  if (patch.dailyLimitBytes !== undefined) changes.dailyLimitBytes = patch.dailyLimitBytes;
+  if (patch.lifetimeLimitBytes !== undefined) changes.lifetimeLimitBytes = patch.lifetimeLimitBytes;
+  if (patch.targetRules !== undefined) changes.targetRules = patch.targetRules;
+  assertExpiryAhead(patch.expiresAt);
+  if (patch.expiresAt !== undefined) changes.expiresAt = patch.expiresAt;
   if (patch.alertOnNewSource !== undefined) changes.alertOnNewSource = patch.alertOnNewSource;
   if (patch.spikeSensitivity !== undefined) changes.spikeSensitivity = patch.spikeSensitivity;
   if (patch.spikeAction !== undefined) changes.spikeAction = patch.spikeAction;
@@ -219,7 +249,10 @@ export async function updateSubuser(
     throw error;
   }
   await syncGate(ctx, updated.name);
-  if (patch.trafficLimitBytes !== undefined) await tellMeter(ctx, updated);
+  const capChanged = [patch.trafficLimitBytes, patch.dailyLimitBytes, patch.lifetimeLimitBytes].some(
+    (cap) => cap !== undefined,
+  );
+  if (capChanged) await tellMeter(ctx, updated);
   if (patch.spikeSensitivity !== undefined && patch.spikeSensitivity !== subuser.spikeSensitivity) {
     await pushSpikeSetting(ctx, updated);
   }

@@ -3,6 +3,7 @@ import { type Product, proxyTests, subusers } from "../../db/schema";
 import { pruneMadeBefore } from "../../db/statements";
 import { DAY, now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
+import { refusal, type TargetRules, targetRefusal } from "../../platform/gateway-rules";
 import { isId, newId } from "../../platform/ids";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
 import { commitAudited } from "../audit/audit-log";
@@ -52,10 +53,20 @@ function grammarRefusal(errorCode: string): ProbeOutcome {
   };
 }
 
+/**
+ * SOCKS5 has one reply for a target the gateway will not reach ("not allowed by ruleset"): when the sub-user's
+ * target rules keep it from the target, the run says so by the rules' code, as the HTTP proxy's header does.
+ */
+function namedRuleRefusal(outcome: ProbeOutcome, rules: TargetRules | null, host: string): ProbeOutcome {
+  if (outcome.errorCode !== "target-not-allowed" || !targetRefusal(rules, host)) return outcome;
+  const { status, errorCode } = refusal("target-denied");
+  return { ...outcome, status, errorCode };
+}
+
 /** A live sub-user of the caller's account by its gateway name; another account's or none is 404. */
 async function subuserByName(ctx: DomainContext, principal: Principal, name: string) {
   const subuser = await ctx.db
-    .select({ id: subusers.id })
+    .select({ id: subusers.id, targetRules: subusers.targetRules })
     .from(subusers)
     .where(and(eq(subusers.name, name), eq(subusers.accountId, principal.accountId), isNull(subusers.deletedAt)))
     .get();
@@ -76,10 +87,12 @@ export async function runProxyTest(
   if (parsed.ok) {
     // The product first: a key outside it learns nothing, not even whether the name is a sub-user's.
     assertInScope(principal, [parsed.value.product]);
-    subuserId = (await subuserByName(ctx, principal, parsed.value.name)).id;
+    const subuser = await subuserByName(ctx, principal, parsed.value.name);
+    subuserId = subuser.id;
     const timeoutMs =
       Number(ctx.env.PROXY_TEST_TIMEOUT_MS) * (parsed.value.product === "mobile" ? MOBILE_TIMEOUT_FACTOR : 1);
-    outcome = await probeFor(ctx, principal).run({ ...input, target, timeoutMs });
+    const answer = await probeFor(ctx, principal).run({ ...input, target, timeoutMs });
+    outcome = namedRuleRefusal(answer, subuser.targetRules, target.hostname);
   } else {
     outcome = grammarRefusal(parsed.error);
   }

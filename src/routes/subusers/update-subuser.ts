@@ -6,14 +6,19 @@ import type { AppEnv } from "../../env";
 import { apiRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
 import {
   alertOnNewSourceSchema,
+  dailyLimitSchema,
   labelSchema,
+  lifetimeLimitSchema,
   limitSchema,
   presentSubuser,
   spikeActionSchema,
   spikeSensitivitySchema,
+  subuserExpirySchema,
   subuserIdParam,
   subuserSchema,
+  targetRulesInputSchema,
   toBytes,
+  toTargetRules,
   trafficLimitSchema,
 } from "../../resources/subuser";
 
@@ -24,6 +29,10 @@ const body = z
     concurrent_max: limitSchema.optional(),
     rps_max: limitSchema.optional(),
     traffic_limit_gb: trafficLimitSchema.optional(),
+    daily_limit_gb: dailyLimitSchema.optional(),
+    lifetime_limit_gb: lifetimeLimitSchema.optional(),
+    target_rules: targetRulesInputSchema.optional(),
+    expires_at: subuserExpirySchema.optional(),
     alert_on_new_source: alertOnNewSourceSchema.optional(),
     spike_sensitivity: spikeSensitivitySchema.optional(),
     spike_action: spikeActionSchema.optional(),
@@ -37,9 +46,9 @@ export const route = apiRoute({
   tags: ["Sub-users"],
   summary: "Update a sub-user",
   description:
-    "Only `label`, `status`, `concurrent_max`, `rps_max`, `traffic_limit_gb`, `alert_on_new_source`, " +
-    "`spike_sensitivity` and `spike_action`; `products` is fixed (delete and " +
-    "recreate). " +
+    "Only `label`, `status`, `concurrent_max`, `rps_max`, the caps (`traffic_limit_gb`, `daily_limit_gb`, " +
+    "`lifetime_limit_gb`), `target_rules`, `expires_at`, `alert_on_new_source`, `spike_sensitivity` and " +
+    "`spike_action`; `products` is fixed (delete and recreate). " +
     "Takes effect on the gateway's next decision: disabled sub-users get 403 at once.",
   request: { params: subuserIdParam, body: jsonBody(body) },
   errors: ["subuser_not_found", "subuser_scope_mismatch", "label_taken", "over_plan_limit"],
@@ -47,13 +56,28 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const { concurrent_max, rps_max, traffic_limit_gb, alert_on_new_source, spike_sensitivity, spike_action, ...patch } =
-    c.req.valid("json");
+  const {
+    concurrent_max,
+    rps_max,
+    traffic_limit_gb,
+    daily_limit_gb,
+    lifetime_limit_gb,
+    target_rules,
+    expires_at,
+    alert_on_new_source,
+    spike_sensitivity,
+    spike_action,
+    ...patch
+  } = c.req.valid("json");
   const subuser = await updateSubuser(c.get("ctx"), c.get("principal"), c.req.valid("param").id, {
     ...patch,
     concurrentMax: concurrent_max,
     rpsMax: rps_max,
     trafficLimitBytes: toBytes(traffic_limit_gb),
+    dailyLimitBytes: toBytes(daily_limit_gb),
+    lifetimeLimitBytes: toBytes(lifetime_limit_gb),
+    targetRules: toTargetRules(target_rules),
+    expiresAt: expires_at,
     alertOnNewSource: alert_on_new_source,
     spikeSensitivity: spike_sensitivity,
     spikeAction: spike_action,

@@ -11,9 +11,9 @@ import { SubuserGate } from "../../src/durable-objects/subuser-gate/subuser-gate
 import { AccountTraffic } from "../../src/durable-objects/traffic-store/account-traffic";
 import type { SessionSnapshot } from "../../src/durable-objects/traffic-store/contract";
 import { DAY, toIso } from "../../src/platform/clock";
-import { MAX_TARGET_DOMAINS, MAX_TARGET_IP_RANGES, type TargetRules } from "../../src/platform/target-rules";
 import { SlidingLog } from "../../src/platform/sliding-log";
 import { STANDING_GRACE_MS } from "../../src/platform/standing-shares";
+import { MAX_TARGET_DOMAINS, MAX_TARGET_IP_RANGES, type TargetRules } from "../../src/platform/target-rules";
 import { accountShares, type Mix, random, SUBUSERS } from "./fleet";
 import { NodeSqlStorage } from "./node-sql";
 import { objectGbSeconds, PRICES } from "./platform";

@@ -10,13 +10,13 @@ import {
   type Subuser,
   socks5Connect,
   startStack,
+  timeUntil,
   v1,
 } from "./harness.ts";
 
 const NODES = 3;
 /** SOCKS5's reply to a target "not allowed by ruleset" (RFC 1928). */
 const SOCKS_NOT_ALLOWED = 0x02;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let stack: Stack;
 let token: string;
@@ -52,16 +52,6 @@ async function reach(port: number, subuser: Subuser, host: string, targetPort = 
 }
 
 const REFUSED = { http: [403, "target-denied"], connect: [403, "target-denied"], socks: SOCKS_NOT_ALLOWED };
-
-/** Polls `request` every 50 ms until `done(answer)`; the time taken (ms), or Infinity past `limitMs`. */
-async function timeUntil<T>(request: () => Promise<T>, done: (answer: T) => boolean, limitMs = 5000) {
-  const started = performance.now();
-  for (;;) {
-    if (done(await request())) return performance.now() - started;
-    if (performance.now() - started > limitMs) return Infinity;
-    await sleep(50);
-  }
-}
 
 describe("a sub-user's target rules and expiry, at every node", () => {
   it("a denied domain and its subdomains are refused 403 target-denied at every node over HTTP, CONNECT and SOCKS5", async () => {
@@ -157,7 +147,7 @@ describe("a sub-user's target rules and expiry, at every node", () => {
         await timeUntil(
           () => proxiedGet(gateway.port, { ...credentials(subuser), url: stack.targetUrl }),
           (answer) => answer.status === 403 && answer.headers["x-service-error-code"] === "subuser-expired",
-          10_000,
+          { limitMs: 10_000 },
         );
         return Date.now() - expiresAt;
       }),

@@ -40,6 +40,7 @@ export const route = apiRoute({
   method: "get",
   path: "/{product}/traffic",
   tags: ["Traffic"],
+  boundKeys: true,
   summary: "Traffic analytics",
   description:
     "Bytes in and out, requests and errors over `[from, to)`, in total or grouped, optionally filtered. Numbers are " +

@@ -429,7 +429,15 @@ describe("binding a key to sub-users", () => {
       "subuser_binding",
     );
     expect((await keyCall(bound, "DELETE", `/subusers/${mine.id}`)).body.code).toBe("subuser_binding");
-    for (const path of ["/users/me", "/residential/balance", "/orders", "/subscriptions", "/audit-events", "/reports", "/events"]) {
+    for (const path of [
+      "/users/me",
+      "/residential/balance",
+      "/orders",
+      "/subscriptions",
+      "/audit-events",
+      "/reports",
+      "/events",
+    ]) {
       expect((await keyCall(bound, "GET", path)).body.code, path).toBe("subuser_binding");
     }
   });

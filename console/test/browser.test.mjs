@@ -326,6 +326,36 @@ describe("the console", () => {
     await context.close();
   });
 
+  it("binds a new key to a sub-user found by searching its label (beyond any first page), and the keys list shows the binding", async () => {
+    for (let index = 0; index < 25; index++) {
+      const made = await v1(stack.base, live, "POST", "/subusers", {
+        label: `bulk-${index}`,
+        products: ["residential"],
+      });
+      assert.equal(made.status, 201);
+    }
+    const target = await v1(stack.base, live, "POST", "/subusers", {
+      label: "needle-target",
+      products: ["residential"],
+    });
+    const { context, page, problems } = await openConsole();
+    await signIn(page, live);
+    await go(page, "api-keys");
+    await page.getByRole("button", { name: "New key" }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByLabel("Name").fill("bound one");
+    await dialog.getByLabel("Search sub-users by label").fill("needle");
+    await dialog.getByLabel("needle-target").check();
+    await dialog.getByRole("button", { name: "Create key" }).click();
+    const token = await copied(page, "Token");
+    await page.getByRole("button", { name: "Done" }).click();
+    await page.getByRole("row", { name: new RegExp(`bound one.*${target.body.id}`) }).waitFor();
+    const key = await v1(stack.base, token, "GET", "/api-keys/current");
+    assert.deepEqual(key.body.subuser_ids, [target.body.id]);
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
   it("keeps the key in memory only: nothing in storage or cookies, and sign-out or a reload forgets it", async () => {
     const { context, page } = await openConsole();
     await signIn(page, live);

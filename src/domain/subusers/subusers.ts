@@ -18,7 +18,7 @@ import { keysetPage, type PageQuery } from "../../platform/pagination";
 import { currentAccount } from "../accounts/accounts";
 import { type AuditAction, auditStatements, commitAudited } from "../audit/audit-log";
 import type { DomainContext, Principal } from "../context";
-import { assertInScope, productsInScope } from "../scope";
+import { assertInScope, idIn, productsInScope, reaches, subusersReached } from "../scope";
 import { settleUsage } from "../traffic/settlement";
 import { accountStores } from "../traffic/store";
 import { commit } from "../unit-of-work";
@@ -181,6 +181,7 @@ export async function listSubusers(ctx: DomainContext, principal: Principal, fil
       ? sql`EXISTS (SELECT 1 FROM json_each(${subusers.products}) WHERE value = ${filters.product})`
       : undefined,
     productsInScope(principal, subusers.products),
+    subusersReached(principal, subusers.id),
   ];
   return ctx.db
     .select()
@@ -202,18 +203,43 @@ export async function findSubuser(ctx: DomainContext, principal: Principal, id: 
 
 /**
  * A live sub-user of the caller's account, named to filter a product's resources (traffic, the request log,
- * sessions): the route has checked the key covers that product, which is all those resources need. 404 as above.
+ * sessions): the route has checked the key covers that product, which is all those resources need. 404 as above,
+ * and for a sub-user a bound key does not reach: to it, the others do not exist.
  */
 export async function findAccountSubuser(ctx: DomainContext, principal: Principal, id: string): Promise<SubuserRow> {
-  const subuser = isId("subuser", id)
-    ? await ctx.db
-        .select()
-        .from(subusers)
-        .where(and(eq(subusers.id, id), eq(subusers.accountId, principal.accountId), isNull(subusers.deletedAt)))
-        .get()
-    : undefined;
+  const subuser =
+    isId("subuser", id) && reaches(principal, id)
+      ? await ctx.db
+          .select()
+          .from(subusers)
+          .where(and(eq(subusers.id, id), eq(subusers.accountId, principal.accountId), isNull(subusers.deletedAt)))
+          .get()
+      : undefined;
   if (!subuser) throw new ApiError("subuser_not_found");
   return subuser;
+}
+
+/**
+ * Live sub-users of the caller's account that the key manages (its product scope, its binding), by id: each id that
+ * is none of them answers like an unknown one, 404 `subuser_not_found` naming it. Duplicates count once.
+ */
+export async function findSubusers(ctx: DomainContext, principal: Principal, ids: string[]): Promise<SubuserRow[]> {
+  const wanted = [...new Set(ids)];
+  const found = await ctx.db
+    .select()
+    .from(subusers)
+    .where(
+      and(
+        idIn(subusers.id, wanted),
+        eq(subusers.accountId, principal.accountId),
+        isNull(subusers.deletedAt),
+        productsInScope(principal, subusers.products),
+        subusersReached(principal, subusers.id),
+      ),
+    );
+  const missing = wanted.find((id) => !found.some((subuser) => subuser.id === id));
+  if (missing !== undefined) throw new ApiError("subuser_not_found", `No sub-user ${missing} exists.`);
+  return wanted.map((id) => found.find((subuser) => subuser.id === id) as SubuserRow);
 }
 
 export async function updateSubuser(

@@ -9,7 +9,7 @@ import { keysetPage, type PageQuery } from "../../platform/pagination";
 import { commitAudited } from "../audit/audit-log";
 import type { DomainContext, Principal } from "../context";
 import { type GatewayTarget, parseUsername } from "../gateway/username";
-import { assertInScope } from "../scope";
+import { assertInScope, subusersReached } from "../scope";
 import { probeFor } from "./gateway-probe";
 import type { ProbeOutcome, ProbeProtocol } from "./probe";
 
@@ -68,7 +68,14 @@ async function subuserByName(ctx: DomainContext, principal: Principal, name: str
   const subuser = await ctx.db
     .select({ id: subusers.id, targetRules: subusers.targetRules })
     .from(subusers)
-    .where(and(eq(subusers.name, name), eq(subusers.accountId, principal.accountId), isNull(subusers.deletedAt)))
+    .where(
+      and(
+        eq(subusers.name, name),
+        eq(subusers.accountId, principal.accountId),
+        isNull(subusers.deletedAt),
+        subusersReached(principal, subusers.id),
+      ),
+    )
     .get();
   if (!subuser) throw new ApiError("subuser_not_found", "No sub-user of this account has the username's name.");
   return subuser;
@@ -143,7 +150,15 @@ function runsInScope(principal: Principal): SQL | undefined {
   return types.length === 0 ? sql`${type} IS NULL` : sql`(${type} IS NULL OR ${type} IN (${sql.join(types, sql`, `)}))`;
 }
 
-/** The account's runs of the last 24 hours that the key's product scope covers, newest first. */
+/**
+ * Runs a bound key sees: those of its sub-users (a username no sub-user has, or one the grammar refused, may name
+ * another: it is not shown).
+ */
+function runsReached(principal: Principal): SQL | undefined {
+  return subusersReached(principal, sql`json_extract(${proxyTests.result}, '$.subuserId')`);
+}
+
+/** The account's runs of the last 24 hours that the key's product scope covers (and binding reaches), newest first. */
 export async function listProxyTests(
   ctx: DomainContext,
   principal: Principal,
@@ -153,7 +168,15 @@ export async function listProxyTests(
   const rows = await ctx.db
     .select({ result: proxyTests.result })
     .from(proxyTests)
-    .where(and(eq(proxyTests.accountId, principal.accountId), kept(), runsInScope(principal), page.where))
+    .where(
+      and(
+        eq(proxyTests.accountId, principal.accountId),
+        kept(),
+        runsInScope(principal),
+        runsReached(principal),
+        page.where,
+      ),
+    )
     .orderBy(page.orderBy)
     .limit(page.limit);
   return rows.map((row) => row.result as unknown as ProxyTestRecord);
@@ -164,7 +187,9 @@ export async function findProxyTest(ctx: DomainContext, principal: Principal, id
     ? await ctx.db
         .select({ result: proxyTests.result })
         .from(proxyTests)
-        .where(and(eq(proxyTests.id, id), eq(proxyTests.accountId, principal.accountId), kept()))
+        .where(
+          and(eq(proxyTests.id, id), eq(proxyTests.accountId, principal.accountId), kept(), runsReached(principal)),
+        )
         .get()
     : undefined;
   if (!row) throw new ApiError("proxy_test_not_found");

@@ -145,3 +145,27 @@ describe("expires_at on a sub-user", () => {
     expect(await expiredEvents()).toHaveLength(2);
   });
 });
+
+describe("a key bound to sub-users and the controls", () => {
+  it("may edit its sub-users' target rules, never their caps or expiry (403 subuser_binding)", async () => {
+    const account = await createAccount();
+    const subuser = await createSubuser(account);
+    const created = await call("POST", "/v1/api-keys", { token: account.token, body: { subuser_ids: [subuser.id] } });
+    expect(created.status).toBe(201);
+    const bound = { ...account, token: (await json(created)).token };
+    const rules = { mode: "allow", domains: ["shop.example"], ip_ranges: [] };
+    const edited = await patch(bound, subuser.id, { target_rules: rules });
+    expect(edited.status).toBe(200);
+    expect((await json(edited)).target_rules).toEqual(rules);
+    for (const body of [
+      { daily_limit_gb: 1 },
+      { lifetime_limit_gb: 1 },
+      { expires_at: new Date(T0 + 86_400_000).toISOString() },
+      { target_rules: null, traffic_limit_gb: 1 },
+    ]) {
+      const refused = await patch(bound, subuser.id, body);
+      expect(refused.status, JSON.stringify(body)).toBe(403);
+      expect((await json(refused)).code).toBe("subuser_binding");
+    }
+  });
+});

@@ -63,11 +63,12 @@ for (const requestsPerMinute of rates) {
         `$${total.toFixed(2)} per billion, of which sticky sessions $${sessions.toFixed(2)}; ` +
         `gate calls ${format(Math.round(path.perSecond.gateCalls))}/s, ` +
         `session-index calls ${format(Math.round(path.perSecond.indexCalls))}/s, ` +
-        `push fan-out ${path.fanOutPerChange} messages per change`,
+        `push fan-out ${path.fanOutPerChange} messages per change; target rules at the bound (every sub-user, ` +
+        `edited daily) $${path.targetRulesBoundUsdPerBillion.toFixed(2)}`,
     );
     for (const line of path.cost) {
       console.log(
-        `    ${line.line.padEnd(20)} $${line.usdPerBillion.toFixed(2)} (sticky sessions $${line.sessionsUsdPerBillion.toFixed(2)})`,
+        `    ${line.line.padEnd(29)} $${line.usdPerBillion.toFixed(2)} (sticky sessions $${line.sessionsUsdPerBillion.toFixed(2)})`,
       );
     }
   }

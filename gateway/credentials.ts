@@ -3,15 +3,38 @@
 import { createHash } from "node:crypto";
 import { type WhitelistCheck, whitelistCheck } from "../src/platform/ip.ts";
 import { SlidingLog } from "../src/platform/sliding-log.ts";
-import type { SubuserSnapshot } from "./wire.ts";
+import type { TargetRules } from "../src/platform/target-rules.ts";
+import type { Allowed, SubuserSnapshot } from "./wire.ts";
 
 export const sha256Hex = (text: string): string => createHash("sha256").update(text).digest("hex");
 
-/** The earliest instant after `now` at which a rotated-out password stops working (null: none pending). */
-export function nextPasswordExpiry(snapshot: SubuserSnapshot, now: number): number | null {
+/**
+ * The earliest instant after `now` at which the snapshot refuses by itself, with no push: a rotated-out password
+ * stops working, or the sub-user expires (null: none pending).
+ */
+export function nextLapse(snapshot: SubuserSnapshot, now: number): number | null {
   const ends = snapshot.passwords.map(({ until }) => (until === null ? Infinity : Date.parse(until)));
+  if (snapshot.expires_at) ends.push(Date.parse(snapshot.expires_at));
   const next = Math.min(...ends.filter((end) => end > now));
   return Number.isFinite(next) ? next : null;
+}
+
+/** Target rules as the wire carries them (a snapshot's, or an allow's), read once per object as the rules take them. */
+type WireRules = NonNullable<SubuserSnapshot["target_rules"]>;
+const targetRules = new WeakMap<WireRules, TargetRules>();
+export function rulesOf(wire: WireRules | null | undefined): TargetRules | null {
+  if (!wire) return null;
+  let rules = targetRules.get(wire);
+  if (!rules) {
+    rules = { mode: wire.mode, domains: wire.domains, ipRanges: wire.ip_ranges };
+    targetRules.set(wire, rules);
+  }
+  return rules;
+}
+
+/** The target rules an allow carries (null: anywhere). */
+export function allowedRules(decision: Allowed): TargetRules | null {
+  return rulesOf(decision.target_rules);
 }
 
 /** Each snapshot's whitelist, compiled once by the matcher the sub-user's gate uses too. */

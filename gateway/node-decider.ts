@@ -16,12 +16,13 @@ import {
   placeRefusal,
   type Refusal,
   refusal,
+  targetRefusal,
 } from "../src/platform/gateway-rules.ts";
 import { standingShare } from "../src/platform/standing-shares.ts";
 import { generationOf, sessionKey } from "../src/platform/sticky-sessions.ts";
 import { type ApiClient, AUTH_UNAVAILABLE, ConnectionAuth } from "./api-client.ts";
 import { type Clock, realClock, type TimerHandle } from "./clock.ts";
-import { FailureThrottle, nextPasswordExpiry, sha256Hex, whitelisted } from "./credentials.ts";
+import { allowedRules, FailureThrottle, nextLapse, rulesOf, sha256Hex, whitelisted } from "./credentials.ts";
 import type { Exit } from "./exits.ts";
 import { type LeaseEntry, LeaseManager, type LeaseOptions } from "./lease-manager.ts";
 import type { GatewayConnection, GatewayDecider, ProxyCredentials } from "./proxy-server.ts";
@@ -75,7 +76,16 @@ function accessStateOf(snapshot: SubuserSnapshot): AccessState {
       sha256,
       until: until === null ? null : Date.parse(until),
     }));
-    state = { ...snapshot, passwords };
+    state = {
+      status: snapshot.status,
+      products: snapshot.products,
+      passwords,
+      exhausted: snapshot.exhausted,
+      cap: snapshot.cap,
+      dayCap: snapshot.day_cap ?? null,
+      lifetimeCapReached: snapshot.lifetime_cap_reached ?? false,
+      expiresAt: snapshot.expires_at ? Date.parse(snapshot.expires_at) : null,
+    };
     accessStates.set(snapshot, state);
   }
   return state;
@@ -149,7 +159,7 @@ export function nodeDecider({
   const now = () => clock.now();
   /** Open connections admitted per sub-user name, re-checked when its snapshot changes. */
   const admittedByName = new Map<string, Set<NodeConnection>>();
-  const passwordTimers = new Map<string, TimerHandle>();
+  const lapseTimers = new Map<string, TimerHandle>();
   const throttle = new FailureThrottle();
   const snapshots = new SnapshotCache({ fetch: (names) => api.subusers(names), onChange: snapshotChanged, clock });
   const leases = new LeaseManager({
@@ -190,24 +200,32 @@ export function nodeDecider({
     const changed = snapshots.peek(name);
     leases.restand(name, (entry) => follow(entry, changed));
     recheck(name);
-    clock.clearTimeout(passwordTimers.get(name));
-    passwordTimers.delete(name);
+    clock.clearTimeout(lapseTimers.get(name));
+    lapseTimers.delete(name);
     const snapshot = snapshots.peek(name);
-    const expiry = snapshot && nextPasswordExpiry(snapshot, now());
-    if (expiry === null || expiry === undefined) return;
-    // A rotated-out password stops working at its `until`, with no push: connections using it are re-checked then.
-    passwordTimers.set(
+    const lapse = snapshot && nextLapse(snapshot, now());
+    if (lapse === null || lapse === undefined) return;
+    // A rotated-out password stops working at its `until`, and the sub-user at its `expires_at`, with no push: its
+    // connections are re-checked then.
+    lapseTimers.set(
       name,
-      clock.setTimeout(() => snapshotChanged(name), expiry - now() + 1),
+      clock.setTimeout(() => snapshotChanged(name), lapse - now() + 1),
     );
   }
 
-  /** Tunnels whose sub-user no longer admits them are closed; other connections' next request is refused anyway. */
+  /**
+   * Tunnels whose sub-user no longer admits them, or whose target its rules now keep it from, are closed; other
+   * connections' next request is refused anyway.
+   */
   function recheck(name: string): void {
     const snapshot = snapshots.peek(name);
     for (const connection of admittedByName.get(name) ?? []) {
       const access = connection.admission?.access;
-      const refused = !snapshot || (access !== undefined && accessRefused(snapshot, access, now()));
+      const host = connection.tunnelHost;
+      const refused =
+        !snapshot ||
+        (access !== undefined && accessRefused(snapshot, access, now())) ||
+        (host !== null && targetRefusal(rulesOf(snapshot.target_rules), host));
       if (refused) connection.revoke();
     }
   }
@@ -295,6 +313,7 @@ export function nodeDecider({
       session,
       account: snapshot.account,
       owner_tag: snapshot.owner_tag,
+      target_rules: snapshot.target_rules ?? null,
     };
   }
 
@@ -302,6 +321,8 @@ export function nodeDecider({
   class NodeConnection implements GatewayConnection {
     readonly sourceIp: string;
     admission: Admission | null = null;
+    /** The target of the connection's tunnel, re-checked against its sub-user's rules (null: none open). */
+    tunnelHost: string | null = null;
     #closed = false;
     #onRevoked: (() => void) | null = null;
     #isp: ConnectionAuth | null = null;
@@ -322,6 +343,14 @@ export function nodeDecider({
     /** The exit an allow's requests leave from: an ISP lease's release names it. */
     useExit(exit: Exit, decision: Allowed): void {
       if (decision.product === "isp") this.#isp?.useExit(exit);
+    }
+
+    /** Whether the allow's target rules let a request reach `host`: the refusal, or null (the host is remembered). */
+    reach(host: string, decision: Allowed): Refused | null {
+      const refused = targetRefusal(allowedRules(decision), host);
+      if (refused) return onWire(refused);
+      this.tunnelHost = host;
+      return null;
     }
 
     /** `onRevoked`: closes the connection's tunnel once its sub-user no longer admits it. */
@@ -440,7 +469,7 @@ export function nodeDecider({
       feedConnection?.close();
       leases.stop();
       clock.clearInterval(maintenance);
-      for (const timer of passwordTimers.values()) clock.clearTimeout(timer);
+      for (const timer of lapseTimers.values()) clock.clearTimeout(timer);
     },
   };
 }

@@ -26,6 +26,8 @@ export interface GatewayConnection {
   decide(credentials: ProxyCredentials): Promise<GatewayDecision>;
   /** The exit an allow's requests leave from. */
   useExit(exit: Exit, decision: Allowed): void;
+  /** Whether the allow's target rules let a request reach `host` (403 target-denied when not). */
+  reach(host: string, decision: Allowed): Refused | null;
   /** `onRevoked` closes the connection's tunnel once its sub-user no longer admits it. */
   watch(onRevoked: () => void): void;
   close(): void;
@@ -85,6 +87,7 @@ const STATUS_TEXT: Partial<Record<number, string>> = {
 
 const SOCKS_REPLIES: Partial<Record<string, ReplyCode>> = {
   "target-not-allowed": REPLY.notAllowed,
+  "target-denied": REPLY.notAllowed,
   "upstream-unreachable": REPLY.hostUnreachable,
 };
 
@@ -227,6 +230,30 @@ export function createProxyServer({
     });
   }
 
+  /**
+   * The sub-user's target rules against a request's host: a refusal is answered by the caller and reported (no
+   * bytes), so it shows in traffic errors and the request log.
+   */
+  function targetDenied(
+    socket: net.Socket,
+    admission: Admitted,
+    { method, host, tag }: { method: string; host: string; tag: string | null },
+  ): Refused | null {
+    const denied = connectionOf(socket).auth.reach(host, admission.decision);
+    if (denied) {
+      report(admission, {
+        method,
+        targetHost: host,
+        status: denied.status,
+        bytesIn: 0,
+        bytesOut: 0,
+        tag,
+        errorCode: denied.error_code,
+      });
+    }
+    return denied;
+  }
+
   // ── The echo endpoint: answered by the gateway, no credit used ─────────────────────────────────────────
 
   function answerEcho(res: http.ServerResponse, admission: Admitted, path: string | undefined): void {
@@ -248,8 +275,19 @@ export function createProxyServer({
       head,
       tag,
       open,
-    }: { host: string; port: number; head: Buffer; tag: string | null; open: (errorCode: string | null) => void },
+    }: {
+      host: string;
+      port: number;
+      head: Buffer;
+      tag: string | null;
+      open: (errorCode: string | null, status?: number) => void;
+    },
   ): void {
+    const denied = targetDenied(client, admission, { method: "CONNECT", host, tag });
+    if (denied) {
+      open(denied.error_code, denied.status);
+      return;
+    }
     if (host === echoHost) {
       echoContexts.set(client, admission);
       open(null);
@@ -314,9 +352,10 @@ export function createProxyServer({
       port,
       head,
       tag: tagOf(req.headers[TAG_HEADER]),
-      open: (errorCode) => {
+      open: (errorCode, status = 502) => {
         if (errorCode) {
-          client.end(rawResponse(502, "Bad Gateway", { "X-Service-Error-Code": errorCode, "Content-Length": "0" }));
+          const reason = STATUS_TEXT[status] ?? "Bad Gateway";
+          client.end(rawResponse(status, reason, { "X-Service-Error-Code": errorCode, "Content-Length": "0" }));
           return;
         }
         const headers = exitHeaders(admission.exit, admission.requestId);
@@ -368,8 +407,18 @@ export function createProxyServer({
       res.end(`${decision.error_code}\n`);
       return;
     }
-    if (target.hostname === echoHost) return answerEcho(res, admission, target.pathname);
     const host = target.hostname.replace(/^\[|\]$/g, "");
+    const denied = targetDenied(req.socket, admission, {
+      method: req.method ?? "GET",
+      host,
+      tag: tagOf(req.headers[TAG_HEADER]),
+    });
+    if (denied) {
+      res.writeHead(denied.status, refusalHeaders(denied));
+      res.end(`${denied.error_code}\n`);
+      return;
+    }
+    if (target.hostname === echoHost) return answerEcho(res, admission, target.pathname);
     if (!allowTarget(host)) {
       res.writeHead(502, { "X-Service-Error-Code": "target-not-allowed", "Content-Type": "text/plain" });
       res.end("The local gateway forwards to loopback targets only.\n");

@@ -10,7 +10,9 @@ import type { route as usageRoute } from "../src/internal/gateway/report-usage.t
 import type { GatewayErrorCode, LIMIT_SERVICE_CODE, RefusalStatus } from "../src/platform/gateway-rules.ts";
 
 export type { GatewayPush, NodeFrame, PongFrame } from "../src/durable-objects/gateway-hub/contract.ts";
-export type { NodeSnapshotOnWire as SubuserSnapshot } from "../src/durable-objects/subuser-gate/contract.ts";
+
+import type { NodeSnapshotOnWire } from "../src/durable-objects/subuser-gate/contract.ts";
+export type SubuserSnapshot = NodeSnapshotOnWire;
 
 /** The schema of a JSON body or answer (`jsonBody`, `jsonContent`). */
 type JsonSchema<C> = C extends { content: { "application/json": { schema: infer S extends z.ZodType } } } ? S : never;
@@ -85,6 +87,8 @@ export interface NodeAllowed {
   session: NodeSession | null;
   account?: string;
   owner_tag?: string | null;
+  /** The sub-user's target rules from the snapshot: the proxy checks each request's target against them. */
+  target_rules?: SubuserSnapshot["target_rules"];
 }
 
 /** Every decision a proxy acts on: the node's own, or `authorize`'s (ISP). */

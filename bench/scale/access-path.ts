@@ -6,13 +6,14 @@ import { type NodeDecider, nodeDecider } from "../../gateway/node-decider.ts";
 import type { GatewayConnection } from "../../gateway/proxy-server.ts";
 import type { GatewayDecision, GatewayPush } from "../../gateway/wire.ts";
 import type { AreaStorage } from "../../src/durable-objects/shared/storage-versions";
-import { type GateConfig, snapshotOnWire } from "../../src/durable-objects/subuser-gate/contract";
+import { type GateConfig, snapshotOnWire, targetRulesOnWire } from "../../src/durable-objects/subuser-gate/contract";
 import { SubuserGate } from "../../src/durable-objects/subuser-gate/subuser-gate";
 import { AccountTraffic } from "../../src/durable-objects/traffic-store/account-traffic";
 import type { SessionSnapshot } from "../../src/durable-objects/traffic-store/contract";
-import { toIso } from "../../src/platform/clock";
+import { DAY, toIso } from "../../src/platform/clock";
 import { SlidingLog } from "../../src/platform/sliding-log";
 import { STANDING_GRACE_MS } from "../../src/platform/standing-shares";
+import { MAX_TARGET_DOMAINS, MAX_TARGET_IP_RANGES, type TargetRules } from "../../src/platform/target-rules";
 import { accountShares, type Mix, random, SUBUSERS } from "./fleet";
 import { NodeSqlStorage } from "./node-sql";
 import { objectGbSeconds, PRICES } from "./platform";
@@ -34,6 +35,24 @@ import { timedCalls } from "./timed-calls";
 const NODE_BATCH_WINDOW_MS = 50;
 /** Changes nodes must hear of (PATCHes, rotations, pool and cap flips): one per sub-user per day, stated. */
 const CHANGES_PER_SUBUSER_PER_DAY = 1;
+/**
+ * A reseller's controls on every fleet sub-user in the simulation, at their largest: full target rules, an expiry and
+ * day and lifetime caps, so every snapshot fetched and pushed carries them (their bytes are in the measured lines).
+ * The bill's line for the rules at rest and their edits' pushes prices a fleet where one sub-user in ten has rules
+ * at that size and each is edited once a month (a reseller sets them when selling the sub-user), stated; the bound
+ * (every sub-user ruled and edited daily) is reported beside it.
+ */
+const FLEET_RULES: TargetRules = {
+  mode: "deny",
+  domains: Array.from({ length: MAX_TARGET_DOMAINS }, (_, i) => `customer-site-${i}.example`),
+  ipRanges: Array.from({ length: MAX_TARGET_IP_RANGES }, (_, i) => `10.${i}.0.0/16`),
+};
+const RULED = { share: 0.1, editsPerDay: 1 / 30 };
+const RULED_BOUND = { share: 1, editsPerDay: 1 };
+/** The bill's line for them. */
+export const TARGET_RULES_LINE = "Target rules (stored, edited)";
+/** Copies of a sub-user's rules at rest: D1's row, and the gate's configuration and node view. */
+const RULE_COPIES = { d1: 1, objects: 2 };
 /** New connections a gateway node serves per second (sizes the fleet). */
 const CONNECTIONS_PER_NODE = 3_300;
 /** The fleet's node slots (`GATEWAY_SLOTS`): its nodes, rounded up to a power of two for room to grow. */
@@ -101,6 +120,8 @@ export interface AccessPathCost {
   slots: number;
   fanOutPerChange: number;
   perSecond: { workerRequests: number; gateCalls: number; hubCalls: number; rowsWritten: number };
+  /** The target rules' line were every sub-user ruled at the bound and edited daily (per billion). */
+  targetRulesBoundUsdPerBillion: number;
   /** Each line, and the part of it that sticky-session pins cause. */
   cost: Array<{ line: string; usdPerBillion: number; sessionsUsdPerBillion: number }>;
   /** Per-request figures of each simulated rate class (requests/s per sub-user). */
@@ -139,6 +160,7 @@ export async function accessPathCost(mix: Mix, requestsPerMinute: number, accoun
     slots: slotsFor(nodes),
     fanOutPerChange: nodes,
     perSecond: all.perSecond,
+    targetRulesBoundUsdPerBillion: (targetRulesUsdPerSecond(accounts, RULED_BOUND) / perSecond) * 1e9,
     cost: Object.entries(all.usd).map(([line, usd]) => ({
       line,
       usdPerBillion: usd,
@@ -160,6 +182,7 @@ function bill(perRequest: PerRequest, perSecond: number, nodes: number, accounts
   const rowsWritten = perRequest.rowsWritten * perSecond;
   const rowsRead = perRequest.rowsRead * perSecond;
   const perBillion = (usdPerSecond: number) => (usdPerSecond / perSecond) * 1e9;
+  const rules = targetRulesUsdPerSecond(accounts, RULED);
   return {
     perSecond: { workerRequests, gateCalls, hubCalls, indexCalls, rowsWritten },
     usd: {
@@ -170,8 +193,29 @@ function bill(perRequest: PerRequest, perSecond: number, nodes: number, accounts
       ),
       "DO rows written": perBillion((rowsWritten * PRICES.objectRowsWrittenPerMillion) / 1e6),
       "DO rows read": perBillion((rowsRead * PRICES.objectRowsReadPerMillion) / 1e6),
+      [TARGET_RULES_LINE]: perBillion(rules),
     },
   };
+}
+
+/**
+ * What sub-users' target rules add beyond the snapshots that carry them (measured in the gate calls above): their
+ * bytes at rest in D1 and in each gate, and each edit's push: the gate's configuration and the hub's publish (two
+ * object calls, two object rows). Nodes match them with no call. The edit's own PATCH is the management API's, as
+ * any PATCH, and not counted here.
+ */
+function targetRulesUsdPerSecond(accounts: number, { share, editsPerDay }: { share: number; editsPerDay: number }) {
+  const ruled = accounts * SUBUSERS * share;
+  const bytes = JSON.stringify(targetRulesOnWire(FLEET_RULES)).length;
+  const month = 30 * DAY;
+  const storageUsdPerSecond =
+    ((ruled * bytes) / 1e9) *
+    ((RULE_COPIES.d1 * PRICES.d1StorageGbMonth + RULE_COPIES.objects * PRICES.objectStorageGbMonth) / (month / 1000));
+  const edits = (ruled * editsPerDay) / (DAY / 1000);
+  const editUsd =
+    (2 * PRICES.objectRequestsPerMillion + 2 * PRICES.objectRowsWrittenPerMillion) / 1e6 +
+    (objectGbSeconds(2, 0) * PRICES.objectGbSecondsPerMillion) / 1e6;
+  return storageUsdPerSecond + edits * editUsd;
 }
 
 /** The figures at `rate`, log-interpolated between the classes around it (the end classes beyond them). */
@@ -599,6 +643,12 @@ function realGate(
     pools: { residential: { purchasedBytes: 1e15, usedBytes: 0 } },
     trafficLimitBytes: null,
     monthUsage: null,
+    dailyLimitBytes: 1e15,
+    dayUsage: null,
+    lifetimeLimitBytes: 1e18,
+    lifetimeUsedBytes: 0,
+    expiresAt: EPOCH + 365 * DAY,
+    targetRules: FLEET_RULES,
   };
   gate.configure(config);
   sql.countWrites();

@@ -1,4 +1,4 @@
-import type { AccessPathCost, HotSubuserResult } from "./access-path";
+import { type AccessPathCost, type HotSubuserResult, TARGET_RULES_LINE } from "./access-path";
 import type { ScenarioResult } from "./simulate";
 
 /**
@@ -14,6 +14,8 @@ export const GOALS = {
   hotGateShare: 0.5,
   /** Spike detection and an idle account's live tail, together, per billion gateway requests. */
   featuresUsdPerBillion: 2,
+  /** Sub-users' target rules at their largest (stored and edited; their snapshot bytes are in the access path). */
+  targetRulesUsdPerBillion: 1,
   hotRefusedWhileIdle: 0.01,
 };
 
@@ -38,6 +40,8 @@ export interface WholeBill {
   accessPathUsd: number;
   /** The part of the access path that sticky sessions add (the same requests without them). */
   sessionsUsd: number;
+  /** The access path's line for sub-users' target rules at rest and their edits. */
+  targetRulesUsd: number;
   totalUsd: number;
 }
 
@@ -52,6 +56,7 @@ export function wholeBills(results: ScenarioResult[], accessPath: AccessPathRow[
     const meteringUsd = sumOf(result.cost.map((line) => line.usdPerBillion));
     const accessPathUsd = sumOf(path?.cost.map((line) => line.usdPerBillion) ?? []);
     const sessionsUsd = sumOf(path?.cost.map((line) => line.sessionsUsdPerBillion) ?? []);
+    const targetRulesUsd = path?.cost.find((line) => line.line === TARGET_RULES_LINE)?.usdPerBillion ?? 0;
     return {
       scenario: result.scenario,
       requestsPerMinute: result.requestsPerMinute,
@@ -59,6 +64,7 @@ export function wholeBills(results: ScenarioResult[], accessPath: AccessPathRow[
       meteringUsd,
       accessPathUsd,
       sessionsUsd,
+      targetRulesUsd,
       totalUsd: meteringUsd + accessPathUsd,
     };
   });
@@ -73,6 +79,9 @@ export function missedGoals(results: ScenarioResult[], bills: WholeBill[], hot: 
     const goal = small ? BLOCKED.smallBatches.usdPerBillion : GOALS.usdPerBillion;
     if (!(bill.totalUsd <= goal)) {
       missed.push(`${name}: $${bill.totalUsd.toFixed(2)} per billion (held to ≤ $${goal})`);
+    }
+    if (!(bill.targetRulesUsd <= GOALS.targetRulesUsdPerBillion)) {
+      missed.push(`${name}: target rules $${bill.targetRulesUsd.toFixed(2)} per billion (goal ≤ $1)`);
     }
   }
   for (const result of results) {

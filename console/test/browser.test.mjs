@@ -350,6 +350,36 @@ describe("the console", () => {
     await context.close();
   });
 
+  it("binds a new key to a sub-user found by searching its label (beyond any first page), and the keys list shows the binding", async () => {
+    for (let index = 0; index < 25; index++) {
+      const made = await v1(stack.base, live, "POST", "/subusers", {
+        label: `bulk-${index}`,
+        products: ["residential"],
+      });
+      assert.equal(made.status, 201);
+    }
+    const target = await v1(stack.base, live, "POST", "/subusers", {
+      label: "needle-target",
+      products: ["residential"],
+    });
+    const { context, page, problems } = await openConsole();
+    await signIn(page, live);
+    await go(page, "api-keys");
+    await page.getByRole("button", { name: "New key" }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByLabel("Name").fill("bound one");
+    await dialog.getByLabel("Search sub-users by label").fill("needle");
+    await dialog.getByLabel("needle-target").check();
+    await dialog.getByRole("button", { name: "Create key" }).click();
+    const token = await copied(page, "Token");
+    await page.getByRole("button", { name: "Done" }).click();
+    await page.getByRole("row", { name: new RegExp(`bound one.*${target.body.id}`) }).waitFor();
+    const key = await v1(stack.base, token, "GET", "/api-keys/current");
+    assert.deepEqual(key.body.subuser_ids, [target.body.id]);
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
   it("keeps the key in memory only: nothing in storage or cookies, and sign-out or a reload forgets it", async () => {
     const { context, page } = await openConsole();
     await signIn(page, live);
@@ -434,6 +464,53 @@ describe("the console", () => {
     assert.match(await first.textContent(), /live-watched.*GET 127\.0\.0\.1.*200/);
     await page.getByLabel("Live", { exact: true }).uncheck();
     await page.getByTestId("live-status").waitFor({ state: "detached" });
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
+  it("a reseller's controls: target rules the gateway enforces as saved, day and lifetime caps, an expiry", async () => {
+    const { context, page, problems } = await openConsole();
+    await v1(stack.base, live, "POST", "/orders", { product: "residential", gb: 1 });
+    const { body: sold } = await v1(stack.base, live, "POST", "/subusers", {
+      label: "resold",
+      products: ["residential"],
+    });
+    await signIn(page, live);
+    await page.goto(`${consoleUrl}#/subusers/${sold.id}`);
+    await page.locator("h1", { hasText: "resold" }).waitFor();
+
+    await page.getByRole("button", { name: "Edit rules" }).click();
+    const rules = page.getByRole("dialog");
+    await rules.getByLabel("Requests may reach").selectOption("deny");
+    await rules.getByLabel("Domains").fill("Blocked.test\n\nshop.blocked.test");
+    await rules.getByLabel("IP ranges").fill("127.0.0.0/8");
+    await rules.getByRole("button", { name: "Save rules" }).click();
+    await page.getByText("Every destination but these is reachable:").waitFor();
+    assert.deepEqual(await page.locator("section", { hasText: "Target rules" }).locator("li code").allTextContents(), [
+      "blocked.test",
+      "shop.blocked.test",
+      "127.0.0.0/8",
+    ]);
+    const refused = await proxiedGet(stack.gatewayPort, {
+      username: `user_${sold.name}-type-res-region-us`,
+      password: sold.password,
+      url: stack.targetUrl,
+    });
+    assert.deepEqual([refused.status, refused.headers["x-service-error-code"]], [403, "target-denied"]);
+
+    await page.getByRole("button", { name: "Edit", exact: true }).click();
+    const edit = page.getByRole("dialog");
+    await edit.getByLabel("Daily traffic cap (GB)").fill("2.5");
+    await edit.getByLabel("Lifetime traffic cap (GB)").fill("100");
+    await edit.getByLabel("Expires on").fill("2031-01-01");
+    await edit.getByRole("button", { name: "Save" }).click();
+    await page.getByText("2.5 GB a day (UTC)").waitFor();
+    const { body: saved } = await v1(stack.base, live, "GET", `/subusers/${sold.id}`);
+    assert.deepEqual(
+      [saved.daily_limit_gb, saved.lifetime_limit_gb, saved.expires_at],
+      [2.5, 100, "2031-01-01T00:00:00.000Z"],
+    );
+    assert.deepEqual(await axeViolations(page), [], "sub-user with controls");
     assert.deepEqual(problems, []);
     await context.close();
   });

@@ -292,6 +292,20 @@ export function socks5Connect(
   });
 }
 
+/** Polls `request` every 50 ms until `done(answer)`; resolves with the time taken (ms), or Infinity past `limitMs`. */
+export async function timeUntil<T>(
+  request: () => Promise<T>,
+  done: (answer: T) => boolean,
+  { limitMs = 5000 } = {},
+): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    if (done(await request())) return performance.now() - started;
+    if (performance.now() - started > limitMs) return Infinity;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** Polls `check` until it returns a truthy value (at most `ms`). */
 export async function eventually<T>(
   check: () => T | Promise<T>,

@@ -6,7 +6,16 @@ import http from "node:http";
 import type { Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { sessionKey, stickyExit } from "../../src/platform/sticky-sessions.ts";
-import { connectTunnel, eventually, proxiedGet, type Stack, type Subuser, startStack, v1 } from "./harness.ts";
+import {
+  connectTunnel,
+  eventually,
+  proxiedGet,
+  type Stack,
+  type Subuser,
+  startStack,
+  timeUntil,
+  v1,
+} from "./harness.ts";
 
 const NODES = 3;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -92,20 +101,6 @@ function busiestWindow(instants: number[], spanMs: number) {
     most = Math.max(most, end - start);
   }
   return most;
-}
-
-/** Polls `request` every 50 ms until `refused(answer)`; resolves with the time taken (ms). */
-async function timeUntil<T>(
-  request: () => Promise<T>,
-  refused: (answer: T) => boolean,
-  { limitMs = 5000 } = {},
-): Promise<number> {
-  const started = performance.now();
-  for (;;) {
-    if (refused(await request())) return performance.now() - started;
-    if (performance.now() - started > limitMs) return Infinity;
-    await sleep(50);
-  }
 }
 
 describe("three gateway nodes in front of the API", () => {

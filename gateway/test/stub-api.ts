@@ -23,6 +23,10 @@ export function snapshotOf(name: string, overrides: Partial<SubuserSnapshot> = {
     limits: { residential: { concurrent: null, rps: null }, mobile: { concurrent: null, rps: null } },
     exhausted: { residential: false, mobile: false },
     cap: { month: new Date().toISOString().slice(0, 7), reached: false },
+    day_cap: { day: new Date().toISOString().slice(0, 10), reached: false },
+    lifetime_cap_reached: false,
+    expires_at: null,
+    target_rules: null,
     standing: [],
     ...overrides,
   };

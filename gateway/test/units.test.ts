@@ -28,6 +28,7 @@ const allow = (lease: string, ttl = 30): AuthorizeDecision => ({
   subuser: "sub_a",
   lease,
   cache_ttl_s: ttl,
+  target_rules: null,
   product: "residential",
   target,
   session: null,
@@ -254,6 +255,7 @@ describe("tunnels", () => {
           target,
           session: null,
         }),
+        reach: () => null,
         useExit() {},
         watch(onRevoked) {
           watched.revoke = onRevoked;

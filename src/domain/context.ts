@@ -32,6 +32,8 @@ export interface Principal {
   products: Product[] | null;
   /** The key's access per area; null = a full key. */
   scopes: KeyScopes | null;
+  /** The sub-users the key is bound to (it sees and acts on them alone); null = not bound. */
+  subuserIds: string[] | null;
   /** When the key stops working (ms); null = never. */
   keyExpiresAt: number | null;
   /** The SHA-256 of the token this call used (the key's current one, or one a rotation replaced). */

@@ -16,6 +16,7 @@ export const eventTypes = {
   subuserNewSource: "subuser.new_source",
   subuserTrafficSpike: "subuser.traffic_spike",
   subuserTrafficSpikeEnded: "subuser.traffic_spike_ended",
+  subuserExpired: "subuser.expired",
   budgetThreshold: "budget.threshold",
   balanceLow: "balance.low",
 } as const;

@@ -10,6 +10,7 @@ import {
 } from "../domain/isp/batch-lifecycle";
 import { claimDueReports, pruneExpiredRuns, requeueLostRuns } from "../domain/reports/runs";
 import { renewDueSubscriptions } from "../domain/subscriptions/renewals";
+import { announceExpiredSubusers } from "../domain/subusers/expiry";
 import { pruneProxyTests } from "../domain/tools/proxy-tests";
 import { finishTerminations } from "../domain/traffic/sessions";
 import { dispatchWebhooks } from "../domain/webhooks/dispatch";
@@ -31,6 +32,7 @@ export async function runScheduledJobs(env: Cloudflare.Env, scheduledTime: numbe
     ["warn_expiring_batches", () => warnExpiringBatches(ctx, scheduledTime)],
     ["retell_pool_gates", () => retellPoolGates(ctx)],
     ["watch_balances", () => watchBalances(ctx, scheduledTime)],
+    ["announce_expired_subusers", () => announceExpiredSubusers(ctx, now())],
     ["finish_session_terminations", () => finishTerminations(ctx, now())],
     ["prune_proxy_tests", () => pruneProxyTests(ctx, scheduledTime)],
     ["run_due_reports", () => claimDueReports(ctx, scheduledTime)],

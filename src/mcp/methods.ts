@@ -38,7 +38,7 @@ const DOCS_TTL_MS = 3_600_000;
 const INSTRUCTIONS =
   "Each tool is one operation of the Proxy Account API, named by its operationId, acting on the account of the " +
   "API key this server was given (its sandbox, with simulated money, for a test_ key). Only the tools the key's " +
-  "scopes allow are listed. Writes take `idempotency_key`; each result names the key it used: call again with it " +
+  "scopes (and, for a key bound to sub-users, its binding) allow are listed. Writes take `idempotency_key`; each result names the key it used: call again with it " +
   "to retry without acting twice. A refused call returns isError with the API error's code, message, doc_url (its " +
   "cause and fix) and request_id. Lists are cursor-paginated: pass a page's `next_cursor` as `cursor`. Actions " +
   "gated by MFA take `mfa_code`. Resources: the error codes and the OpenAPI document.";

@@ -1,6 +1,11 @@
 import type { OpenApiDocument } from "../api-docs/document";
 import { isPlainObject } from "../platform/json";
-import { ANY_KEY_SCOPE, KEY_SCOPE_EXTENSION, SANDBOX_ONLY_EXTENSION } from "../platform/route-definitions";
+import {
+  ANY_KEY_SCOPE,
+  BOUND_KEYS_EXTENSION,
+  KEY_SCOPE_EXTENSION,
+  SANDBOX_ONLY_EXTENSION,
+} from "../platform/route-definitions";
 import { type KeyAccess, type KeyArea, type KeyScopes, keyAccesses, keyAreas, scopeAllows } from "../vocabulary";
 
 /**
@@ -47,6 +52,8 @@ export interface Tool {
   /** null: open to any key (an operation about the key itself or the service). */
   scope: { area: KeyArea; access: KeyAccess } | null;
   sandboxOnly: boolean;
+  /** Open to keys bound to sub-users (`x-bound-keys`). */
+  boundKeys: boolean;
 }
 
 /** The argument a body that cannot be spread into arguments (a union of shapes) is passed as. */
@@ -66,10 +73,16 @@ export function toolsOf(document: OpenApiDocument): Tool[] {
   return tools;
 }
 
-/** Whether a key sees a tool: its scopes allow the operation, and a sandbox-only one needs a sandbox key. */
-export function isVisibleTo(tool: Tool, key: { scopes: KeyScopes | null; livemode: boolean }): boolean {
+/**
+ * Whether a key sees a tool: its scopes allow the operation, a sandbox-only one needs a sandbox key, and a key bound
+ * to sub-users sees only the operations open to it.
+ */
+export function isVisibleTo(
+  tool: Tool,
+  key: { scopes: KeyScopes | null; livemode: boolean; subuserIds: string[] | null },
+): boolean {
   const allowed = tool.scope === null || scopeAllows(key.scopes, tool.scope.area, tool.scope.access);
-  return allowed && !(tool.sandboxOnly && key.livemode);
+  return allowed && !(tool.sandboxOnly && key.livemode) && (tool.boundKeys || key.subuserIds === null);
 }
 
 function buildTools(document: OpenApiDocument): Tool[] {
@@ -172,6 +185,7 @@ function toolOf(document: OpenApiDocument, method: string, path: string, operati
     binding,
     scope,
     sandboxOnly: operation[SANDBOX_ONLY_EXTENSION] === true,
+    boundKeys: operation[BOUND_KEYS_EXTENSION] === true,
   };
 }
 

@@ -56,6 +56,7 @@ export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
     plan: config.plan as Plan,
     products: config.products as Product[] | null,
     scopes: (config.scopes ?? null) as KeyScopes | null,
+    subuserIds: config.subuserIds ?? null,
     keyExpiresAt: config.expiresAt ?? null,
     tokenHash: c.get("tokenHash"),
     tokenReplacedUntil: token.until,

@@ -13,6 +13,11 @@ export function utcMonth(ms: number): string {
   return new Date(ms).toISOString().slice(0, 7);
 }
 
+/** The UTC day of a moment, `2026-11-28`. */
+export function utcDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
 /**
  * The instants the API takes and answers: years 0000 to 9999, the range RFC 3339 can write (an offset can carry a
  * timestamp's text past it; such an input is refused).

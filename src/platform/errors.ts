@@ -36,6 +36,11 @@ export const errorCatalogue = {
     message: "The API key's product scope does not cover this sub-user.",
     fix: "Use an API key whose product scope covers this product or sub-user, or an unscoped key.",
   },
+  subuser_binding: {
+    status: 403,
+    message: "The API key is bound to sub-users, and this call reaches beyond them.",
+    fix: "Use an API key that is not bound to sub-users (`subuser_ids` null), or call only what concerns the key's own sub-users.",
+  },
   not_found: {
     status: 404,
     message: "The requested resource does not exist.",

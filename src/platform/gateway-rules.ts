@@ -1,5 +1,6 @@
-import { utcMonth } from "./clock.ts";
+import { utcDay, utcMonth } from "./clock.ts";
 import type { SlidingLog } from "./sliding-log.ts";
+import { type TargetRules, targetAllowed } from "./target-rules.ts";
 
 /**
  * The gateway's decision rules, one source for the sub-user's gate (the per-connection `authorize`) and every
@@ -29,6 +30,10 @@ export const gatewayRefusals = {
   "ip-released": 403,
   "ip-provisioning": 403,
   "ip-expired": 403,
+  "subuser-expired": 403,
+  "daily-limit-reached": 402,
+  "lifetime-limit-reached": 402,
+  "target-denied": 403,
 } as const;
 export type GatewayErrorCode = keyof typeof gatewayRefusals;
 export type RefusalStatus = (typeof gatewayRefusals)[GatewayErrorCode];
@@ -83,7 +88,15 @@ export interface AccessState {
   exhausted: Readonly<Record<string, boolean>>;
   /** The monthly cap: reached in `month` (UTC `YYYY-MM`); null: no cap. */
   cap: { month: string; reached: boolean } | null;
+  /** The daily cap: reached on `day` (UTC `YYYY-MM-DD`); null: no cap. */
+  dayCap: { day: string; reached: boolean } | null;
+  /** The lifetime cap is reached (it is raised, never reset). */
+  lifetimeCapReached: boolean;
+  /** From this instant (ms) every request is refused; null: never. */
+  expiresAt: number | null;
 }
+
+export type { TargetRules };
 
 /** A request as the access rules see it: the product, the password's hash (null: none) and the whitelist's word. */
 export interface AccessRequest {
@@ -105,10 +118,21 @@ export function accessRefusal(state: AccessState, request: AccessRequest, at: nu
     return refusal("not-whitelisted");
   }
   if (state.status === "disabled") return refusal("subuser-disabled");
+  if (state.expiresAt !== null && at >= state.expiresAt) return refusal("subuser-expired");
   if (!state.products.includes(request.product)) return refusal("product-not-allowed");
   if (request.product !== "isp" && state.exhausted[request.product] !== false) return refusal("bandwidth-exhausted");
+  if (state.lifetimeCapReached) return refusal("lifetime-limit-reached");
   if (state.cap?.reached && state.cap.month === utcMonth(at)) return refusal("traffic-limit-reached");
+  if (state.dayCap?.reached && state.dayCap.day === utcDay(at)) return refusal("daily-limit-reached");
   return null;
+}
+
+/**
+ * A target the sub-user's rules keep its requests from (403 `target-denied`), checked for each plain HTTP request's
+ * host, each `CONNECT` and each SOCKS5 request, once access is granted. Null when allowed.
+ */
+export function targetRefusal(rules: TargetRules | null, host: string): Refusal | null {
+  return targetAllowed(rules, host) ? null : refusal("target-denied");
 }
 
 /** Whether `hash` is a password still working at `at`; every hash is compared, so timing says nothing of which. */

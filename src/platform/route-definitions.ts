@@ -3,7 +3,7 @@ import type { MiddlewareHandler } from "hono";
 import type { KeyAccess, KeyArea } from "../vocabulary";
 import { type ErrorCode, errorCatalogue } from "./errors";
 import { text } from "./fields";
-import { MFA_HEADER, noStore, requireSandboxKey, requireScope } from "./route-middleware";
+import { MFA_HEADER, noStore, refuseBoundKeys, requireSandboxKey, requireScope } from "./route-middleware";
 
 /**
  * How every operation is declared: one `createRoute` config per operation file, through `apiRoute` (the public
@@ -226,6 +226,12 @@ type ApiOperationConfig = OperationConfig & {
   download?: boolean;
   /** A test helper: sandbox (`test_`) keys only, a live key refused first with 403 `sandbox_key_required`. */
   sandboxOnly?: boolean;
+  /**
+   * Open to keys bound to sub-users, whose domain verb confines them to their sub-users. Any other operation (what
+   * spans the account: its money, totals, settings) refuses them 403 `subuser_binding`, so one added later is
+   * closed to them until it says otherwise. An operation open to any key is open to them too.
+   */
+  boundKeys?: boolean;
 };
 
 /**
@@ -236,6 +242,8 @@ type ApiOperationConfig = OperationConfig & {
 export const KEY_SCOPE_EXTENSION = "x-key-scope";
 export const ANY_KEY_SCOPE = "any";
 export const SANDBOX_ONLY_EXTENSION = "x-sandbox-only";
+/** `x-bound-keys: true`: the operation is open to keys bound to sub-users (for their sub-users alone). */
+export const BOUND_KEYS_EXTENSION = "x-bound-keys";
 
 const PUBLIC_ERRORS: ErrorCode[] = ["unauthorized", "insufficient_scope", "rate_limited", "internal_error"];
 const WRITE_ERRORS: ErrorCode[] = [
@@ -299,12 +307,15 @@ export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R
     download = false,
     sandboxOnly = false,
     scope = {},
+    boundKeys = false,
     ...route
   } = config;
   const isWrite = route.method !== "get";
   const required = requiredScope(route, scope);
+  const openToBound = boundKeys || required === null;
   const codes = [
     ...(required ? PUBLIC_ERRORS : PUBLIC_ERRORS.filter((code) => code !== "insufficient_scope")),
+    ...(openToBound ? [] : ["subuser_binding" as const]),
     ...(isWrite ? WRITE_ERRORS : []),
     ...(mfa ? ["mfa_required" as const] : []),
     ...(sandboxOnly ? ["sandbox_key_required" as const] : []),
@@ -325,10 +336,11 @@ export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R
     ...route,
     // The scope is stated in the description: OpenAPI lists scopes in security requirements for OAuth only.
     description:
-      `${route.description ?? ""}\n\nKey scope: ${required ? `\`${required.area}:${required.access}\`` : "any key"}.`.trimStart(),
+      `${route.description ?? ""}\n\nKey scope: ${required ? `\`${required.area}:${required.access}\`` : "any key"}.${boundNote(required, openToBound)}`.trimStart(),
     security: [{ ApiKey: [] }],
     [KEY_SCOPE_EXTENSION]: required ? `${required.area}:${required.access}` : ANY_KEY_SCOPE,
     ...(sandboxOnly ? { [SANDBOX_ONLY_EXTENSION]: true } : {}),
+    ...(openToBound ? { [BOUND_KEYS_EXTENSION]: true } : {}),
     request: withHeaders(route, { ...(isWrite ? idempotencyKeyHeader : {}), ...(mfa ? mfaCodeHeader : {}) }),
     responses: {
       ...successResponses({ ...route, responses: withLivemode(route.responses) }, success),
@@ -341,9 +353,16 @@ export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R
     middleware: [
       ...(sandboxOnly ? [requireSandboxKey] : []),
       ...(required ? [requireScope(required.area, required.access)] : []),
+      ...(openToBound ? [] : [refuseBoundKeys]),
       ...(secret || download ? [noStore] : []),
     ],
   }) as unknown as Built<R>;
+}
+
+/** What the description says of keys bound to sub-users (nothing for an operation open to any key). */
+function boundNote(required: { area: KeyArea } | null, openToBound: boolean): string {
+  if (required === null) return "";
+  return openToBound ? " Keys bound to sub-users: confined to their sub-users." : " Keys bound to sub-users: refused.";
 }
 
 /** The scope an operation needs (null: any key), from its own `scope` or its tag's area and its method. */

@@ -38,3 +38,17 @@ export const requireSandboxKey = createMiddleware<AppEnv>(async (c, next) => {
   if (c.get("principal").livemode) throw new ApiError("sandbox_key_required");
   await next();
 });
+
+/**
+ * The door of what spans the account (its money, totals and settings): a key bound to sub-users gets 403
+ * `subuser_binding`, after its scopes and before its request is validated.
+ */
+export const refuseBoundKeys = createMiddleware<AppEnv>(async (c, next) => {
+  if (c.get("principal").subuserIds !== null) {
+    throw new ApiError(
+      "subuser_binding",
+      "This API key is bound to sub-users: it cannot call what spans the account (its money, totals and settings).",
+    );
+  }
+  await next();
+});

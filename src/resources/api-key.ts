@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import type { ApiKeyRow } from "../db/schema";
-import type { KeyChanges } from "../domain/api-keys/management";
+import { type KeyChanges, MAX_BOUND_SUBUSERS } from "../domain/api-keys/management";
 import { toIso } from "../platform/clock";
-import { id, idParam, instant, ipText, text, timestamp, token } from "../platform/fields";
+import { id, idParam, instant, ipText, list, text, timestamp, token } from "../platform/fields";
 import { type KeyScopes, keyAccesses, keyAreas } from "../vocabulary";
 import { productListSchema } from "./vocabulary";
 
@@ -36,6 +36,13 @@ export const apiKeySchema = z
     }),
     products: productListSchema.nullable().openapi({ description: "Product scope; null = every product." }),
     scopes: keyScopesSchema,
+    subuser_ids: list(id("subuser"), MAX_BOUND_SUBUSERS)
+      .nullable()
+      .openapi({
+        description:
+          "The sub-users the key is bound to: it sees and acts on them alone (their traffic, sessions, request log, " +
+          "whitelists, passwords), never the account's money, totals or other sub-users. null = not bound.",
+      }),
     expires_at: timestamp().nullable().openapi({ description: "From then on the key answers 401; null = never." }),
     last_used_at: timestamp().nullable().openapi({ description: "Recorded at most once a minute." }),
     last_used_ip: ipText().nullable(),
@@ -64,6 +71,16 @@ export const apiKeyChangesSchema = z
     scopes: keyScopesSchema
       .optional()
       .openapi({ description: "At most the calling key's access per area. Omit: the calling key's." }),
+    subuser_ids: list(idParam("subuser"), MAX_BOUND_SUBUSERS)
+      .min(1)
+      .nullable()
+      .optional()
+      .openapi({
+        description:
+          "Binds the key to these sub-users (1-1,000): live sub-users of the account within the calling key's " +
+          "product scope, else 404 `subuser_not_found`. A bound calling key may bind only to some of its own " +
+          "sub-users (null, not bound, is then 403 `insufficient_scope`). Omit: the calling key's binding.",
+      }),
     expires_at: instant()
       .nullable()
       .optional()
@@ -78,6 +95,7 @@ export function keyChanges(body: z.infer<typeof apiKeyChangesSchema>): KeyChange
     ...(body.name === undefined ? {} : { name: body.name }),
     ...(body.products === undefined ? {} : { products: body.products }),
     ...(body.scopes === undefined ? {} : { scopes: body.scopes as KeyScopes }),
+    ...(body.subuser_ids === undefined ? {} : { subuserIds: body.subuser_ids }),
     ...(body.expires_at === undefined ? {} : { expiresAt: body.expires_at }),
   };
 }
@@ -89,6 +107,7 @@ export function presentApiKey(key: ApiKeyRow): z.infer<typeof apiKeySchema> {
     token_hint: key.tokenHint,
     products: key.products,
     scopes: key.scopes ?? Object.fromEntries(keyAreas.map((area) => [area, "write"])),
+    subuser_ids: key.subuserIds,
     expires_at: key.expiresAt === null ? null : toIso(key.expiresAt),
     last_used_at: key.lastUsedAt === null ? null : toIso(key.lastUsedAt),
     last_used_ip: key.lastUsedIp,

@@ -1,9 +1,18 @@
 import { z } from "@hono/zod-openapi";
-import { products, type SubuserRow, spikeActions, spikeSettings, subuserStatuses } from "../db/schema";
+import {
+  products,
+  type SubuserRow,
+  spikeActions,
+  spikeSettings,
+  subuserStatuses,
+  type TargetRules,
+  targetRuleModes,
+} from "../db/schema";
 import { LIMIT_MAX, LIMIT_MIN } from "../domain/subusers/limits";
 import type { SourceEntry } from "../durable-objects/traffic-store/contract";
 import { toIso } from "../platform/clock";
-import { decimal, id, idParam, integer, list, timestamp, token } from "../platform/fields";
+import { decimal, id, idParam, instant, integer, list, text, timestamp, token } from "../platform/fields";
+import { canonicalDomain, canonicalRange, MAX_TARGET_DOMAINS, MAX_TARGET_IP_RANGES } from "../platform/target-rules";
 import { bytesToGb, gbToBytes } from "../platform/units";
 
 export const labelSchema = token(/^[a-z0-9-]{1,64}$/, 64, "must be 1-64 characters of a-z, 0-9 and -").openapi({
@@ -36,6 +45,84 @@ export const spikeActionSchema = z.enum(spikeActions).openapi({
     "`disable` the sub-user, `cap` its requests per second at its baseline, or `none` (the default: events only).",
 });
 
+/** A field of text the rules keep in canonical form, or a 400 naming what it must be. */
+function canonical(max: number, form: (text: string) => string | null, must: string) {
+  return text(max, 1).transform((value, context) => {
+    const canonicalForm = form(value);
+    if (canonicalForm !== null) return canonicalForm;
+    context.addIssue({ code: "custom", message: must });
+    return z.NEVER;
+  });
+}
+
+const targetRulesFields = {
+  mode: z.enum(targetRuleModes).openapi({
+    description: "`allow`: only the listed destinations are reachable; `deny`: every destination but them.",
+  }),
+  domains: list(text(253, 1), MAX_TARGET_DOMAINS).openapi({
+    description: "Domains, each covering its subdomains (`example.com` covers `www.example.com`); lower-case.",
+    example: ["example.com"],
+  }),
+  ip_ranges: list(text(49, 1), MAX_TARGET_IP_RANGES).openapi({
+    description: "IPv4 and IPv6 addresses and CIDR blocks, canonical; they match targets written as an address.",
+    example: ["203.0.113.0/24"],
+  }),
+};
+
+export const targetRulesSchema = z.object(targetRulesFields).openapi("TargetRules", {
+  description:
+    "Where the sub-user's requests may go, checked at the gateway for each HTTP request's host, each CONNECT and " +
+    "each SOCKS5 request: a refused target is answered 403 `target-denied` (SOCKS5 reply 0x02), counted as an " +
+    "error in traffic and the request log.",
+});
+
+/** Target rules as a request takes them: domains and ranges in canonical form, each listed once. */
+export const targetRulesInputSchema = z
+  .strictObject({
+    ...targetRulesFields,
+    domains: list(
+      canonical(253, canonicalDomain, "must be a domain name (letters, digits and -, IDNs as xn--)"),
+      MAX_TARGET_DOMAINS,
+    ),
+    ip_ranges: list(
+      canonical(49, canonicalRange, "must be an IPv4 or IPv6 address or CIDR block without host bits"),
+      MAX_TARGET_IP_RANGES,
+    ),
+  })
+  .nullable()
+  .openapi("TargetRulesInput", {
+    description:
+      `Where the sub-user's requests may go (at most ${MAX_TARGET_DOMAINS} domains and ${MAX_TARGET_IP_RANGES} ` +
+      "IP ranges, duplicates merged), or null for anywhere. A change reaches every gateway node within a second.",
+    example: { mode: "allow", domains: ["example.com"], ip_ranges: [] },
+  });
+
+/** Target rules as the API stores them (null: anywhere; empty allow lists are kept: nothing is reachable). */
+export function toTargetRules(
+  input: z.infer<typeof targetRulesInputSchema> | undefined,
+): TargetRules | null | undefined {
+  if (input === undefined || input === null) return input;
+  return { mode: input.mode, domains: [...new Set(input.domains)], ipRanges: [...new Set(input.ip_ranges)] };
+}
+
+export const dailyLimitSchema = capInGb(
+  "Daily (UTC day) traffic cap in GB (steps of 0.001); over it the gateway answers 402 daily-limit-reached until " +
+    "the next UTC day. null for none.",
+);
+
+export const lifetimeLimitSchema = capInGb(
+  "Traffic cap in GB over the sub-user's whole life (steps of 0.001); over it the gateway answers 402 " +
+    "lifetime-limit-reached. It never resets: raise or remove it to let the sub-user go on. null for none.",
+);
+
+export const subuserExpirySchema = instant()
+  .nullable()
+  .openapi({
+    description:
+      "From this instant the gateway refuses the sub-user's requests (403 subuser-expired, within a second) and " +
+      "`subuser.expired` is raised once; a later value brings it back. null: never expires.",
+  });
+
 export const subuserSchema = z
   .object({
     id: id("subuser"),
@@ -62,6 +149,21 @@ export const subuserSchema = z
         "Traffic of the current UTC month, in GB (10^9 bytes): every request counted so far (usage counts within " +
         "60 seconds of the gateway reporting it).",
     }),
+    daily_limit_gb: z.number().nullable().openapi({
+      description: "Daily (UTC) traffic cap in GB; over it the gateway answers 402 daily-limit-reached. null: none.",
+    }),
+    lifetime_limit_gb: z
+      .number()
+      .nullable()
+      .openapi({
+        description:
+          "Traffic cap in GB over the sub-user's life; over it the gateway answers 402 lifetime-limit-reached. " +
+          "null: none.",
+      }),
+    target_rules: targetRulesSchema.nullable().openapi({ description: "null: every destination is reachable." }),
+    expires_at: timestamp()
+      .nullable()
+      .openapi({ description: "From then on its requests are refused (403 subuser-expired); null: never." }),
     alert_on_new_source: alertOnNewSourceSchema,
     spike_sensitivity: spikeSensitivitySchema,
     spike_action: spikeActionSchema,
@@ -69,10 +171,12 @@ export const subuserSchema = z
   })
   .openapi("Subuser");
 
-/** A monthly cap in GB: whole MB, at least 1 MB; null removes it. */
-export const trafficLimitSchema = decimal({ unit: 0.001, min: 0.001, max: 1_000_000 })
-  .nullable()
-  .openapi({ description: "Monthly (UTC) traffic cap in GB (steps of 0.001); null for none." });
+/** A cap in GB: whole MB, at least 1 MB; null removes it. */
+function capInGb(description: string) {
+  return decimal({ unit: 0.001, min: 0.001, max: 1_000_000 }).nullable().openapi({ description });
+}
+
+export const trafficLimitSchema = capInGb("Monthly (UTC) traffic cap in GB (steps of 0.001); null for none.");
 
 export function presentSubuser(subuser: SubuserRow, monthUsedBytes = 0): z.infer<typeof subuserSchema> {
   return {
@@ -85,6 +189,14 @@ export function presentSubuser(subuser: SubuserRow, monthUsedBytes = 0): z.infer
     rps_max: subuser.rpsMax,
     traffic_limit_gb: subuser.trafficLimitBytes === null ? null : bytesToGb(subuser.trafficLimitBytes),
     traffic_used_gb: bytesToGb(monthUsedBytes),
+    daily_limit_gb: subuser.dailyLimitBytes === null ? null : bytesToGb(subuser.dailyLimitBytes),
+    lifetime_limit_gb: subuser.lifetimeLimitBytes === null ? null : bytesToGb(subuser.lifetimeLimitBytes),
+    target_rules: subuser.targetRules && {
+      mode: subuser.targetRules.mode,
+      domains: subuser.targetRules.domains,
+      ip_ranges: subuser.targetRules.ipRanges,
+    },
+    expires_at: subuser.expiresAt === null ? null : toIso(subuser.expiresAt),
     alert_on_new_source: subuser.alertOnNewSource,
     spike_sensitivity: subuser.spikeSensitivity,
     spike_action: subuser.spikeAction,

@@ -75,6 +75,13 @@ export const eventPayloads = {
       message: text(200),
     })
     .openapi("WebhookTestData"),
+  "subuser.expired": z
+    .object({
+      subuser: id("subuser"),
+      label: text(64),
+      expires_at: timestamp(),
+    })
+    .openapi("SubuserExpiredData"),
   "subuser.new_source": z
     .object({
       subuser: id("subuser"),

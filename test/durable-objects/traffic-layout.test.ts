@@ -35,8 +35,8 @@ function expected(cells: Cell[], query: TrafficQuery, span: number | null): Map<
   const sums = new Map<unknown, number[]>();
   for (const cell of cells) {
     if (cell.product !== query.product || cell.minute < query.from || cell.minute >= query.to) continue;
-    const { subuserId, region, tag } = query.filters;
-    if ((subuserId && cell.subuserId !== subuserId) || (region && cell.region !== region)) continue;
+    const { subuserIds, region, tag } = query.filters;
+    if ((subuserIds && !subuserIds.includes(cell.subuserId)) || (region && cell.region !== region)) continue;
     if (tag && cell.tag !== tag) continue;
     const key =
       span !== null
@@ -96,7 +96,14 @@ describe("the store's layout (rows per account-minute): every answer is exact", 
             "hour",
             "day",
           ] as Array<GroupBy | null>);
-          const filters = pick(rng, [{}, {}, { subuserId: "sub_a" }, { region: "de" }, { tag: "checkout" }]);
+          const filters = pick(rng, [
+            {},
+            {},
+            { subuserIds: ["sub_a"] },
+            { subuserIds: ["sub_a", "sub_b"] },
+            { region: "de" },
+            { tag: "checkout" },
+          ]);
           const query: TrafficQuery = {
             product: pick(rng, ["residential", "mobile", "isp"] as const),
             ...range,

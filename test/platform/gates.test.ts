@@ -33,6 +33,7 @@ describe("plan gate", () => {
         plan: c.req.query("plan") as Plan,
         products: null,
         scopes: null,
+        subuserIds: null,
         keyExpiresAt: null,
         tokenHash: "",
         tokenReplacedUntil: null,

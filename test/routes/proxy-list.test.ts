@@ -213,6 +213,19 @@ describe("GET /v1/subusers/{id}/proxy-list", () => {
     expect((await proxyList(await scoped({ subusers: "read" }), mobile, "country=us")).status).toBe(200);
   });
 
+  it("a key bound to sub-users lists theirs; another sub-user of the account answers like an unknown one", async () => {
+    const account = await createAccount();
+    const [mine, other] = [await createSubuser(account), await createSubuser(account)];
+    const created = await call("POST", "/v1/api-keys", {
+      token: account.token,
+      body: { name: "bound", subuser_ids: [mine.id] },
+    });
+    expect(created.status).toBe(201);
+    const bound = (await json(created)) as { token: string };
+    expect((await proxyList(bound, mine, "country=us")).status).toBe(200);
+    await expectError(await proxyList(bound, other, "country=us"), 404, "subuser_not_found");
+  });
+
   it("another account's sub-user answers exactly like one that does not exist", async () => {
     const owner = await createAccount();
     const subuser = await createSubuser(owner);
@@ -267,7 +280,7 @@ describe("GET /v1/isp/batches/{id}/proxy-list", () => {
     expect(first).toBe([ip.ip, ip.port, ip.user, ip.pass, ip.country, ip.city ?? "", ip.asn].join(","));
   });
 
-  it("needs isp:write (the lines hold the password) and the isp product scope; another account's batch is 404; bad input 422", async () => {
+  it("needs isp:write (the lines hold the password), the isp product scope and an unbound key; another account's batch is 404; bad input 422", async () => {
     const account = await createAccount({ balance_usd: 500 });
     const { batchId } = await provisionedBatch(account);
     const key = async (scopes: Record<string, string>) =>
@@ -282,6 +295,12 @@ describe("GET /v1/isp/batches/{id}/proxy-list", () => {
       "subuser_scope_mismatch",
     );
     await expectError(await batchList(await createAccount(), batchId), 404, "not_found");
+    const subuser = await createSubuser(account);
+    const bound = await call("POST", "/v1/api-keys", {
+      token: account.token,
+      body: { name: "bound", subuser_ids: [subuser.id] },
+    });
+    await expectError(await batchList((await json(bound)) as { token: string }, batchId), 403, "subuser_binding");
     await expectError(await batchList(account, batchId, "format=json"), 422, "invalid_request", "format");
     await expectError(await batchList(account, batchId, "protocol=socks5"), 422, "invalid_request", "protocol");
   });

@@ -1,17 +1,17 @@
-import { runDurableObjectAlarm } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { domainContext } from "../../src/domain/context";
 import { announceTrafficSpikes } from "../../src/domain/subusers/traffic-spikes";
-import { newId } from "../../src/platform/ids";
-import { ANY_KEY_SCOPE, KEY_SCOPE_EXTENSION, SANDBOX_ONLY_EXTENSION } from "../../src/platform/route-definitions";
+import { ANY_KEY_SCOPE } from "../../src/platform/route-definitions";
 import { type KeyAccess, type KeyArea, type KeyScopes, type Product, scopeAllows } from "../../src/vocabulary";
-import { createAccount, issueKey, type TestAccount } from "../helpers/accounts";
+import { issueKey, type TestAccount } from "../helpers/accounts";
 import { runCron } from "../helpers/cron";
-import { admin, call, env, json } from "../helpers/http";
+import { call, env, json } from "../helpers/http";
 import { batchIps, orderBatch, type TestBatch } from "../helpers/isp";
+import { type Operation, type Parameter, publicOperations } from "../helpers/operations";
 import { sandboxOf } from "../helpers/sandbox";
-import { authorize, createSubuser, gateOf, type TestSubuser, username } from "../helpers/subusers";
+import { createSubuser, username } from "../helpers/subusers";
 import { eventually, reportUsage, settleUsage, usageRecord } from "../helpers/usage";
+import { roomyAccount, spikeAlert, startSession } from "../helpers/walk-world";
 
 /**
  * The scope walk: every operation of the public OpenAPI document, read at run time (a route added later is walked
@@ -30,58 +30,6 @@ import { eventually, reportUsage, settleUsage, usageRecord } from "../helpers/us
  * refused, never a 200 with data.
  * Another account's ids answer exactly as ids never issued.
  */
-
-// ── The document ──────────────────────────────────────────────────────────────────────────────────
-
-interface Parameter {
-  name: string;
-  in: string;
-  required?: boolean;
-  schema?: { example?: unknown; enum?: string[] };
-}
-
-interface Operation {
-  id: string;
-  method: string;
-  /** The path as called, with the server's base (`/v1/subusers/{id}`). */
-  path: string;
-  /** `area:access`, `any`, or undefined for an operation authorized otherwise (a signed link). */
-  scope: string | undefined;
-  sandboxOnly: boolean;
-  parameters: Parameter[];
-  hasBody: boolean;
-  /** The request body's example (the schema's own or its component's); a `oneOf` body has none. */
-  example: unknown;
-  statuses: string[];
-}
-
-const HTTP_METHODS = new Set(["get", "put", "post", "patch", "delete"]);
-
-async function publicOperations(): Promise<Operation[]> {
-  const document = await json(await call("GET", "/v1/openapi.json"));
-  const base = new URL(document.servers[0].url).pathname.replace(/\/$/, "");
-  const component = (schema: any) =>
-    schema?.$ref ? document.components.schemas[String(schema.$ref).split("/").pop() as string] : schema;
-  const operations: Operation[] = [];
-  for (const [path, item] of Object.entries<Record<string, any>>(document.paths)) {
-    for (const [method, operation] of Object.entries<any>(item)) {
-      if (!HTTP_METHODS.has(method)) continue;
-      const schema = operation.requestBody?.content?.["application/json"]?.schema;
-      operations.push({
-        id: operation.operationId,
-        method,
-        path: `${base}${path}`,
-        scope: operation[KEY_SCOPE_EXTENSION],
-        sandboxOnly: operation[SANDBOX_ONLY_EXTENSION] === true,
-        parameters: operation.parameters ?? [],
-        hasBody: schema !== undefined,
-        example: schema?.example ?? component(schema)?.example,
-        statuses: Object.keys(operation.responses ?? {}),
-      });
-    }
-  }
-  return operations;
-}
 
 // ── The world: one account with resources of every product ───────────────────────────────────────
 
@@ -127,47 +75,6 @@ const label = () => `walk-${++labels}-${crypto.randomUUID().slice(0, 6)}`;
 async function created(response: Response, what: string): Promise<Record<string, any>> {
   if (response.status >= 300) throw new Error(`${what}: ${response.status} ${await response.text()}`);
   return json(response);
-}
-
-/** An episode of `subuser`, as a traffic store would report it, recorded by the domain's own verb. */
-function spikeAlert(subuserId: string) {
-  const at = Date.now();
-  const rate = { bytesPerHour: 30e9, requestsPerHour: 36_000 };
-  return {
-    kind: "started" as const,
-    spikeId: newId("trafficSpike", at),
-    subuserId,
-    sensitivity: "medium" as const,
-    startedAt: at - 20 * MINUTE,
-    at,
-    observed: rate,
-    baseline: { bytesPerHour: 0, requestsPerHour: 0, weeks: 0, days: 0 },
-    floor: { bytesPerHour: 2e9, requestsPerHour: 1_000 },
-    peak: rate,
-    bytes: 10e9,
-    requests: 12_000,
-    sampledHosts: [{ host: "api.walk-target.com", bytes: 1_000 }],
-    sampledBytes: 1_000,
-    topSources: [],
-  };
-}
-
-/** A sticky session of the sub-user, started at the gateway and told to the account's index. */
-async function startSession(account: TestAccount, subuser: TestSubuser, product: "residential" | "mobile") {
-  const type = product === "residential" ? "res" : "mob";
-  const decision = await authorize({
-    username: username(subuser.name, `type-${type}-region-us-session-walk1-sesstime-30`),
-    password: subuser.password,
-    product,
-  });
-  if (!decision.allow) throw new Error(`session refused: ${JSON.stringify(decision)}`);
-  await runDurableObjectAlarm(gateOf(subuser));
-  const id: string = decision.session.id;
-  await eventually(
-    async () => (await call("GET", `/v1/${product}/sessions/${id}`, { token: account.token })).status,
-    (status) => status === 200,
-  );
-  return id;
 }
 
 async function scopedKeys(world: string, token: string, make: (products: Product[]) => Promise<string>) {
@@ -221,13 +128,6 @@ async function buildWorlds() {
     ),
     stranger: stranger.token,
   };
-}
-
-/** An account on a plan with every feature, room to pay and no rate limit in the walk's way. */
-async function roomyAccount(): Promise<TestAccount> {
-  const account = await createAccount({ plan: "enterprise", balance_usd: 10_000 });
-  await created(await admin("PATCH", `/accounts/${account.id}`, { limits: { api_burst_per_min: 100_000 } }), "limits");
-  return account;
 }
 
 /** A budget amount no other figure of the world has: its audit entries name it in minor units. */

@@ -38,6 +38,7 @@ const stubDecider: GatewayDecider = {
       return { allow: true, subuser: "sub_stub", product: admitted, lease: null, target: STUB_TARGET, session: null };
     },
     useExit() {},
+    reach: () => null,
     watch() {},
     close() {},
   }),

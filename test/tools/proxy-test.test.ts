@@ -124,6 +124,23 @@ describe("POST /tools/proxy-test through the gateway", () => {
     });
   }
 
+  it("SOCKS5's one ruleset reply is named 403 target-denied when the sub-user's target rules deny the target", async () => {
+    const ruled = await createSubuser(owner);
+    const rules = { mode: "deny", domains: ["example.com"], ip_ranges: [] };
+    const set = await call("PATCH", `/v1/subusers/${ruled.id}`, { token: owner.token, body: { target_rules: rules } });
+    expect(set.status).toBe(200);
+    const target = "http://www.example.com/";
+    const result = await run({ username: username(ruled.name), password: "x", protocol: "socks5", target });
+    expect(result).toMatchObject({ status: 403, error_code: "target-denied" });
+    const elsewhere = await run({
+      username: username(ruled.name),
+      password: "x",
+      protocol: "socks5",
+      target: "http://example.org/",
+    });
+    expect(elsewhere).toMatchObject({ status: 502, error_code: "target-not-allowed" });
+  });
+
   it("a 402 carries the gateway's status and code", async () => {
     const result = await run({ username: username(name), password: "exhausted" });
     expect(result).toMatchObject({ auth_ok: true, status: 402, error_code: "bandwidth-exhausted" });

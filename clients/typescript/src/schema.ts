@@ -13,7 +13,7 @@ export interface paths {
      * Get the account
      * @description The account that owns the API key, with its prepaid balance.
      *
-     *     Key scope: `account:read`.
+     *     Key scope: `account:read`. Keys bound to sub-users: refused.
      */
     get: operations["getAccount"];
     put?: never;
@@ -25,7 +25,7 @@ export interface paths {
      * Update the account
      * @description Only `company`, `billing_address`, `tax_id`, `default_currency` and `notification_email` are editable; any other field is rejected. The login email is changed in the dashboard. When MFA is enabled, changing `billing_address` or `tax_id` needs `X-MFA-Code`.
      *
-     *     Key scope: `account:write`.
+     *     Key scope: `account:write`. Keys bound to sub-users: refused.
      */
     patch: operations["updateAccount"];
     trace?: never;
@@ -41,7 +41,7 @@ export interface paths {
      * Get security info
      * @description MFA state, and the time and source IP of the latest authenticated API call (updated at most once a minute).
      *
-     *     Key scope: `account:read`.
+     *     Key scope: `account:read`. Keys bound to sub-users: refused.
      */
     get: operations["getSecurityInfo"];
     put?: never;
@@ -65,14 +65,14 @@ export interface paths {
      * Enroll TOTP MFA
      * @description Returns a new TOTP secret and 10 recovery codes, shown once. MFA becomes enabled when the first code is sent to `POST /users/me/security/mfa/verify`. Re-enrolling while MFA is enabled needs `X-MFA-Code`.
      *
-     *     Key scope: `account:write`.
+     *     Key scope: `account:write`. Keys bound to sub-users: refused.
      */
     post: operations["enrollMfa"];
     /**
      * Disable MFA
      * @description Turns MFA off and deletes the recovery codes. Needs `X-MFA-Code` (a TOTP or recovery code).
      *
-     *     Key scope: `account:write`.
+     *     Key scope: `account:write`. Keys bound to sub-users: refused.
      */
     delete: operations["disableMfa"];
     options?: never;
@@ -93,7 +93,7 @@ export interface paths {
      * Confirm MFA enrollment
      * @description Enables MFA with the first code from the authenticator. A wrong code answers 403 `mfa_required`.
      *
-     *     Key scope: `account:write`.
+     *     Key scope: `account:write`. Keys bound to sub-users: refused.
      */
     post: operations["verifyMfa"];
     delete?: never;
@@ -113,7 +113,7 @@ export interface paths {
      * List sub-users
      * @description Newest first. A key scoped to some products sees only sub-users whose products all lie in its scope.
      *
-     *     Key scope: `subusers:read`.
+     *     Key scope: `subusers:read`. Keys bound to sub-users: confined to their sub-users.
      */
     get: operations["listSubusers"];
     put?: never;
@@ -121,7 +121,7 @@ export interface paths {
      * Create a sub-user
      * @description The gateway `name` is generated and the password is random; the password is shown only in this response. `products` is fixed for the sub-user's life. Limits default to the plan's and may not exceed it.
      *
-     *     Key scope: `subusers:write`.
+     *     Key scope: `subusers:write`. Keys bound to sub-users: refused.
      */
     post: operations["createSubuser"];
     delete?: never;
@@ -141,7 +141,7 @@ export interface paths {
      * Get a sub-user
      * @description The sub-user's settings; never its password.
      *
-     *     Key scope: `subusers:read`.
+     *     Key scope: `subusers:read`. Keys bound to sub-users: confined to their sub-users.
      */
     get: operations["getSubuser"];
     put?: never;
@@ -150,16 +150,16 @@ export interface paths {
      * Delete a sub-user
      * @description Irreversible. New gateway requests get 407 at once; requests in flight may take up to 60 seconds to drain. The generated name is never reused.
      *
-     *     Key scope: `subusers:write`.
+     *     Key scope: `subusers:write`. Keys bound to sub-users: refused.
      */
     delete: operations["deleteSubuser"];
     options?: never;
     head?: never;
     /**
      * Update a sub-user
-     * @description Only `label`, `status`, `concurrent_max`, `rps_max`, `traffic_limit_gb`, `alert_on_new_source`, `spike_sensitivity` and `spike_action`; `products` is fixed (delete and recreate). Takes effect on the gateway's next decision: disabled sub-users get 403 at once.
+     * @description Only `label`, `status`, `concurrent_max`, `rps_max`, the caps (`traffic_limit_gb`, `daily_limit_gb`, `lifetime_limit_gb`), `target_rules`, `expires_at`, `alert_on_new_source`, `spike_sensitivity` and `spike_action`; `products` is fixed (delete and recreate). Takes effect on the gateway's next decision: disabled sub-users get 403 at once. A key bound to sub-users may change only `target_rules` (limits, caps, expiry, status and label: 403 `subuser_binding`).
      *
-     *     Key scope: `subusers:write`.
+     *     Key scope: `subusers:write`. Keys bound to sub-users: confined to their sub-users.
      */
     patch: operations["updateSubuser"];
     trace?: never;
@@ -177,7 +177,7 @@ export interface paths {
      * Rotate a sub-user's password
      * @description Returns a new password once. The old password keeps working for 60 seconds, then gets 407.
      *
-     *     Key scope: `subusers:write`.
+     *     Key scope: `subusers:write`. Keys bound to sub-users: confined to their sub-users.
      */
     post: operations["rotateSubuserPassword"];
     delete?: never;
@@ -197,7 +197,7 @@ export interface paths {
      * List a sub-user's client sources
      * @description The client addresses the sub-user's traffic came from (the address that connected to the gateway), grouped into blocks — IPv4 /24, IPv6 /64 — seen in the last 30 days, newest first seen first, with when each was first and last seen and its requests and bytes (in + out). Up to 1,000 blocks per sub-user are kept (the least recently seen go first). Usage reported without `client_ip` is not listed here. Within seconds of the usage, like traffic.
      *
-     *     Key scope: `subusers:read`.
+     *     Key scope: `subusers:read`. Keys bound to sub-users: confined to their sub-users.
      */
     get: operations["listSubuserSources"];
     put?: never;
@@ -219,7 +219,7 @@ export interface paths {
      * Download a sub-user's proxy list
      * @description Ready-made proxy lines for the sub-user: the gateway's host and port and gateway usernames for the chosen geo and session type, one per line, as a file to save. The API keeps only a hash of the password, so each line carries the literal `PASSWORD` where the password goes: replace it with the password shown at creation or rotation (the API never takes a password in a URL). Sticky session ids are random, so every download is a new set of sessions.
      *
-     *     Key scope: `subusers:read`.
+     *     Key scope: `subusers:read`. Keys bound to sub-users: confined to their sub-users.
      */
     get: operations["getSubuserProxyList"];
     put?: never;
@@ -241,7 +241,7 @@ export interface paths {
      * List a sub-user's whitelist
      * @description Every product's entries of one sub-user, newest first.
      *
-     *     Key scope: `subusers:read`.
+     *     Key scope: `subusers:read`. Keys bound to sub-users: confined to their sub-users.
      */
     get: operations["listWhitelistEntries"];
     put?: never;
@@ -249,7 +249,7 @@ export interface paths {
      * Whitelist a source IP for a sub-user
      * @description A whitelisted source IP may use the sub-user's product without a password. At most 50 entries per sub-user per product; a block counts as one. The same IP may be whitelisted in many scopes.
      *
-     *     Key scope: `subusers:write`.
+     *     Key scope: `subusers:write`. Keys bound to sub-users: confined to their sub-users.
      */
     post: operations["createWhitelistEntry"];
     delete?: never;
@@ -272,7 +272,7 @@ export interface paths {
      * Remove a whitelist entry
      * @description Effective on the gateway's next decision (decisions are cached at most 30 s, within the spec's 60 s).
      *
-     *     Key scope: `subusers:write`.
+     *     Key scope: `subusers:write`. Keys bound to sub-users: confined to their sub-users.
      */
     delete: operations["deleteWhitelistEntry"];
     options?: never;
@@ -291,7 +291,7 @@ export interface paths {
      * List orders
      * @description Newest first; a key scoped to some products sees only their orders.
      *
-     *     Key scope: `billing:read`.
+     *     Key scope: `billing:read`. Keys bound to sub-users: refused.
      */
     get: operations["listOrders"];
     put?: never;
@@ -299,7 +299,7 @@ export interface paths {
      * Place an order
      * @description Bandwidth (`residential`, `mobile`): priced per GB, debited at once, status `completed`, the GB added to the product's pool. ISP: debited at once, a batch is created and the order is `provisioning` until its IPs are allocated (minutes; longer for long-tail countries). Retries with the same Idempotency-Key never charge twice. An order that would take the month's spend past a budget with a hard stop is refused (`budget_exceeded`).
      *
-     *     Key scope: `billing:write`.
+     *     Key scope: `billing:write`. Keys bound to sub-users: refused.
      */
     post: operations["createOrder"];
     delete?: never;
@@ -321,7 +321,7 @@ export interface paths {
      * Quote an order
      * @description Any order body, bandwidth or ISP: what it would be charged now (priced exactly as the order is), its line items, the balance after it, and the error the same order would get now (`insufficient_balance`, `budget_exceeded`, `kyc_required`, `insufficient_inventory`, …) in `error`, with `orderable` false. Nothing is charged or reserved; a body that is not a valid order is refused as the order would refuse it. A product outside the key's product scope is not priced (`total_usd` null, no line items; `error` is the order's 403).
      *
-     *     Key scope: `billing:read`.
+     *     Key scope: `billing:read`. Keys bound to sub-users: refused.
      */
     post: operations["quoteOrder"];
     delete?: never;
@@ -341,7 +341,7 @@ export interface paths {
      * Get an order
      * @description An order of the account; ISP orders move from `provisioning` to `completed`.
      *
-     *     Key scope: `billing:read`.
+     *     Key scope: `billing:read`. Keys bound to sub-users: refused.
      */
     get: operations["getOrder"];
     put?: never;
@@ -363,7 +363,7 @@ export interface paths {
      * ISP inventory
      * @description Available quantity, cities and price per ASN.
      *
-     *     Key scope: `isp:read`.
+     *     Key scope: `isp:read`. Keys bound to sub-users: refused.
      */
     get: operations["getIspInventory"];
     put?: never;
@@ -385,7 +385,7 @@ export interface paths {
      * List ISP batches
      * @description Every batch of the account, newest first, released ones included.
      *
-     *     Key scope: `isp:read`.
+     *     Key scope: `isp:read`. Keys bound to sub-users: refused.
      */
     get: operations["listIspBatches"];
     put?: never;
@@ -407,7 +407,7 @@ export interface paths {
      * Get an ISP batch
      * @description Status, period, renewal and the replacement allowance of one batch.
      *
-     *     Key scope: `isp:read`.
+     *     Key scope: `isp:read`. Keys bound to sub-users: refused.
      */
     get: operations["getIspBatch"];
     put?: never;
@@ -416,7 +416,7 @@ export interface paths {
      * Release a batch
      * @description Releases every IP at once; no refund. Needs `X-MFA-Code` when MFA is enabled.
      *
-     *     Key scope: `isp:write`.
+     *     Key scope: `isp:write`. Keys bound to sub-users: refused.
      */
     delete: operations["releaseIspBatch"];
     options?: never;
@@ -435,7 +435,7 @@ export interface paths {
      * List a batch's IPs with credentials
      * @description `plain`: `ip:port:user:pass` per line. `csv`: header `ip,port,user,pass,country,city,asn`. `json` (default): an array of objects (with `ip_id` for replacements). Every IP listens on port 8000 for HTTP, HTTPS and SOCKS5; user and password are the batch's. The password lets its holder use (and spend on) the IPs, so this read needs `isp:write`, like rotating it.
      *
-     *     Key scope: `isp:write`.
+     *     Key scope: `isp:write`. Keys bound to sub-users: refused.
      */
     get: operations["listIspBatchIps"];
     put?: never;
@@ -457,7 +457,7 @@ export interface paths {
      * Download a batch's proxy list
      * @description The batch's assigned IPs as proxy lines, in the formats of a sub-user's proxy list, as a file to save: each IP on its own port (8000: HTTP, HTTPS and SOCKS5) with the batch's user and password, which the batch keeps sealed and so can list. The CSV adds `country,city,asn`. Empty while the batch is provisioning. The password lets its holder use (and spend on) the IPs, so this read needs `isp:write`, like `GET /isp/batches/{id}/ips`.
      *
-     *     Key scope: `isp:write`.
+     *     Key scope: `isp:write`. Keys bound to sub-users: refused.
      */
     get: operations["getIspBatchProxyList"];
     put?: never;
@@ -481,7 +481,7 @@ export interface paths {
      * Refresh all IPs of a batch
      * @description Replaces every IP; allowed once per billing period and uses up that period's free replacements.
      *
-     *     Key scope: `isp:write`.
+     *     Key scope: `isp:write`. Keys bound to sub-users: refused.
      */
     post: operations["refreshIspBatch"];
     delete?: never;
@@ -503,7 +503,7 @@ export interface paths {
      * Renew a batch
      * @description Debits quantity × price × months and extends `expires_at`; the IPs and password stay. A batch in its grace period is renewed from now.
      *
-     *     Key scope: `isp:write`.
+     *     Key scope: `isp:write`. Keys bound to sub-users: refused.
      */
     post: operations["renewIspBatch"];
     delete?: never;
@@ -525,7 +525,7 @@ export interface paths {
      * Rotate a batch's password
      * @description Returns the new password once; the old one keeps working for 60 seconds.
      *
-     *     Key scope: `isp:write`.
+     *     Key scope: `isp:write`. Keys bound to sub-users: refused.
      */
     post: operations["rotateIspBatchPassword"];
     delete?: never;
@@ -547,7 +547,7 @@ export interface paths {
      * Replace one IP
      * @description Free during the first 14 days after purchase; afterwards 10% of the batch (rounded up) per billing period is free; further replacements are billed at the per-IP monthly rate. The old IP is released at once.
      *
-     *     Key scope: `isp:write`.
+     *     Key scope: `isp:write`. Keys bound to sub-users: refused.
      */
     post: operations["replaceIspIp"];
     delete?: never;
@@ -567,7 +567,7 @@ export interface paths {
      * List a batch's whitelist
      * @description Source IPs that may use every IP of the batch without the password, newest first.
      *
-     *     Key scope: `isp:read`.
+     *     Key scope: `isp:read`. Keys bound to sub-users: refused.
      */
     get: operations["listIspBatchWhitelist"];
     put?: never;
@@ -575,7 +575,7 @@ export interface paths {
      * Whitelist a source IP for a batch
      * @description Applies to every IP of the batch. Same rules as sub-user whitelists: at most 50 entries, /24 and /64 at most.
      *
-     *     Key scope: `isp:write`.
+     *     Key scope: `isp:write`. Keys bound to sub-users: refused.
      */
     post: operations["addIspBatchWhitelistEntry"];
     delete?: never;
@@ -598,7 +598,7 @@ export interface paths {
      * Remove a batch whitelist entry
      * @description Effective on the gateway's next decision.
      *
-     *     Key scope: `isp:write`.
+     *     Key scope: `isp:write`. Keys bound to sub-users: refused.
      */
     delete: operations["removeIspBatchWhitelistEntry"];
     options?: never;
@@ -617,7 +617,7 @@ export interface paths {
      * List subscriptions
      * @description Newest first, archived (cancelled) ones included; a key scoped to some products sees only theirs.
      *
-     *     Key scope: `billing:read`.
+     *     Key scope: `billing:read`. Keys bound to sub-users: refused.
      */
     get: operations["listSubscriptions"];
     put?: never;
@@ -625,7 +625,7 @@ export interface paths {
      * Subscribe
      * @description Bandwidth: a tier of a product, charged for the first cycle at once, its GB added to the pool. ISP: turns auto-renew on for an existing batch (the current period is already paid).
      *
-     *     Key scope: `billing:write`.
+     *     Key scope: `billing:write`. Keys bound to sub-users: refused.
      */
     post: operations["createSubscription"];
     delete?: never;
@@ -645,7 +645,7 @@ export interface paths {
      * Get a subscription
      * @description One subscription with its period and the changes pending for its next renewal.
      *
-     *     Key scope: `billing:read`.
+     *     Key scope: `billing:read`. Keys bound to sub-users: refused.
      */
     get: operations["getSubscription"];
     put?: never;
@@ -657,7 +657,7 @@ export interface paths {
      * Change a subscription
      * @description Upgrades are prorated for the rest of the period and charged now; downgrades take effect at the next renewal (never below this period's usage); cycle changes apply at the next renewal. ISP quantity increases provision the extra IPs now, prorated; decreases apply at the next renewal.
      *
-     *     Key scope: `billing:write`.
+     *     Key scope: `billing:write`. Keys bound to sub-users: refused.
      */
     patch: operations["updateSubscription"];
     trace?: never;
@@ -675,7 +675,7 @@ export interface paths {
      * Pause a subscription
      * @description Stops renewal and keeps the current period's resources (status `paused`).
      *
-     *     Key scope: `billing:write`.
+     *     Key scope: `billing:write`. Keys bound to sub-users: refused.
      */
     post: operations["pauseSubscription"];
     delete?: never;
@@ -697,7 +697,7 @@ export interface paths {
      * Cancel a subscription
      * @description Status `cancelling` until the end of the period, then `cancelled` and archived. An ISP batch then enters its 7-day grace period and is released after it.
      *
-     *     Key scope: `billing:write`.
+     *     Key scope: `billing:write`. Keys bound to sub-users: refused.
      */
     post: operations["cancelSubscription"];
     delete?: never;
@@ -717,7 +717,7 @@ export interface paths {
      * List residential sticky sessions
      * @description The account's sticky sessions of all its sub-users, newest first: live ones, and terminated ones for 24 hours. Expired sessions are gone. A session is listed once its first request's usage counts: within 60 seconds of the gateway reporting it; its `bytes_used`, `requests` and exit follow its usage the same way.
      *
-     *     Key scope: `traffic:read`.
+     *     Key scope: `traffic:read`. Keys bound to sub-users: confined to their sub-users.
      */
     get: operations["listResidentialSessions"];
     put?: never;
@@ -739,7 +739,7 @@ export interface paths {
      * List mobile sticky sessions
      * @description The account's sticky sessions of all its sub-users, newest first: live ones, and terminated ones for 24 hours. Expired sessions are gone. A session is listed once its first request's usage counts: within 60 seconds of the gateway reporting it; its `bytes_used`, `requests` and exit follow its usage the same way.
      *
-     *     Key scope: `traffic:read`.
+     *     Key scope: `traffic:read`. Keys bound to sub-users: confined to their sub-users.
      */
     get: operations["listMobileSessions"];
     put?: never;
@@ -761,7 +761,7 @@ export interface paths {
      * Get a residential sticky session
      * @description The session with its last 10 requests. After `expires_at` it is 404 `session_not_found`; a terminated one stays 24 hours.
      *
-     *     Key scope: `traffic:read`.
+     *     Key scope: `traffic:read`. Keys bound to sub-users: confined to their sub-users.
      */
     get: operations["getResidentialSession"];
     put?: never;
@@ -770,7 +770,7 @@ export interface paths {
      * Terminate a residential sticky session
      * @description Ends the session now: its status becomes `terminated` (the record is kept 24 hours) and the next request with its username starts a new session with a new exit IP.
      *
-     *     Key scope: `traffic:write`.
+     *     Key scope: `traffic:write`. Keys bound to sub-users: confined to their sub-users.
      */
     delete: operations["terminateResidentialSession"];
     options?: never;
@@ -789,7 +789,7 @@ export interface paths {
      * Get a mobile sticky session
      * @description The session with its last 10 requests. After `expires_at` it is 404 `session_not_found`; a terminated one stays 24 hours.
      *
-     *     Key scope: `traffic:read`.
+     *     Key scope: `traffic:read`. Keys bound to sub-users: confined to their sub-users.
      */
     get: operations["getMobileSession"];
     put?: never;
@@ -798,7 +798,7 @@ export interface paths {
      * Terminate a mobile sticky session
      * @description Ends the session now: its status becomes `terminated` (the record is kept 24 hours) and the next request with its username starts a new session with a new exit IP.
      *
-     *     Key scope: `traffic:write`.
+     *     Key scope: `traffic:write`. Keys bound to sub-users: confined to their sub-users.
      */
     delete: operations["terminateMobileSession"];
     options?: never;
@@ -815,9 +815,9 @@ export interface paths {
     };
     /**
      * Traffic analytics
-     * @description Bytes in and out, requests and errors over `[from, to)`, in total or grouped, optionally filtered. Numbers are exact sums of the usage the gateway reported. The answer's `resolution` follows the age of `from` (1 minute under 24 h, 5 minutes to 14 days, 1 hour to 90 days, 1 day beyond) and the range is widened to whole units of it. Mobile rows grouped by `asn` carry `carrier_name`; ISP traffic can be grouped per `ip`. Grouped by `domain` (the registrable domain of the target host, `a.b.example.co.uk` → `example.co.uk`; an IP address target is `(ip)`, a host without one `(none)`), each time bucket keeps its 100 heaviest domains and adds the rest to `(other)`, and the answer lists the 100 heaviest domains of the range (bytes in + out) then `(other)` with the rest: the rows always sum exactly to the ungrouped total. Usage counts here within 60 seconds of the gateway reporting it (it is batched per account for up to 55 s, so that counting costs a few rows per account-minute rather than per request); a request reported late counts in the minute it was made, whenever it arrives.
+     * @description Bytes in and out, requests and errors over `[from, to)`, in total or grouped, optionally filtered. Numbers are exact sums of the usage the gateway reported. The answer's `resolution` follows the age of `from` (1 minute under 24 h, 5 minutes to 14 days, 1 hour to 90 days, 1 day beyond) and the range is widened to whole units of it. Mobile rows grouped by `asn` carry `carrier_name`; ISP traffic can be grouped per `ip`. A key bound to sub-users reads their traffic alone: unfiltered totals and groups cover its sub-users, and `group_by=domain` (summed over every sub-user) is 403 `subuser_binding`. Grouped by `domain` (the registrable domain of the target host, `a.b.example.co.uk` → `example.co.uk`; an IP address target is `(ip)`, a host without one `(none)`), each time bucket keeps its 100 heaviest domains and adds the rest to `(other)`, and the answer lists the 100 heaviest domains of the range (bytes in + out) then `(other)` with the rest: the rows always sum exactly to the ungrouped total. Usage counts here within 60 seconds of the gateway reporting it (it is batched per account for up to 55 s, so that counting costs a few rows per account-minute rather than per request); a request reported late counts in the minute it was made, whenever it arrives.
      *
-     *     Key scope: `traffic:read`.
+     *     Key scope: `traffic:read`. Keys bound to sub-users: confined to their sub-users.
      */
     get: operations["getTraffic"];
     put?: never;
@@ -839,7 +839,7 @@ export interface paths {
      * Sampled request log
      * @description Recent proxy requests, newest first: at most 1,000 per product, none older than 48 hours. An account sending under 100 requests a minute sees every request; above that, a uniform sample of about 100 a minute. The log is sampled and is not suitable for billing: use traffic for totals. A request shows within 60 seconds of the gateway reporting it; the live tail (`GET /{product}/requests/tail`) shows it within seconds.
      *
-     *     Key scope: `traffic:read`.
+     *     Key scope: `traffic:read`. Keys bound to sub-users: confined to their sub-users.
      */
     get: operations["listRequests"];
     put?: never;
@@ -861,7 +861,7 @@ export interface paths {
      * Live tail of the request log (WebSocket)
      * @description A WebSocket (`Upgrade: websocket`) that streams the product's sampled requests as the gateway reports them, within about 2 seconds, optionally filtered: the request log's entries with `product` and `error_code`, sampled as the log is (every request under 100 a minute per gateway batch, a uniform sample above). A browser, which cannot send `Authorization`, offers the subprotocols `tail` and `bearer.<API_KEY>`; the answer selects `tail`. The server sends `{"type": "hello", "ack_every": 50, "max_unacked": 1000}`, then `{"type": "request", "seq": n, "request": {...}}` per request (n counts from 1). Acknowledge with `{"type": "ack", "seq": n}` at least every 50 requests: a viewer 1000 requests behind is closed with code 1008. Send `ping` to be answered `pong`. An account may have 5 tails open at once (409 `tail_limit`). A request that is not a WebSocket upgrade is answered 426 `websocket_required`. A tail lives no longer than the key that opened it: it closes within a second with 4001 `api_key_revoked`, 4002 `api_key_expired`, 4003 `api_key_rotated`, 4004 `insufficient_scope` when the key is revoked, expires, has that token rotated away (at the end of the rotation's grace), or no longer covers the product or `traffic:read`.
      *
-     *     Key scope: `traffic:read`.
+     *     Key scope: `traffic:read`. Keys bound to sub-users: confined to their sub-users.
      */
     get: operations["tailRequests"];
     put?: never;
@@ -883,7 +883,7 @@ export interface paths {
      * List reports with their recent runs
      * @description The account's report definitions, newest first, each with its latest 5 runs.
      *
-     *     Key scope: `reports:read`.
+     *     Key scope: `reports:read`. Keys bound to sub-users: refused.
      */
     get: operations["listReports"];
     put?: never;
@@ -891,7 +891,7 @@ export interface paths {
      * Create a report
      * @description Pro plan or above. A `webhook` destination is checked first with a signed `webhook.test` delivery (422 `destination_unreachable` unless it answers 2xx). Its `signing_secret` is write-only.
      *
-     *     Key scope: `reports:write`.
+     *     Key scope: `reports:write`. Keys bound to sub-users: refused.
      */
     post: operations["createReport"];
     delete?: never;
@@ -911,7 +911,7 @@ export interface paths {
      * Get a report run
      * @description While the file exists (a completed run, or a run whose destination failed), `download_url` is a fresh link valid for 1 hour that needs no API key; after it expires it answers 410 `download_link_expired`, and a tampered one 403 `download_link_invalid`. Runs and files are deleted after 90 days.
      *
-     *     Key scope: `reports:read`.
+     *     Key scope: `reports:read`. Keys bound to sub-users: refused.
      */
     get: operations["getReportRun"];
     put?: never;
@@ -933,7 +933,7 @@ export interface paths {
      * Get a report definition
      * @description The definition with its schedule's `next_run_at`; a destination's secret is never shown.
      *
-     *     Key scope: `reports:read`.
+     *     Key scope: `reports:read`. Keys bound to sub-users: refused.
      */
     get: operations["getReport"];
     put?: never;
@@ -942,7 +942,7 @@ export interface paths {
      * Delete a report
      * @description No further scheduled runs. Its runs and their files stay readable until their 90 days are over.
      *
-     *     Key scope: `reports:write`.
+     *     Key scope: `reports:write`. Keys bound to sub-users: refused.
      */
     delete: operations["deleteReport"];
     options?: never;
@@ -951,7 +951,7 @@ export interface paths {
      * Update a report
      * @description `name`, `filters`, `schedule` (null: on demand), `format` and `destination`; the type is fixed. A new `webhook` destination is checked with a signed test delivery first.
      *
-     *     Key scope: `reports:write`.
+     *     Key scope: `reports:write`. Keys bound to sub-users: refused.
      */
     patch: operations["updateReport"];
     trace?: never;
@@ -969,7 +969,7 @@ export interface paths {
      * Run a report now
      * @description Covers whole UTC days `from` through `to` (the run's period is `[from 00:00Z, to + 1 day 00:00Z)`). The work leaves the request through a queue: poll `GET /reports/runs/{id}`.
      *
-     *     Key scope: `reports:write`.
+     *     Key scope: `reports:write`. Keys bound to sub-users: refused.
      */
     post: operations["runReport"];
     delete?: never;
@@ -1009,7 +1009,7 @@ export interface paths {
      * List webhook endpoints
      * @description Newest first; never their secrets.
      *
-     *     Key scope: `webhooks:read`.
+     *     Key scope: `webhooks:read`. Keys bound to sub-users: refused.
      */
     get: operations["listWebhookEndpoints"];
     put?: never;
@@ -1017,7 +1017,7 @@ export interface paths {
      * Create a webhook endpoint
      * @description Every event of the account whose type the endpoint subscribes to is POSTed to `url`, signed per Standard Webhooks with the `secret` returned here (shown only once). At most 16 endpoints per account. Webhooks are available on every plan but `trial`, to keys without a product scope.
      *
-     *     Key scope: `webhooks:write`.
+     *     Key scope: `webhooks:write`. Keys bound to sub-users: refused.
      */
     post: operations["createWebhookEndpoint"];
     delete?: never;
@@ -1037,7 +1037,7 @@ export interface paths {
      * Get a webhook endpoint
      * @description The endpoint's settings and status; never its secret.
      *
-     *     Key scope: `webhooks:read`.
+     *     Key scope: `webhooks:read`. Keys bound to sub-users: refused.
      */
     get: operations["getWebhookEndpoint"];
     put?: never;
@@ -1046,7 +1046,7 @@ export interface paths {
      * Delete a webhook endpoint
      * @description Irreversible: the endpoint and its delivery log are deleted; nothing more is sent to it.
      *
-     *     Key scope: `webhooks:write`.
+     *     Key scope: `webhooks:write`. Keys bound to sub-users: refused.
      */
     delete: operations["deleteWebhookEndpoint"];
     options?: never;
@@ -1055,7 +1055,7 @@ export interface paths {
      * Update a webhook endpoint
      * @description Change `url`, `events`, `description` or `status`. `disabled` stops deliveries (pending ones fail unsent); `enabled` resumes them for new events — events of the disabled period are in `GET /events`.
      *
-     *     Key scope: `webhooks:write`.
+     *     Key scope: `webhooks:write`. Keys bound to sub-users: refused.
      */
     patch: operations["updateWebhookEndpoint"];
     trace?: never;
@@ -1073,7 +1073,7 @@ export interface paths {
      * Rotate a webhook endpoint's signing secret
      * @description Returns a new secret once. For 24 hours (`previous_secret_expires_at`) every delivery carries two signatures, one per secret, so the receiver can switch without missing one; a further rotation ends the overlap of the oldest secret at once.
      *
-     *     Key scope: `webhooks:write`.
+     *     Key scope: `webhooks:write`. Keys bound to sub-users: refused.
      */
     post: operations["rotateWebhookEndpointSecret"];
     delete?: never;
@@ -1095,7 +1095,7 @@ export interface paths {
      * Send a test event
      * @description Sends a signed `webhook.test` event to the endpoint now (enabled or disabled) and returns the delivery with the attempt in `last_attempt`: status code, duration, error. A failed attempt is still a 200 answer here; it is not retried automatically. A 410 answer disables the endpoint.
      *
-     *     Key scope: `webhooks:write`.
+     *     Key scope: `webhooks:write`. Keys bound to sub-users: refused.
      */
     post: operations["testWebhookEndpoint"];
     delete?: never;
@@ -1115,7 +1115,7 @@ export interface paths {
      * List an endpoint's deliveries
      * @description The delivery log, newest first: one delivery per event sent to the endpoint, with its attempts (status code, duration, error) and the next automatic retry. A failing delivery is retried 5 minutes, 2 hours and 24 hours after its first attempt (later if the endpoint answers with `Retry-After`); when the last retry fails the endpoint is disabled and the account's notification email is told.
      *
-     *     Key scope: `webhooks:read`.
+     *     Key scope: `webhooks:read`. Keys bound to sub-users: refused.
      */
     get: operations["listWebhookDeliveries"];
     put?: never;
@@ -1139,7 +1139,7 @@ export interface paths {
      * Retry a delivery now
      * @description Sends the delivery's event again now (same `webhook-id`) and returns the delivery with the new attempt. A 2xx cancels any scheduled retry; a failure leaves the schedule as it was. 409 while an attempt is in flight.
      *
-     *     Key scope: `webhooks:write`.
+     *     Key scope: `webhooks:write`. Keys bound to sub-users: refused.
      */
     post: operations["retryWebhookDelivery"];
     delete?: never;
@@ -1159,7 +1159,7 @@ export interface paths {
      * List events
      * @description The account's events of the last 30 days, newest first, optionally of one `type`: the same `{id, type, created_at, livemode, data}` that webhook endpoints receive (see the `webhooks` section for each type's `data`).
      *
-     *     Key scope: `webhooks:read`.
+     *     Key scope: `webhooks:read`. Keys bound to sub-users: refused.
      */
     get: operations["listEvents"];
     put?: never;
@@ -1181,7 +1181,7 @@ export interface paths {
      * Get an event
      * @description One event of the last 30 days; older ones answer 404.
      *
-     *     Key scope: `webhooks:read`.
+     *     Key scope: `webhooks:read`. Keys bound to sub-users: refused.
      */
     get: operations["getEvent"];
     put?: never;
@@ -1203,15 +1203,15 @@ export interface paths {
      * List API keys
      * @description The account's active keys, newest first (a sandbox key lists the sandbox's). Tokens are never shown.
      *
-     *     Key scope: `api_keys:read`.
+     *     Key scope: `api_keys:read`. Keys bound to sub-users: confined to their sub-users.
      */
     get: operations["listApiKeys"];
     put?: never;
     /**
      * Create an API key
-     * @description A live key makes live keys, a sandbox key sandbox keys. The new key never grants more than the calling key: products, per-area access and expiry within its own (else 403 `insufficient_scope`). The token is shown once. At most 50 active keys per account.
+     * @description A live key makes live keys, a sandbox key sandbox keys. The new key never grants more than the calling key: products, per-area access, expiry and sub-users within its own (else 403 `insufficient_scope`). A key made with `subuser_ids` is bound to those sub-users. The token is shown once. At most 50 active keys per account.
      *
-     *     Key scope: `api_keys:write`.
+     *     Key scope: `api_keys:write`. Keys bound to sub-users: confined to their sub-users.
      */
     post: operations["createApiKey"];
     delete?: never;
@@ -1253,7 +1253,7 @@ export interface paths {
      * Get an API key
      * @description Its scopes, expiry and last use; never its token.
      *
-     *     Key scope: `api_keys:read`.
+     *     Key scope: `api_keys:read`. Keys bound to sub-users: confined to their sub-users.
      */
     get: operations["getApiKey"];
     put?: never;
@@ -1262,16 +1262,16 @@ export interface paths {
      * Revoke an API key
      * @description Irreversible: every call with the key (the calling one included) answers 401 from the next call on.
      *
-     *     Key scope: `api_keys:write`.
+     *     Key scope: `api_keys:write`. Keys bound to sub-users: confined to their sub-users.
      */
     delete: operations["deleteApiKey"];
     options?: never;
     head?: never;
     /**
      * Update an API key
-     * @description Name, products, scopes or expiry, within the calling key's own grant; in force for the next call with the key.
+     * @description Name, products, scopes, sub-users (`subuser_ids`) or expiry, within the calling key's own grant; in force for the next call with the key (a live tail it opened that shows a sub-user it no longer reaches closes at once).
      *
-     *     Key scope: `api_keys:write`.
+     *     Key scope: `api_keys:write`. Keys bound to sub-users: confined to their sub-users.
      */
     patch: operations["updateApiKey"];
     trace?: never;
@@ -1289,7 +1289,7 @@ export interface paths {
      * Rotate an API key's token
      * @description A new token, shown once; the replaced one keeps working for `grace_seconds` (24 hours by default) so deployments can move over, then answers 401. A second rotation ends the first one's grace at once.
      *
-     *     Key scope: `api_keys:write`.
+     *     Key scope: `api_keys:write`. Keys bound to sub-users: confined to their sub-users.
      */
     post: operations["rotateApiKey"];
     delete?: never;
@@ -1309,7 +1309,7 @@ export interface paths {
      * List audit events
      * @description Every change made through the API or by an operator — who (key or `admin`), from where, in which request, to what, and which fields changed (never a secret's value) — newest first, kept one year. Each entry is written in the same transaction as the change it records. A product-scoped key sees the account-wide entries and those of its products, not those of what only a key without a product scope may read (the budget, reports, webhooks). Changes the platform makes itself (renewals, expiries) are events.
      *
-     *     Key scope: `account:read`.
+     *     Key scope: `account:read`. Keys bound to sub-users: refused.
      */
     get: operations["listAuditEvents"];
     put?: never;
@@ -1355,7 +1355,7 @@ export interface paths {
      * Test gateway credentials
      * @description Makes one real request through the gateway with these credentials, as a client would, and reports what the gateway answered: `auth_ok` (false on 407), the exit IP, geo and ASN, the time of each phase, and how the username parses. Other refusals carry the gateway's status and `error_code` (its `X-Service-Error-Code`). A username the gateway cannot parse is answered at once with its 400 code, without connecting. The sub-user must belong to the key's account (else 404 `subuser_not_found`). The password is never logged or kept; the run is kept 24 hours (`GET /tools/proxy-tests`).
      *
-     *     Key scope: `subusers:write`.
+     *     Key scope: `subusers:write`. Keys bound to sub-users: confined to their sub-users.
      */
     post: operations["runProxyTest"];
     delete?: never;
@@ -1375,7 +1375,7 @@ export interface paths {
      * List proxy test runs
      * @description The account's proxy test runs of the last 24 hours, newest first, to compare them: those of the key's products (and those of usernames the grammar refused).
      *
-     *     Key scope: `subusers:read`.
+     *     Key scope: `subusers:read`. Keys bound to sub-users: confined to their sub-users.
      */
     get: operations["listProxyTests"];
     put?: never;
@@ -1397,7 +1397,7 @@ export interface paths {
      * Get a proxy test run
      * @description One run of the last 24 hours; older runs are gone (404 `proxy_test_not_found`).
      *
-     *     Key scope: `subusers:read`.
+     *     Key scope: `subusers:read`. Keys bound to sub-users: confined to their sub-users.
      */
     get: operations["getProxyTest"];
     put?: never;
@@ -1421,7 +1421,7 @@ export interface paths {
      * Generate traffic for a sub-user (sandbox)
      * @description Reports `requests` proxy requests of the sub-user as the gateway would, through the real usage ingestion: within seconds they show in traffic, the request log, the sub-user's monthly usage and the account's pool. Deterministic: timestamps spread evenly over `from`..`to`, exits from 203.0.113.0/24, ASNs 64496+, errors spread evenly at `error_rate` within each region. ISP traffic addresses the sub-user's active batch IPs. Sandbox keys only.
      *
-     *     Key scope: `traffic:write`.
+     *     Key scope: `traffic:write`. Keys bound to sub-users: confined to their sub-users.
      */
     post: operations["generateTestTraffic"];
     delete?: never;
@@ -1443,7 +1443,7 @@ export interface paths {
      * Start a sticky session (sandbox)
      * @description As if a gateway node served the sub-user's username with these session segments and its password: the sub-user's gate decides the username, and the session follows the node's rules (its exit is a simulated TEST-NET-3 address given by the username and how often a session of it was terminated). The live session of that exact username is reused, else one starts now; it is listed in the sessions API at once, and the `requests` requests reported on it count within seconds. After `DELETE /{product}/sessions/{id}`, the next call starts a new session with a new exit. A decision the gateway would refuse (e.g. 402 `bandwidth-exhausted`: buy bandwidth first) is 409 `gateway_refused`. Sandbox keys only.
      *
-     *     Key scope: `traffic:write`.
+     *     Key scope: `traffic:write`. Keys bound to sub-users: confined to their sub-users.
      */
     post: operations["startTestSession"];
     delete?: never;
@@ -1465,7 +1465,7 @@ export interface paths {
      * Expire an ISP batch now (sandbox)
      * @description The batch's period ends now and the lifecycle job acts on it at once, as it would at the real end: an auto-renewing batch is renewed and charged (or enters the 7-day grace when the balance cannot pay), others enter grace. A batch already in grace is released now. Sandbox keys only.
      *
-     *     Key scope: `isp:write`.
+     *     Key scope: `isp:write`. Keys bound to sub-users: refused.
      */
     post: operations["expireTestIspBatch"];
     delete?: never;
@@ -1487,7 +1487,7 @@ export interface paths {
      * Renew a subscription now (sandbox)
      * @description The subscription's period ends now and the renewal job acts on it at once: a bandwidth subscription renews (charged, its GB added to the pool; `past_due` when the balance cannot pay), a cancelling one is archived, an ISP one renews with its batch. Sandbox keys only.
      *
-     *     Key scope: `billing:write`.
+     *     Key scope: `billing:write`. Keys bound to sub-users: refused.
      */
     post: operations["renewTestSubscription"];
     delete?: never;
@@ -1509,7 +1509,7 @@ export interface paths {
      * Top up the balance (sandbox)
      * @description Simulated money: credits the sandbox account's balance (recorded in its ledger like any credit). The sandbox account opens with $1,000. Sandbox keys only.
      *
-     *     Key scope: `billing:write`.
+     *     Key scope: `billing:write`. Keys bound to sub-users: refused.
      */
     post: operations["topUpTestBalance"];
     delete?: never;
@@ -1529,7 +1529,7 @@ export interface paths {
      * List traffic spikes
      * @description Spike episodes of the account's sub-users, newest first: a sub-user's traffic (bytes or requests) well above its own baseline, the same hour of the week over its past 4 weeks (a floor for new sub-users). An episode is detected within about 15 minutes of its start, ends after its rate stays back near the baseline for 30 minutes, and raises `subuser.traffic_spike` and `subuser.traffic_spike_ended` once each.
      *
-     *     Key scope: `subusers:read`.
+     *     Key scope: `subusers:read`. Keys bound to sub-users: confined to their sub-users.
      */
     get: operations["listTrafficSpikes"];
     put?: never;
@@ -1553,7 +1553,7 @@ export interface paths {
      * Acknowledge a traffic spike
      * @description Lifts the episode's own action at once: a sub-user it disabled is active again, a cap it set is removed (the gateway's next decision uses it). A status the customer set before, during or after the episode is left as it is. An episode without an action is only marked acknowledged. Acknowledging again changes nothing.
      *
-     *     Key scope: `subusers:write`.
+     *     Key scope: `subusers:write`. Keys bound to sub-users: confined to their sub-users.
      */
     post: operations["acknowledgeTrafficSpike"];
     delete?: never;
@@ -1573,7 +1573,7 @@ export interface paths {
      * Bandwidth pool of a product
      * @description The account's prepaid GB for a gateway product, shared by all its sub-users of that product. Usage figures are those of the last settlement: at most 5 minutes behind the usage counted. `forecast` averages the last 7 days' usage and projects when the pool runs out at that pace.
      *
-     *     Key scope: `billing:read`.
+     *     Key scope: `billing:read`. Keys bound to sub-users: refused.
      */
     get: operations["getBandwidthBalance"];
     put?: never;
@@ -1595,14 +1595,14 @@ export interface paths {
      * Get the monthly budget
      * @description The account's monthly spend budget and the month's spend so far (UTC calendar month), with the thresholds reached. Without a budget, `amount_usd` is null and the spend is still shown. Needs a key without a product scope: the spend covers every product.
      *
-     *     Key scope: `billing:read`.
+     *     Key scope: `billing:read`. Keys bound to sub-users: refused.
      */
     get: operations["getBudget"];
     /**
      * Set the monthly budget
      * @description Sets (or replaces) the monthly spend budget. Each threshold raises one `budget.threshold` event a month when the spend reaches it (those already reached under a new amount, at once). With `hard_stop`, an order, a subscription charge or a renewal that would take the month's spend past the amount is refused with 409 `budget_exceeded` (renewals go `past_due`, as when the balance cannot pay). Needs `X-MFA-Code` when MFA is enabled, and a key without a product scope.
      *
-     *     Key scope: `billing:write`.
+     *     Key scope: `billing:write`. Keys bound to sub-users: refused.
      */
     put: operations["setBudget"];
     post?: never;
@@ -1610,7 +1610,7 @@ export interface paths {
      * Remove the monthly budget
      * @description Removes the budget, its thresholds and its hard stop; the month's spend is still shown. Removing when none is set answers the same. Needs `X-MFA-Code` when MFA is enabled, and a key without a product scope.
      *
-     *     Key scope: `billing:write`.
+     *     Key scope: `billing:write`. Keys bound to sub-users: refused.
      */
     delete: operations["deleteBudget"];
     options?: never;
@@ -1734,6 +1734,26 @@ export interface webhooks {
      * @description Sent on request by `POST /webhook-endpoints/{id}/test`, and to a report's `webhook` destination when it is created or its URL changes (answer 2xx to accept it; that one has no `endpoint_id`).
      */
     post: operations["onWebhookTest"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "subuser.expired": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * subuser.expired
+     * @description A sub-user reached its `expires_at`: the gateway refuses its requests from then on (403 subuser-expired). Once per expiry: a sub-user extended and lapsing again raises another.
+     */
+    post: operations["onSubuserExpired"];
     delete?: never;
     options?: never;
     head?: never;
@@ -1880,6 +1900,7 @@ export interface components {
         | "subuser.new_source"
         | "subuser.traffic_spike"
         | "subuser.traffic_spike_ended"
+        | "subuser.expired"
         | "budget.threshold"
         | "balance.low";
       /** Format: date-time */
@@ -1972,6 +1993,18 @@ export interface components {
        */
       endpoint_id?: string;
       message: string;
+    };
+    SubuserExpiredEvent: components["schemas"]["Event"] & {
+      /** @enum {string} */
+      type?: "subuser.expired";
+      data?: components["schemas"]["SubuserExpiredData"];
+    };
+    SubuserExpiredData: {
+      /** @example sub_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
+      subuser: string;
+      label: string;
+      /** Format: date-time */
+      expires_at: string;
     };
     SubuserNewSourceEvent: components["schemas"]["Event"] & {
       /** @enum {string} */
@@ -2148,6 +2181,7 @@ export interface components {
         | "mfa_required"
         | "insufficient_scope"
         | "subuser_scope_mismatch"
+        | "subuser_binding"
         | "not_found"
         | "method_not_allowed"
         | "version_sunset"
@@ -2386,6 +2420,16 @@ export interface components {
       traffic_limit_gb: number | null;
       /** @description Traffic of the current UTC month, in GB (10^9 bytes): every request counted so far (usage counts within 60 seconds of the gateway reporting it). */
       traffic_used_gb: number;
+      /** @description Daily (UTC) traffic cap in GB; over it the gateway answers 402 daily-limit-reached. null: none. */
+      daily_limit_gb: number | null;
+      /** @description Traffic cap in GB over the sub-user's life; over it the gateway answers 402 lifetime-limit-reached. null: none. */
+      lifetime_limit_gb: number | null;
+      target_rules: components["schemas"]["TargetRules"];
+      /**
+       * Format: date-time
+       * @description From then on its requests are refused (403 subuser-expired); null: never.
+       */
+      expires_at: string | null;
       /** @description Record a `subuser.new_source` event when the sub-user's traffic comes from a client block (IPv4 /24, IPv6 /64) not seen in its last 30 days: at most one event per 15 minutes, counting the new blocks since the previous one. Default false. */
       alert_on_new_source: boolean;
       /**
@@ -2401,6 +2445,28 @@ export interface components {
       /** Format: date-time */
       created_at: string;
     };
+    /** @description null: every destination is reachable. */
+    TargetRules: {
+      /**
+       * @description `allow`: only the listed destinations are reachable; `deny`: every destination but them.
+       * @enum {string}
+       */
+      mode: "allow" | "deny";
+      /**
+       * @description Domains, each covering its subdomains (`example.com` covers `www.example.com`); lower-case.
+       * @example [
+       *       "example.com"
+       *     ]
+       */
+      domains: string[];
+      /**
+       * @description IPv4 and IPv6 addresses and CIDR blocks, canonical; they match targets written as an address.
+       * @example [
+       *       "203.0.113.0/24"
+       *     ]
+       */
+      ip_ranges: string[];
+    } | null;
     SubuserWithPassword: components["schemas"]["Subuser"] & {
       /**
        * @description Shown only here; stored as a hash.
@@ -2438,6 +2504,16 @@ export interface components {
       rps_max?: number;
       /** @description Monthly (UTC) traffic cap in GB (steps of 0.001); null for none. */
       traffic_limit_gb?: number | null;
+      /** @description Daily (UTC day) traffic cap in GB (steps of 0.001); over it the gateway answers 402 daily-limit-reached until the next UTC day. null for none. */
+      daily_limit_gb?: number | null;
+      /** @description Traffic cap in GB over the sub-user's whole life (steps of 0.001); over it the gateway answers 402 lifetime-limit-reached. It never resets: raise or remove it to let the sub-user go on. null for none. */
+      lifetime_limit_gb?: number | null;
+      target_rules?: components["schemas"]["TargetRulesInput"];
+      /**
+       * @description From this instant the gateway refuses the sub-user's requests (403 subuser-expired, within a second) and `subuser.expired` is raised once; a later value brings it back. null: never expires.
+       * @example 2026-11-01T00:00:00Z
+       */
+      expires_at?: string | null;
       /** @description Record a `subuser.new_source` event when the sub-user's traffic comes from a client block (IPv4 /24, IPv6 /64) not seen in its last 30 days: at most one event per 15 minutes, counting the new blocks since the previous one. Default false. */
       alert_on_new_source?: boolean;
       /**
@@ -2451,6 +2527,25 @@ export interface components {
        */
       spike_action?: "none" | "disable" | "cap";
     };
+    /**
+     * @description Where the sub-user's requests may go (at most 200 domains and 200 IP ranges, duplicates merged), or null for anywhere. A change reaches every gateway node within a second.
+     * @example {
+     *       "mode": "allow",
+     *       "domains": [
+     *         "example.com"
+     *       ],
+     *       "ip_ranges": []
+     *     }
+     */
+    TargetRulesInput: {
+      /**
+       * @description `allow`: only the listed destinations are reachable; `deny`: every destination but them.
+       * @enum {string}
+       */
+      mode: "allow" | "deny";
+      domains: string[];
+      ip_ranges: string[];
+    } | null;
     /**
      * @example {
      *       "concurrent_max": 50
@@ -2467,6 +2562,16 @@ export interface components {
       rps_max?: number;
       /** @description Monthly (UTC) traffic cap in GB (steps of 0.001); null for none. */
       traffic_limit_gb?: number | null;
+      /** @description Daily (UTC day) traffic cap in GB (steps of 0.001); over it the gateway answers 402 daily-limit-reached until the next UTC day. null for none. */
+      daily_limit_gb?: number | null;
+      /** @description Traffic cap in GB over the sub-user's whole life (steps of 0.001); over it the gateway answers 402 lifetime-limit-reached. It never resets: raise or remove it to let the sub-user go on. null for none. */
+      lifetime_limit_gb?: number | null;
+      target_rules?: components["schemas"]["TargetRulesInput"];
+      /**
+       * @description From this instant the gateway refuses the sub-user's requests (403 subuser-expired, within a second) and `subuser.expired` is raised once; a later value brings it back. null: never expires.
+       * @example 2026-11-01T00:00:00Z
+       */
+      expires_at?: string | null;
       /** @description Record a `subuser.new_source` event when the sub-user's traffic comes from a client block (IPv4 /24, IPv6 /64) not seen in its last 30 days: at most one event per 15 minutes, counting the new blocks since the previous one. Default false. */
       alert_on_new_source?: boolean;
       /**
@@ -2658,6 +2763,7 @@ export interface components {
           | "mfa_required"
           | "insufficient_scope"
           | "subuser_scope_mismatch"
+          | "subuser_binding"
           | "not_found"
           | "method_not_allowed"
           | "version_sunset"
@@ -3493,6 +3599,7 @@ export interface components {
         | "subuser.new_source"
         | "subuser.traffic_spike"
         | "subuser.traffic_spike_ended"
+        | "subuser.expired"
         | "budget.threshold"
         | "balance.low"
       )[];
@@ -3554,6 +3661,7 @@ export interface components {
         | "subuser.new_source"
         | "subuser.traffic_spike"
         | "subuser.traffic_spike_ended"
+        | "subuser.expired"
         | "budget.threshold"
         | "balance.low"
       )[];
@@ -3589,6 +3697,7 @@ export interface components {
         | "subuser.new_source"
         | "subuser.traffic_spike"
         | "subuser.traffic_spike_ended"
+        | "subuser.expired"
         | "budget.threshold"
         | "balance.low"
       )[];
@@ -3617,6 +3726,7 @@ export interface components {
         | "subuser.new_source"
         | "subuser.traffic_spike"
         | "subuser.traffic_spike_ended"
+        | "subuser.expired"
         | "budget.threshold"
         | "balance.low";
       /**
@@ -3674,6 +3784,8 @@ export interface components {
        */
       products: ("residential" | "mobile" | "isp")[] | null;
       scopes: components["schemas"]["ApiKeyScopes"];
+      /** @description The sub-users the key is bound to: it sees and acts on them alone (their traffic, sessions, request log, whitelists, passwords), never the account's money, totals or other sub-users. null = not bound. */
+      subuser_ids: string[] | null;
       /**
        * Format: date-time
        * @description From then on the key answers 401; null = never.
@@ -3765,6 +3877,8 @@ export interface components {
        */
       products?: ("residential" | "mobile" | "isp")[] | null;
       scopes?: components["schemas"]["ApiKeyScopes"] & unknown;
+      /** @description Binds the key to these sub-users (1-1,000): live sub-users of the account within the calling key's product scope, else 404 `subuser_not_found`. A bound calling key may bind only to some of its own sub-users (null, not bound, is then 403 `insufficient_scope`). Omit: the calling key's binding. */
+      subuser_ids?: string[] | null;
       /**
        * @description In the future; no later than the calling key's own expiry. null: never.
        * @example 2026-11-01T00:00:00Z
@@ -4386,7 +4500,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `insufficient_scope`: The API key's scopes do not allow this call. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4487,6 +4605,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
        */
@@ -4599,7 +4719,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `insufficient_scope`: The API key's scopes do not allow this call. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4701,6 +4825,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
        */
@@ -4834,6 +4960,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
        */
@@ -4969,6 +5097,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
        */
@@ -5205,6 +5335,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        *
@@ -5453,6 +5585,8 @@ export interface operations {
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
@@ -5605,6 +5739,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        */
       403: {
         headers: {
@@ -6557,7 +6693,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `insufficient_scope`: The API key's scopes do not allow this call. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6669,6 +6809,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -6828,7 +6970,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `insufficient_scope`: The API key's scopes do not allow this call. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6943,6 +7089,8 @@ export interface operations {
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
@@ -7050,6 +7198,8 @@ export interface operations {
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
@@ -7151,6 +7301,8 @@ export interface operations {
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
@@ -7243,6 +7395,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -7370,6 +7524,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
        *
@@ -7512,6 +7668,8 @@ export interface operations {
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
@@ -7625,6 +7783,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -7750,6 +7910,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -7912,6 +8074,8 @@ export interface operations {
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
@@ -8070,6 +8234,8 @@ export interface operations {
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
@@ -8227,6 +8393,8 @@ export interface operations {
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
@@ -8377,6 +8545,8 @@ export interface operations {
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
@@ -8505,6 +8675,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -8664,6 +8836,8 @@ export interface operations {
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
@@ -8797,7 +8971,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `insufficient_scope`: The API key's scopes do not allow this call. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8911,6 +9089,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -9054,6 +9234,8 @@ export interface operations {
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
@@ -9182,6 +9364,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -9346,6 +9530,8 @@ export interface operations {
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
@@ -9496,6 +9682,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -10385,6 +10573,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        */
       403: {
         headers: {
@@ -10757,6 +10947,8 @@ export interface operations {
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
@@ -10872,6 +11064,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
@@ -10993,6 +11187,8 @@ export interface operations {
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
@@ -11087,6 +11283,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
@@ -11201,6 +11399,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
@@ -11354,6 +11554,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
@@ -11511,6 +11713,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
@@ -11762,6 +11966,8 @@ export interface operations {
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
@@ -11878,6 +12084,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
@@ -11998,6 +12206,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
@@ -12125,6 +12335,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
@@ -12279,6 +12491,8 @@ export interface operations {
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
@@ -12431,6 +12645,8 @@ export interface operations {
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
@@ -12580,6 +12796,8 @@ export interface operations {
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
@@ -12721,6 +12939,8 @@ export interface operations {
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
@@ -12849,6 +13069,8 @@ export interface operations {
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
@@ -12964,6 +13186,7 @@ export interface operations {
           | "subuser.new_source"
           | "subuser.traffic_spike"
           | "subuser.traffic_spike_ended"
+          | "subuser.expired"
           | "budget.threshold"
           | "balance.low";
       };
@@ -13006,6 +13229,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -13099,6 +13324,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -13330,6 +13557,20 @@ export interface operations {
        *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
        */
       403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `subuser_not_found`: No sub-user with this id exists. */
+      404: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
           "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -13782,7 +14023,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `api_key_not_found`: No API key with this id exists. */
+      /**
+       * @description `api_key_not_found`: No API key with this id exists.
+       *
+       *     `subuser_not_found`: No sub-user with this id exists.
+       */
       404: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14121,7 +14366,11 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description `insufficient_scope`: The API key's scopes do not allow this call. */
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14955,6 +15204,8 @@ export interface operations {
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
        *     `sandbox_key_required`: Test helpers act only in the sandbox: call them with a sandbox (test_) API key.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
@@ -15107,6 +15358,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `sandbox_key_required`: Test helpers act only in the sandbox: call them with a sandbox (test_) API key.
        *
@@ -15262,6 +15515,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `sandbox_key_required`: Test helpers act only in the sandbox: call them with a sandbox (test_) API key.
        */
@@ -15645,6 +15900,8 @@ export interface operations {
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
@@ -15735,6 +15992,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -15838,6 +16097,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
        *
@@ -15973,6 +16234,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
        *
@@ -16266,6 +16529,42 @@ export interface operations {
       };
     };
   };
+  onSubuserExpired: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry, the receiver's idempotency key. */
+        "webhook-id": string;
+        /** @description Unix seconds of this attempt; refuse deliveries far from your clock (e.g. 5 minutes). */
+        "webhook-timestamp": string;
+        /** @description `v1,<base64 HMAC-SHA256 of '{webhook-id}.{webhook-timestamp}.{body}' with the secret's bytes>`; two, space-separated, for 24 hours after a secret rotation. Any one that verifies is enough. */
+        "webhook-signature": string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["SubuserExpiredEvent"];
+      };
+    };
+    responses: {
+      /** @description Any 2xx acknowledges the delivery. Other answers (3xx included) are retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and nothing more is sent to it. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
   onSubuserNewSource: {
     parameters: {
       query?: never;
@@ -16449,4 +16748,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "cbd6132a4ca3700a4f81892a70ea2a58a57485bad3d46691c9cef715b170dbc3";
+export const CONTRACT_SHA256 = "7537f3c6e6e34a7723ead6bcc6ac778b18ecd9db82aae34c8d3e4bdde7f5c3af";

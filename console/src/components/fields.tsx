@@ -68,6 +68,34 @@ function input(label: string, type: "text" | "email" | "date" | "number", settin
   };
 }
 
+/** Text of many lines (one entry a line): the page splits it. */
+export function lines(label: string, settings: { value?: string; hint?: string; rows?: number } = {}): Field<string> {
+  return {
+    initial: settings.value ?? "",
+    render: ({ name, value, onChange }) => (
+      <label>
+        {label}
+        <textarea
+          name={name}
+          rows={settings.rows ?? 6}
+          value={value}
+          spellcheck={false}
+          onInput={(event) => onChange(event.currentTarget.value)}
+        />
+        <Hint text={settings.hint} />
+      </label>
+    ),
+  };
+}
+
+/** The non-empty lines of a `lines` field, trimmed. */
+export function splitLines(text: string): string[] {
+  return text
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line !== "");
+}
+
 /** One of `options`: the first, unless `value` says otherwise. */
 export function select<T extends string>(
   label: string,

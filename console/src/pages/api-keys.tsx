@@ -7,6 +7,7 @@ import { Form } from "../components/form";
 import { Page } from "../components/layout";
 import { selectOf } from "../components/select";
 import { Show } from "../components/show";
+import { subuserPicker } from "../components/subuser-picker";
 import { Table } from "../components/table";
 import * as format from "../format";
 import { useLoad } from "../hooks/use-load";
@@ -26,6 +27,8 @@ interface KeyValues {
   /** A UTC date, or empty for a key that never expires. */
   expires_at: string;
   scopes: Scopes;
+  /** The sub-users the key is bound to; none: not bound (or, by a bound signed-in key, bound as it is). */
+  subuser_ids: string[];
 }
 
 function keyFields(own: Scopes, key?: Schemas["ApiKey"]): field.Fields<KeyValues> {
@@ -36,6 +39,10 @@ function keyFields(own: Scopes, key?: Schemas["ApiKey"]): field.Fields<KeyValues
       value: key?.expires_at?.slice(0, 10) ?? "",
     }),
     scopes: scopesField(own, key?.scopes ?? {}),
+    subuser_ids: subuserPicker("Bound to sub-users (optional)", {
+      value: key?.subuser_ids ?? [],
+      hint: "A bound key sees and manages only these sub-users: none of the account's money or totals.",
+    }),
   };
 }
 
@@ -70,10 +77,13 @@ function withAccess(scopes: Scopes, area: Area, access: AccessLevel | typeof NON
   return access === NONE ? others : { ...others, [area]: access };
 }
 
-function changes(values: KeyValues): Schemas["ApiKeyChanges"] {
+/** `ownBinding`: the signed-in key's; a bound key's keys stay bound, so no pick leaves the binding as it is. */
+function changes(values: KeyValues, ownBinding: string[] | null): Schemas["ApiKeyChanges"] {
+  const bound = values.subuser_ids.length > 0 ? values.subuser_ids : ownBinding === null ? null : undefined;
   return {
     name: values.name || null,
     scopes: values.scopes,
+    ...(bound === undefined ? {} : { subuser_ids: bound }),
     expires_at: values.expires_at ? new Date(`${values.expires_at}T00:00:00Z`).toISOString() : null,
   };
 }
@@ -84,6 +94,7 @@ function ApiKeysPage() {
   const writable = can("api_keys", "write");
   const own = signedInKey.scopes;
   const self = signedInKey.id;
+  const ownBinding = signedInKey.subuser_ids;
   return (
     <Page
       title="API keys"
@@ -96,7 +107,9 @@ function ApiKeysPage() {
             confirmLabel="Create key"
             mfa
             fields={keyFields(own)}
-            run={(values, code) => client.post("/api-keys", { body: changes(values), headers: mfaHeaders(code) })}
+            run={(values, code) =>
+              client.post("/api-keys", { body: changes(values, ownBinding), headers: mfaHeaders(code) })
+            }
             result={(created) => <Secret label="Token" value={created.token} note="Only a hash is kept." />}
             onDone={keys.reload}
           />
@@ -127,6 +140,7 @@ function ApiKeysPage() {
                     .join(" "),
               },
               { label: "Products", render: (k) => k.products?.join(", ") ?? "all" },
+              { label: "Sub-users", render: (k) => <Binding ids={k.subuser_ids} /> },
               { label: "Expires", render: (k) => format.time(k.expires_at) },
               {
                 label: "Last used",
@@ -147,7 +161,7 @@ function ApiKeysPage() {
                             submit={(values, code) =>
                               client.patch("/api-keys/{id}", {
                                 params: { path: { id: k.id } },
-                                body: changes(values),
+                                body: changes(values, ownBinding),
                                 headers: mfaHeaders(code),
                               })
                             }
@@ -210,5 +224,21 @@ function ApiKeysPage() {
         )}
       </Show>
     </Page>
+  );
+}
+
+/** A key's binding: "all" for an unbound key, else the sub-users it is bound to (the first few, then how many more). */
+function Binding({ ids }: { ids: string[] | null }) {
+  if (ids === null) return <>all</>;
+  const shown = ids.slice(0, 3);
+  return (
+    <>
+      {shown.map((id) => (
+        <span key={id}>
+          <code>{id}</code>{" "}
+        </span>
+      ))}
+      {ids.length > shown.length ? ` +${ids.length - shown.length} more` : ""}
+    </>
   );
 }

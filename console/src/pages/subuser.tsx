@@ -9,6 +9,7 @@ import { Pill } from "../components/pill";
 import { ProxyGenerator } from "../components/proxy-generator";
 import { Show } from "../components/show";
 import { Table } from "../components/table";
+import { TargetRules } from "../components/target-rules";
 import { TimeChart } from "../components/time-chart";
 import { ActiveTrafficSpikes } from "../components/traffic-spikes";
 import * as format from "../format";
@@ -40,6 +41,7 @@ function SubuserPage(props: { route: Route }) {
             <Facts subuser={one} />
             {isNonEmpty(gatewayProducts) ? <ProxyGenerator subuser={one} products={gatewayProducts} /> : null}
             <Usage subuser={one} />
+            <TargetRules subuser={one} onSaved={subuser.reload} />
             <div class="grid two">
               <Sources subuser={one} />
               <Whitelist subuser={one} />
@@ -77,6 +79,21 @@ function Facts({ subuser }: { subuser: Schemas["Subuser"] }) {
         <dd>
           {format.gb(subuser.traffic_used_gb)}
           {subuser.traffic_limit_gb === null ? " (no cap)" : ` of ${format.gb(subuser.traffic_limit_gb)} cap`}
+        </dd>
+        <dt>Daily and lifetime caps</dt>
+        <dd>
+          {subuser.daily_limit_gb === null ? "no daily cap" : `${format.gb(subuser.daily_limit_gb)} a day (UTC)`} ·{" "}
+          {subuser.lifetime_limit_gb === null ? "no lifetime cap" : `${format.gb(subuser.lifetime_limit_gb)} in all`}
+        </dd>
+        <dt>Expires</dt>
+        <dd>
+          {subuser.expires_at === null ? "never" : format.time(subuser.expires_at)}
+          {subuser.expires_at !== null && Date.parse(subuser.expires_at) <= Date.now() ? (
+            <>
+              {" "}
+              <Pill tone="warn">expired</Pill>
+            </>
+          ) : null}
         </dd>
         <dt>Spike alerts</dt>
         <dd>
@@ -163,7 +180,7 @@ function SubuserActions({ subuser, reload }: { subuser: Schemas["Subuser"]; relo
                       alert_on_new_source,
                       spike_sensitivity,
                       spike_action,
-                      ...limitChanges(limits, true),
+                      ...limitChanges(limits, subuser),
                     },
                   })
                 }

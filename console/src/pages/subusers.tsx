@@ -84,7 +84,7 @@ function SubusersPage() {
                     ...limitFields(),
                   }}
                   submit={({ label, products, ...limits }) =>
-                    client.post("/subusers", { body: { label, products, ...limitChanges(limits, false) } })
+                    client.post("/subusers", { body: { label, products, ...limitChanges(limits) } })
                   }
                   onDone={(answer) => {
                     shownPasswords.set(answer.id, answer.password);

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import type { TargetRules } from "../../platform/target-rules";
 import { accounts, type Product } from "./accounts";
 
 export const subuserStatuses = ["active", "disabled"] as const;
@@ -11,17 +12,7 @@ export type SpikeSettingValue = (typeof spikeSettings)[number];
 export const spikeActions = ["none", "disable", "cap"] as const;
 export type SpikeAction = (typeof spikeActions)[number];
 
-/**
- * Where a sub-user's requests may go: only the listed destinations (`allow`) or anywhere but them (`deny`). A domain
- * covers its subdomains; IP ranges are canonical CIDR blocks.
- */
-export const targetRuleModes = ["allow", "deny"] as const;
-export type TargetRuleMode = (typeof targetRuleModes)[number];
-export interface TargetRules {
-  mode: TargetRuleMode;
-  domains: string[];
-  ipRanges: string[];
-}
+export { type TargetRules, targetRuleModes } from "../../platform/target-rules";
 
 /**
  * Deleted sub-users keep their row (deleted_at set): their generated `name` stays taken forever,

@@ -42,6 +42,8 @@ export function unauthenticatedGuard(ctx: DomainContext, clientAddress: string):
 export interface KeyGrant {
   products: Product[] | null;
   scopes: KeyScopes | null;
+  /** The sub-users the key is bound to; null = not bound. */
+  subuserIds: string[] | null;
   expiresAt: number | null;
 }
 
@@ -70,7 +72,7 @@ export async function issueApiKey(
     tokenHint,
     products: grant.products,
     scopes: grant.scopes,
-    subuserIds: null,
+    subuserIds: grant.subuserIds,
     name: grant.name ?? null,
     expiresAt: grant.expiresAt,
     lastUsedAt: null,
@@ -161,6 +163,7 @@ async function loadGuardConfig(ctx: DomainContext, keyId: string): Promise<Guard
       accountId: apiKeys.accountId,
       products: apiKeys.products,
       scopes: apiKeys.scopes,
+      subuserIds: apiKeys.subuserIds,
       expiresAt: apiKeys.expiresAt,
       tokenHash: apiKeys.tokenHash,
       previousTokenHash: apiKeys.previousTokenHash,
@@ -181,6 +184,7 @@ async function loadGuardConfig(ctx: DomainContext, keyId: string): Promise<Guard
     limits: effectiveLimits(row.plan, row.limits).api,
     revoked: row.revokedAt !== null,
     scopes: row.scopes,
+    subuserIds: row.subuserIds,
     expiresAt: row.expiresAt,
     tokens: [
       { hash: row.tokenHash, until: null },

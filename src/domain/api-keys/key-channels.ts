@@ -5,7 +5,7 @@ import type { DomainContext } from "../context";
 
 /**
  * Tells the objects holding channels an API key opened (the account's live tails) what the key is now: revoked,
- * its expiry, its accepted tokens, whether it still reads each product's traffic. The channels it no longer covers
+ * its expiry, its accepted tokens, whether it still reads each product's traffic and each sub-user's. The channels it no longer covers
  * close at once, the others at its new deadlines.
  */
 export function reviewKeyChannels(ctx: DomainContext, keyId: string, config: GuardConfig): Promise<void> {
@@ -16,6 +16,7 @@ export function reviewKeyChannels(ctx: DomainContext, keyId: string, config: Gua
     covers: {
       products: config.products,
       area: scopeAllows((config.scopes ?? null) as KeyScopes | null, "traffic", "read"),
+      subuserIds: config.subuserIds ?? null,
     },
   });
 }

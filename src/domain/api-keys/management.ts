@@ -1,4 +1,4 @@
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, type SQL, sql } from "drizzle-orm";
 import { type ApiKeyRow, apiKeys, type Product } from "../../db/schema";
 import { HOUR, now, SECOND } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
@@ -9,6 +9,7 @@ import { currentAccount } from "../accounts/accounts";
 import { assertMfa } from "../accounts/mfa";
 import { type AuditAction, commitAudited } from "../audit/audit-log";
 import type { DomainContext, Principal } from "../context";
+import { findSubusers } from "../subusers/subusers";
 import { isLiveToken, issueApiKey, type KeyGrant, newToken, revokeApiKey, syncGuard } from "./api-keys";
 
 /** Active keys an account may hold (revoked ones do not count). */
@@ -20,21 +21,44 @@ export interface KeyChanges {
   name?: string | null;
   products?: Product[] | null;
   scopes?: KeyScopes | null;
+  /** The sub-users the key is bound to; null: not bound. */
+  subuserIds?: string[] | null;
   expiresAt?: number | null;
 }
 
-/** The caller's account's keys (a sandbox key sees the sandbox's), newest first; revoked keys are not listed. */
+/** The most sub-users one key may be bound to. */
+export const MAX_BOUND_SUBUSERS = 1000;
+
+/**
+ * The caller's account's keys (a sandbox key sees the sandbox's; a bound key, the keys bound within its sub-users),
+ * newest first; revoked keys are not listed.
+ */
 export function listKeys(ctx: DomainContext, principal: Principal, query: PageQuery) {
   const page = keysetPage(apiKeys.id, query);
   return ctx.db
     .select()
     .from(apiKeys)
-    .where(and(eq(apiKeys.accountId, principal.accountId), isNull(apiKeys.revokedAt), page.where))
+    .where(
+      and(eq(apiKeys.accountId, principal.accountId), isNull(apiKeys.revokedAt), keysReached(principal), page.where),
+    )
     .orderBy(page.orderBy)
     .limit(page.limit);
 }
 
-/** One key of the caller's account; another account's, a revoked or an unknown one is 404 `api_key_not_found`. */
+/**
+ * A bound key sees the keys bound to some of its own sub-users, no other: another key's binding would name the
+ * account's other sub-users.
+ */
+function keysReached(principal: Principal): SQL | undefined {
+  if (principal.subuserIds === null) return undefined;
+  return sql`${apiKeys.subuserIds} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM json_each(${apiKeys.subuserIds})
+    WHERE value NOT IN (SELECT value FROM json_each(${JSON.stringify(principal.subuserIds)})))`;
+}
+
+/**
+ * One key of the caller's account; another account's, a revoked or an unknown one, or one a bound key does not see,
+ * is 404 `api_key_not_found`.
+ */
 export async function findKey(
   ctx: DomainContext,
   principal: Principal,
@@ -50,6 +74,7 @@ export async function findKey(
             eq(apiKeys.id, id),
             eq(apiKeys.accountId, principal.accountId),
             options.revoked ? undefined : isNull(apiKeys.revokedAt),
+            keysReached(principal),
           ),
         )
         .get()
@@ -60,7 +85,7 @@ export async function findKey(
 
 /**
  * A new key of the caller's account (live for a live key, sandbox for a sandbox key), never granting more than the
- * calling key: no product, area, access or lifetime beyond its own. MFA-gated when MFA is on.
+ * calling key: no product, area, access, lifetime or sub-user beyond its own. MFA-gated when MFA is on.
  */
 export async function createKey(
   ctx: DomainContext,
@@ -72,8 +97,10 @@ export async function createKey(
   const grant = grantWith(input, {
     products: principal.products,
     scopes: principal.scopes,
+    subuserIds: principal.subuserIds,
     expiresAt: principal.keyExpiresAt,
   });
+  await assertBindable(ctx, principal, input.subuserIds);
   assertWithinCaller(principal, grant);
   assertFutureExpiry(grant);
   return issueApiKey(
@@ -90,6 +117,7 @@ function grantWith(changes: KeyChanges, base: KeyGrant): KeyGrant {
   return {
     products: changes.products === undefined ? base.products : changes.products,
     scopes: changes.scopes === undefined ? base.scopes : changes.scopes,
+    subuserIds: changes.subuserIds === undefined ? base.subuserIds : bindingOf(changes.subuserIds),
     expiresAt: changes.expiresAt === undefined ? base.expiresAt : changes.expiresAt,
   };
 }
@@ -105,6 +133,7 @@ export async function updateKey(
   const key = await manageableKey(ctx, principal, id);
   await assertMfa(ctx, await currentAccount(ctx, principal), mfaCode);
   const grant = grantWith(changes, key);
+  await assertBindable(ctx, principal, changes.subuserIds);
   assertWithinCaller(principal, grant);
   if (changes.expiresAt !== undefined) assertFutureExpiry(grant);
   const written = { ...grant, ...(changes.name === undefined ? {} : { name: changes.name }) };
@@ -178,7 +207,8 @@ export function rotationGraceMs(seconds: number | undefined): number {
 
 /**
  * A key can never grant more than the key that makes or changes it: its products within the caller's, each area's
- * access at most the caller's, and no later expiry than the caller's own.
+ * access at most the caller's, no later expiry than the caller's own, and a bound caller's binding a subset of its
+ * own (an unbound key reaches every sub-user).
  */
 function assertWithinCaller(principal: Principal, grant: KeyGrant): void {
   const refuse = (what: string) => {
@@ -197,6 +227,23 @@ function assertWithinCaller(principal: Principal, grant: KeyGrant): void {
   if (principal.keyExpiresAt !== null && (grant.expiresAt === null || grant.expiresAt > principal.keyExpiresAt)) {
     refuse("this key expires, so a key it makes must expire no later");
   }
+  const bound = principal.subuserIds;
+  if (bound !== null && (grant.subuserIds === null || grant.subuserIds.some((id) => !bound.includes(id)))) {
+    refuse("this key is bound to sub-users, so a key it makes must be bound to some of them");
+  }
+}
+
+/** A binding as stored: each sub-user once, in the order first named. */
+function bindingOf(ids: string[] | null): string[] | null {
+  return ids === null ? null : [...new Set(ids)];
+}
+
+/**
+ * The sub-users a key is to be bound to are live sub-users of the account that the calling key manages (its product
+ * scope, its own binding): any other id answers like an unknown one, 404 `subuser_not_found`.
+ */
+async function assertBindable(ctx: DomainContext, principal: Principal, ids: string[] | null | undefined) {
+  if (ids) await findSubusers(ctx, principal, ids);
 }
 
 function assertFutureExpiry(grant: KeyGrant): void {

@@ -72,6 +72,7 @@ function jobPrincipal(account: { id: string; plan: Plan }): Principal {
     plan: account.plan,
     products: null,
     scopes: null,
+    subuserIds: null,
     keyExpiresAt: null,
     tokenHash: "",
     tokenReplacedUntil: null,

@@ -1,6 +1,7 @@
-import { and, eq } from "drizzle-orm";
-import { ispBatches, ispIps, subuserMonthlyUsage, subusers, whitelistEntries } from "../../db/schema";
-import { now, utcMonth } from "../../platform/clock";
+import { and, eq, inArray } from "drizzle-orm";
+import { ispBatches, ispIps, type SubuserRow, subuserMonthlyUsage, subusers, whitelistEntries } from "../../db/schema";
+import { periodsAt } from "../../platform/cap-periods";
+import { now } from "../../platform/clock";
 import { sha256Hex, timingSafeEqual } from "../../platform/crypto";
 import { blockContains, formatIp, parseBlock, parseIp } from "../../platform/ip";
 import type { DomainContext } from "../context";
@@ -47,9 +48,9 @@ export async function authorizeIspRequest(
     return refuse("not-whitelisted");
   }
   if (subuser.status === "disabled") return refuse("subuser-disabled");
-  if (subuser.trafficLimitBytes !== null && (await monthUsedBytes(ctx, subuser.id, at)) >= subuser.trafficLimitBytes) {
-    return refuse("traffic-limit-reached");
-  }
+  if (subuser.expiresAt !== null && at >= subuser.expiresAt) return refuse("subuser-expired");
+  const capReached = await reachedCap(ctx, subuser, at);
+  if (capReached) return refuse(capReached);
   if (ip.status !== "assigned" || batch.status === "provisioning") return refuse("ip-provisioning");
   if (batch.status === "grace" || batch.expiresAt <= at) return refuse("ip-expired");
 
@@ -59,6 +60,7 @@ export async function authorizeIspRequest(
     product: "isp",
     lease: null,
     session: null,
+    targetRules: subuser.targetRules,
     cacheTtlS: Math.max(0, Math.min(ISP_CACHE_TTL_S, Math.floor((batch.expiresAt - at) / 1000))),
     target: {
       type: "isp",
@@ -72,13 +74,23 @@ export async function authorizeIspRequest(
   };
 }
 
-async function monthUsedBytes(ctx: DomainContext, subuserId: string, at: number): Promise<number> {
-  const row = await ctx.db
-    .select({ usedBytes: subuserMonthlyUsage.usedBytes })
+/** The first of the sub-user's caps its settled usage has reached, in the rules' order (lifetime, month, day). */
+async function reachedCap(ctx: DomainContext, subuser: SubuserRow, at: number) {
+  const caps = [
+    { cap: subuser.lifetimeLimitBytes, kind: "lifetime", code: "lifetime-limit-reached" },
+    { cap: subuser.trafficLimitBytes, kind: "month", code: "traffic-limit-reached" },
+    { cap: subuser.dailyLimitBytes, kind: "day", code: "daily-limit-reached" },
+  ] as const;
+  if (caps.every(({ cap }) => cap === null)) return null;
+  const periods = periodsAt(at);
+  const rows = await ctx.db
+    .select({ period: subuserMonthlyUsage.month, usedBytes: subuserMonthlyUsage.usedBytes })
     .from(subuserMonthlyUsage)
-    .where(and(eq(subuserMonthlyUsage.subuserId, subuserId), eq(subuserMonthlyUsage.month, utcMonth(at))))
-    .get();
-  return row?.usedBytes ?? 0;
+    .where(
+      and(eq(subuserMonthlyUsage.subuserId, subuser.id), inArray(subuserMonthlyUsage.month, Object.values(periods))),
+    );
+  const used = (period: string) => rows.find((row) => row.period === period)?.usedBytes ?? 0;
+  return caps.find(({ cap, kind }) => cap !== null && used(periods[kind]) >= cap)?.code ?? null;
 }
 
 async function batchWhitelisted(ctx: DomainContext, batchId: string, sourceIp: string): Promise<boolean> {

@@ -40,6 +40,7 @@ export async function authorizeProxyRequest(ctx: DomainContext, request: Authori
         cacheTtlS: decision.cacheTtlS,
         target,
         session: decision.session,
+        targetRules: decision.targetRules,
       };
     case "deny": {
       const { outcome: _, ...refusal } = decision;

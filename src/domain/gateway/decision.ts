@@ -1,6 +1,11 @@
 import type { Product } from "../../db/schema";
 import type { SessionPin } from "../../durable-objects/subuser-gate/contract";
-import { type GatewayErrorCode, type Refusal as RuleRefusal, refusal } from "../../platform/gateway-rules";
+import {
+  type GatewayErrorCode,
+  type Refusal as RuleRefusal,
+  refusal,
+  type TargetRules,
+} from "../../platform/gateway-rules";
 import type { GatewayTarget } from "./username";
 
 export interface IspTarget {
@@ -36,6 +41,8 @@ export type GatewayDecision =
       target: GatewayTarget | IspTarget;
       /** The sticky session a username with session segments is pinned to (null without them, and for ISP). */
       session: SessionPin | null;
+      /** Where the sub-user's requests may go (null: anywhere): the gateway checks each request's target. */
+      targetRules: TargetRules | null;
     }
   | Refusal;
 

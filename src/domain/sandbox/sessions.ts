@@ -75,7 +75,7 @@ async function liveSession(
 ): Promise<SessionSnapshot | null> {
   const sessions = await stores.listSessions({
     product: parsed.product,
-    subuserId,
+    subuserIds: [subuserId],
     sessionId: parsed.target.sessionId ?? undefined,
     limit: SAME_SESSION_ID_SESSIONS,
   });

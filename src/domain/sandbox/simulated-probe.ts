@@ -1,5 +1,5 @@
 import { sha256Hex } from "../../platform/crypto";
-import { LIMIT_SERVICE_CODE } from "../../platform/gateway-rules";
+import { LIMIT_SERVICE_CODE, targetRefusal } from "../../platform/gateway-rules";
 import type { DomainContext } from "../context";
 import type { GatewayProbe, ProbeOutcome, ProbeRequest } from "../tools/probe";
 import { decideAsGateway } from "./gate";
@@ -12,7 +12,7 @@ const SIMULATED_ASN = 64_496;
 
 /**
  * The sandbox's gateway: no socket is opened. The username is decided by the sub-user's gate as the real gateway
- * would have it decided (407 wrong password, 403 disabled, 402 exhausted, 429 limits); an allow answers with a
+ * would have it decided (407 wrong password, 403 disabled or a target its rules deny, 402 exhausted or capped, 429 limits); an allow answers with a
  * deterministic exit: a sticky session's (by the node's rule: its key and generation, so it changes only when the
  * session is terminated) or a TEST-NET-3 address, the geo and ASN from the username, fixed latencies.
  */
@@ -32,6 +32,8 @@ export function simulatedProbe(ctx: DomainContext): GatewayProbe {
           : refused(decision.status, decision.errorCode);
       }
       if (decision.outcome !== "allow") return refused(407, "auth-failed");
+      const denied = targetRefusal(decision.targetRules, request.target.hostname);
+      if (denied) return refused(denied.status, denied.errorCode);
       const { target } = parsed;
       const tls = request.target.protocol === "https:" ? LATENCY.tls : null;
       return {

@@ -1,8 +1,9 @@
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import { accounts, bandwidthPools, subuserMonthlyUsage, subusers, whitelistEntries } from "../../db/schema";
 import { SubuserGateClient } from "../../durable-objects/subuser-gate";
 import type { GateConfig, PoolFigures } from "../../durable-objects/subuser-gate/contract";
-import { now, utcMonth } from "../../platform/clock";
+import { periodsAt } from "../../platform/cap-periods";
+import { now } from "../../platform/clock";
 import { ownerTag } from "../../platform/owner-tag";
 import type { BandwidthProduct } from "../../vocabulary";
 import type { DomainContext } from "../context";
@@ -23,7 +24,7 @@ async function loadGateConfig(ctx: DomainContext, name: string): Promise<GateCon
     .get();
   if (!row) return null;
   const { subuser, plan, overrides } = row;
-  const month = utcMonth(now());
+  const periods = periodsAt(now());
   const [whitelist, pools, usage] = await ctx.db.batch([
     ctx.db
       .select({ product: whitelistEntries.product, ip: whitelistEntries.ip })
@@ -31,10 +32,13 @@ async function loadGateConfig(ctx: DomainContext, name: string): Promise<GateCon
       .where(and(eq(whitelistEntries.scope, "subuser"), eq(whitelistEntries.scopeId, subuser.id))),
     ctx.db.select().from(bandwidthPools).where(eq(bandwidthPools.accountId, subuser.accountId)),
     ctx.db
-      .select({ usedBytes: subuserMonthlyUsage.usedBytes })
+      .select({ period: subuserMonthlyUsage.month, usedBytes: subuserMonthlyUsage.usedBytes })
       .from(subuserMonthlyUsage)
-      .where(and(eq(subuserMonthlyUsage.subuserId, subuser.id), eq(subuserMonthlyUsage.month, month))),
+      .where(
+        and(eq(subuserMonthlyUsage.subuserId, subuser.id), inArray(subuserMonthlyUsage.month, Object.values(periods))),
+      ),
   ]);
+  const usedIn = (period: string) => usage.find((row) => row.period === period)?.usedBytes ?? 0;
   return {
     subuserId: subuser.id,
     accountId: subuser.accountId,
@@ -55,7 +59,13 @@ async function loadGateConfig(ctx: DomainContext, name: string): Promise<GateCon
       pools.map((pool) => [pool.product, { purchasedBytes: pool.purchasedBytes, usedBytes: pool.usedBytes }]),
     ),
     trafficLimitBytes: subuser.trafficLimitBytes,
-    monthUsage: { month, usedBytes: usage[0]?.usedBytes ?? 0 },
+    monthUsage: { month: periods.month, usedBytes: usedIn(periods.month) },
+    dailyLimitBytes: subuser.dailyLimitBytes,
+    dayUsage: { day: periods.day, usedBytes: usedIn(periods.day) },
+    lifetimeLimitBytes: subuser.lifetimeLimitBytes,
+    lifetimeUsedBytes: usedIn(periods.lifetime),
+    expiresAt: subuser.expiresAt,
+    targetRules: subuser.targetRules,
     ownerTag: await ownerTag(ctx.env.SEALING_KEY, {
       name: subuser.name,
       subuserId: subuser.id,

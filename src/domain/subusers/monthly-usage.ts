@@ -40,7 +40,7 @@ export function settleMonthlyUsageStatements(
     );
   const tellGates = new Write(overCap, {
     afterCommit: async (ctx, rows) => {
-      for (const row of rows) await subuserGate(ctx, row.gateName).updateMonthUsage(row.month, row.usedBytes);
+      for (const row of rows) await subuserGate(ctx, row.gateName).updateUsage(row.month, row.usedBytes);
     },
   });
   return [upsert, tellGates];

@@ -8,6 +8,7 @@ import {
   type SubuserRow,
   type SubuserStatus,
   subusers,
+  type TargetRules,
 } from "../../db/schema";
 import { now, SECOND } from "../../platform/clock";
 import { randomString, sha256Hex } from "../../platform/crypto";
@@ -17,7 +18,7 @@ import { keysetPage, type PageQuery } from "../../platform/pagination";
 import { currentAccount } from "../accounts/accounts";
 import { type AuditAction, auditStatements, commitAudited } from "../audit/audit-log";
 import type { DomainContext, Principal } from "../context";
-import { assertInScope, productsInScope } from "../scope";
+import { assertInScope, idIn, productsInScope, reaches, subusersReached } from "../scope";
 import { settleUsage } from "../traffic/settlement";
 import { accountStores } from "../traffic/store";
 import { commit } from "../unit-of-work";
@@ -43,6 +44,13 @@ export interface NewSubuser {
   rpsMax?: number;
   /** Monthly (UTC) traffic cap in bytes; null or omitted: none. */
   trafficLimitBytes?: number | null;
+  /** Caps per UTC day and over the sub-user's life, in bytes; null or omitted: none. */
+  dailyLimitBytes?: number | null;
+  lifetimeLimitBytes?: number | null;
+  /** Where its requests may go; null or omitted: anywhere. */
+  targetRules?: TargetRules | null;
+  /** From then on its requests are refused (ms, in the future); null or omitted: never. */
+  expiresAt?: number | null;
   /** `subuser.new_source` events for this sub-user (default false). */
   alertOnNewSource?: boolean;
   /** Spike alerts' sensitivity or off (default medium), and their action (default none). */
@@ -56,9 +64,21 @@ export interface SubuserPatch {
   concurrentMax?: number;
   rpsMax?: number;
   trafficLimitBytes?: number | null;
+  dailyLimitBytes?: number | null;
+  lifetimeLimitBytes?: number | null;
+  targetRules?: TargetRules | null;
+  expiresAt?: number | null;
   alertOnNewSource?: boolean;
   spikeSensitivity?: SpikeSettingValue;
   spikeAction?: SpikeAction;
+}
+
+/** An expiry must lie ahead: a sub-user is stopped now by disabling it. */
+function assertExpiryAhead(expiresAt: number | null | undefined): void {
+  if (expiresAt != null && expiresAt <= now()) {
+    const message = "expires_at: must be in the future (disable the sub-user to stop it now).";
+    throw new ApiError("invalid_request", message, { details: [{ field: "expires_at", message }] });
+  }
 }
 
 function assertWithinPlan(account: AccountRow, products: Product[], concurrentMax: number, rpsMax: number): void {
@@ -97,6 +117,7 @@ export async function createSubuser(
   const concurrentMax = input.concurrentMax ?? defaults.concurrent;
   const rpsMax = input.rpsMax ?? defaults.rps;
   assertWithinPlan(account, input.products, concurrentMax, rpsMax);
+  assertExpiryAhead(input.expiresAt);
 
   const password = newPassword();
   const passwordHash = await sha256Hex(password);
@@ -112,6 +133,10 @@ export async function createSubuser(
       concurrentMax,
       rpsMax,
       trafficLimitBytes: input.trafficLimitBytes ?? null,
+      dailyLimitBytes: input.dailyLimitBytes ?? null,
+      lifetimeLimitBytes: input.lifetimeLimitBytes ?? null,
+      targetRules: input.targetRules ?? null,
+      expiresAt: input.expiresAt ?? null,
       alertOnNewSource: input.alertOnNewSource ?? false,
       spikeSensitivity: input.spikeSensitivity ?? "medium",
       spikeAction: input.spikeAction ?? "none",
@@ -156,6 +181,7 @@ export async function listSubusers(ctx: DomainContext, principal: Principal, fil
       ? sql`EXISTS (SELECT 1 FROM json_each(${subusers.products}) WHERE value = ${filters.product})`
       : undefined,
     productsInScope(principal, subusers.products),
+    subusersReached(principal, subusers.id),
   ];
   return ctx.db
     .select()
@@ -177,18 +203,43 @@ export async function findSubuser(ctx: DomainContext, principal: Principal, id: 
 
 /**
  * A live sub-user of the caller's account, named to filter a product's resources (traffic, the request log,
- * sessions): the route has checked the key covers that product, which is all those resources need. 404 as above.
+ * sessions): the route has checked the key covers that product, which is all those resources need. 404 as above,
+ * and for a sub-user a bound key does not reach: to it, the others do not exist.
  */
 export async function findAccountSubuser(ctx: DomainContext, principal: Principal, id: string): Promise<SubuserRow> {
-  const subuser = isId("subuser", id)
-    ? await ctx.db
-        .select()
-        .from(subusers)
-        .where(and(eq(subusers.id, id), eq(subusers.accountId, principal.accountId), isNull(subusers.deletedAt)))
-        .get()
-    : undefined;
+  const subuser =
+    isId("subuser", id) && reaches(principal, id)
+      ? await ctx.db
+          .select()
+          .from(subusers)
+          .where(and(eq(subusers.id, id), eq(subusers.accountId, principal.accountId), isNull(subusers.deletedAt)))
+          .get()
+      : undefined;
   if (!subuser) throw new ApiError("subuser_not_found");
   return subuser;
+}
+
+/**
+ * Live sub-users of the caller's account that the key manages (its product scope, its binding), by id: each id that
+ * is none of them answers like an unknown one, 404 `subuser_not_found` naming it. Duplicates count once.
+ */
+export async function findSubusers(ctx: DomainContext, principal: Principal, ids: string[]): Promise<SubuserRow[]> {
+  const wanted = [...new Set(ids)];
+  const found = await ctx.db
+    .select()
+    .from(subusers)
+    .where(
+      and(
+        idIn(subusers.id, wanted),
+        eq(subusers.accountId, principal.accountId),
+        isNull(subusers.deletedAt),
+        productsInScope(principal, subusers.products),
+        subusersReached(principal, subusers.id),
+      ),
+    );
+  const missing = wanted.find((id) => !found.some((subuser) => subuser.id === id));
+  if (missing !== undefined) throw new ApiError("subuser_not_found", `No sub-user ${missing} exists.`);
+  return wanted.map((id) => found.find((subuser) => subuser.id === id) as SubuserRow);
 }
 
 export async function updateSubuser(
@@ -208,6 +259,11 @@ export async function updateSubuser(
   // A status the customer sets is theirs: no traffic-spike episode's acknowledgement undoes it.
   if (patch.status !== undefined) Object.assign(changes, { status: patch.status, spikeDisabledBy: null });
   if (patch.trafficLimitBytes !== undefined) changes.trafficLimitBytes = patch.trafficLimitBytes;
+  if (patch.dailyLimitBytes !== undefined) changes.dailyLimitBytes = patch.dailyLimitBytes;
+  if (patch.lifetimeLimitBytes !== undefined) changes.lifetimeLimitBytes = patch.lifetimeLimitBytes;
+  if (patch.targetRules !== undefined) changes.targetRules = patch.targetRules;
+  assertExpiryAhead(patch.expiresAt);
+  if (patch.expiresAt !== undefined) changes.expiresAt = patch.expiresAt;
   if (patch.alertOnNewSource !== undefined) changes.alertOnNewSource = patch.alertOnNewSource;
   if (patch.spikeSensitivity !== undefined) changes.spikeSensitivity = patch.spikeSensitivity;
   if (patch.spikeAction !== undefined) changes.spikeAction = patch.spikeAction;
@@ -219,7 +275,10 @@ export async function updateSubuser(
     throw error;
   }
   await syncGate(ctx, updated.name);
-  if (patch.trafficLimitBytes !== undefined) await tellMeter(ctx, updated);
+  const capChanged = [patch.trafficLimitBytes, patch.dailyLimitBytes, patch.lifetimeLimitBytes].some(
+    (cap) => cap !== undefined,
+  );
+  if (capChanged) await tellMeter(ctx, updated);
   if (patch.spikeSensitivity !== undefined && patch.spikeSensitivity !== subuser.spikeSensitivity) {
     await pushSpikeSetting(ctx, updated);
   }

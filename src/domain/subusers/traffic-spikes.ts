@@ -16,7 +16,7 @@ import { bytesToGb } from "../../platform/units";
 import { auditStatements } from "../audit/audit-log";
 import type { DomainContext, Principal } from "../context";
 import { eventStatement, eventTypes } from "../events";
-import { productsInScope } from "../scope";
+import { productsInScope, subusersReached } from "../scope";
 import { targetDomain } from "../traffic/target-domain";
 import { commit, runUnitOfWork, type Step } from "../unit-of-work";
 import { syncGate } from "./gate-sync";
@@ -233,6 +233,7 @@ export async function listTrafficSpikes(
           AND ${subuserTrafficSpikes.acknowledgedAt} IS NULL))`
       : undefined,
     productsInScope(principal, subusers.products),
+    subusersReached(principal, subuserTrafficSpikes.subuserId),
   ];
   const rows = await ctx.db
     .select({ spike: subuserTrafficSpikes })
@@ -313,7 +314,13 @@ async function findTrafficSpike(ctx: DomainContext, principal: Principal, id: st
     ? await ctx.db
         .select()
         .from(subuserTrafficSpikes)
-        .where(and(eq(subuserTrafficSpikes.id, id), eq(subuserTrafficSpikes.accountId, principal.accountId)))
+        .where(
+          and(
+            eq(subuserTrafficSpikes.id, id),
+            eq(subuserTrafficSpikes.accountId, principal.accountId),
+            subusersReached(principal, subuserTrafficSpikes.subuserId),
+          ),
+        )
         .get()
     : undefined;
   if (!spike) throw new ApiError("traffic_spike_not_found");

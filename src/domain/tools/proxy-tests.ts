@@ -3,12 +3,13 @@ import { type Product, proxyTests, subusers } from "../../db/schema";
 import { pruneMadeBefore } from "../../db/statements";
 import { DAY, now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
+import { refusal, type TargetRules, targetRefusal } from "../../platform/gateway-rules";
 import { isId, newId } from "../../platform/ids";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
 import { commitAudited } from "../audit/audit-log";
 import type { DomainContext, Principal } from "../context";
 import { type GatewayTarget, parseUsername } from "../gateway/username";
-import { assertInScope } from "../scope";
+import { assertInScope, subusersReached } from "../scope";
 import { probeFor } from "./gateway-probe";
 import type { ProbeOutcome, ProbeProtocol } from "./probe";
 
@@ -52,12 +53,29 @@ function grammarRefusal(errorCode: string): ProbeOutcome {
   };
 }
 
+/**
+ * SOCKS5 has one reply for a target the gateway will not reach ("not allowed by ruleset"): when the sub-user's
+ * target rules keep it from the target, the run says so by the rules' code, as the HTTP proxy's header does.
+ */
+function namedRuleRefusal(outcome: ProbeOutcome, rules: TargetRules | null, host: string): ProbeOutcome {
+  if (outcome.errorCode !== "target-not-allowed" || !targetRefusal(rules, host)) return outcome;
+  const { status, errorCode } = refusal("target-denied");
+  return { ...outcome, status, errorCode };
+}
+
 /** A live sub-user of the caller's account by its gateway name; another account's or none is 404. */
 async function subuserByName(ctx: DomainContext, principal: Principal, name: string) {
   const subuser = await ctx.db
-    .select({ id: subusers.id })
+    .select({ id: subusers.id, targetRules: subusers.targetRules })
     .from(subusers)
-    .where(and(eq(subusers.name, name), eq(subusers.accountId, principal.accountId), isNull(subusers.deletedAt)))
+    .where(
+      and(
+        eq(subusers.name, name),
+        eq(subusers.accountId, principal.accountId),
+        isNull(subusers.deletedAt),
+        subusersReached(principal, subusers.id),
+      ),
+    )
     .get();
   if (!subuser) throw new ApiError("subuser_not_found", "No sub-user of this account has the username's name.");
   return subuser;
@@ -76,10 +94,12 @@ export async function runProxyTest(
   if (parsed.ok) {
     // The product first: a key outside it learns nothing, not even whether the name is a sub-user's.
     assertInScope(principal, [parsed.value.product]);
-    subuserId = (await subuserByName(ctx, principal, parsed.value.name)).id;
+    const subuser = await subuserByName(ctx, principal, parsed.value.name);
+    subuserId = subuser.id;
     const timeoutMs =
       Number(ctx.env.PROXY_TEST_TIMEOUT_MS) * (parsed.value.product === "mobile" ? MOBILE_TIMEOUT_FACTOR : 1);
-    outcome = await probeFor(ctx, principal).run({ ...input, target, timeoutMs });
+    const answer = await probeFor(ctx, principal).run({ ...input, target, timeoutMs });
+    outcome = namedRuleRefusal(answer, subuser.targetRules, target.hostname);
   } else {
     outcome = grammarRefusal(parsed.error);
   }
@@ -130,7 +150,15 @@ function runsInScope(principal: Principal): SQL | undefined {
   return types.length === 0 ? sql`${type} IS NULL` : sql`(${type} IS NULL OR ${type} IN (${sql.join(types, sql`, `)}))`;
 }
 
-/** The account's runs of the last 24 hours that the key's product scope covers, newest first. */
+/**
+ * Runs a bound key sees: those of its sub-users (a username no sub-user has, or one the grammar refused, may name
+ * another: it is not shown).
+ */
+function runsReached(principal: Principal): SQL | undefined {
+  return subusersReached(principal, sql`json_extract(${proxyTests.result}, '$.subuserId')`);
+}
+
+/** The account's runs of the last 24 hours that the key's product scope covers (and binding reaches), newest first. */
 export async function listProxyTests(
   ctx: DomainContext,
   principal: Principal,
@@ -140,7 +168,15 @@ export async function listProxyTests(
   const rows = await ctx.db
     .select({ result: proxyTests.result })
     .from(proxyTests)
-    .where(and(eq(proxyTests.accountId, principal.accountId), kept(), runsInScope(principal), page.where))
+    .where(
+      and(
+        eq(proxyTests.accountId, principal.accountId),
+        kept(),
+        runsInScope(principal),
+        runsReached(principal),
+        page.where,
+      ),
+    )
     .orderBy(page.orderBy)
     .limit(page.limit);
   return rows.map((row) => row.result as unknown as ProxyTestRecord);
@@ -151,7 +187,9 @@ export async function findProxyTest(ctx: DomainContext, principal: Principal, id
     ? await ctx.db
         .select({ result: proxyTests.result })
         .from(proxyTests)
-        .where(and(eq(proxyTests.id, id), eq(proxyTests.accountId, principal.accountId), kept()))
+        .where(
+          and(eq(proxyTests.id, id), eq(proxyTests.accountId, principal.accountId), kept(), runsReached(principal)),
+        )
         .get()
     : undefined;
   if (!row) throw new ApiError("proxy_test_not_found");

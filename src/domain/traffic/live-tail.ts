@@ -34,10 +34,11 @@ const tailedAccounts = new RefreshedValue(TAILED_ACCOUNTS_PERIOD_MS, async (ctx:
 
 /**
  * Opens a live tail of the account's sampled requests of one product, filtered: the viewer's end of its WebSocket.
- * The key must cover the product, a sub-user filter must name a live sub-user of the account (404 otherwise), and
- * the account may have at most `MAX_TAILS` open (409 `tail_limit`). The tail closes when the key that opened it is
- * revoked, expires, loses the product or its token is rotated away (`reviewKeyChannels`). The account is listed as tailed once its tail is
- * open, so a delivery that found no tail just before cannot unlist it (`deliverToTails`).
+ * The key must cover the product, a sub-user filter must name a live sub-user of the account that the key reaches
+ * (404 otherwise; a bound key's tail shows its sub-users alone), and the account may have at most `MAX_TAILS` open
+ * (409 `tail_limit`). The tail closes when the key that opened it is revoked, expires, loses the product or a
+ * sub-user it shows, or its token is rotated away (`reviewKeyChannels`). The account is listed as tailed once its
+ * tail is open, so a delivery that found no tail just before cannot unlist it (`deliverToTails`).
  */
 export async function openTail(ctx: DomainContext, principal: Principal, query: TailQuery): Promise<WebSocket> {
   assertInScope(principal, [query.product]);
@@ -45,6 +46,7 @@ export async function openTail(ctx: DomainContext, principal: Principal, query: 
   const filter: TailFilter = {
     product: query.product,
     subuser: query.subuserId ?? null,
+    subusers: principal.subuserIds,
     domain: query.domain ?? null,
     status: query.status ?? null,
     errorCode: query.errorCode ?? null,

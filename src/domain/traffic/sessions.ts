@@ -9,7 +9,7 @@ import { cursorAfter, type PageQuery } from "../../platform/pagination";
 import type { BandwidthProduct } from "../../vocabulary";
 import { auditStatements, withdrawnEntry } from "../audit/audit-log";
 import type { DomainContext, Principal } from "../context";
-import { assertInScope } from "../scope";
+import { assertInScope, reaches, subusersRead } from "../scope";
 import { subuserGate } from "../subusers/gate-sync";
 import { findAccountSubuser } from "../subusers/subusers";
 import { commit } from "../unit-of-work";
@@ -25,7 +25,10 @@ export interface SessionQuery extends PageQuery {
   repinned?: boolean;
 }
 
-/** The account's sticky sessions of a product, newest first: live ones, and terminated ones for 24 hours. */
+/**
+ * The account's sticky sessions of a product (a bound key's: of its sub-users), newest first: live ones, and
+ * terminated ones for 24 hours.
+ */
 export async function listSessions(
   ctx: DomainContext,
   principal: Principal,
@@ -36,7 +39,7 @@ export async function listSessions(
   if (query.subuserId !== undefined) await findAccountSubuser(ctx, principal, query.subuserId);
   const filters: SessionFilters = {
     product,
-    subuserId: query.subuserId,
+    subuserIds: subusersRead(principal, query.subuserId),
     sessionId: query.sessionId,
     region: query.region,
     asn: query.asn,
@@ -160,13 +163,14 @@ export async function finishTerminations(ctx: DomainContext, at: number): Promis
   return stalled.length;
 }
 
-/** A session of the caller's account and of this product, while it is visible. */
+/** A session of the caller's account and of this product, of a sub-user the key reaches, while it is visible. */
 async function visibleSession(ctx: DomainContext, principal: Principal, product: SessionProduct, id: string) {
   assertInScope(principal, [product]);
   const found = /^ses_[0-9A-Z]{26}$/.test(id)
     ? await (await accountStores(ctx, principal.accountId)).session(id)
     : null;
   if (!found || found.session.product !== product || !visible(found.session, now())) throw notFound();
+  if (!reaches(principal, found.session.subuserId)) throw notFound();
   return found;
 }
 

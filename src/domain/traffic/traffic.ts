@@ -2,7 +2,7 @@ import type { GroupBy, RequestSample, TrafficProduct, TrafficRow } from "../../d
 import { DAY, now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import type { DomainContext, Principal } from "../context";
-import { assertInScope } from "../scope";
+import { assertInScope, assertUnbound, subusersRead } from "../scope";
 import { findAccountSubuser } from "../subusers/subusers";
 import { alignRange, MAX_RANGE_MS, resolutionFor } from "./resolution";
 import { accountStores } from "./store";
@@ -24,8 +24,8 @@ export function groupsFor(product: TrafficProduct): GroupBy[] {
 }
 
 /**
- * Traffic of the caller's account over `[from, to)`: exact sums of what was ingested, at the resolution the age of
- * `from` allows, the range widened to whole units of it.
+ * Traffic of the caller's account over `[from, to)` (a bound key's: of its sub-users): exact sums of what was
+ * ingested, at the resolution the age of `from` allows, the range widened to whole units of it.
  */
 export async function queryTraffic(ctx: DomainContext, principal: Principal, request: TrafficRequest) {
   assertInScope(principal, [request.product]);
@@ -48,6 +48,8 @@ export async function queryTraffic(ctx: DomainContext, principal: Principal, req
   if (request.groupBy === "domain" && [request.subuserId, request.region, request.tag].some((f) => f !== undefined)) {
     throw new ApiError("invalid_group_by", "group_by=domain does not combine with the subuser, region or tag filters.");
   }
+  // The domains are summed over every sub-user of the account: no answer of them is confined to some.
+  if (request.groupBy === "domain") assertUnbound(principal, "group_by=domain sums the traffic of every sub-user");
   if (request.subuserId !== undefined) await findAccountSubuser(ctx, principal, request.subuserId);
   const at = now();
   const resolution = resolutionFor(request.from, at);
@@ -57,12 +59,15 @@ export async function queryTraffic(ctx: DomainContext, principal: Principal, req
     ...range,
     resolution,
     groupBy: request.groupBy,
-    filters: { subuserId: request.subuserId, region: request.region, tag: request.tag },
+    filters: { subuserIds: subusersRead(principal, request.subuserId), region: request.region, tag: request.tag },
   });
   return { ...range, resolution, rows };
 }
 
-/** The sampled request log of a product: newest first, at most 1,000, none older than 48 hours. */
+/**
+ * The sampled request log of a product: newest first, at most 1,000, none older than 48 hours (a bound key's: of
+ * its sub-users).
+ */
 export async function listRequests(
   ctx: DomainContext,
   principal: Principal,
@@ -70,5 +75,10 @@ export async function listRequests(
 ): Promise<RequestSample[]> {
   assertInScope(principal, [query.product]);
   if (query.subuserId !== undefined) await findAccountSubuser(ctx, principal, query.subuserId);
-  return (await accountStores(ctx, principal.accountId)).requests(query);
+  const subuserIds = subusersRead(principal, query.subuserId);
+  return (await accountStores(ctx, principal.accountId)).requests({
+    product: query.product,
+    subuserIds,
+    limit: query.limit,
+  });
 }

@@ -10,6 +10,7 @@ import { formatBlock, parseBlock } from "../../platform/ip";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
 import { type AuditAction, commitAudited } from "../audit/audit-log";
 import type { DomainContext } from "../context";
+import { idIn } from "../scope";
 
 /** Spec §8.5: 50 entries per sub-user per product, and 50 per ISP batch; a block counts as one. */
 export const WHITELIST_LIMIT = 50;
@@ -113,18 +114,27 @@ export function listWhitelistEntries(ctx: DomainContext, scope: Omit<WhitelistSc
     .limit(page.limit);
 }
 
-/** An entry of the caller's account in the given kind of scope; anything else is `not_found`. */
+/**
+ * An entry of the caller's account in the given kind of scope (and, when `scopeIds` names some, of one of those
+ * scopes: a bound key's sub-users); anything else is `not_found`.
+ */
 export async function findWhitelistEntry(
   ctx: DomainContext,
   accountId: string,
   scope: WhitelistScope,
   id: string,
+  scopeIds: string[] | null = null,
 ): Promise<WhitelistEntryRow> {
   const entry = await ctx.db
     .select()
     .from(whitelistEntries)
     .where(
-      and(eq(whitelistEntries.id, id), eq(whitelistEntries.accountId, accountId), eq(whitelistEntries.scope, scope)),
+      and(
+        eq(whitelistEntries.id, id),
+        eq(whitelistEntries.accountId, accountId),
+        eq(whitelistEntries.scope, scope),
+        scopeIds === null ? undefined : idIn(whitelistEntries.scopeId, scopeIds),
+      ),
     )
     .get();
   if (!entry) throw new ApiError("not_found", "No whitelist entry with this id exists.");

@@ -37,7 +37,7 @@ export async function listSubuserWhitelist(
 }
 
 export async function removeSubuserWhitelistEntry(ctx: DomainContext, principal: Principal, id: string) {
-  const entry = await findWhitelistEntry(ctx, principal.accountId, "subuser", id);
+  const entry = await findWhitelistEntry(ctx, principal.accountId, "subuser", id, principal.subuserIds);
   const subuser = await findSubuser(ctx, principal, entry.scopeId);
   await removeWhitelistEntry(ctx, entry);
   await syncGate(ctx, subuser.name);

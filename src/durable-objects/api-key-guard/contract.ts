@@ -29,6 +29,8 @@ export interface GuardConfig {
   revoked: boolean;
   /** Per-area access (`read`/`write`); null or absent: a full key. */
   scopes?: Record<string, "read" | "write"> | null;
+  /** The sub-users the key is bound to; null or absent: not bound. */
+  subuserIds?: string[] | null;
   /** The key answers 401 from this instant (ms); null or absent: never. */
   expiresAt?: number | null;
   /**

@@ -37,10 +37,14 @@ export interface TailRecord {
   error_code: string | null;
 }
 
-/** What a tail shows: one product, and optionally one sub-user, domain, status (`404` or `4xx`) and error code. */
+/**
+ * What a tail shows: one product, and optionally one sub-user, domain, status (`404` or `4xx`) and error code;
+ * `subusers`: the sub-users a bound key reaches (null or absent: every sub-user).
+ */
 export interface TailFilter {
   product: string;
   subuser: string | null;
+  subusers?: string[] | null;
   domain: string | null;
   status: string | null;
   errorCode: string | null;
@@ -50,10 +54,16 @@ export function matchesFilter(filter: TailFilter, record: TailRecord): boolean {
   return (
     record.product === filter.product &&
     (filter.subuser === null || record.subuser === filter.subuser) &&
+    (!filter.subusers || filter.subusers.includes(record.subuser)) &&
     (filter.domain === null || isWithinDomain(record.target_host, filter.domain)) &&
     (filter.status === null || matchesStatus(filter.status, record.status)) &&
     (filter.errorCode === null || record.error_code === filter.errorCode)
   );
+}
+
+/** The sub-users a tail shows; null: every sub-user of the account. */
+export function tailSubusers(filter: TailFilter): string[] | null {
+  return filter.subuser !== null ? [filter.subuser] : (filter.subusers ?? null);
 }
 
 /** The host is the domain or one of its subdomains (`api.example.com` is within `example.com`). */

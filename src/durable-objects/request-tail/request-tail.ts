@@ -16,6 +16,7 @@ import {
   type TailFilter,
   type TailRecord,
   TOO_SLOW,
+  tailSubusers,
 } from "./contract";
 
 /** The header the worker hands a tail's filter in (JSON), with the WebSocket upgrade. */
@@ -62,7 +63,7 @@ export class RequestTail extends DurableObject {
     const filter = JSON.parse(request.headers.get(FILTER_HEADER) ?? "null") as TailFilter;
     let credential = JSON.parse(request.headers.get(CREDENTIAL_HEADER) ?? "null") as ChannelCredential;
     const stored = await this.ctx.storage.get<StoredReview>(REVIEW_PREFIX + credential.keyId);
-    if (stored) credential = reviewed(credential, stored.review, filter.product);
+    if (stored) credential = reviewed(credential, stored.review, filter.product, tailSubusers(filter));
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     this.ctx.acceptWebSocket(server, [credential.keyId]);
     server.serializeAttachment({ filter, credential, sent: 0, acked: 0 } satisfies TailSocket);
@@ -88,7 +89,7 @@ export class RequestTail extends DurableObject {
     await this.ctx.storage.put(REVIEW_PREFIX + keyId, { review, at } satisfies StoredReview);
     for (const socket of this.ctx.getWebSockets(keyId)) {
       const state = socket.deserializeAttachment() as TailSocket;
-      const credential = reviewed(state.credential, review, state.filter.product);
+      const credential = reviewed(state.credential, review, state.filter.product, tailSubusers(state.filter));
       socket.serializeAttachment({ ...state, credential } satisfies TailSocket);
     }
     await this.#endLapsed();

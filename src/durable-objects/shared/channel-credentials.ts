@@ -34,17 +34,31 @@ export interface KeyReview {
   expiresAt: number | null;
   /** The tokens accepted: the current one (`until` null) and a rotated one during its grace. */
   tokens: Array<{ hash: string; until: number | null }>;
-  /** Whether the key still covers a channel, by what the channel shows (the live tail: its product). */
-  covers: { products: string[] | null; area: boolean };
+  /**
+   * Whether the key still covers a channel, by what the channel shows (the live tail: its product and sub-users):
+   * its product scope, its area scope, and the sub-users it is bound to (null or absent: not bound).
+   */
+  covers: { products: string[] | null; area: boolean; subuserIds?: string[] | null };
 }
 
-/** The credential as the review has it: its deadlines moved, or ended for good. */
-export function reviewed(credential: ChannelCredential, review: KeyReview, product: string): ChannelCredential {
+/**
+ * The credential as the review has it: its deadlines moved, or ended for good. `subuserIds`: the sub-users the
+ * channel shows (null: every sub-user of the account), all of which a bound key must still reach.
+ */
+export function reviewed(
+  credential: ChannelCredential,
+  review: KeyReview,
+  product: string,
+  subuserIds: string[] | null = null,
+): ChannelCredential {
   if (review.revoked) return { ...credential, ended: "revoked" };
   const token = review.tokens.find((accepted) => accepted.hash === credential.tokenHash);
   if (!token) return { ...credential, ended: "rotated" };
-  const { products, area } = review.covers;
+  const { products, area, subuserIds: bound = null } = review.covers;
   if (!area || (products !== null && !products.includes(product))) return { ...credential, ended: "scope" };
+  if (bound !== null && (subuserIds === null || subuserIds.some((id) => !bound.includes(id)))) {
+    return { ...credential, ended: "scope" };
+  }
   return { ...credential, keyExpiresAt: review.expiresAt, tokenReplacedUntil: token.until };
 }
 

@@ -72,8 +72,8 @@ export class SubuserGateClient {
     await this.#stub.updatePool(product, figures);
   }
 
-  async updateMonthUsage(month: string, usedBytes: number): Promise<void> {
-    await this.#stub.updateMonthUsage(month, usedBytes);
+  async updateUsage(period: string, usedBytes: number): Promise<void> {
+    await this.#stub.updateUsage(period, usedBytes);
   }
 
   resolveSessions(usages: SessionUsage[]): Promise<Array<SessionIdentity | null>> {

@@ -1,5 +1,6 @@
 import { DAY, toIso } from "../../platform/clock";
 import type { Refusal } from "../../platform/gateway-rules";
+import type { TargetRules } from "../../platform/target-rules";
 import type { BandwidthProduct, Product } from "../../vocabulary";
 import type { SessionRequest, SessionSnapshot, SessionUsage, TrafficProduct } from "../traffic-store/contract";
 
@@ -36,6 +37,15 @@ export interface GateConfig {
   /** The sub-user's monthly cap in bytes (null: none), and its usage in the latest month it was told of. */
   trafficLimitBytes: number | null;
   monthUsage: { month: string; usedBytes: number } | null;
+  /** Caps per UTC day and over the sub-user's life, in bytes, and its usage as last told (absent: stored before). */
+  dailyLimitBytes?: number | null;
+  dayUsage?: { day: string; usedBytes: number } | null;
+  lifetimeLimitBytes?: number | null;
+  lifetimeUsedBytes?: number;
+  /** From this instant (ms) its requests are refused (null or absent: never). */
+  expiresAt?: number | null;
+  /** Where its requests may go (null or absent: anywhere). */
+  targetRules?: TargetRules | null;
   /** The signed owner (`platform/owner-tag`): usage records carry it back. Absent in configs stored before it. */
   ownerTag?: string;
 }
@@ -51,7 +61,14 @@ export interface DecideInput {
 
 export type Decision =
   | { outcome: "unconfigured" }
-  | { outcome: "allow"; subuserId: string; lease: string; cacheTtlS: number; session: SessionPin | null }
+  | {
+      outcome: "allow";
+      subuserId: string;
+      lease: string;
+      cacheTtlS: number;
+      session: SessionPin | null;
+      targetRules: TargetRules | null;
+    }
   | ({ outcome: "deny" } & Refusal);
 
 /**
@@ -77,6 +94,11 @@ export interface NodeSnapshot {
   exhausted: Partial<Record<BandwidthProduct, boolean>>;
   /** The monthly cap is reached in `month` (UTC). */
   cap: { month: string; reached: boolean };
+  /** The daily cap is reached on `day` (UTC). */
+  dayCap: { day: string; reached: boolean };
+  lifetimeCapReached: boolean;
+  expiresAt: number | null;
+  targetRules: TargetRules | null;
   /**
    * The limited products whose limits nodes use as standing shares (docs/gateway.md, "Standing shares"): each node
    * slot its part, with no lease. The others' limits are leased.
@@ -100,8 +122,17 @@ export function snapshotOnWire(snapshot: NodeSnapshot) {
     limits: snapshot.limits,
     exhausted: snapshot.exhausted,
     cap: snapshot.cap,
+    day_cap: snapshot.dayCap,
+    lifetime_cap_reached: snapshot.lifetimeCapReached,
+    expires_at: snapshot.expiresAt === null ? null : toIso(snapshot.expiresAt),
+    target_rules: targetRulesOnWire(snapshot.targetRules),
     standing: snapshot.standing,
   };
+}
+
+/** Target rules as the contract carries them (snake_case). */
+export function targetRulesOnWire(rules: TargetRules | null) {
+  return rules === null ? null : { mode: rules.mode, domains: rules.domains, ip_ranges: rules.ipRanges };
 }
 
 /** A snapshot as nodes receive it (the answer of `POST /internal/gateway/subusers`, and the `subuser` push). */

@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
-import { now, SECOND, utcMonth } from "../../platform/clock";
+import { capKindOf } from "../../platform/cap-periods";
+import { now, SECOND, utcDay, utcMonth } from "../../platform/clock";
 import { accessRefusal, type Limits, passwordAccepted, placeRefusal, type Refusal } from "../../platform/gateway-rules";
 import { type WhitelistCheck, whitelistCheck } from "../../platform/ip";
 import { STANDING_GRACE_MS } from "../../platform/standing-shares";
@@ -224,6 +225,7 @@ export class SubuserGate extends DurableObject {
       lease,
       cacheTtlS: this.#cacheTtl(config, input, at),
       session,
+      targetRules: config.targetRules ?? null,
     };
   }
 
@@ -239,13 +241,26 @@ export class SubuserGate extends DurableObject {
     this.configure(config);
   }
 
-  /** The sub-user's usage of a month (UTC), for its monthly cap; a newer month replaces an older one. */
-  updateMonthUsage(month: string, usedBytes: number): void {
+  /**
+   * The sub-user's usage of a period, for its caps: a UTC month (`2026-11`), a UTC day (`2026-11-28`) or its life
+   * (`lifetime`). Figures only grow and a newer period replaces an older one, so late pushes cannot undo newer ones.
+   */
+  updateUsage(period: string, usedBytes: number): void {
     const config = this.#config;
     if (!config) return;
-    const known = config.monthUsage;
-    if (known && known.month > month) return;
-    config.monthUsage = { month, usedBytes: known?.month === month ? Math.max(known.usedBytes, usedBytes) : usedBytes };
+    const kind = capKindOf(period);
+    if (kind === "lifetime") {
+      config.lifetimeUsedBytes = Math.max(config.lifetimeUsedBytes ?? 0, usedBytes);
+    } else if (kind === "day") {
+      config.dayUsage = laterUsage(config.dayUsage ?? null, { day: period, usedBytes });
+    } else {
+      const known = config.monthUsage;
+      if (known && known.month > period) return;
+      config.monthUsage = {
+        month: period,
+        usedBytes: known?.month === period ? Math.max(known.usedBytes, usedBytes) : usedBytes,
+      };
+    }
     this.configure(config);
   }
 
@@ -422,7 +437,18 @@ export class SubuserGate extends DurableObject {
 function accessStateOf(
   config: GateConfig,
   at: number,
-): Pick<NodeSnapshot, "status" | "products" | "passwords" | "exhausted" | "cap"> {
+): Pick<
+  NodeSnapshot,
+  | "status"
+  | "products"
+  | "passwords"
+  | "exhausted"
+  | "cap"
+  | "dayCap"
+  | "lifetimeCapReached"
+  | "expiresAt"
+  | "targetRules"
+> {
   return {
     status: config.status,
     products: config.products,
@@ -440,6 +466,11 @@ function accessStateOf(
         .map((product) => [product, exhausted(config.pools[product])]),
     ),
     cap: { month: utcMonth(at), reached: overCap(config, at) },
+    dayCap: { day: utcDay(at), reached: overDayCap(config, at) },
+    lifetimeCapReached:
+      config.lifetimeLimitBytes != null && (config.lifetimeUsedBytes ?? 0) >= config.lifetimeLimitBytes,
+    expiresAt: config.expiresAt ?? null,
+    targetRules: config.targetRules ?? null,
   };
 }
 
@@ -467,6 +498,26 @@ function overCap(config: GateConfig, at: number): boolean {
     usage.month === utcMonth(at) &&
     usage.usedBytes >= config.trafficLimitBytes
   );
+}
+
+function overDayCap(config: GateConfig, at: number): boolean {
+  const usage = config.dayUsage;
+  return (
+    config.dailyLimitBytes != null &&
+    usage != null &&
+    usage.day === utcDay(at) &&
+    usage.usedBytes >= config.dailyLimitBytes
+  );
+}
+
+/** A day's figure: a later day replaces an earlier one, the same day's only grows. */
+function laterUsage(
+  known: { day: string; usedBytes: number } | null,
+  told: { day: string; usedBytes: number },
+): { day: string; usedBytes: number } {
+  if (!known || known.day < told.day) return told;
+  if (known.day > told.day) return known;
+  return { day: known.day, usedBytes: Math.max(known.usedBytes, told.usedBytes) };
 }
 
 function deny(refused: Refusal): Decision {

@@ -3,6 +3,7 @@ import type {
   IpHealth,
   MeterFigures,
   ReportScope,
+  RequestLogQuery,
   RequestSample,
   SessionFilters,
   SessionRequest,
@@ -11,7 +12,6 @@ import type {
   SourceEntry,
   TrafficDayCursor,
   TrafficDayRow,
-  TrafficProduct,
   TrafficQuery,
   TrafficRow,
 } from "./contract";
@@ -76,7 +76,7 @@ export class AccountTrafficStores {
 
   traffic(query: TrafficQuery): Promise<TrafficRow[]> {
     return this.#merged(
-      this.#storesFor(query.filters.subuserId === undefined ? null : [query.filters.subuserId]),
+      this.#storesFor(query.filters.subuserIds ?? null),
       (store) => store.traffic(query),
       (lists) => mergeTrafficRows(lists, query.groupBy),
     );
@@ -98,9 +98,9 @@ export class AccountTrafficStores {
     );
   }
 
-  requests(query: { product: TrafficProduct; subuserId?: string; limit: number }): Promise<RequestSample[]> {
+  requests(query: RequestLogQuery): Promise<RequestSample[]> {
     return this.#merged(
-      this.#storesFor(query.subuserId === undefined ? null : [query.subuserId]),
+      this.#storesFor(query.subuserIds ?? null),
       (store) => store.requests(query),
       (lists) => mergeNewestFirst(lists, query.limit),
     );
@@ -132,7 +132,7 @@ export class AccountTrafficStores {
 
   listSessions(filters: SessionFilters): Promise<SessionSnapshot[]> {
     return this.#merged(
-      this.#storesFor(filters.subuserId === undefined ? null : [filters.subuserId]),
+      this.#storesFor(filters.subuserIds ?? null),
       (store) => store.listSessions(filters),
       (lists) => mergeSessionLists(lists, filters.limit),
     );
@@ -157,6 +157,8 @@ export class AccountTrafficStores {
   /** The stores holding these sub-users' usage (null: every sub-user, so every store). */
   #storesFor(subuserIds: string[] | null): TrafficStoreClient[] {
     if (subuserIds === null || this.shards === 1) return this.#stores;
+    // No sub-user at all: one store answers, with nothing (a merge of no answers would have no shape).
+    if (subuserIds.length === 0) return this.#stores.slice(0, 1);
     return [...this.#subusersByShard(subuserIds).keys()].sort((a, b) => a - b).map((shard) => this.#store(shard));
   }
 

@@ -12,6 +12,7 @@ import {
   type IpHealth,
   type MeterFigures,
   type ReportScope,
+  type RequestLogQuery,
   type RequestSample,
   type SessionDelta,
   type SessionFilters,
@@ -29,7 +30,6 @@ import {
   sourceRow,
   type TrafficDayCursor,
   type TrafficDayRow,
-  type TrafficProduct,
   type TrafficQuery,
   type TrafficRow,
   USAGE_CLOCK_SKEW_MS,
@@ -317,7 +317,7 @@ export class AccountTraffic {
     this.#sources.confirm(alerts);
   }
 
-  requests(query: { product: TrafficProduct; subuserId?: string; limit: number }, at: number): RequestSample[] {
+  requests(query: RequestLogQuery, at: number): RequestSample[] {
     return this.#log.list(query, at);
   }
 

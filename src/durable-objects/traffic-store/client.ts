@@ -3,6 +3,7 @@ import type {
   IpHealth,
   MeterFigures,
   ReportScope,
+  RequestLogQuery,
   RequestSample,
   SessionFilters,
   SessionRequest,
@@ -16,7 +17,6 @@ import type {
   StoreIngest,
   TrafficDayCursor,
   TrafficDayRow,
-  TrafficProduct,
   TrafficQuery,
   TrafficRow,
 } from "./contract";
@@ -109,7 +109,7 @@ export class TrafficStoreClient {
     return this.#stub.confirmSpikeAlerts(receipts);
   }
 
-  requests(query: { product: TrafficProduct; subuserId?: string; limit: number }): Promise<RequestSample[]> {
+  requests(query: RequestLogQuery): Promise<RequestSample[]> {
     return this.#stub.requests(query);
   }
 

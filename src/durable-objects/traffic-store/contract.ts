@@ -554,7 +554,8 @@ export interface TrafficQuery {
   to: number;
   resolution: Resolution;
   groupBy: GroupBy | null;
-  filters: { subuserId?: string; region?: string; tag?: string };
+  /** `subuserIds`: only these sub-users' traffic (one a filter names, or those a bound key reaches). */
+  filters: { subuserIds?: string[]; region?: string; tag?: string };
 }
 
 export interface TrafficRow extends Metrics {
@@ -601,10 +602,18 @@ export interface IpHealth {
   lastSeenAt: number | null;
 }
 
+/** A read of the sampled request log: newest first, up to `limit`; `subuserIds`: only these sub-users'. */
+export interface RequestLogQuery {
+  product: TrafficProduct;
+  subuserIds?: string[];
+  limit: number;
+}
+
 /* Sessions: the account's session index. */
 export interface SessionFilters {
   product: TrafficProduct;
-  subuserId?: string;
+  /** Only these sub-users' sessions. */
+  subuserIds?: string[];
   sessionId?: string;
   region?: string;
   asn?: number;

@@ -3,6 +3,7 @@ import { products } from "../../vocabulary";
 import { type ArrivalRows, LOGGED_SAMPLE, type LoggedSample, RECEIVED_SKEW_MS } from "./arrival-rows";
 import {
   keptBelowRate,
+  type RequestLogQuery,
   type RequestSample,
   requestSampleFields,
   requestSampleOf,
@@ -70,9 +71,10 @@ export class RequestLog {
   }
 
   /** Newest first. */
-  list(query: { product: TrafficProduct; subuserId?: string; limit: number }, at: number): RequestSample[] {
+  list(query: RequestLogQuery, at: number): RequestSample[] {
+    const subusers = query.subuserIds && new Set(query.subuserIds);
     return this.#visible(query.product, at)
-      .filter((sample) => query.subuserId === undefined || sample[LOGGED_SAMPLE.subuserId] === query.subuserId)
+      .filter((sample) => !subusers || subusers.has(sample[LOGGED_SAMPLE.subuserId]))
       .slice(0, query.limit)
       .map(requestSampleOf);
   }

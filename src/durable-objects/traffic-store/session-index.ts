@@ -368,7 +368,7 @@ function visible(record: SessionRecord, at: number): boolean {
 function matches(record: SessionRecord, filters: SessionFilters): boolean {
   const { identity } = record;
   if (identity.product !== filters.product) return false;
-  if (filters.subuserId !== undefined && identity.subuserId !== filters.subuserId) return false;
+  if (filters.subuserIds !== undefined && !filters.subuserIds.includes(identity.subuserId)) return false;
   if (filters.sessionId !== undefined && identity.sessionId !== filters.sessionId) return false;
   if (filters.region !== undefined && identity.region !== filters.region) return false;
   if (filters.asn !== undefined && identity.asn !== filters.asn) return false;

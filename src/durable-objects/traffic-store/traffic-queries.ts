@@ -212,11 +212,12 @@ export class TrafficQueries {
 
   /** Filtered, or short: the pieces' cells, filtered and grouped. */
   #scan(query: TrafficQuery, span: number | null): TrafficRow[] {
-    const { subuserId, region, tag } = query.filters;
+    const { region, tag } = query.filters;
+    const subusers = query.filters.subuserIds && new Set(query.filters.subuserIds);
     const groups = new Map<string | number | null, Sums>();
     this.eachCell(this.pieces(query.from, query.to, span ?? Number.POSITIVE_INFINITY), (cell, at) => {
       if (cell[CELL.product] !== query.product) return;
-      if (subuserId !== undefined && cell[CELL.subuserId] !== subuserId) return;
+      if (subusers && !subusers.has(cell[CELL.subuserId])) return;
       if (region !== undefined && cell[CELL.region] !== region) return;
       if (tag !== undefined && cell[CELL.tag] !== tag) return;
       const key =

@@ -8,6 +8,7 @@ import type {
   IpHealth,
   MeterFigures,
   ReportScope,
+  RequestLogQuery,
   RequestSample,
   SessionFilters,
   SessionRequest,
@@ -22,7 +23,6 @@ import type {
   StoreIngest,
   TrafficDayCursor,
   TrafficDayRow,
-  TrafficProduct,
   TrafficQuery,
   TrafficRow,
 } from "./contract";
@@ -103,7 +103,7 @@ export class TrafficStore extends DurableObject {
     this.#change(() => this.#traffic.confirmSpikeAlerts(receipts));
   }
 
-  requests(query: { product: TrafficProduct; subuserId?: string; limit: number }): RequestSample[] {
+  requests(query: RequestLogQuery): RequestSample[] {
     return this.#traffic.requests(query, now());
   }
 

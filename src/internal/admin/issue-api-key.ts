@@ -67,7 +67,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { key, token } = await issueApiKey(
     c.get("ctx"),
     account.id,
-    { products: products ?? null, scopes: null, expiresAt: null },
+    { products: products ?? null, scopes: null, subuserIds: null, expiresAt: null },
     mode,
   );
   return c.json(

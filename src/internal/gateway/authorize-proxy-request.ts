@@ -2,11 +2,13 @@ import { type RouteHandler, z } from "@hono/zod-openapi";
 import { products } from "../../db/schema";
 import { authorizeProxyRequest } from "../../domain/gateway/authorize";
 import type { GatewayDecision } from "../../domain/gateway/decision";
+import { targetRulesOnWire } from "../../durable-objects/subuser-gate/contract";
 import type { AppEnv } from "../../env";
 import { toIso } from "../../platform/clock";
 import { countryCode, id, integer, ipAddress, ipText, text, timestamp, token } from "../../platform/fields";
 import { gatewayErrorCodes } from "../../platform/gateway-rules";
 import { internalRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
+import { targetRulesSchema } from "../../resources/subuser";
 
 const gatewayTargetSchema = z.object({
   type: z.enum(["res", "mob"]),
@@ -53,6 +55,11 @@ const decisionSchema = z
         })
         .nullable()
         .openapi({ description: "The sticky session of a username with session segments (null otherwise)." }),
+      target_rules: targetRulesSchema.nullable().openapi({
+        description:
+          "The sub-user's target rules: each request's host (HTTP), CONNECT target and SOCKS5 target is checked " +
+          "against them, and refused 403 target-denied. null: anywhere.",
+      }),
     }),
     z.object({
       allow: z.literal(false),
@@ -62,7 +69,8 @@ const decisionSchema = z
           "400: bad-username, unknown-region, state-without-region, city-without-state, session-incomplete, " +
           "sesstime-out-of-range. 407: auth-failed, not-whitelisted. 402: bandwidth-exhausted (the account's pool " +
           "of the product is used up), traffic-limit-reached (the sub-user's monthly cap). 403: subuser-disabled, " +
-          "product-not-allowed, and for ISP ip-expired (grace period), ip-released, ip-provisioning. " +
+          "product-not-allowed, subuser-expired, and for ISP ip-expired (grace period), ip-released, ip-provisioning. " +
+          "402 also: daily-limit-reached, lifetime-limit-reached. " +
           "429: concurrent-limit, rps-limit (the only retryable ones).",
       }),
       service_code: z.literal(30002).optional(),
@@ -126,6 +134,7 @@ function presentDecision(decision: GatewayDecision): z.infer<typeof decisionSche
     product: decision.product,
     lease: decision.lease,
     cache_ttl_s: decision.cacheTtlS,
+    target_rules: targetRulesOnWire(decision.targetRules),
     session: decision.session && {
       id: decision.session.id,
       exit_ip: decision.session.exitIp,

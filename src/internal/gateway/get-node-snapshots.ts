@@ -6,6 +6,7 @@ import { callingNode } from "../../middleware/gateway-auth";
 import { id, integer, ipText, list, timestamp, token } from "../../platform/fields";
 import { OWNER_TAG, OWNER_TAG_LENGTH } from "../../platform/owner-tag";
 import { internalRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
+import { targetRulesSchema } from "../../resources/subuser";
 import { gatewayName, gatewayProduct, nodeId, shareCount } from "./node-fields";
 
 const limitSchema = z.object({ concurrent: shareCount().nullable(), rps: shareCount().nullable() });
@@ -55,6 +56,19 @@ const snapshotSchema = z
         .boolean()
         .openapi({ description: "The monthly cap is reached in `month` (402 traffic-limit-reached)." }),
     }),
+    day_cap: z.object({
+      day: token(/^\d{4}-\d{2}-\d{2}$/, 10),
+      reached: z.boolean().openapi({ description: "The daily cap is reached on `day` (402 daily-limit-reached)." }),
+    }),
+    lifetime_cap_reached: z
+      .boolean()
+      .openapi({ description: "The lifetime cap is reached (402 lifetime-limit-reached) until it is raised." }),
+    expires_at: timestamp()
+      .nullable()
+      .openapi({ description: "From this instant every request is refused (403 subuser-expired), with no push." }),
+    target_rules: targetRulesSchema
+      .nullable()
+      .openapi({ description: "Where requests may go (403 target-denied); null: anywhere." }),
     standing: list(gatewayProduct(), 3).openapi({
       description:
         "The limited products whose limits are standing shares: each node slot uses its part (split as " +

@@ -15,15 +15,17 @@ export const route = apiRoute({
   method: "post",
   path: "/api-keys",
   tags: ["API keys"],
+  boundKeys: true,
   summary: "Create an API key",
   description:
     "A live key makes live keys, a sandbox key sandbox keys. The new key never grants more than the calling key: " +
-    "products, per-area access and expiry within its own (else 403 `insufficient_scope`). The token is shown once. " +
+    "products, per-area access, expiry and sub-users within its own (else 403 `insufficient_scope`). A key made " +
+    "with `subuser_ids` is bound to those sub-users. The token is shown once. " +
     "At most 50 active keys per account.",
   request: { body: jsonBody(apiKeyChangesSchema) },
   mfa: true,
   secret: true,
-  errors: ["api_key_limit"],
+  errors: ["api_key_limit", "subuser_not_found"],
   responses: { 201: jsonContent(apiKeyWithTokenSchema, "The key, with its token (shown once).") },
 });
 

@@ -11,6 +11,7 @@ export const route = apiRoute({
   method: "delete",
   path: "/api-keys/{id}",
   tags: ["API keys"],
+  boundKeys: true,
   summary: "Revoke an API key",
   description: "Irreversible: every call with the key (the calling one included) answers 401 from the next call on.",
   request: { params: apiKeyIdParam },

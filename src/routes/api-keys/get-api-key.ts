@@ -9,6 +9,7 @@ export const route = apiRoute({
   method: "get",
   path: "/api-keys/{id}",
   tags: ["API keys"],
+  boundKeys: true,
   summary: "Get an API key",
   description: "Its scopes, expiry and last use; never its token.",
   request: { params: apiKeyIdParam },

@@ -10,6 +10,7 @@ export const route = apiRoute({
   method: "get",
   path: "/api-keys",
   tags: ["API keys"],
+  boundKeys: true,
   summary: "List API keys",
   description: "The account's active keys, newest first (a sandbox key lists the sandbox's). Tokens are never shown.",
   request: { query: paginationQuery },

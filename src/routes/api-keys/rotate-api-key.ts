@@ -19,6 +19,7 @@ export const route = apiRoute({
   method: "post",
   path: "/api-keys/{id}/rotate",
   tags: ["API keys"],
+  boundKeys: true,
   summary: "Rotate an API key's token",
   description:
     "A new token, shown once; the replaced one keeps working for `grace_seconds` (24 hours by default) so " +

@@ -10,12 +10,14 @@ export const route = apiRoute({
   method: "patch",
   path: "/api-keys/{id}",
   tags: ["API keys"],
+  boundKeys: true,
   summary: "Update an API key",
   description:
-    "Name, products, scopes or expiry, within the calling key's own grant; in force for the next call with the key.",
+    "Name, products, scopes, sub-users (`subuser_ids`) or expiry, within the calling key's own grant; in force for " +
+    "the next call with the key (a live tail it opened that shows a sub-user it no longer reaches closes at once).",
   request: { params: apiKeyIdParam, body: jsonBody(apiKeyChangesSchema) },
   mfa: true,
-  errors: ["api_key_not_found"],
+  errors: ["api_key_not_found", "subuser_not_found"],
   responses: { 200: jsonContent(apiKeySchema, "The API key.") },
 });
 

@@ -29,6 +29,9 @@ const DESCRIPTIONS: Record<keyof typeof eventPayloads, string> = {
   "webhook.test":
     "Sent on request by `POST /webhook-endpoints/{id}/test`, and to a report's `webhook` destination when it is " +
     "created or its URL changes (answer 2xx to accept it; that one has no `endpoint_id`).",
+  "subuser.expired":
+    "A sub-user reached its `expires_at`: the gateway refuses its requests from then on (403 subuser-expired). " +
+    "Once per expiry: a sub-user extended and lapsing again raises another.",
   "subuser.new_source":
     "A sub-user with `alert_on_new_source` sent traffic from a client block (IPv4 /24, IPv6 /64) not seen in its " +
     "last 30 days. At most one per sub-user every 15 minutes: `new_blocks` counts every new block since the " +

@@ -15,6 +15,7 @@ export const operations = SESSION_PRODUCTS.map(({ product, name }) => {
     method: "get",
     path: `/${product}/sessions/{id}`,
     tags: ["Sessions"],
+    boundKeys: true,
     summary: `Get a ${product} sticky session`,
     description:
       "The session with its last 10 requests. After `expires_at` it is 404 `session_not_found`; a terminated one " +

@@ -24,6 +24,7 @@ export const operations = SESSION_PRODUCTS.map(({ product, name }) => {
     method: "get",
     path: `/${product}/sessions`,
     tags: ["Sessions"],
+    boundKeys: true,
     summary: `List ${product} sticky sessions`,
     description:
       "The account's sticky sessions of all its sub-users, newest first: live ones, and terminated ones for 24 " +

@@ -15,6 +15,7 @@ export const operations = SESSION_PRODUCTS.map(({ product, name }) => {
     method: "delete",
     path: `/${product}/sessions/{id}`,
     tags: ["Sessions"],
+    boundKeys: true,
     summary: `Terminate a ${product} sticky session`,
     description:
       "Ends the session now: its status becomes `terminated` (the record is kept 24 hours) and the next request " +

@@ -74,6 +74,7 @@ export const route = apiRoute({
   method: "get",
   path: "/subusers/{id}/proxy-list",
   tags: ["Sub-users"],
+  boundKeys: true,
   summary: "Download a sub-user's proxy list",
   description:
     "Ready-made proxy lines for the sub-user: the gateway's host and port and gateway usernames for the chosen " +

@@ -10,6 +10,7 @@ export const route = apiRoute({
   method: "get",
   path: "/subusers/{id}",
   tags: ["Sub-users"],
+  boundKeys: true,
   summary: "Get a sub-user",
   description: "The sub-user's settings; never its password.",
   request: { params: subuserIdParam },

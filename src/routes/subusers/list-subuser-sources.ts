@@ -10,6 +10,7 @@ export const route = apiRoute({
   method: "get",
   path: "/subusers/{id}/sources",
   tags: ["Sub-users"],
+  boundKeys: true,
   summary: "List a sub-user's client sources",
   description:
     "The client addresses the sub-user's traffic came from (the address that connected to the gateway), grouped " +

@@ -19,6 +19,7 @@ export const route = apiRoute({
   method: "get",
   path: "/subusers",
   tags: ["Sub-users"],
+  boundKeys: true,
   summary: "List sub-users",
   description: "Newest first. A key scoped to some products sees only sub-users whose products all lie in its scope.",
   request: { query },

@@ -20,6 +20,7 @@ export const route = apiRoute({
   method: "post",
   path: "/subusers/{id}/rotate-password",
   tags: ["Sub-users"],
+  boundKeys: true,
   summary: "Rotate a sub-user's password",
   description: "Returns a new password once. The old password keeps working for 60 seconds, then gets 407.",
   request: { params: subuserIdParam },

@@ -59,6 +59,7 @@ export const route = apiRoute({
   path: "/test-helpers/traffic",
   tags,
   sandboxOnly: true,
+  boundKeys: true,
   scope: { area: "traffic" },
   summary: "Generate traffic for a sub-user (sandbox)",
   description:

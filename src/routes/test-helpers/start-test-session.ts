@@ -48,6 +48,7 @@ export const route = apiRoute({
   path: "/test-helpers/sessions",
   tags,
   sandboxOnly: true,
+  boundKeys: true,
   scope: { area: "traffic" },
   summary: "Start a sticky session (sandbox)",
   description:

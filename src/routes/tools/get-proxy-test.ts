@@ -12,6 +12,7 @@ export const route = apiRoute({
   method: "get",
   path: "/tools/proxy-tests/{id}",
   tags: ["Tools"],
+  boundKeys: true,
   summary: "Get a proxy test run",
   description: "One run of the last 24 hours; older runs are gone (404 `proxy_test_not_found`).",
   request: { params },

@@ -10,6 +10,7 @@ export const route = apiRoute({
   method: "get",
   path: "/tools/proxy-tests",
   tags: ["Tools"],
+  boundKeys: true,
   summary: "List proxy test runs",
   description:
     "The account's proxy test runs of the last 24 hours, newest first, to compare them: those of the key's " +

@@ -43,6 +43,7 @@ export const route = apiRoute({
   method: "post",
   path: "/tools/proxy-test",
   tags: ["Tools"],
+  boundKeys: true,
   summary: "Test gateway credentials",
   description:
     "Makes one real request through the gateway with these credentials, as a client would, and reports what the " +

@@ -9,6 +9,7 @@ export const route = apiRoute({
   method: "post",
   path: "/traffic-spikes/{id}/acknowledge",
   tags: ["Sub-users"],
+  boundKeys: true,
   summary: "Acknowledge a traffic spike",
   description:
     "Lifts the episode's own action at once: a sub-user it disabled is active again, a cap it set is removed (the " +

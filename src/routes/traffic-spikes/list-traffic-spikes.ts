@@ -18,6 +18,7 @@ export const route = apiRoute({
   method: "get",
   path: "/traffic-spikes",
   tags: ["Sub-users"],
+  boundKeys: true,
   summary: "List traffic spikes",
   description:
     "Spike episodes of the account's sub-users, newest first: a sub-user's traffic (bytes or requests) well above " +

@@ -40,12 +40,15 @@ export const route = apiRoute({
   method: "get",
   path: "/{product}/traffic",
   tags: ["Traffic"],
+  boundKeys: true,
   summary: "Traffic analytics",
   description:
     "Bytes in and out, requests and errors over `[from, to)`, in total or grouped, optionally filtered. Numbers are " +
     "exact sums of the usage the gateway reported. The answer's `resolution` follows the age of `from` (1 minute " +
     "under 24 h, 5 minutes to 14 days, 1 hour to 90 days, 1 day beyond) and the range is widened to whole units of " +
-    "it. Mobile rows grouped by `asn` carry `carrier_name`; ISP traffic can be grouped per `ip`. " +
+    "it. Mobile rows grouped by `asn` carry `carrier_name`; ISP traffic can be grouped per `ip`. A key bound to " +
+    "sub-users reads their traffic alone: unfiltered totals and groups cover its sub-users, and `group_by=domain` " +
+    "(summed over every sub-user) is 403 `subuser_binding`. " +
     "Grouped by `domain` (the registrable domain of the target host, `a.b.example.co.uk` → `example.co.uk`; an IP " +
     "address target is `(ip)`, a host without one `(none)`), each time bucket keeps its 100 heaviest domains and " +
     "adds the rest to `(other)`, and the answer lists the 100 heaviest domains of the range (bytes in + out) then " +
@@ -54,7 +57,14 @@ export const route = apiRoute({
     "that counting costs a few rows per account-minute rather than per request); a request reported late counts in " +
     "the minute it was made, whenever it arrives.",
   request: { params: z.object({ product: productSchema }), query },
-  errors: ["invalid_request", "range_too_wide", "invalid_group_by", "subuser_not_found", "subuser_scope_mismatch"],
+  errors: [
+    "invalid_request",
+    "range_too_wide",
+    "invalid_group_by",
+    "subuser_not_found",
+    "subuser_scope_mismatch",
+    "subuser_binding",
+  ],
   responses: { 200: jsonContent(trafficSchema, "The traffic.") },
 });
 

@@ -11,6 +11,7 @@ export const route = apiRoute({
   method: "get",
   path: "/{product}/requests",
   tags: ["Traffic"],
+  boundKeys: true,
   summary: "Sampled request log",
   description:
     "Recent proxy requests, newest first: at most 1,000 per product, none older than 48 hours. An account sending " +

@@ -15,6 +15,7 @@ export const route = apiRoute({
   method: "get",
   path: "/{product}/requests/tail",
   tags: ["Traffic"],
+  boundKeys: true,
   summary: "Live tail of the request log (WebSocket)",
   description:
     "A WebSocket (`Upgrade: websocket`) that streams the product's sampled requests as the gateway reports them, " +

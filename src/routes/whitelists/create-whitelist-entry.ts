@@ -32,6 +32,7 @@ export const route = apiRoute({
   method: "post",
   path: "/whitelists",
   tags: ["Whitelists"],
+  boundKeys: true,
   summary: "Whitelist a source IP for a sub-user",
   description:
     "A whitelisted source IP may use the sub-user's product without a password. At most 50 entries per sub-user " +

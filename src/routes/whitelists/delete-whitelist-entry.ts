@@ -10,6 +10,7 @@ export const route = apiRoute({
   method: "delete",
   path: "/whitelists/{id}",
   tags: ["Whitelists"],
+  boundKeys: true,
   summary: "Remove a whitelist entry",
   description: "Effective on the gateway's next decision (decisions are cached at most 30 s, within the spec's 60 s).",
   request: { params: z.object({ id: idParam("whitelist").openapi({ param: { name: "id", in: "path" } }) }) },

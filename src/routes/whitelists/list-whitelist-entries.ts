@@ -13,6 +13,7 @@ export const route = apiRoute({
   method: "get",
   path: "/whitelists",
   tags: ["Whitelists"],
+  boundKeys: true,
   summary: "List a sub-user's whitelist",
   description: "Every product's entries of one sub-user, newest first.",
   request: { query },

@@ -110,6 +110,8 @@ describe("the node decider: credentials and state", () => {
       session: null,
       account: "usr_01JAAAAAAAAAAAAAAAAAAAAAAA",
       owner_tag: null,
+      // The snapshot has no target rules: the allow carries them as null (anywhere).
+      target_rules: null,
     });
   });
 

@@ -38,6 +38,9 @@ function cell(bytes: number, fields: Partial<Cell> = {}): Cell {
   };
 }
 
+const noCaps = { month: null, day: null, lifetime: null };
+const monthCap = (bytes: number) => ({ ...noCaps, month: bytes });
+
 const pool = (purchasedGb: number, usedGb = 0) => ({
   product: "residential" as const,
   purchasedBytes: purchasedGb * GB,
@@ -49,12 +52,12 @@ describe("the usage meter (inside the account's traffic store)", () => {
   it("settles the first usage at once, then at most every 5 minutes, each settlement numbered and frozen until confirmed", async () => {
     expect(SETTLE_INTERVAL_MS).toBe(5 * MINUTE);
     await withMeter({ pools: [pool(100)] }, (meter) => {
-      meter.meter([cell(1000)]);
+      meter.meter([cell(1000)], T0);
       const first = meter.settlement(T0, false);
       // An uncapped sub-user's month is not metered: D1 keeps capped sub-users' months only.
       expect(first).toEqual({ seq: 1, pools: [{ product: "residential", bytes: 1000 }], months: [] });
       // Not confirmed: handed out again, unchanged, while new usage goes to the next one.
-      meter.meter([cell(500)]);
+      meter.meter([cell(500)], T0);
       expect(meter.settlement(T0 + 1000, false)).toEqual(first);
       expect(meter.confirm(1, { pools: [pool(100)], subusers: [], months: [] }, T0 + 2000)).toBe(false);
       expect(meter.settlement(T0 + 2000 + SETTLE_INTERVAL_MS - 1, false)).toBeNull();
@@ -75,45 +78,45 @@ describe("the usage meter (inside the account's traffic store)", () => {
     await withMeter(
       {
         pools: [pool(1, 0.5)],
-        subusers: [{ subuserId: "sub_capped", capBytes: 2 * GB, deletedAt: null }],
+        subusers: [{ subuserId: "sub_capped", caps: monthCap(2 * GB), deletedAt: null }],
         months: [{ subuserId: "sub_capped", month: "2026-11", usedBytes: 0 }],
       },
       (meter) => {
-        expect(meter.meter([cell(0.29 * GB)]).rises).toBe(false); // 79%
-        expect(meter.meter([cell(0.01 * GB)]).rises).toBe(true); // 80%
+        expect(meter.meter([cell(0.29 * GB)], T0).rises).toBe(false); // 79%
+        expect(meter.meter([cell(0.01 * GB)], T0).rises).toBe(true); // 80%
         meter.settlement(T0, true);
         expect(meter.confirm(1, { pools: [pool(1, 0.8)], subusers: [], months: [] }, T0)).toBe(false);
-        expect(meter.meter([cell(0.1 * GB)]).rises).toBe(false); // 90%: no new level
-        expect(meter.meter([cell(0.1 * GB)]).rises).toBe(true); // 100%: runs out
+        expect(meter.meter([cell(0.1 * GB)], T0).rises).toBe(false); // 90%: no new level
+        expect(meter.meter([cell(0.1 * GB)], T0).rises).toBe(true); // 100%: runs out
         // The capped sub-user's month, and ISP usage (no pool) counting only there: its absolute figure is settled.
         const capped = (bytes: number) => cell(bytes, { subuserId: "sub_capped", product: "isp" });
-        expect(meter.meter([capped(1.5 * GB)]).rises).toBe(false);
-        expect(meter.meter([capped(0.1 * GB)]).rises).toBe(true);
+        expect(meter.meter([capped(1.5 * GB)], T0).rises).toBe(false);
+        expect(meter.meter([capped(0.1 * GB)], T0).rises).toBe(true);
         expect(meter.settlement(T0, true)?.months).toEqual([
           { subuserId: "sub_capped", month: "2026-11", usedBytes: 1.6 * GB },
         ]);
         // An uncapped sub-user never asks.
-        expect(meter.meter([cell(5 * GB, { product: "isp", subuserId: "sub_free" })]).rises).toBe(false);
+        expect(meter.meter([cell(5 * GB, { product: "isp", subuserId: "sub_free" })], T0).rises).toBe(false);
       },
     );
   });
 
   it("a top-up it was not told of only makes it settle early: the answer's figures correct it", async () => {
     await withMeter({ pools: [pool(1, 0.95)] }, (meter) => {
-      expect(meter.meter([cell(0.1 * GB)]).rises).toBe(true); // 105% of the 1 GB it knows
+      expect(meter.meter([cell(0.1 * GB)], T0).rises).toBe(true); // 105% of the 1 GB it knows
       const settlement = meter.settlement(T0, true);
       // D1 had 10 GB bought meanwhile: 10.5% used.
       expect(meter.confirm(settlement?.seq ?? 0, { pools: [pool(11, 1.05)], subusers: [], months: [] }, T0)).toBe(
         false,
       );
-      expect(meter.meter([cell(0.1 * GB)]).rises).toBe(false);
+      expect(meter.meter([cell(0.1 * GB)], T0).rises).toBe(false);
       meter.learn({ pools: [pool(10, 0.9)] }); // a late, smaller figure never undoes a newer one
-      expect(meter.meter([cell(7.7 * GB)]).rises).toBe(true); // 80% of 11 GB
+      expect(meter.meter([cell(7.7 * GB)], T0).rises).toBe(true); // 80% of 11 GB
     });
   });
 
   it("counts a deleted sub-user's usage while its minute began within the drain, and drops and counts the rest per day", async () => {
-    await withMeter({ subusers: [{ subuserId: "sub_gone", capBytes: null, deletedAt: T0 + 30_000 }] }, (meter) => {
+    await withMeter({ subusers: [{ subuserId: "sub_gone", caps: noCaps, deletedAt: T0 + 30_000 }] }, (meter) => {
       const gone = (minute: number) => cell(100, { subuserId: "sub_gone", minute });
       const cutoff = T0 + 30_000 + DRAIN_MS;
       const cells = [gone(T0), gone(T0 + MINUTE), gone(cutoff - (cutoff % MINUTE) + MINUTE), cell(7)];
@@ -127,18 +130,20 @@ describe("the usage meter (inside the account's traffic store)", () => {
 
   it("meters a sub-user capped later from its month so far (as the rollups count it), settling at once past 80%", async () => {
     await withMeter({ pools: [pool(100)] }, (meter) => {
-      meter.meter([cell(0.5 * GB, { subuserId: "sub_b" })]);
+      meter.meter([cell(0.5 * GB, { subuserId: "sub_b" })], T0);
       expect(meter.settlement(T0, true)?.months).toEqual([]);
-      expect(meter.learn({ subusers: [{ subuserId: "sub_b", capBytes: GB, deletedAt: null }] })).toEqual(["sub_b"]);
-      expect(meter.startMonth("sub_b", "2026-11", 0.85 * GB)).toBe(true);
-      meter.meter([cell(0.01 * GB, { subuserId: "sub_b" })]);
+      expect(meter.learn({ subusers: [{ subuserId: "sub_b", caps: monthCap(GB), deletedAt: null }] })).toEqual([
+        "sub_b",
+      ]);
+      expect(meter.startPeriods([{ subuserId: "sub_b", period: "2026-11", usedBytes: 0.85 * GB }])).toBe(true);
+      meter.meter([cell(0.01 * GB, { subuserId: "sub_b" })], T0);
       expect(meter.confirm(1, { pools: [pool(100, 0.5)], subusers: [], months: [] }, T0)).toBe(true);
       expect(meter.settlement(T0, true)?.months).toEqual([
         { subuserId: "sub_b", month: "2026-11", usedBytes: 0.86 * GB },
       ]);
       // A lower figure never undoes one already metered; a cap removed stops the metering.
-      expect(meter.startMonth("sub_b", "2026-11", 0.1 * GB)).toBe(false);
-      expect(meter.learn({ subusers: [{ subuserId: "sub_b", capBytes: null, deletedAt: null }] })).toEqual([]);
+      expect(meter.startPeriods([{ subuserId: "sub_b", period: "2026-11", usedBytes: 0.1 * GB }])).toBe(false);
+      expect(meter.learn({ subusers: [{ subuserId: "sub_b", caps: noCaps, deletedAt: null }] })).toEqual([]);
     });
   });
 

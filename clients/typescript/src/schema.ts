@@ -157,7 +157,7 @@ export interface paths {
     head?: never;
     /**
      * Update a sub-user
-     * @description Only `label`, `status`, `concurrent_max`, `rps_max`, `traffic_limit_gb`, `alert_on_new_source`, `spike_sensitivity` and `spike_action`; `products` is fixed (delete and recreate). Takes effect on the gateway's next decision: disabled sub-users get 403 at once.
+     * @description Only `label`, `status`, `concurrent_max`, `rps_max`, the caps (`traffic_limit_gb`, `daily_limit_gb`, `lifetime_limit_gb`), `target_rules`, `expires_at`, `alert_on_new_source`, `spike_sensitivity` and `spike_action`; `products` is fixed (delete and recreate). Takes effect on the gateway's next decision: disabled sub-users get 403 at once.
      *
      *     Key scope: `subusers:write`.
      */
@@ -1696,6 +1696,26 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  "subuser.expired": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * subuser.expired
+     * @description A sub-user reached its `expires_at`: the gateway refuses its requests from then on (403 subuser-expired). Once per expiry: a sub-user extended and lapsing again raises another.
+     */
+    post: operations["onSubuserExpired"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "subuser.new_source": {
     parameters: {
       query?: never;
@@ -1836,6 +1856,7 @@ export interface components {
         | "subuser.new_source"
         | "subuser.traffic_spike"
         | "subuser.traffic_spike_ended"
+        | "subuser.expired"
         | "budget.threshold"
         | "balance.low";
       /** Format: date-time */
@@ -1879,12 +1900,19 @@ export interface components {
        * @example sub_01JD2W6Q6J5E4V3N0Z9Y8X7W6V
        */
       subuser?: string;
-      /** @description scope `subuser`: the UTC month. */
+      /**
+       * @description scope `subuser`: the cap passed — `month` (`traffic_limit_gb`), `day` (`daily_limit_gb`) or `lifetime` (`lifetime_limit_gb`). Each is announced once per threshold and period; a lifetime cap again after it is changed.
+       * @enum {string}
+       */
+      period?: "month" | "day" | "lifetime";
+      /** @description period `month`: the UTC month. */
       month?: string;
+      /** @description period `day`: the UTC day. */
+      day?: string;
       threshold_percent: 80 | 100;
       /** @description scope `pool`: GB bought. */
       gb_purchased?: number;
-      /** @description scope `subuser`: the monthly cap in GB. */
+      /** @description scope `subuser`: the period's cap in GB. */
       gb_limit?: number;
       gb_used: number;
     };
@@ -1928,6 +1956,18 @@ export interface components {
        */
       endpoint_id?: string;
       message: string;
+    };
+    SubuserExpiredEvent: components["schemas"]["Event"] & {
+      /** @enum {string} */
+      type?: "subuser.expired";
+      data?: components["schemas"]["SubuserExpiredData"];
+    };
+    SubuserExpiredData: {
+      /** @example sub_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
+      subuser: string;
+      label: string;
+      /** Format: date-time */
+      expires_at: string;
     };
     SubuserNewSourceEvent: components["schemas"]["Event"] & {
       /** @enum {string} */
@@ -2342,6 +2382,20 @@ export interface components {
       traffic_limit_gb: number | null;
       /** @description Traffic of the current UTC month, in GB (10^9 bytes): every request counted so far (usage counts within 60 seconds of the gateway reporting it). */
       traffic_used_gb: number;
+      /** @description Daily (UTC) traffic cap in GB; over it the gateway answers 402 daily-limit-reached, within 60 seconds of the request that passed it, until 00:00 UTC. null: none. */
+      daily_limit_gb: number | null;
+      /** @description Traffic of the current UTC day, in GB, counted as `traffic_used_gb` is. */
+      traffic_used_today_gb: number;
+      /** @description Traffic cap in GB over the sub-user's life; over it the gateway answers 402 lifetime-limit-reached, within 60 seconds of the request that passed it. Nothing resets it: raise or remove it to go on. null: none. */
+      lifetime_limit_gb: number | null;
+      /** @description Traffic since the sub-user was created, in GB, counted as `traffic_used_gb` is. */
+      traffic_used_lifetime_gb: number;
+      target_rules: components["schemas"]["TargetRules"];
+      /**
+       * Format: date-time
+       * @description From then on its requests are refused (403 subuser-expired); null: never.
+       */
+      expires_at: string | null;
       /** @description Record a `subuser.new_source` event when the sub-user's traffic comes from a client block (IPv4 /24, IPv6 /64) not seen in its last 30 days: at most one event per 15 minutes, counting the new blocks since the previous one. Default false. */
       alert_on_new_source: boolean;
       /**
@@ -2357,6 +2411,28 @@ export interface components {
       /** Format: date-time */
       created_at: string;
     };
+    /** @description null: every destination is reachable. */
+    TargetRules: {
+      /**
+       * @description `allow`: only the listed destinations are reachable; `deny`: every destination but them.
+       * @enum {string}
+       */
+      mode: "allow" | "deny";
+      /**
+       * @description Domains, each covering its subdomains (`example.com` covers `www.example.com`); lower-case.
+       * @example [
+       *       "example.com"
+       *     ]
+       */
+      domains: string[];
+      /**
+       * @description IPv4 and IPv6 addresses and CIDR blocks, canonical; they match targets written as an address.
+       * @example [
+       *       "203.0.113.0/24"
+       *     ]
+       */
+      ip_ranges: string[];
+    } | null;
     SubuserWithPassword: components["schemas"]["Subuser"] & {
       /**
        * @description Shown only here; stored as a hash.
@@ -2394,6 +2470,16 @@ export interface components {
       rps_max?: number;
       /** @description Monthly (UTC) traffic cap in GB (steps of 0.001); null for none. */
       traffic_limit_gb?: number | null;
+      /** @description Daily (UTC day) traffic cap in GB (steps of 0.001); over it the gateway answers 402 daily-limit-reached until the next UTC day. null for none. */
+      daily_limit_gb?: number | null;
+      /** @description Traffic cap in GB over the sub-user's whole life (steps of 0.001); over it the gateway answers 402 lifetime-limit-reached. It never resets: raise or remove it to let the sub-user go on. null for none. */
+      lifetime_limit_gb?: number | null;
+      target_rules?: components["schemas"]["TargetRulesInput"];
+      /**
+       * @description From this instant the gateway refuses the sub-user's requests (403 subuser-expired, within a second) and `subuser.expired` is raised once; a later value brings it back. null: never expires.
+       * @example 2026-11-01T00:00:00Z
+       */
+      expires_at?: string | null;
       /** @description Record a `subuser.new_source` event when the sub-user's traffic comes from a client block (IPv4 /24, IPv6 /64) not seen in its last 30 days: at most one event per 15 minutes, counting the new blocks since the previous one. Default false. */
       alert_on_new_source?: boolean;
       /**
@@ -2407,6 +2493,25 @@ export interface components {
        */
       spike_action?: "none" | "disable" | "cap";
     };
+    /**
+     * @description Where the sub-user's requests may go (at most 200 domains and 200 IP ranges, duplicates merged), or null for anywhere. A change reaches every gateway node within a second.
+     * @example {
+     *       "mode": "allow",
+     *       "domains": [
+     *         "example.com"
+     *       ],
+     *       "ip_ranges": []
+     *     }
+     */
+    TargetRulesInput: {
+      /**
+       * @description `allow`: only the listed destinations are reachable; `deny`: every destination but them.
+       * @enum {string}
+       */
+      mode: "allow" | "deny";
+      domains: string[];
+      ip_ranges: string[];
+    } | null;
     /**
      * @example {
      *       "concurrent_max": 50
@@ -2423,6 +2528,16 @@ export interface components {
       rps_max?: number;
       /** @description Monthly (UTC) traffic cap in GB (steps of 0.001); null for none. */
       traffic_limit_gb?: number | null;
+      /** @description Daily (UTC day) traffic cap in GB (steps of 0.001); over it the gateway answers 402 daily-limit-reached until the next UTC day. null for none. */
+      daily_limit_gb?: number | null;
+      /** @description Traffic cap in GB over the sub-user's whole life (steps of 0.001); over it the gateway answers 402 lifetime-limit-reached. It never resets: raise or remove it to let the sub-user go on. null for none. */
+      lifetime_limit_gb?: number | null;
+      target_rules?: components["schemas"]["TargetRulesInput"];
+      /**
+       * @description From this instant the gateway refuses the sub-user's requests (403 subuser-expired, within a second) and `subuser.expired` is raised once; a later value brings it back. null: never expires.
+       * @example 2026-11-01T00:00:00Z
+       */
+      expires_at?: string | null;
       /** @description Record a `subuser.new_source` event when the sub-user's traffic comes from a client block (IPv4 /24, IPv6 /64) not seen in its last 30 days: at most one event per 15 minutes, counting the new blocks since the previous one. Default false. */
       alert_on_new_source?: boolean;
       /**
@@ -3449,6 +3564,7 @@ export interface components {
         | "subuser.new_source"
         | "subuser.traffic_spike"
         | "subuser.traffic_spike_ended"
+        | "subuser.expired"
         | "budget.threshold"
         | "balance.low"
       )[];
@@ -3510,6 +3626,7 @@ export interface components {
         | "subuser.new_source"
         | "subuser.traffic_spike"
         | "subuser.traffic_spike_ended"
+        | "subuser.expired"
         | "budget.threshold"
         | "balance.low"
       )[];
@@ -3545,6 +3662,7 @@ export interface components {
         | "subuser.new_source"
         | "subuser.traffic_spike"
         | "subuser.traffic_spike_ended"
+        | "subuser.expired"
         | "budget.threshold"
         | "balance.low"
       )[];
@@ -3573,6 +3691,7 @@ export interface components {
         | "subuser.new_source"
         | "subuser.traffic_spike"
         | "subuser.traffic_spike_ended"
+        | "subuser.expired"
         | "budget.threshold"
         | "balance.low";
       /**
@@ -12673,6 +12792,7 @@ export interface operations {
           | "subuser.new_source"
           | "subuser.traffic_spike"
           | "subuser.traffic_spike_ended"
+          | "subuser.expired"
           | "budget.threshold"
           | "balance.low";
       };
@@ -15975,6 +16095,42 @@ export interface operations {
       };
     };
   };
+  onSubuserExpired: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every retry, the receiver's idempotency key. */
+        "webhook-id": string;
+        /** @description Unix seconds of this attempt; refuse deliveries far from your clock (e.g. 5 minutes). */
+        "webhook-timestamp": string;
+        /** @description `v1,<base64 HMAC-SHA256 of '{webhook-id}.{webhook-timestamp}.{body}' with the secret's bytes>`; two, space-separated, for 24 hours after a secret rotation. Any one that verifies is enough. */
+        "webhook-signature": string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["SubuserExpiredEvent"];
+      };
+    };
+    responses: {
+      /** @description Any 2xx acknowledges the delivery. Other answers (3xx included) are retried. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled and nothing more is sent to it. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
   onSubuserNewSource: {
     parameters: {
       query?: never;
@@ -16158,4 +16314,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "5d442d437cabd4858f423b834262dd2cd61416dad72aacec14ed663d1fd00051";
+export const CONTRACT_SHA256 = "7fd566c20b6a466aca224a70c887972d85b0d6f02364a76105f2e0de0f1f6ebc";

@@ -6,6 +6,7 @@ import type { Cell, MeterFigures } from "../../src/durable-objects/traffic-store
 import { DRAIN_MS, SETTLE_INTERVAL_MS, UsageMeter } from "../../src/durable-objects/traffic-store/usage-meter";
 
 const MINUTE = 60_000;
+const DAY = 24 * 60 * MINUTE;
 const GB = 1_000_000_000;
 const T0 = Date.UTC(2026, 10, 24, 12, 0, 0);
 
@@ -173,6 +174,104 @@ describe("the usage meter (inside the account's traffic store)", () => {
       expect(traffic.settlement(T0 + 3000)?.pools).toEqual([{ product: "residential", bytes: 40 }]);
       const outcome = ingest(traffic, "k3", 0.8 * GB, T0 + 4000);
       expect(outcome.outcome === "applied" && outcome.settlement !== null).toBe(true);
+    });
+  });
+
+  it("meters a sub-user with any cap over its month, UTC day and lifetime, each judged against its own cap", async () => {
+    const caps = { month: null, day: GB, lifetime: 10 * GB };
+    await withMeter({ subusers: [{ subuserId: "sub_d", caps, deletedAt: null }] }, (meter) => {
+      const used = (bytes: number, minute = T0) => cell(bytes, { subuserId: "sub_d", product: "isp", minute });
+      expect(meter.meter([used(0.85 * GB)], T0).rises).toBe(true); // 85% of the day
+      // Only the period that passed a threshold is settled; the month (no cap) and the lifetime (8.5%) stay open.
+      expect(meter.settlement(T0, true)?.months).toEqual([
+        { subuserId: "sub_d", month: "2026-11-24", usedBytes: 0.85 * GB },
+      ]);
+      const day = { subuserId: "sub_d", month: "2026-11-24", usedBytes: 0.85 * GB };
+      meter.confirm(1, { pools: [], subusers: [{ subuserId: "sub_d", caps, deletedAt: null }], months: [day] }, T0);
+      // The next UTC day starts from nothing; the lifetime goes on.
+      const next = T0 + DAY;
+      expect(meter.meter([used(0.5 * GB, next)], next).rises).toBe(false);
+      const { share, rises } = meter.meter([used(7 * GB, next)], next);
+      expect(share?.months).toEqual({
+        "sub_d|2026-11": 8.35 * GB,
+        "sub_d|2026-11-25": 7.5 * GB,
+        "sub_d|lifetime": 8.35 * GB,
+      });
+      expect(rises).toBe(true);
+      expect(meter.settlement(next, true)?.months).toEqual([
+        { subuserId: "sub_d", month: "lifetime", usedBytes: 8.35 * GB },
+        { subuserId: "sub_d", month: "2026-11-25", usedBytes: 7.5 * GB },
+      ]);
+    });
+  });
+
+  it("forgets the figures of days no longer kept (2 days after theirs); later usage of such a day counts toward its month and lifetime only", async () => {
+    const caps = { month: null, day: GB, lifetime: null };
+    await withMeter(
+      {
+        subusers: [{ subuserId: "sub_d", caps, deletedAt: null }],
+        months: [{ subuserId: "sub_d", month: "2026-11-24", usedBytes: 0.9 * GB }],
+      },
+      (meter, sql) => {
+        meter.meter([cell(0.1 * GB, { subuserId: "sub_d" })], T0);
+        const later = T0 + 3 * DAY;
+        meter.prune(later);
+        expect(sql.exec("SELECT count(*) AS n FROM meter_months").one().n).toBe(0);
+        const { share } = meter.meter([cell(0.1 * GB, { subuserId: "sub_d" })], later);
+        expect(Object.keys(share?.months ?? {})).toEqual(["sub_d|2026-11", "sub_d|lifetime"]);
+      },
+    );
+  });
+
+  it("keeps a day's and the lifetime's figures not settled yet across a restart (the arrival rows hold them)", async () => {
+    const store = freshStore();
+    const caps = { month: null, day: GB, lifetime: 2 * GB };
+    const figures = { pools: [pool(100)], subusers: [{ subuserId: "sub_a", caps, deletedAt: null }], months: [] };
+    const ingest = (traffic: AccountTraffic, key: string, bytes: number, at: number) =>
+      traffic.ingest(
+        {
+          accountId: "usr_test",
+          parts: [{ key, receivedAt: at, cells: [cell(bytes, { minute: at - (at % MINUTE) })], samples: [] }],
+        },
+        figures,
+        at,
+      );
+    await runInDurableObject(store, (_store: TrafficStore, state) => {
+      const traffic = new AccountTraffic(state.storage);
+      ingest(traffic, "k1", 0.5 * GB, T0);
+      traffic.confirmSettlement(1, { ...figures, pools: [pool(100, 0.5)] }, T0);
+      ingest(traffic, "k2", 0.2 * GB, T0 + 1000);
+    });
+    await runInDurableObject(store, (_store: TrafficStore, state) => {
+      const traffic = new AccountTraffic(state.storage);
+      expect(traffic.periodUsage(["sub_a"], T0 + 2000)).toEqual({
+        sub_a: { month: 0.7 * GB, day: 0.7 * GB, lifetime: 0.7 * GB },
+      });
+      const outcome = ingest(traffic, "k3", 0.15 * GB, T0 + 2000);
+      expect(outcome.outcome === "applied" && outcome.settlement?.months).toEqual([
+        { subuserId: "sub_a", month: "2026-11-24", usedBytes: 0.85 * GB },
+      ]);
+    });
+  });
+
+  it("takes the daily and lifetime caps' columns on a meter of the earlier form: its monthly caps stand, and a cap gained later starts from the rollups", async () => {
+    await runInDurableObject(freshStore(), (_store: TrafficStore, state) => {
+      const sql = state.storage.sql;
+      // The meter as step 3 left it, with a sub-user capped monthly.
+      sql.exec("DROP TABLE meter_subusers");
+      sql.exec(
+        "CREATE TABLE meter_subusers (subuser TEXT PRIMARY KEY, cap_bytes INTEGER, deleted_at INTEGER) WITHOUT ROWID",
+      );
+      sql.exec("INSERT INTO meter_subusers VALUES ('sub_m', ?, NULL)", GB);
+      sql.exec("UPDATE _storage_versions SET version = 3 WHERE area = 'usage_meter'");
+      sql.exec("INSERT INTO meter (id, account_id, prepared, settled) VALUES (1, 'usr_test', 0, 0)");
+      const meter = new UsageMeter(state.storage);
+      expect(meter.meter([cell(0.85 * GB, { subuserId: "sub_m" })], T0).rises).toBe(true);
+      // Unchanged caps are not news; a daily cap is, and its day starts from what the rollups counted.
+      const subuser = (day: number | null) => ({ subuserId: "sub_m", caps: { month: GB, day, lifetime: null } });
+      expect(meter.learn({ subusers: [{ ...subuser(null), deletedAt: null }] })).toEqual([]);
+      expect(meter.learn({ subusers: [{ ...subuser(GB), deletedAt: null }] })).toEqual(["sub_m"]);
+      expect(meter.startPeriods([{ subuserId: "sub_m", period: "2026-11-24", usedBytes: 0.9 * GB }])).toBe(true);
     });
   });
 });

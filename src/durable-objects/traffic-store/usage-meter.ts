@@ -481,11 +481,15 @@ export class UsageMeter {
 
   /**
    * Forgets dropped-usage counts after 90 days, and capped sub-users' figures of periods no longer kept (days
-   * after `DAYS_KEPT`, months before the previous one): their caps refuse nothing any more.
+   * after `DAYS_KEPT`, months before the previous one) or not settled of sub-users deleted past their drain: their
+   * caps refuse nothing any more.
    */
   prune(at: number): void {
     this.#sql.exec("DELETE FROM usage_dropped WHERE day < ?", at - DROPPED_KEPT_MS);
     const stale = (key: string) => !periodKept(key.slice(key.indexOf("|") + 1), at);
+    for (const key of Object.keys(this.#open.months)) {
+      if (this.#drained(key.slice(0, key.indexOf("|")), at) && !this.#periodRises(key)) delete this.#open.months[key];
+    }
     for (const key of Object.keys(this.#open.months)) {
       if (stale(key) && !this.#periodRises(key)) delete this.#open.months[key];
     }

@@ -103,6 +103,7 @@ describe("the OpenAPI document's webhooks section", () => {
       "subuser.new_source",
       "subuser.traffic_spike",
       "subuser.traffic_spike_ended",
+      "subuser.expired",
       "webhook.test",
       "budget.threshold",
       "balance.low",

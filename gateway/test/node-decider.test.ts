@@ -110,6 +110,7 @@ describe("the node decider: credentials and state", () => {
       session: null,
       account: "usr_01JAAAAAAAAAAAAAAAAAAAAAAA",
       owner_tag: null,
+      target_rules: null,
     });
   });
 

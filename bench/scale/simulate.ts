@@ -298,7 +298,7 @@ function simulateStore(
     pools: [{ product: "residential", purchasedBytes: poolBytes, usedBytes: 0, topUpCount: 1 }],
     subusers: Array.from({ length: Math.ceil(subusers / CAPPED_EVERY) }, (_, i) => ({
       subuserId: ownedRecord(rank - 1, i * CAPPED_EVERY, 0, rng).owner.subuserId,
-      capBytes: i === 0 ? cappedBytes : 1e15,
+      caps: { month: i === 0 ? cappedBytes : 1e15, day: null, lifetime: null },
       deletedAt: null,
     })),
     months: [],

@@ -30,13 +30,14 @@ function freePort(): Promise<number> {
   });
 }
 
-/** Answers every request with 200 and a small body, so bytes are easy to check. */
+/** Answers every request with 200 and a small body, so bytes are easy to check; `?bytes=n`: a body of n bytes. */
 function startTarget(): Promise<http.Server> {
   const server = http.createServer((request, response) => {
     request.resume();
     request.on("end", () => {
+      const bytes = Number(new URL(request.url ?? "/", "http://target").searchParams.get("bytes") ?? Number.NaN);
       response.writeHead(200, { "Content-Type": "text/plain" });
-      response.end("target says hello\n");
+      response.end(Number.isInteger(bytes) && bytes >= 0 ? "x".repeat(bytes) : "target says hello\n");
     });
   });
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));

@@ -185,6 +185,21 @@ describe("the node decider: credentials and state", () => {
     }
   });
 
+  it("a daily cap refuses on its UTC day only: the snapshot of a day reached lets requests through from 00:00 UTC, with no push; a lifetime cap refuses whatever the day", async () => {
+    const { api, decider, clock } = setup();
+    clock.at = Date.UTC(2026, 10, 28, 23, 59, 59);
+    api.add(snapshotOf("s1", { day_cap: { day: "2026-11-28", reached: true } }));
+    api.add(snapshotOf("s2", { lifetime_cap_reached: true }));
+    const codes = async () => [
+      codeOf(await ask(decider.connection("127.0.0.1"), "s1")),
+      codeOf(await ask(decider.connection("127.0.0.1"), "s2")),
+    ];
+    assert.deepEqual(await codes(), ["daily-limit-reached", "lifetime-limit-reached"]);
+    clock.at = Date.UTC(2026, 10, 29, 0, 0, 1);
+    assert.deepEqual(await codes(), ["ok", "lifetime-limit-reached"]);
+    assert.deepEqual(api.calls.subusers.flat().sort(), ["s1", "s2"], "decided from the snapshots fetched on the 28th");
+  });
+
   it("a rotated-out password works until its `until`, then 407 (and its connections are re-checked then)", async () => {
     const { api, decider } = setup();
     const until = new Date(Date.now() + 300).toISOString();

@@ -1,6 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { bandwidthPools, events, subuserMonthlyUsage, subusers, webhookEndpoints } from "../db/schema";
+import { LIFETIME } from "../platform/cap-periods";
 import { newId } from "../platform/ids";
 import type { DomainContext } from "./context";
 import { Write } from "./unit-of-work";
@@ -70,7 +71,7 @@ export function dispatchedUnlessAwaited(accountId: SQL, type: SQL, at: number): 
     THEN NULL ELSE ${at} END`;
 }
 
-/** A pool or a sub-user's monthly cap passing these shares of its size records a `traffic.threshold` event. */
+/** A pool or a sub-user's cap passing these shares of its size records a `traffic.threshold` event. */
 export const TRAFFIC_THRESHOLDS_PERCENT = [80, 100] as const;
 
 /**
@@ -94,21 +95,37 @@ export function poolThresholdEvents(db: Database, accountId: string, pools: Arra
   );
 }
 
-/** `traffic.threshold` for sub-users that passed 80% or 100% of their monthly cap, once per month and threshold. */
+/** The cap (bytes, null: none) of a sub-user's usage period, by the period's form: `lifetime`, a UTC day, a month. */
+export function capOfPeriod(period: SQL): SQL {
+  return sql`(CASE WHEN ${period} = ${LIFETIME} THEN ${subusers.lifetimeLimitBytes}
+    WHEN length(${period}) = 10 THEN ${subusers.dailyLimitBytes} ELSE ${subusers.trafficLimitBytes} END)`;
+}
+
+/**
+ * `traffic.threshold` for sub-users that passed 80% or 100% of a cap: `period` says which (`month` and `day` name
+ * theirs). Once per period and threshold; a lifetime cap's once per cap value too, since that period never ends: a
+ * raised cap is announced again.
+ */
 export function subuserThresholdEvents(db: Database, usage: Array<{ subuserId: string; month: string }>, at: number) {
   const candidates = usage.flatMap(({ subuserId, month }) =>
     TRAFFIC_THRESHOLDS_PERCENT.map((threshold) => ({ id: newId("event", at), subuserId, month, threshold })),
   );
+  const cap = capOfPeriod(sql`u.month`);
+  const kind = sql`(CASE WHEN u.month = ${LIFETIME} THEN 'lifetime' WHEN length(u.month) = 10 THEN 'day' ELSE 'month' END)`;
   return db.insert(events).select(
-    sql`SELECT c.value->>'id', s.account_id, ${eventTypes.trafficThreshold},
-          json_object('scope', 'subuser', 'subuser', s.id, 'month', u.month, 'threshold_percent', c.value->>'threshold',
-            'gb_limit', s.traffic_limit_bytes / 1e9, 'gb_used', u.used_bytes / 1e9),
-          'traffic.threshold:subuser:' || s.id || ':' || u.month || ':' || (c.value->>'threshold'),
-          ${at}, ${dispatchedUnlessAwaited(sql`s.account_id`, sql`${eventTypes.trafficThreshold}`, at)}
+    sql`SELECT c.value->>'id', ${subusers.accountId}, ${eventTypes.trafficThreshold},
+          json_patch(
+            json_object('scope', 'subuser', 'subuser', ${subusers.id}, 'period', ${kind},
+              'threshold_percent', c.value->>'threshold', 'gb_limit', ${cap} / 1e9, 'gb_used', u.used_bytes / 1e9),
+            CASE ${kind} WHEN 'month' THEN json_object('month', u.month) WHEN 'day' THEN json_object('day', u.month)
+              ELSE '{}' END),
+          'traffic.threshold:subuser:' || ${subusers.id} || ':' || u.month
+            || CASE WHEN u.month = ${LIFETIME} THEN ':' || ${cap} ELSE '' END || ':' || (c.value->>'threshold'),
+          ${at}, ${dispatchedUnlessAwaited(sql`${subusers.accountId}`, sql`${eventTypes.trafficThreshold}`, at)}
         FROM json_each(${JSON.stringify(candidates)}) c
-        JOIN ${subusers} s ON s.id = c.value->>'subuserId'
-        JOIN ${subuserMonthlyUsage} u ON u.subuser_id = s.id AND u.month = c.value->>'month'
-        WHERE s.traffic_limit_bytes IS NOT NULL AND u.used_bytes * 100 >= s.traffic_limit_bytes * (c.value->>'threshold')
+        JOIN ${subusers} ON ${subusers.id} = c.value->>'subuserId'
+        JOIN ${subuserMonthlyUsage} u ON u.subuser_id = ${subusers.id} AND u.month = c.value->>'month'
+        WHERE ${cap} IS NOT NULL AND u.used_bytes * 100 >= ${cap} * (c.value->>'threshold')
         ON CONFLICT (dedupe_key) DO NOTHING`,
   );
 }

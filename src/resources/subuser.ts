@@ -9,7 +9,7 @@ import {
   targetRuleModes,
 } from "../db/schema";
 import { LIMIT_MAX, LIMIT_MIN } from "../domain/subusers/limits";
-import type { SourceEntry } from "../durable-objects/traffic-store/contract";
+import type { PeriodUsage, SourceEntry } from "../durable-objects/traffic-store/contract";
 import { toIso } from "../platform/clock";
 import { decimal, id, idParam, instant, integer, list, text, timestamp, token } from "../platform/fields";
 import { canonicalDomain, canonicalRange, MAX_TARGET_DOMAINS, MAX_TARGET_IP_RANGES } from "../platform/target-rules";
@@ -149,17 +149,29 @@ export const subuserSchema = z
         "Traffic of the current UTC month, in GB (10^9 bytes): every request counted so far (usage counts within " +
         "60 seconds of the gateway reporting it).",
     }),
-    daily_limit_gb: z.number().nullable().openapi({
-      description: "Daily (UTC) traffic cap in GB; over it the gateway answers 402 daily-limit-reached. null: none.",
+    daily_limit_gb: z
+      .number()
+      .nullable()
+      .openapi({
+        description:
+          "Daily (UTC) traffic cap in GB; over it the gateway answers 402 daily-limit-reached, within 60 seconds of " +
+          "the request that passed it, until 00:00 UTC. null: none.",
+      }),
+    traffic_used_today_gb: z.number().openapi({
+      description: "Traffic of the current UTC day, in GB, counted as `traffic_used_gb` is.",
     }),
     lifetime_limit_gb: z
       .number()
       .nullable()
       .openapi({
         description:
-          "Traffic cap in GB over the sub-user's life; over it the gateway answers 402 lifetime-limit-reached. " +
+          "Traffic cap in GB over the sub-user's life; over it the gateway answers 402 lifetime-limit-reached, " +
+          "within 60 seconds of the request that passed it. Nothing resets it: raise or remove it to go on. " +
           "null: none.",
       }),
+    traffic_used_lifetime_gb: z.number().openapi({
+      description: "Traffic since the sub-user was created, in GB, counted as `traffic_used_gb` is.",
+    }),
     target_rules: targetRulesSchema.nullable().openapi({ description: "null: every destination is reachable." }),
     expires_at: timestamp()
       .nullable()
@@ -178,7 +190,8 @@ function capInGb(description: string) {
 
 export const trafficLimitSchema = capInGb("Monthly (UTC) traffic cap in GB (steps of 0.001); null for none.");
 
-export function presentSubuser(subuser: SubuserRow, monthUsedBytes = 0): z.infer<typeof subuserSchema> {
+/** `usage`: the sub-user's traffic per cap period (none yet when absent). */
+export function presentSubuser(subuser: SubuserRow, usage?: PeriodUsage): z.infer<typeof subuserSchema> {
   return {
     id: subuser.id,
     name: subuser.name,
@@ -188,9 +201,11 @@ export function presentSubuser(subuser: SubuserRow, monthUsedBytes = 0): z.infer
     concurrent_max: subuser.concurrentMax,
     rps_max: subuser.rpsMax,
     traffic_limit_gb: subuser.trafficLimitBytes === null ? null : bytesToGb(subuser.trafficLimitBytes),
-    traffic_used_gb: bytesToGb(monthUsedBytes),
+    traffic_used_gb: bytesToGb(usage?.month ?? 0),
     daily_limit_gb: subuser.dailyLimitBytes === null ? null : bytesToGb(subuser.dailyLimitBytes),
+    traffic_used_today_gb: bytesToGb(usage?.day ?? 0),
     lifetime_limit_gb: subuser.lifetimeLimitBytes === null ? null : bytesToGb(subuser.lifetimeLimitBytes),
+    traffic_used_lifetime_gb: bytesToGb(usage?.lifetime ?? 0),
     target_rules: subuser.targetRules && {
       mode: subuser.targetRules.mode,
       domains: subuser.targetRules.domains,

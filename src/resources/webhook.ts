@@ -46,12 +46,24 @@ export const eventPayloads = {
       scope: z.enum(["pool", "subuser"]),
       product: z.enum(products).optional().openapi({ description: "scope `pool`: the pool's product." }),
       subuser: id("subuser").optional().openapi({ description: "scope `subuser`: the sub-user." }),
+      period: z
+        .enum(["month", "day", "lifetime"])
+        .optional()
+        .openapi({
+          description:
+            "scope `subuser`: the cap passed — `month` (`traffic_limit_gb`), `day` (`daily_limit_gb`) or " +
+            "`lifetime` (`lifetime_limit_gb`). Each is announced once per threshold and period; a lifetime cap " +
+            "again after it is changed.",
+        }),
       month: token(/^\d{4}-\d{2}$/, 7)
         .optional()
-        .openapi({ description: "scope `subuser`: the UTC month." }),
+        .openapi({ description: "period `month`: the UTC month." }),
+      day: token(/^\d{4}-\d{2}-\d{2}$/, 10)
+        .optional()
+        .openapi({ description: "period `day`: the UTC day." }),
       threshold_percent: z.union([z.literal(80), z.literal(100)]),
       gb_purchased: gb().optional().openapi({ description: "scope `pool`: GB bought." }),
-      gb_limit: gb().optional().openapi({ description: "scope `subuser`: the monthly cap in GB." }),
+      gb_limit: gb().optional().openapi({ description: "scope `subuser`: the period's cap in GB." }),
       gb_used: gb(),
     })
     .openapi("TrafficThresholdData"),

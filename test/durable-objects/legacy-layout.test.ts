@@ -68,7 +68,7 @@ describe("the layout step: a store of the earlier layout moves over", () => {
         .toArray();
       expect(versions).toEqual([
         { area: "traffic_layout", version: 4 },
-        { area: "usage_meter", version: 3 },
+        { area: "usage_meter", version: 4 },
       ]);
       const tables = state.storage.sql
         .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '_cf_%'")

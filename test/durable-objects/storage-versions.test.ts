@@ -99,7 +99,7 @@ describe("storage versions (migrate)", () => {
 
   it("a traffic store's restart reads one version per area and runs no DDL", async () => {
     await runInDurableObject(freshStore(), (_store: TrafficStore, state) => {
-      expect(versionsOf(state.storage.sql)).toEqual({ traffic_layout: 4, usage_meter: 3 });
+      expect(versionsOf(state.storage.sql)).toEqual({ traffic_layout: 4, usage_meter: 4 });
       const restart = recording(state.storage);
       new AccountTraffic(restart.storage);
       expect(restart.statements.filter((query) => DDL.test(query))).toEqual([]);

@@ -22,6 +22,8 @@ export async function createSubuser(
     concurrent_max?: number;
     rps_max?: number;
     traffic_limit_gb?: number | null;
+    daily_limit_gb?: number | null;
+    lifetime_limit_gb?: number | null;
     alert_on_new_source?: boolean;
     spike_sensitivity?: string;
     spike_action?: string;

@@ -694,11 +694,35 @@ describe("traffic.threshold events", () => {
       await monthAt(account, capped, 400 * MB);
       await monthAt(account, uncapped, 50 * GB);
       expect(await subuserEvents(account.id, capped.id)).toEqual([
-        { scope: "subuser", subuser: capped.id, month, threshold_percent: 80, gb_limit: 0.5, gb_used: 0.4 },
+        {
+          scope: "subuser",
+          subuser: capped.id,
+          period: "month",
+          month,
+          threshold_percent: 80,
+          gb_limit: 0.5,
+          gb_used: 0.4,
+        },
       ]);
       expect(await subuserEvents(account.id, other.id)).toEqual([
-        { scope: "subuser", subuser: other.id, month, threshold_percent: 80, gb_limit: 2, gb_used: 2.5 },
-        { scope: "subuser", subuser: other.id, month, threshold_percent: 100, gb_limit: 2, gb_used: 2.5 },
+        {
+          scope: "subuser",
+          subuser: other.id,
+          period: "month",
+          month,
+          threshold_percent: 80,
+          gb_limit: 2,
+          gb_used: 2.5,
+        },
+        {
+          scope: "subuser",
+          subuser: other.id,
+          period: "month",
+          month,
+          threshold_percent: 100,
+          gb_limit: 2,
+          gb_used: 2.5,
+        },
       ]);
       expect(await subuserEvents(account.id, uncapped.id)).toEqual([]);
 
@@ -710,8 +734,24 @@ describe("traffic.threshold events", () => {
       await monthAt(account, capped, 800 * MB);
       await monthAt(account, other, 2_600 * MB);
       expect(await subuserEvents(account.id, capped.id)).toEqual([
-        { scope: "subuser", subuser: capped.id, month, threshold_percent: 80, gb_limit: 0.5, gb_used: 0.4 },
-        { scope: "subuser", subuser: capped.id, month, threshold_percent: 100, gb_limit: 0.5, gb_used: 0.5 },
+        {
+          scope: "subuser",
+          subuser: capped.id,
+          period: "month",
+          month,
+          threshold_percent: 80,
+          gb_limit: 0.5,
+          gb_used: 0.4,
+        },
+        {
+          scope: "subuser",
+          subuser: capped.id,
+          period: "month",
+          month,
+          threshold_percent: 100,
+          gb_limit: 0.5,
+          gb_used: 0.5,
+        },
       ]);
       expect(await subuserEvents(account.id, other.id)).toHaveLength(2);
       // 52.9 of 100 GB: the account's pool passed no threshold.

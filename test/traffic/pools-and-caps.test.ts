@@ -349,8 +349,24 @@ describe("traffic.threshold events", () => {
     await usedGb(1.15);
     const month = new Date().toISOString().slice(0, 7);
     expect(await capEvents()).toEqual([
-      { scope: "subuser", subuser: subuser.id, month, threshold_percent: 80, gb_limit: 1, gb_used: 0.85 },
-      { scope: "subuser", subuser: subuser.id, month, threshold_percent: 100, gb_limit: 1, gb_used: 1.05 },
+      {
+        scope: "subuser",
+        subuser: subuser.id,
+        period: "month",
+        month,
+        threshold_percent: 80,
+        gb_limit: 1,
+        gb_used: 0.85,
+      },
+      {
+        scope: "subuser",
+        subuser: subuser.id,
+        period: "month",
+        month,
+        threshold_percent: 100,
+        gb_limit: 1,
+        gb_used: 1.05,
+      },
     ]);
   });
 });

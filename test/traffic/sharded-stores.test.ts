@@ -291,7 +291,7 @@ describe("a busy account's traffic split over stores by sub-user (accounts.traff
         (body) => body.rows[0].requests === 3,
       );
       const names = vi.spyOn(env.TRAFFIC_STORE, "idFromName");
-      const calls = (["traffic", "requests", "listSessions", "monthUsage"] as const).map((method) =>
+      const calls = (["traffic", "requests", "listSessions", "periodUsage"] as const).map((method) =>
         vi.spyOn(TrafficStoreClient.prototype, method),
       );
       await traffic(account, "residential", `${range(at)}&group_by=subuser`);

@@ -1944,12 +1944,19 @@ export interface components {
        * @example sub_01JD2W6Q6J5E4V3N0Z9Y8X7W6V
        */
       subuser?: string;
-      /** @description scope `subuser`: the UTC month. */
+      /**
+       * @description scope `subuser`: the cap passed — `month` (`traffic_limit_gb`), `day` (`daily_limit_gb`) or `lifetime` (`lifetime_limit_gb`). Each is announced once per threshold and period; a lifetime cap again after it is changed.
+       * @enum {string}
+       */
+      period?: "month" | "day" | "lifetime";
+      /** @description period `month`: the UTC month. */
       month?: string;
+      /** @description period `day`: the UTC day. */
+      day?: string;
       threshold_percent: 80 | 100;
       /** @description scope `pool`: GB bought. */
       gb_purchased?: number;
-      /** @description scope `subuser`: the monthly cap in GB. */
+      /** @description scope `subuser`: the period's cap in GB. */
       gb_limit?: number;
       gb_used: number;
     };
@@ -2420,10 +2427,14 @@ export interface components {
       traffic_limit_gb: number | null;
       /** @description Traffic of the current UTC month, in GB (10^9 bytes): every request counted so far (usage counts within 60 seconds of the gateway reporting it). */
       traffic_used_gb: number;
-      /** @description Daily (UTC) traffic cap in GB; over it the gateway answers 402 daily-limit-reached. null: none. */
+      /** @description Daily (UTC) traffic cap in GB; over it the gateway answers 402 daily-limit-reached, within 60 seconds of the request that passed it, until 00:00 UTC. null: none. */
       daily_limit_gb: number | null;
-      /** @description Traffic cap in GB over the sub-user's life; over it the gateway answers 402 lifetime-limit-reached. null: none. */
+      /** @description Traffic of the current UTC day, in GB, counted as `traffic_used_gb` is. */
+      traffic_used_today_gb: number;
+      /** @description Traffic cap in GB over the sub-user's life; over it the gateway answers 402 lifetime-limit-reached, within 60 seconds of the request that passed it. Nothing resets it: raise or remove it to go on. null: none. */
       lifetime_limit_gb: number | null;
+      /** @description Traffic since the sub-user was created, in GB, counted as `traffic_used_gb` is. */
+      traffic_used_lifetime_gb: number;
       target_rules: components["schemas"]["TargetRules"];
       /**
        * Format: date-time
@@ -16748,4 +16759,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "7537f3c6e6e34a7723ead6bcc6ac778b18ecd9db82aae34c8d3e4bdde7f5c3af";
+export const CONTRACT_SHA256 = "7b1b64d7811d9ffbc7e54989adaab5866f503916bec9a8febbeb96eb9ae36932";

@@ -10,6 +10,7 @@ import {
   subusers,
   type TargetRules,
 } from "../../db/schema";
+import { anyCap, type CapBytes } from "../../platform/cap-periods";
 import { now, SECOND } from "../../platform/clock";
 import { randomString, sha256Hex } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
@@ -153,6 +154,8 @@ export async function createSubuser(
         after: row,
       });
       await syncGate(ctx, row.name);
+      // A meter started before the sub-user existed meters its caps only once told.
+      if (anyCap(capsOf(row))) await tellMeter(ctx, subuser as SubuserRow);
       if (row.spikeSensitivity !== "medium") await pushSpikeSetting(ctx, subuser as SubuserRow);
       return { subuser: subuser as SubuserRow, password };
     } catch (error) {
@@ -353,16 +356,20 @@ function subuserEntry(subuser: SubuserRow, action: AuditAction) {
 }
 
 /**
- * The account's usage meter hears of a cap change or a deletion at once: a sub-user capped now is metered from its
- * month so far (settled at once when that passes the cap's 80% or 100%), a deleted one's usage stops counting after
- * the drain. It would also learn either at its next settlement.
+ * The account's usage meter hears of a cap change or a deletion at once: a sub-user that gains a cap is metered from
+ * its month, day and lifetime so far, and a period already over a cap just set or lowered is settled at once (the
+ * gate then refuses); a deleted one's usage stops counting after the drain.
  */
 async function tellMeter(ctx: DomainContext, subuser: SubuserRow): Promise<void> {
   const stores = await accountStores(ctx, subuser.accountId);
   const due = await stores.learnFigures({
-    subusers: [{ subuserId: subuser.id, capBytes: subuser.trafficLimitBytes, deletedAt: subuser.deletedAt }],
+    subusers: [{ subuserId: subuser.id, caps: capsOf(subuser), deletedAt: subuser.deletedAt }],
   });
   await Promise.all(due.map(({ shard, settlement }) => settleUsage(ctx, subuser.accountId, shard, settlement)));
+}
+
+function capsOf(subuser: Pick<SubuserRow, "trafficLimitBytes" | "dailyLimitBytes" | "lifetimeLimitBytes">): CapBytes {
+  return { month: subuser.trafficLimitBytes, day: subuser.dailyLimitBytes, lifetime: subuser.lifetimeLimitBytes };
 }
 
 /** The sub-user's traffic store hears of its spike setting (a call per change: detection runs there, per bucket). */

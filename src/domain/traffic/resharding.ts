@@ -1,16 +1,17 @@
-import { and, eq, isNotNull, isNull } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import { accounts, subusers } from "../../db/schema";
 import { unchangedSince } from "../../db/statements";
 import { isShardCount, MAX_TRAFFIC_SHARDS } from "../../durable-objects/traffic-store";
-import { now, utcMonth } from "../../platform/clock";
+import { CAP_KINDS, periodsAt } from "../../platform/cap-periods";
+import { now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { recordedAccountUpdate } from "../accounts/account-writes";
 import { findAccount } from "../accounts/accounts";
 import type { DomainContext } from "../context";
 import { subuserThresholdEvents } from "../events";
-import { settleMonthlyUsageStatements } from "../subusers/monthly-usage";
+import { settleCapUsageStatements } from "../subusers/cap-usage";
 import { commit } from "../unit-of-work";
-import { accountStores } from "./store";
+import { accountStores, hasCap } from "./store";
 import { forgetTrafficShards } from "./traffic-shards";
 
 /**
@@ -18,10 +19,10 @@ import { forgetTrafficShards } from "./traffic-shards";
  * so each sub-user's new shard is one of two halves of its old one, and its history stays readable where it lies.
  * Safe while usage flows: parts routed by the old count land in the old shard, which every reader still reads.
  *
- * A capped sub-user's month is metered by the store its usage goes to, from D1's figure; a month below 80 % of its
- * cap lives in the store alone. So the months of the capped sub-users, summed over their shards, are written to D1
- * (the higher figure is kept, thresholds recorded as a settlement does) and told to the stores: a moved sub-user's
- * new shard meters on from there, and its cap still refuses at 100 %.
+ * A capped sub-user's periods (month, day, lifetime) are metered by the store its usage goes to, from D1's figures;
+ * a period below 80 % of its cap lives in the store alone. So the periods of the capped sub-users, summed over their
+ * shards, are written to D1 (the higher figure is kept, thresholds recorded as a settlement does) and told to the
+ * stores: a moved sub-user's new shard meters on from there, and its caps still refuse at 100 %.
  */
 export async function doubleTrafficShards(
   ctx: DomainContext,
@@ -44,7 +45,7 @@ export async function doubleTrafficShards(
     { state: () => invalidShards("the account's count changed meanwhile; read it again and double that.") },
   );
   forgetTrafficShards(accountId);
-  await handOverCappedMonths(ctx, accountId);
+  await handOverCappedPeriods(ctx, accountId);
   const [row] = await ctx.db
     .select({ trafficShards: accounts.trafficShards })
     .from(accounts)
@@ -58,20 +59,24 @@ function invalidShards(message: string): ApiError {
   });
 }
 
-async function handOverCappedMonths(ctx: DomainContext, accountId: string): Promise<void> {
+async function handOverCappedPeriods(ctx: DomainContext, accountId: string): Promise<void> {
   const capped = await ctx.db
     .select({ id: subusers.id })
     .from(subusers)
-    .where(and(eq(subusers.accountId, accountId), isNotNull(subusers.trafficLimitBytes), isNull(subusers.deletedAt)));
+    .where(and(eq(subusers.accountId, accountId), hasCap, isNull(subusers.deletedAt)));
   if (capped.length === 0) return;
   const stores = await accountStores(ctx, accountId);
   const at = now();
-  const month = utcMonth(at);
-  const usage = await stores.monthUsage(capped.map((subuser) => subuser.id));
-  const months = Object.entries(usage)
-    .filter(([, usedBytes]) => usedBytes > 0)
-    .map(([subuserId, usedBytes]) => ({ subuserId, month, usedBytes }));
+  const periods = periodsAt(at);
+  const usage = await stores.periodUsage(capped.map((subuser) => subuser.id));
+  const months = Object.entries(usage).flatMap(([subuserId, figures]) =>
+    CAP_KINDS.filter((kind) => figures[kind] > 0).map((kind) => ({
+      subuserId,
+      month: periods[kind],
+      usedBytes: figures[kind],
+    })),
+  );
   if (months.length === 0) return;
-  await commit(ctx, [...settleMonthlyUsageStatements(ctx.db, months), subuserThresholdEvents(ctx.db, months, at)]);
+  await commit(ctx, [...settleCapUsageStatements(ctx.db, months, at), subuserThresholdEvents(ctx.db, months, at)]);
   await stores.learnFigures({ months });
 }

@@ -7,13 +7,14 @@ import { now } from "../../platform/clock";
 import { consumePools, type Pool } from "../billing/pools";
 import type { DomainContext } from "../context";
 import { poolThresholdEvents, subuserThresholdEvents } from "../events";
-import { settleMonthlyUsageStatements } from "../subusers/monthly-usage";
+import { settleCapUsageStatements } from "../subusers/cap-usage";
 import { type Committed, runUnitOfWork, type Step } from "../unit-of-work";
-import { accountStore, poolsQuery } from "./store";
+import { accountStore, meteredSubuser, poolsQuery } from "./store";
 
 /**
  * Usage is metered in each account's traffic store (`src/durable-objects/traffic-store/usage-meter.ts`) and settled to
- * D1 from there: pools' `used_bytes`, sub-users' monthly usage, `traffic.threshold` events and the gates' flips. D1's
+ * D1 from there: pools' `used_bytes`, capped sub-users' usage per cap period (month, day, lifetime),
+ * `traffic.threshold` events and the gates' flips. D1's
  * figures are therefore those of the account's last settlement — at most 5 minutes behind what the store metered, and at
  * once when a pool or cap passes 80% or 100%.
  */
@@ -37,7 +38,7 @@ export async function settleUsage(
 
 /**
  * One D1 batch: the settlement's number (the batch rolls back if D1 has it already), the bytes added to the pools
- * and capped sub-users' month figures, the threshold events they pass (once each, by their dedupe keys) and, after
+ * and capped sub-users' period figures, the threshold events they pass (once each, by their dedupe keys) and, after
  * the commit, the gates told of a pool that ran out or has room again and of caps reached. Returns D1's figures.
  */
 async function applySettlement(
@@ -52,7 +53,7 @@ async function applySettlement(
   if (outcome.failure !== "state")
     throw new Error(`Usage settlement ${settlement.seq} rolled back: ${outcome.failure}`);
   // Applied before (a retry, or a racing consumer): D1's figures as they are.
-  const reads = monthQueries(ctx.db, accountId, settlement.months);
+  const reads = periodQueries(ctx.db, accountId, settlement.months);
   if (!reads) return { pools: await poolsQuery(ctx.db, accountId), subusers: [], months: [] };
   const [pools, owners, months] = await ctx.db.batch([poolsQuery(ctx.db, accountId), reads.owners, reads.months]);
   return { pools, subusers: owners, months };
@@ -60,8 +61,8 @@ async function applySettlement(
 
 /**
  * The statements of a settlement's D1 batch, and how D1's figures are read from their results: the pools from
- * the pools' own upsert (`RETURNING`), capped sub-users and their months from two reads when the settlement has
- * months. Four statements for a settlement of pools alone.
+ * the pools' own upsert (`RETURNING`), capped sub-users and their periods' figures from two reads when the
+ * settlement has periods. Four statements for a settlement of pools alone.
  */
 export function settlementBatch(
   db: Database,
@@ -88,9 +89,9 @@ export function settlementBatch(
   ];
   const consumed = pools.length > 0 ? consumePools(db, accountId, pools) : null;
   if (consumed) steps.push(consumed, poolThresholdEvents(db, accountId, pools, at));
-  const reads = monthQueries(db, accountId, months);
+  const reads = periodQueries(db, accountId, months);
   if (reads) {
-    steps.push(...settleMonthlyUsageStatements(db, months), subuserThresholdEvents(db, months, at));
+    steps.push(...settleCapUsageStatements(db, months, at), subuserThresholdEvents(db, months, at));
     steps.push(reads.owners, reads.months);
   }
   const figures = (committed: Committed): MeterFigures => ({
@@ -103,14 +104,14 @@ export function settlementBatch(
   return { steps, figures };
 }
 
-/** The settled sub-users' caps and deletions, and their months' figures. */
-function monthQueries(db: Database, accountId: string, months: Settlement["months"]) {
+/** The settled sub-users' caps and deletions, and their periods' figures. */
+function periodQueries(db: Database, accountId: string, months: Settlement["months"]) {
   if (months.length === 0) return null;
   const subuserIds = [...new Set(months.map((month) => month.subuserId))];
   const keys = JSON.stringify(months.map((month) => [month.subuserId, month.month]));
   return {
     owners: db
-      .select({ subuserId: subusers.id, capBytes: subusers.trafficLimitBytes, deletedAt: subusers.deletedAt })
+      .select(meteredSubuser)
       .from(subusers)
       .where(and(eq(subusers.accountId, accountId), inArray(subusers.id, subuserIds))),
     months: db

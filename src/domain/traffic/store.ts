@@ -3,6 +3,7 @@ import type { Database } from "../../db/client";
 import { bandwidthPools, subuserMonthlyUsage, subusers } from "../../db/schema";
 import { AccountTrafficStores, TrafficStoreClient } from "../../durable-objects/traffic-store";
 import type { MeterFigures } from "../../durable-objects/traffic-store/contract";
+import { LIFETIME } from "../../platform/cap-periods";
 import { now, utcMonth } from "../../platform/clock";
 import type { DomainContext } from "../context";
 import { trafficShards } from "./traffic-shards";
@@ -18,20 +19,32 @@ export async function accountStores(ctx: DomainContext, accountId: string): Prom
   return new AccountTrafficStores(ctx.env, accountId, shards, () => meterFigures(ctx, accountId));
 }
 
-/** Everything the meter starts from: pools, capped and deleted sub-users, capped sub-users' recent months. */
+/** A sub-user as the meter knows it: its caps and deletion (`MeterFigures.subusers`). */
+export const meteredSubuser = {
+  subuserId: subusers.id,
+  caps: { month: subusers.trafficLimitBytes, day: subusers.dailyLimitBytes, lifetime: subusers.lifetimeLimitBytes },
+  deletedAt: subusers.deletedAt,
+};
+
+/** A sub-user with any cap: monthly, daily or lifetime (the meter keeps its periods' figures). */
+export const hasCap = or(
+  isNotNull(subusers.trafficLimitBytes),
+  isNotNull(subusers.dailyLimitBytes),
+  isNotNull(subusers.lifetimeLimitBytes),
+);
+
+/**
+ * Everything the meter starts from: pools, capped and deleted sub-users, capped sub-users' recent periods (days are
+ * named from their month, so the last month's on; and the lifetime).
+ */
 export async function meterFigures(ctx: DomainContext, accountId: string): Promise<MeterFigures> {
   const lastMonth = utcMonth(Date.UTC(new Date(now()).getUTCFullYear(), new Date(now()).getUTCMonth() - 1, 1));
   const [pools, owned, months] = await ctx.db.batch([
     poolsQuery(ctx.db, accountId),
     ctx.db
-      .select({ subuserId: subusers.id, capBytes: subusers.trafficLimitBytes, deletedAt: subusers.deletedAt })
+      .select(meteredSubuser)
       .from(subusers)
-      .where(
-        and(
-          eq(subusers.accountId, accountId),
-          or(isNotNull(subusers.trafficLimitBytes), isNotNull(subusers.deletedAt)),
-        ),
-      ),
+      .where(and(eq(subusers.accountId, accountId), or(hasCap, isNotNull(subusers.deletedAt)))),
     ctx.db
       .select({
         subuserId: subuserMonthlyUsage.subuserId,
@@ -43,8 +56,8 @@ export async function meterFigures(ctx: DomainContext, accountId: string): Promi
       .where(
         and(
           eq(subusers.accountId, accountId),
-          isNotNull(subusers.trafficLimitBytes),
-          gte(subuserMonthlyUsage.month, lastMonth),
+          hasCap,
+          or(gte(subuserMonthlyUsage.month, lastMonth), eq(subuserMonthlyUsage.month, LIFETIME)),
         ),
       ),
   ]);

@@ -1,7 +1,9 @@
+import { CAP_KINDS } from "../../platform/cap-periods";
 import { TrafficStoreClient } from "./client";
 import type {
   IpHealth,
   MeterFigures,
+  PeriodUsage,
   ReportScope,
   RequestLogQuery,
   RequestSample,
@@ -57,14 +59,21 @@ export class AccountTrafficStores {
     );
   }
 
-  /** Sub-users' usage this month: each summed over the shards it has had. */
-  async monthUsage(subuserIds: string[]): Promise<Record<string, number>> {
-    if (this.shards === 1) return this.#only().monthUsage(subuserIds);
+  /** Sub-users' usage this month, today and in their lifetime: each summed over the shards it has had. */
+  async periodUsage(subuserIds: string[]): Promise<Record<string, PeriodUsage>> {
+    if (this.shards === 1) return this.#only().periodUsage(subuserIds);
     const asked = [...this.#subusersByShard(subuserIds)];
-    const answers = await Promise.all(asked.map(([shard, ids]) => this.#store(shard).monthUsage(ids)));
-    const usage: Record<string, number> = Object.fromEntries(subuserIds.map((id) => [id, 0]));
-    for (const answer of answers)
-      for (const [id, bytes] of Object.entries(answer)) usage[id] = (usage[id] ?? 0) + bytes;
+    const answers = await Promise.all(asked.map(([shard, ids]) => this.#store(shard).periodUsage(ids)));
+    const usage: Record<string, PeriodUsage> = Object.fromEntries(
+      subuserIds.map((id) => [id, { month: 0, day: 0, lifetime: 0 }]),
+    );
+    for (const answer of answers) {
+      for (const [id, figures] of Object.entries(answer)) {
+        const sum = usage[id];
+        if (!sum) continue;
+        for (const kind of CAP_KINDS) sum[kind] += figures[kind];
+      }
+    }
     return usage;
   }
 

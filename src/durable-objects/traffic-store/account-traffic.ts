@@ -1,4 +1,5 @@
-import { HOUR, utcMonth } from "../../platform/clock";
+import { CAP_KINDS, periodsAt } from "../../platform/cap-periods";
+import { DAY, HOUR } from "../../platform/clock";
 import { products } from "../../vocabulary";
 import { type AreaStorage, migrate } from "../shared/storage-versions";
 import { addSessionUsage, copySessionUsage } from "../subuser-gate/contract";
@@ -11,6 +12,7 @@ import {
   type IngestOutcome,
   type IpHealth,
   type MeterFigures,
+  type PeriodUsage,
   type ReportScope,
   type RequestLogQuery,
   type RequestSample,
@@ -39,7 +41,16 @@ import { TRAFFIC_LAYOUT } from "./layout";
 import { RequestLog } from "./request-log";
 import { SessionIndex } from "./session-index";
 import { SpikeWatch } from "./spike-watch";
-import { boundDomains, DOMAIN_SUMS, type DomainSums, MARGINAL, mergeTotals, minuteTotals, sumCells } from "./summary";
+import {
+  boundDomains,
+  DOMAIN_SUMS,
+  type DomainSums,
+  MARGINAL,
+  type Marginal,
+  mergeTotals,
+  minuteTotals,
+  sumCells,
+} from "./summary";
 import { TrafficQueries } from "./traffic-queries";
 import { TrafficReports } from "./traffic-reports";
 import { addShare, SETTLE_INTERVAL_MS, UsageMeter } from "./usage-meter";
@@ -104,7 +115,7 @@ export class AccountTraffic {
   ingest(input: StoreIngest, figures: MeterFigures | undefined, at: number): IngestOutcome {
     if (!this.#meter.configured) {
       if (!figures) return { outcome: "unconfigured" };
-      this.#startMonths(this.#meter.configure(input.accountId, input.shard ?? 0, figures), at);
+      this.#startPeriods(this.#meter.configure(input.accountId, input.shard ?? 0, figures), at);
     }
     const distinct = new Set<string>();
     const fresh = input.parts.filter(
@@ -191,7 +202,7 @@ export class AccountTraffic {
     this.#sources.ingest(sources, { minute: row.minute, tag: row.keys.length }, at);
     this.#sessions.apply(sessions);
     this.#log.add(samples, at);
-    const { share, rises } = this.#meter.meter(admitted.cells);
+    const { share, rises } = this.#meter.meter(admitted.cells, at);
     const seq = String(this.#meter.openSeq);
     if (share) row.metered[seq] = addShare(row.metered[seq] ?? { pools: {}, months: {} }, share);
     return rises;
@@ -224,47 +235,62 @@ export class AccountTraffic {
   }
 
   /**
-   * D1's figures as they changed (a top-up, a cap, a deletion); ignored before the meter starts. A sub-user capped
-   * now is metered from its month as the rollups count it; returns the settlement due at once if that passes a
-   * threshold of its cap.
+   * D1's figures as they changed (a top-up, a cap, a deletion); ignored before the meter starts. A sub-user that
+   * gained a cap is metered from its periods as the rollups count them; returns the settlement due at once if a
+   * period passes a threshold of its cap (one just set, or lowered below the figure).
    */
   learnFigures(figures: Partial<MeterFigures>, at: number): Settlement | null {
     if (!this.#meter.configured) return null;
-    const started = this.#startMonths(this.#meter.learn(figures), at);
-    return started || this.#meter.anyMonthRises() ? this.#meter.settlement(at, true) : null;
+    const started = this.#startPeriods(this.#meter.learn(figures), at);
+    return started || this.#meter.anyPeriodRises() ? this.#meter.settlement(at, true) : null;
   }
 
   /**
-   * Each sub-user's usage (bytes in + out, all products) in the UTC month of `at`: exact for every sub-user, capped
-   * or not, and never behind the store's own counts.
+   * Each sub-user's usage (bytes in + out, all products) in the UTC month and the UTC day of `at`, and in all the
+   * store counted (its lifetime): exact for every sub-user, capped or not, and never behind the store's own counts.
    */
-  monthUsage(subuserIds: string[], at: number): Record<string, number> {
-    const now = new Date(at);
-    const from = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
-    const to = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
-    const usage: Record<string, number> = Object.fromEntries(subuserIds.map((id) => [id, 0]));
+  periodUsage(subuserIds: string[], at: number): Record<string, PeriodUsage> {
+    const date = new Date(at);
+    const monthFrom = Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1);
+    const dayFrom = at - (at % DAY);
+    const ranges = {
+      month: [monthFrom, Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1)],
+      day: [dayFrom, dayFrom + DAY],
+      lifetime: [null, Number.POSITIVE_INFINITY],
+    } as const;
+    const usage: Record<string, PeriodUsage> = Object.fromEntries(
+      subuserIds.map((id) => [id, { month: 0, day: 0, lifetime: 0 }]),
+    );
+    const { bytesIn, bytesOut } = MARGINAL;
     for (const product of products) {
-      const after = this.#queries.cumulativeBefore(product, "subuser", to, this.#version);
-      const before = this.#queries.cumulativeBefore(product, "subuser", from, this.#version);
-      for (const id of subuserIds) {
-        const a = after.get(id);
-        if (!a) continue;
-        const b = before.get(id);
-        const { bytesIn, bytesOut } = MARGINAL;
-        usage[id] = (usage[id] ?? 0) + a[bytesIn] + a[bytesOut] - ((b?.[bytesIn] ?? 0) + (b?.[bytesOut] ?? 0));
+      const before = (t: number | null) =>
+        t === null ? new Map<string, Marginal>() : this.#queries.cumulativeBefore(product, "subuser", t, this.#version);
+      for (const kind of CAP_KINDS) {
+        const [from, to] = ranges[kind];
+        const after = before(to);
+        const start = before(from);
+        for (const id of subuserIds) {
+          const a = after.get(id);
+          const figures = usage[id];
+          if (!a || !figures) continue;
+          const b = start.get(id);
+          figures[kind] += a[bytesIn] + a[bytesOut] - ((b?.[bytesIn] ?? 0) + (b?.[bytesOut] ?? 0));
+        }
       }
     }
     return usage;
   }
 
-  /** Starts metering newly capped sub-users' months from the rollups; whether one passes a threshold. */
-  #startMonths(subuserIds: string[], at: number): boolean {
+  /** Starts metering the periods of sub-users that gained a cap from the rollups; whether one passes a threshold. */
+  #startPeriods(subuserIds: string[], at: number): boolean {
     if (subuserIds.length === 0) return false;
-    const usage = this.monthUsage(subuserIds, at);
-    const month = utcMonth(at);
-    return subuserIds
-      .map((id) => this.#meter.startMonth(id, month, usage[id] ?? 0))
-      .reduce((any, rises) => any || rises, false);
+    const usage = this.periodUsage(subuserIds, at);
+    const periods = periodsAt(at);
+    return this.#meter.startPeriods(
+      subuserIds.flatMap((subuserId) =>
+        CAP_KINDS.map((kind) => ({ subuserId, period: periods[kind], usedBytes: usage[subuserId]?.[kind] ?? 0 })),
+      ),
+    );
   }
 
   /** Usage dropped per day: a deleted sub-user's, past its drain. */

@@ -31,7 +31,10 @@ export type LoggedSample = [...RequestSampleFields, keptBelow: number | null];
 /** Where each field of a `LoggedSample` stands: the request sample's fields, then the rate it is kept below. */
 export const LOGGED_SAMPLE = { ...SAMPLE, keptBelow: 12 } as const;
 
-/** What an ingest metered, per settlement number: bytes per pool (added up), capped months' figures (the highest). */
+/**
+ * What an ingest metered, per settlement number: bytes per pool (added up), capped sub-users' figures per cap period
+ * (the highest; `months`, a name kept from when months were the only period).
+ */
 export interface RowMeter {
   pools: Partial<Record<BandwidthProduct, number>>;
   months: Record<string, number>;

@@ -2,6 +2,7 @@ import type {
   IngestOutcome,
   IpHealth,
   MeterFigures,
+  PeriodUsage,
   ReportScope,
   RequestLogQuery,
   RequestSample,
@@ -69,8 +70,8 @@ export class TrafficStoreClient {
     return this.#stub.learnFigures(figures);
   }
 
-  monthUsage(subuserIds: string[]): Promise<Record<string, number>> {
-    return this.#stub.monthUsage(subuserIds);
+  periodUsage(subuserIds: string[]): Promise<Record<string, PeriodUsage>> {
+    return this.#stub.periodUsage(subuserIds);
   }
 
   droppedUsage(): Promise<Array<{ day: number; records: number; bytes: number }>> {

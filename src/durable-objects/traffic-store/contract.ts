@@ -1,3 +1,4 @@
+import type { CapBytes, CapKind } from "../../platform/cap-periods";
 import { DAY, HOUR, MINUTE } from "../../platform/clock";
 import { uniformHash } from "../../platform/sampling";
 import type { BandwidthProduct, Product } from "../../vocabulary";
@@ -462,15 +463,22 @@ export type SessionDelta = Pick<
 export interface MeterFigures {
   /** The bandwidth pools (gateway products). */
   pools: Array<{ product: BandwidthProduct; purchasedBytes: number; usedBytes: number; topUpCount: number }>;
-  /** Sub-users with a monthly cap or deleted (`capBytes` null: no cap). */
-  subusers: Array<{ subuserId: string; capBytes: number | null; deletedAt: number | null }>;
-  /** Capped sub-users' usage per UTC month (`2026-11`). */
+  /** Sub-users with a cap (monthly, daily or lifetime) or deleted. */
+  subusers: Array<{ subuserId: string; caps: CapBytes; deletedAt: number | null }>;
+  /**
+   * Capped sub-users' usage per cap period, as D1's `subuser_monthly_usage` names it (`month`): a UTC month
+   * (`2026-11`), a UTC day (`2026-11-28`) or `lifetime`.
+   */
   months: Array<{ subuserId: string; month: string; usedBytes: number }>;
 }
 
+/** A sub-user's usage (bytes in + out, all products) over each cap's period: this UTC month, this UTC day, its life. */
+export type PeriodUsage = Record<CapKind, number>;
+
 /**
  * Usage metered in the store and not yet in D1, numbered so that D1 applies each once: bytes to add to each pool,
- * and capped sub-users' month figures (bytes so far: D1 keeps the higher of its own and this one).
+ * and capped sub-users' figures per cap period, in `month` as in `MeterFigures` (bytes so far: D1 keeps the higher
+ * of its own and this one).
  */
 export interface Settlement {
   seq: number;

@@ -7,6 +7,7 @@ import type {
   IngestOutcome,
   IpHealth,
   MeterFigures,
+  PeriodUsage,
   ReportScope,
   RequestLogQuery,
   RequestSample,
@@ -66,8 +67,8 @@ export class TrafficStore extends DurableObject {
     return settlement;
   }
 
-  monthUsage(subuserIds: string[]): Record<string, number> {
-    return this.#traffic.monthUsage(subuserIds, now());
+  periodUsage(subuserIds: string[]): Record<string, PeriodUsage> {
+    return this.#traffic.periodUsage(subuserIds, now());
   }
 
   droppedUsage(): Array<{ day: number; records: number; bytes: number }> {

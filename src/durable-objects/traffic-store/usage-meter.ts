@@ -1,3 +1,12 @@
+import {
+  anyCap,
+  CAP_KINDS,
+  type CapBytes,
+  capKindOf,
+  LIFETIME,
+  oldestDayKept,
+  periodsAt,
+} from "../../platform/cap-periods";
 import { DAY, MINUTE, utcMonth } from "../../platform/clock";
 import { reachesPercent } from "../../platform/units";
 import type { BandwidthProduct } from "../../vocabulary";
@@ -20,9 +29,9 @@ const DROPPED_KEPT_MS = 90 * DAY;
 const THRESHOLDS_PERCENT = [80, 100];
 
 /**
- * What is metered and not yet settled: bytes per pool, and the month's figure (bytes so far, absolute) of capped
- * sub-users per UTC month (`sub_…|2026-11`). An ingest's share of it (`RowMeter`) has the same shape: its bytes,
- * and the figures as they stood after it.
+ * What is metered and not yet settled: bytes per pool, and capped sub-users' figures (bytes so far, absolute) per
+ * cap period (`sub_…|2026-11`, `sub_…|2026-11-28`, `sub_…|lifetime`; held under `months`, as D1's column is named).
+ * An ingest's share of it (`RowMeter`) has the same shape: its bytes, and the figures as they stood after it.
  */
 type Deltas = RowMeter;
 
@@ -95,17 +104,32 @@ const METER_STORAGE: StorageStep[] = [
   },
   // 3: the account's shard the store is (settle messages name it).
   (sql) => sql.exec("ALTER TABLE meter ADD COLUMN shard INTEGER NOT NULL DEFAULT 0"),
+  // 4: the daily and lifetime caps beside the monthly one (`cap_bytes`); `meter_months` holds every cap period.
+  (sql) =>
+    sql.exec(
+      "ALTER TABLE meter_subusers ADD COLUMN day_cap_bytes INTEGER; ALTER TABLE meter_subusers ADD COLUMN lifetime_cap_bytes INTEGER;",
+    ),
 ];
 
+type SubuserRow = {
+  subuser: string;
+  cap_bytes: number | null;
+  day_cap_bytes: number | null;
+  lifetime_cap_bytes: number | null;
+  deleted_at: number | null;
+};
+
 /**
- * The account's usage meter, inside its traffic store (SQLite, synchronous): pools' consumption and sub-users'
- * monthly usage, counted in the same step as the rollups, so a usage part that is applied once is metered once.
+ * The account's usage meter, inside its traffic store (SQLite, synchronous): pools' consumption and capped
+ * sub-users' usage per cap period, counted in the same step as the rollups, so a usage part that is applied once is
+ * metered once.
  *
  * - D1 stays the record of what was bought and of caps. The meter knows the D1 figures as of its last settlement
- *   (`meter_pools`, `meter_months`, `meter_subusers`) and what it metered since: bytes per pool, and the month's
- *   figure of each capped sub-user (the only ones whose months D1 keeps: caps are enforced and reported from there;
- *   every sub-user's month is read from the store's rollups). What it metered since is not written by the meter:
- *   each ingest's share goes into the arrival row the ingest writes anyway, and `restore` sums them on a restart.
+ *   (`meter_pools`, `meter_months`, `meter_subusers`) and what it metered since: bytes per pool, and the month's,
+ *   UTC day's and lifetime figure of each sub-user with any cap (the only ones whose figures D1 keeps: caps are
+ *   enforced and reported from there; every sub-user's usage is read from the store's rollups), each judged against
+ *   its own cap. What it metered since is not written by the meter: each ingest's share goes into the arrival row
+ *   the ingest writes anyway, and `restore` sums them on a restart.
  * - A **settlement** hands the metered bytes to D1, numbered (`seq`): D1 applies each number once, so a settlement
  *   applied twice changes nothing. Until D1 confirms it, the settlement is frozen and handed out unchanged; new
  *   usage goes to the next one.
@@ -124,8 +148,9 @@ export class UsageMeter {
   readonly #pools = new Map<BandwidthProduct, { purchasedBytes: number; usedBytes: number; topUpCount: number }>();
   /** The pools learned figures the meter row does not hold yet (written with the row's next change). */
   #poolsChanged = false;
-  readonly #subusers = new Map<string, { capBytes: number | null; deletedAt: number | null }>();
-  readonly #months = new Map<string, number>();
+  readonly #subusers = new Map<string, { caps: CapBytes; deletedAt: number | null }>();
+  /** Capped sub-users' figures per period (`sub_…|2026-11`) as D1 last confirmed them. */
+  readonly #settled = new Map<string, number>();
 
   constructor(storage: AreaStorage) {
     const sql = storage.sql;
@@ -139,13 +164,12 @@ export class UsageMeter {
       const { product, ...figures } = pool;
       this.#pools.set(product, figures);
     }
-    for (const r of sql.exec<{ subuser: string; cap_bytes: number | null; deleted_at: number | null }>(
-      "SELECT * FROM meter_subusers",
-    )) {
-      this.#subusers.set(r.subuser, { capBytes: r.cap_bytes, deletedAt: r.deleted_at });
+    for (const r of sql.exec<SubuserRow>("SELECT * FROM meter_subusers")) {
+      const caps = { month: r.cap_bytes, day: r.day_cap_bytes, lifetime: r.lifetime_cap_bytes };
+      this.#subusers.set(r.subuser, { caps, deletedAt: r.deleted_at });
     }
     for (const r of sql.exec<{ subuser: string; month: string; used_bytes: number }>("SELECT * FROM meter_months")) {
-      this.#months.set(`${r.subuser}|${r.month}`, r.used_bytes);
+      this.#settled.set(`${r.subuser}|${r.month}`, r.used_bytes);
     }
   }
 
@@ -156,7 +180,7 @@ export class UsageMeter {
 
   /**
    * The open settlement as the arrival rows hold it (each row's share per settlement number): bytes add up, a
-   * month's figure is the highest any row saw. Called once, after the rows are read.
+   * period's figure is the highest any row saw. Called once, after the rows are read.
    */
   restore(rows: Iterable<Record<string, RowMeter>>): void {
     const seq = String(this.openSeq);
@@ -178,7 +202,7 @@ export class UsageMeter {
 
   /**
    * Starts metering from D1's figures (once; a second start, from a racing call, changes nothing). Returns the
-   * capped sub-users, whose months `startMonth` gives.
+   * capped sub-users, whose periods `startPeriods` gives.
    */
   configure(accountId: string, shard: number, figures: MeterFigures): string[] {
     if (this.#row) return [];
@@ -204,9 +228,10 @@ export class UsageMeter {
   }
 
   /**
-   * D1's figures, in full or in part: pools' and months' figures only grow, so the higher of the known and the told
-   * one is kept (a late message cannot undo a newer one); a cap is replaced, a deletion kept. Returns the
-   * sub-users that became capped: their months are metered from now on, from the figure `startMonth` gives.
+   * D1's figures, in full or in part: pools' and periods' figures only grow, so the higher of the known and the
+   * told one is kept (a late message cannot undo a newer one); caps are replaced, a deletion kept. Returns the
+   * sub-users that gained a cap (of any kind): their periods are metered from now on, from the figures
+   * `startPeriods` gives (a period metered already keeps the higher figure).
    * A figure already known is not written again (every confirmed settlement hands back all of them, and a
    * Durable Object bills each row written).
    */
@@ -238,30 +263,36 @@ export class UsageMeter {
     for (const subuser of figures.subusers ?? []) {
       const known = this.#subusers.get(subuser.subuserId);
       const deletedAt = known?.deletedAt ?? subuser.deletedAt;
-      if (subuser.capBytes === null && deletedAt === null) {
+      const { caps } = subuser;
+      if (!anyCap(caps) && deletedAt === null) {
         // Neither capped nor deleted: nothing to meter it against.
         if (!known) continue;
         this.#subusers.delete(subuser.subuserId);
         this.#sql.exec("DELETE FROM meter_subusers WHERE subuser = ?", subuser.subuserId);
         continue;
       }
-      if (known?.capBytes === subuser.capBytes && known.deletedAt === deletedAt) continue;
-      if (subuser.capBytes !== null && known?.capBytes == null) newlyCapped.push(subuser.subuserId);
-      this.#subusers.set(subuser.subuserId, { capBytes: subuser.capBytes, deletedAt });
+      if (known?.deletedAt === deletedAt && sameCaps(known.caps, caps)) continue;
+      if (CAP_KINDS.some((kind) => caps[kind] !== null && (known?.caps[kind] ?? null) === null)) {
+        newlyCapped.push(subuser.subuserId);
+      }
+      this.#subusers.set(subuser.subuserId, { caps: { ...caps }, deletedAt });
       this.#sql.exec(
-        "INSERT OR REPLACE INTO meter_subusers (subuser, cap_bytes, deleted_at) VALUES (?, ?, ?)",
+        `INSERT OR REPLACE INTO meter_subusers (subuser, cap_bytes, day_cap_bytes, lifetime_cap_bytes, deleted_at)
+         VALUES (?, ?, ?, ?, ?)`,
         subuser.subuserId,
-        subuser.capBytes,
+        caps.month,
+        caps.day,
+        caps.lifetime,
         deletedAt,
       );
     }
     for (const month of figures.months ?? []) {
-      if (this.#subusers.get(month.subuserId)?.capBytes == null) continue;
+      if (!this.#capped(month.subuserId)) continue;
       const key = `${month.subuserId}|${month.month}`;
-      const knownBytes = this.#months.get(key);
+      const knownBytes = this.#settled.get(key);
       const usedBytes = Math.max(knownBytes ?? 0, month.usedBytes);
       if (knownBytes === usedBytes) continue;
-      this.#months.set(key, usedBytes);
+      this.#settled.set(key, usedBytes);
       this.#sql.exec(
         "INSERT OR REPLACE INTO meter_months (subuser, month, used_bytes) VALUES (?, ?, ?)",
         month.subuserId,
@@ -272,18 +303,29 @@ export class UsageMeter {
     return newlyCapped;
   }
 
+  #capped(subuserId: string): boolean {
+    const subuser = this.#subusers.get(subuserId);
+    return subuser !== undefined && anyCap(subuser.caps);
+  }
+
   /**
-   * A capped sub-user's month as the store's rollups count it (when its cap is set, or the meter starts): its figure
-   * to settle is at least that. Returns whether that passes a threshold of its cap (settle at once).
+   * Capped sub-users' periods as the store's rollups count them (when a cap is set, or the meter starts): each
+   * figure to settle is at least that (one row written for all of them). Returns whether one passes a threshold of
+   * its cap (settle at once).
    */
-  startMonth(subuserId: string, month: string, usedBytes: number): boolean {
-    const key = `${subuserId}|${month}`;
-    if (usedBytes <= this.#monthFigure(key)) return false;
-    this.#open.months[key] = usedBytes;
+  startPeriods(figures: Array<{ subuserId: string; period: string; usedBytes: number }>): boolean {
+    const keys = figures
+      .filter(({ subuserId, period, usedBytes }) => usedBytes > this.#figure(`${subuserId}|${period}`))
+      .map(({ subuserId, period, usedBytes }) => {
+        const key = `${subuserId}|${period}`;
+        this.#open.months[key] = usedBytes;
+        return key;
+      });
+    if (keys.length === 0) return false;
     const carried = this.#row?.carried ? (JSON.parse(this.#row.carried) as Deltas) : emptyDeltas();
-    carried.months[key] = usedBytes;
+    for (const key of keys) carried.months[key] = this.#open.months[key] as number;
     this.#saveRow({ carried: JSON.stringify(carried) });
-    return this.#rises([], [key]);
+    return this.#rises([], keys);
   }
   /**
    * The cells and samples that count: a deleted sub-user's count while their minute began within `DRAIN_MS` of
@@ -319,11 +361,12 @@ export class UsageMeter {
   }
 
   /**
-   * Meters cells: bytes in + out consume the pool of their product (ISP has none) and a capped sub-user's month.
-   * Returns the ingest's share (for the row it writes: the meter writes nothing itself) and whether a pool or a capped
-   * sub-user passed a threshold by the meter's figures (settle at once).
+   * Meters cells: bytes in + out consume the pool of their product (ISP has none) and a capped sub-user's month,
+   * UTC day and lifetime (a period no longer kept at `at`, usage reported days late, is left out). Returns the
+   * ingest's share (for the row it writes: the meter writes nothing itself) and whether a pool or a capped sub-user
+   * passed a threshold by the meter's figures (settle at once).
    */
-  meter(cells: Cell[]): { share: RowMeter | null; rises: boolean } {
+  meter(cells: Cell[], at: number): { share: RowMeter | null; rises: boolean } {
     const share: RowMeter = { pools: {}, months: {} };
     for (const cell of cells) {
       const bytes = cell.bytesIn + cell.bytesOut;
@@ -332,10 +375,13 @@ export class UsageMeter {
         this.#open.pools[cell.product] = (this.#open.pools[cell.product] ?? 0) + bytes;
         share.pools[cell.product] = (share.pools[cell.product] ?? 0) + bytes;
       }
-      if (this.#subusers.get(cell.subuserId)?.capBytes == null) continue;
-      const month = `${cell.subuserId}|${utcMonth(cell.minute)}`;
-      this.#open.months[month] = this.#monthFigure(month) + bytes;
-      share.months[month] = this.#open.months[month];
+      if (!this.#capped(cell.subuserId)) continue;
+      for (const period of Object.values(periodsAt(cell.minute))) {
+        if (!periodKept(period, at)) continue;
+        const key = `${cell.subuserId}|${period}`;
+        this.#open.months[key] = this.#figure(key) + bytes;
+        share.months[key] = this.#open.months[key];
+      }
     }
     const pools = Object.keys(share.pools) as BandwidthProduct[];
     const months = Object.keys(share.months);
@@ -343,32 +389,34 @@ export class UsageMeter {
     return { share, rises: this.#rises(pools, months) };
   }
 
-  /** A capped sub-user's month figure as metered: the open one, else the one handed out, else D1's. */
-  #monthFigure(key: string): number {
-    return this.#open.months[key] ?? this.#frozenDeltas?.months[key] ?? this.#months.get(key) ?? 0;
+  /** A capped sub-user's figure of a period as metered: the open one, else the one handed out, else D1's. */
+  #figure(key: string): number {
+    return this.#open.months[key] ?? this.#frozenDeltas?.months[key] ?? this.#settled.get(key) ?? 0;
   }
 
-  /** Whether what is metered and not settled takes one of these pools or capped months past a threshold. */
-  #rises(pools: Iterable<BandwidthProduct>, months: Iterable<string>): boolean {
+  /** Whether what is metered and not settled takes one of these pools or capped periods past a threshold. */
+  #rises(pools: Iterable<BandwidthProduct>, periods: Iterable<string>): boolean {
     const frozen = this.#frozenDeltas;
     for (const product of pools) {
       const pool = this.#pools.get(product);
       const unsettled = (this.#open.pools[product] ?? 0) + (frozen?.pools[product] ?? 0);
       if (pool && rises(pool.usedBytes, pool.usedBytes + unsettled, pool.purchasedBytes)) return true;
     }
-    for (const month of months) if (this.#monthRises(month)) return true;
+    for (const key of periods) if (this.#periodRises(key)) return true;
     return false;
   }
 
-  /** Whether any capped month not settled passes a threshold (a cap just lowered below it, say). */
-  anyMonthRises(): boolean {
-    return Object.keys(this.#open.months).some((key) => this.#monthRises(key));
+  /** Whether any capped period not settled passes a threshold (a cap just lowered below it, say). */
+  anyPeriodRises(): boolean {
+    return Object.keys(this.#open.months).some((key) => this.#periodRises(key));
   }
 
-  /** Whether a capped month as metered passes a threshold of its cap that D1's figure has not. */
-  #monthRises(month: string): boolean {
-    const capBytes = this.#subusers.get(month.slice(0, month.indexOf("|")))?.capBytes;
-    return capBytes != null && rises(this.#months.get(month) ?? 0, this.#monthFigure(month), capBytes);
+  /** Whether a capped period as metered passes a threshold of its own cap that D1's figure has not. */
+  #periodRises(key: string): boolean {
+    const separator = key.indexOf("|");
+    const caps = this.#subusers.get(key.slice(0, separator))?.caps;
+    const capBytes = caps?.[capKindOf(key.slice(separator + 1))];
+    return capBytes != null && rises(this.#settled.get(key) ?? 0, this.#figure(key), capBytes);
   }
 
   /**
@@ -380,12 +428,12 @@ export class UsageMeter {
     const row = this.#row;
     if (!row) return null;
     if (row.prepared > row.settled) return this.#settlementOf(row.prepared);
-    const rising = Object.keys(this.#open.months).filter((key) => this.#monthRises(key));
+    const rising = Object.keys(this.#open.months).filter((key) => this.#periodRises(key));
     if (Object.keys(this.#open.pools).length === 0 && rising.length === 0) return null;
     const due = now || row.settled_at === null || row.settled_at + SETTLE_INTERVAL_MS <= at;
     if (!due) return null;
-    // Capped months go to D1 when they pass a threshold (caps are enforced and announced from there); until then
-    // they stay open, and the store answers sub-users' usage itself.
+    // Capped periods go to D1 when they pass a threshold of their cap (caps are enforced and announced from there);
+    // until then they stay open, and the store answers sub-users' usage itself.
     const retained = Object.fromEntries(Object.entries(this.#open.months).filter(([key]) => !rising.includes(key)));
     this.#frozenDeltas = {
       pools: this.#open.pools,
@@ -419,7 +467,7 @@ export class UsageMeter {
     const row = this.#row;
     if (!row) return null;
     if (row.prepared > row.settled) return (row.prepared_at ?? 0) + SETTLEMENT_RETRY_MS;
-    // Open months wait for a threshold: only pools are settled by time.
+    // Open periods wait for a threshold: only pools are settled by time.
     if (Object.keys(this.#open.pools).length === 0) return null;
     return (row.settled_at ?? 0) + SETTLE_INTERVAL_MS;
   }
@@ -431,8 +479,28 @@ export class UsageMeter {
       .toArray();
   }
 
+  /**
+   * Forgets dropped-usage counts after 90 days, and capped sub-users' figures of periods no longer kept (days
+   * after `DAYS_KEPT`, months before the previous one) or not settled of sub-users deleted past their drain: their
+   * caps refuse nothing any more.
+   */
   prune(at: number): void {
     this.#sql.exec("DELETE FROM usage_dropped WHERE day < ?", at - DROPPED_KEPT_MS);
+    const stale = (key: string) => !periodKept(key.slice(key.indexOf("|") + 1), at);
+    for (const key of Object.keys(this.#open.months)) {
+      if (this.#drained(key.slice(0, key.indexOf("|")), at) && !this.#periodRises(key)) delete this.#open.months[key];
+    }
+    for (const key of Object.keys(this.#open.months)) {
+      if (stale(key) && !this.#periodRises(key)) delete this.#open.months[key];
+    }
+    const forgotten = [...this.#settled.keys()].filter(stale);
+    for (const key of forgotten) this.#settled.delete(key);
+    if (forgotten.length === 0) return;
+    this.#sql.exec(
+      `DELETE FROM meter_months WHERE (length(month) = 10 AND month < ?) OR (length(month) = 7 AND month < ?)`,
+      oldestDayKept(at),
+      oldestMonthKept(at),
+    );
   }
 
   #settlementOf(seq: number): Settlement {
@@ -477,6 +545,24 @@ export function addShare(deltas: Deltas, share: RowMeter): Deltas {
 
 function emptyDeltas(): Deltas {
   return { pools: {}, months: {} };
+}
+
+function sameCaps(a: CapBytes, b: CapBytes): boolean {
+  return a.month === b.month && a.day === b.day && a.lifetime === b.lifetime;
+}
+
+/** The previous UTC month of `at`'s: a month's figure is kept while late usage may still come for it. */
+function oldestMonthKept(at: number): string {
+  const date = new Date(at);
+  return utcMonth(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() - 1, 1));
+}
+
+/** Whether a period's figure is still kept at `at` (the lifetime always). */
+function periodKept(period: string, at: number): boolean {
+  const kind = capKindOf(period);
+  if (kind === "day") return period >= oldestDayKept(at);
+  if (kind === "month") return period >= oldestMonthKept(at);
+  return period === LIFETIME;
 }
 
 /** Whether usage passes a threshold of `size` (or reaches it) that the settled figure had not. */

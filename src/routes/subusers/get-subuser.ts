@@ -1,5 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { monthUsageOf } from "../../domain/subusers/monthly-usage";
+import { periodUsageOf } from "../../domain/subusers/cap-usage";
 import { findSubuser } from "../../domain/subusers/subusers";
 import type { AppEnv } from "../../env";
 import { apiRoute, jsonContent } from "../../platform/route-definitions";
@@ -20,6 +20,6 @@ export const route = apiRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const subuser = await findSubuser(c.get("ctx"), c.get("principal"), c.req.valid("param").id);
-  const usage = await monthUsageOf(c.get("ctx"), subuser.accountId, [subuser.id]);
+  const usage = await periodUsageOf(c.get("ctx"), subuser.accountId, [subuser.id]);
   return c.json(presentSubuser(subuser, usage.get(subuser.id)), 200);
 };

@@ -1,6 +1,6 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
 import { products, subuserStatuses } from "../../db/schema";
-import { monthUsageOf } from "../../domain/subusers/monthly-usage";
+import { periodUsageOf } from "../../domain/subusers/cap-usage";
 import { listSubusers } from "../../domain/subusers/subusers";
 import type { AppEnv } from "../../env";
 import { token } from "../../platform/fields";
@@ -31,7 +31,7 @@ export const route = apiRoute({
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { label_contains, ...filters } = c.req.valid("query");
   const rows = await listSubusers(c.get("ctx"), c.get("principal"), { ...filters, labelContains: label_contains });
-  const usage = await monthUsageOf(
+  const usage = await periodUsageOf(
     c.get("ctx"),
     c.get("principal").accountId,
     rows.map((row) => row.id),

@@ -1,7 +1,7 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
 import { subuserStatuses } from "../../db/schema";
 import { assertBoundMayChange } from "../../domain/scope";
-import { monthUsageOf } from "../../domain/subusers/monthly-usage";
+import { periodUsageOf } from "../../domain/subusers/cap-usage";
 import { updateSubuser } from "../../domain/subusers/subusers";
 import type { AppEnv } from "../../env";
 import { apiRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
@@ -93,6 +93,6 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     spikeSensitivity: spike_sensitivity,
     spikeAction: spike_action,
   });
-  const usage = await monthUsageOf(c.get("ctx"), subuser.accountId, [subuser.id]);
+  const usage = await periodUsageOf(c.get("ctx"), subuser.accountId, [subuser.id]);
   return c.json(presentSubuser(subuser, usage.get(subuser.id)), 200);
 };

@@ -80,10 +80,17 @@ function Facts({ subuser }: { subuser: Schemas["Subuser"] }) {
           {format.gb(subuser.traffic_used_gb)}
           {subuser.traffic_limit_gb === null ? " (no cap)" : ` of ${format.gb(subuser.traffic_limit_gb)} cap`}
         </dd>
-        <dt>Daily and lifetime caps</dt>
+        <dt>Today (UTC)</dt>
         <dd>
-          {subuser.daily_limit_gb === null ? "no daily cap" : `${format.gb(subuser.daily_limit_gb)} a day (UTC)`} ·{" "}
-          {subuser.lifetime_limit_gb === null ? "no lifetime cap" : `${format.gb(subuser.lifetime_limit_gb)} in all`}
+          {format.gb(subuser.traffic_used_today_gb)}
+          {subuser.daily_limit_gb === null ? " (no daily cap)" : ` of ${format.gb(subuser.daily_limit_gb)} a day (UTC)`}
+        </dd>
+        <dt>Lifetime</dt>
+        <dd>
+          {format.gb(subuser.traffic_used_lifetime_gb)}
+          {subuser.lifetime_limit_gb === null
+            ? " (no lifetime cap)"
+            : ` of ${format.gb(subuser.lifetime_limit_gb)} in all`}
         </dd>
         <dt>Expires</dt>
         <dd>

@@ -133,7 +133,7 @@ describe("GET /{product}/traffic?group_by=status|error_code", () => {
 });
 
 describe("GET /{product}/traffic: order_by, limit and labels", () => {
-  it("answers a top table in one call: heaviest first, ties in key order, the first `limit`, each sub-user with its label (a deleted one's too)", async () => {
+  it("answers a top table in one call: heaviest first, ties in key order, the first `limit`, each sub-user with its label when asked (a deleted one's too)", async () => {
     const account = await createAccount({ bandwidthGb: 10 });
     const subusers = await Promise.all([1, 2, 3, 4].map(() => createSubuser(account)));
     // Requests 3, 5, 5, 1; bytes the other way round for the two with 5.
@@ -156,7 +156,11 @@ describe("GET /{product}/traffic: order_by, limit and labels", () => {
       (typeof subusers)[0],
     ];
     const tied = [two, three].sort((a, b) => (a.id < b.id ? -1 : 1));
-    const top = await traffic(account, "residential", `${query}&group_by=subuser&order_by=requests&limit=3`);
+    const top = await traffic(
+      account,
+      "residential",
+      `${query}&group_by=subuser&order_by=requests&limit=3&labels=true`,
+    );
     expect(top.rows.map((row: Record<string, any>) => [row.subuser, row.label, row.requests])).toEqual([
       [tied[0]?.id, tied[0]?.label, 5],
       [tied[1]?.id, tied[1]?.label, 5],
@@ -172,11 +176,17 @@ describe("GET /{product}/traffic: order_by, limit and labels", () => {
         .slice(0, 2),
     );
     expect((await call("DELETE", `/v1/subusers/${four.id}`, { token: account.token })).status).toBe(200);
-    const afterDeletion = await traffic(account, "residential", `${query}&group_by=subuser&order_by=requests`);
+    const afterDeletion = await traffic(
+      account,
+      "residential",
+      `${query}&group_by=subuser&order_by=requests&labels=true`,
+    );
     expect(afterDeletion.rows.at(-1)).toMatchObject({ subuser: four.id, label: four.label, requests: 1 });
     const statuses = await traffic(account, "residential", `${query}&group_by=status&order_by=requests&limit=1`);
     expect(statuses.rows).toEqual([expect.objectContaining({ status: 200, requests: records.length })]);
     expect(statuses.rows[0]).not.toHaveProperty("label");
+    // Labels are asked for: without `labels=true` a sub-user's row carries its id alone.
+    expect(keyOrder.rows[0]).not.toHaveProperty("label");
   });
 
   it("refuses a bad order_by or limit, and either without group_by: 422 before any read", async () => {
@@ -187,6 +197,7 @@ describe("GET /{product}/traffic: order_by, limit and labels", () => {
       "group_by=subuser&limit=0",
       "group_by=subuser&limit=1001",
       "group_by=subuser&limit=ten",
+      "group_by=subuser&labels=yes",
       "order_by=requests",
       "limit=5",
       "group_by=outcome",

@@ -25,6 +25,8 @@ export interface TrafficRequest {
   orderBy?: TrafficOrder;
   /** Only the first this many grouped rows (after `orderBy`). */
   limit?: number;
+  /** Rows grouped by sub-user carry its label (one D1 read of the ids answered). */
+  labels?: boolean;
 }
 
 /** A grouped row, and the label of its sub-user when grouped by sub-user (null: none known). */
@@ -100,7 +102,7 @@ export async function queryTraffic(ctx: DomainContext, principal: Principal, req
     filters: { subuserIds: subusersRead(principal, request.subuserId), region: request.region, tag: request.tag },
   });
   const rows: LabelledTrafficRow[] = topRows(grouped, request.orderBy, request.limit);
-  if (request.groupBy === "subuser") {
+  if (request.groupBy === "subuser" && request.labels) {
     const labels = await subuserLabels(
       ctx,
       principal.accountId,

@@ -40,6 +40,15 @@ const query = z.object({
     .openapi({
       description: `Grouped rows, 1-${MAX_TRAFFIC_ROWS}: only the first ones (after \`order_by\`); without it, every row. Extension to the spec.`,
     }),
+  labels: z
+    .enum(["true", "false"])
+    .optional()
+    .openapi({
+      description:
+        "`true`: rows grouped by `subuser` carry the sub-user's `label` (one lookup of the ids answered; a deleted " +
+        "sub-user's last label). Off by default, so analytics that need only ids pay nothing for it. Extension to the " +
+        "spec.",
+    }),
   subuser: idParam("subuser").optional(),
   region: token(/^[A-Za-z]{2}$/, 2, "must be an ISO 3166-1 alpha-2 code")
     .transform((code) => code.toLowerCase())
@@ -71,8 +80,8 @@ export const route = apiRoute({
     "before statuses were kept has `status: null`. Grouped by `error_code`, a row per gateway error code of the " +
     "failed requests (usage reported before codes were kept is left out). Both are exact sums from the same rows as " +
     "every other grouping, with the same filters. `order_by` and `limit` make a top table in one call (e.g. " +
-    "`group_by=subuser&order_by=bytes&limit=10`); rows grouped by `subuser` carry the sub-user's `label` (a deleted " +
-    "sub-user's last label). " +
+    "`group_by=subuser&order_by=bytes&limit=10`); with `labels=true`, rows grouped by `subuser` carry the " +
+    "sub-user's `label`. " +
     "Usage counts here within 60 seconds of the gateway reporting it (it is batched per account for up to 55 s, so " +
     "that counting costs a few rows per account-minute rather than per request); a request reported late counts in " +
     "the minute it was made, whenever it arrives.",
@@ -90,7 +99,7 @@ export const route = apiRoute({
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const { product } = c.req.valid("param");
-  const { from, to, group_by, subuser, region, tag, order_by, limit } = c.req.valid("query");
+  const { from, to, group_by, subuser, region, tag, order_by, limit, labels } = c.req.valid("query");
   const groupBy = (group_by ?? null) as GroupBy | null;
   const answer = await queryTraffic(c.get("ctx"), c.get("principal"), {
     product,
@@ -102,6 +111,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     tag,
     orderBy: order_by,
     limit,
+    labels: labels === "true",
   });
   return c.json(presentTraffic(answer, groupBy), 200);
 };

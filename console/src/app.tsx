@@ -62,7 +62,11 @@ export function App() {
   );
 }
 
-/** The page, keyed by its address so state resets on navigation; focus moves to its title for screen readers. */
+/**
+ * The page, keyed by its address so state resets on navigation (a page's own view changes replace the address without
+ * a `hashchange`, so only an address from outside, a link or a typed one, rebuilds it); focus moves to its title for
+ * screen readers.
+ */
 function Routed(props: { entry: PageEntry; route: Route }) {
   const { entry, route } = props;
   const Component = entry.component;
@@ -70,5 +74,5 @@ function Routed(props: { entry: PageEntry; route: Route }) {
     document.title = `${entry.label} · Console`;
     document.getElementById("page-title")?.focus({ preventScroll: true });
   }, [entry, route.id]);
-  return <Component key={`${route.page}/${route.id ?? ""}`} route={route} />;
+  return <Component key={`${route.page}/${route.id ?? ""}?${route.query}`} route={route} />;
 }

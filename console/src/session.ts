@@ -16,6 +16,11 @@ export interface Session extends Access {
   security: Schemas["SecurityInfo"] | null;
   /** Sub-user passwords a create or rotation showed in this session, so the proxy-string generator can fill them in. */
   shownPasswords: Map<string, string>;
+  /**
+   * Sub-user labels by id, as this session's answers named them (lists, searches, a sub-user's page): tables of rows
+   * that carry only an id show its label when known. The API has no lookup of many ids at once.
+   */
+  subuserLabels: Map<string, string>;
 }
 
 // The key lives in this signal alone: never in storage or a cookie, gone on sign-out, reload or when the tab closes.
@@ -55,6 +60,7 @@ export async function signIn(token: string): Promise<void> {
     security,
     sandbox: key.token_hint.startsWith("test_"),
     shownPasswords: new Map(),
+    subuserLabels: new Map(),
     ...accessOf(key, security),
   });
 }

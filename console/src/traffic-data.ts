@@ -73,7 +73,7 @@ export async function trafficSeries(
   source: TrafficSource,
   range: Range,
   split: Split,
-  labelOf: (key: string) => string = (key) => key,
+  labelOf: (row: TrafficRow) => string = (row) => rowLabel(row) ?? row.subuser!,
 ): Promise<TrafficSeries> {
   if (split === "domain") return byDomain(source, range);
   const step = range.to - range.from <= 7 * DAY ? HOUR : DAY;
@@ -85,9 +85,9 @@ export async function trafficSeries(
   if (split === "total") return { x: seconds(x), series: [totalSeries], resolution: total.resolution };
 
   const top = (await heaviest(source, range, "subuser")).slice(0, TOP);
-  const each = await inParallel(top, async ({ subuser }) => {
-    const answer = await source(range, { group_by: groupBy, subuser: subuser! });
-    return toSeries(labelOf(subuser!), x, answer.rows.map(atItsBucket));
+  const each = await inParallel(top, async (row) => {
+    const answer = await source(range, { group_by: groupBy, subuser: row.subuser! });
+    return toSeries(labelOf(row), x, answer.rows.map(atItsBucket));
   });
   return { x: seconds(x), series: withOther(each, totalSeries), resolution: total.resolution };
 }
@@ -200,13 +200,10 @@ const seconds = (starts: number[]) => starts.map((ms) => ms / 1000);
 const floor = (ms: number, step: number) => ms - (ms % step);
 const volume = (row: TrafficRow) => row.bytes_in + row.bytes_out;
 
-/** Sub-user ids → labels, for charts and tables. */
-export async function subuserLabels(client: ProxyAccountClient): Promise<Map<string, string>> {
-  const labels = new Map<string, string>();
-  for await (const subuser of client.paginate("/subusers", { params: { query: { limit: 100 } } })) {
-    labels.set(subuser.id, subuser.label);
-    // The console's tables stay one screen.
-    if (labels.size >= 500) break;
-  }
-  return labels;
+/**
+ * The label a `group_by=subuser` row carries: the API is adding it to those rows, and the client's type may not have
+ * it yet. None: the page names the sub-user as it can (`SubuserLink`).
+ */
+export function rowLabel(row: TrafficRow): string | undefined {
+  return (row as TrafficRow & { label?: string | null }).label ?? undefined;
 }

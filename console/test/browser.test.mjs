@@ -296,6 +296,8 @@ describe("the console", () => {
 
     await go(page, "sessions");
     await page.getByRole("button", { name: "Start test session" }).click();
+    await page.getByRole("dialog").getByLabel("Search sub-users by label").fill("sandbox");
+    await page.getByRole("dialog").getByLabel("sandbox-bot").check();
     await page.getByRole("dialog").getByRole("button", { name: "Start", exact: true }).click();
     // The session shows once the gateway's report of its first request is in.
     const row = page.getByRole("row", { name: /console1/ });
@@ -380,6 +382,88 @@ describe("the console", () => {
     await context.close();
   });
 
+  it("every list reaches its end: 230 sub-users paged through by keyboard, a picker finds one past the first page, and a reload lands on the same filtered view", async () => {
+    const account = await stack.admin("POST", "/accounts", {
+      email: `reseller-${Date.now()}@example.com`,
+      plan: "pro",
+    });
+    const token = (await stack.admin("POST", `/accounts/${account.id}/api-keys`, {})).token;
+    const labels = Array.from({ length: 230 }, (_, index) => `far-${String(index).padStart(3, "0")}`);
+    for (let start = 0; start < labels.length; start += 23) {
+      const made = await Promise.all(
+        labels
+          .slice(start, start + 23)
+          .map((label) => v1(stack.base, token, "POST", "/subusers", { label, products: ["residential"] })),
+      );
+      assert.deepEqual(new Set(made.map((one) => one.status)), new Set([201]));
+    }
+    const { context, page, problems } = await openConsole();
+    await signIn(page, token);
+    await go(page, "subusers");
+    const status = page.getByTestId("pager-status");
+    const next = page.getByRole("button", { name: "Next" });
+    const rowLabels = () => page.locator('table a[href^="#/subusers/"]').allTextContents();
+
+    // The API gives no totals: each page says which rows it shows and whether more follow; the last one, how many.
+    const seen = [];
+    for (const [first, last] of [
+      [1, 50],
+      [51, 100],
+      [101, 150],
+      [151, 200],
+    ]) {
+      await status.filter({ hasText: `Sub-users ${first}–${last} · more follow` }).waitFor();
+      seen.push(...(await rowLabels()));
+      await next.focus();
+      await page.keyboard.press("Enter");
+    }
+    await status.filter({ hasText: "Sub-users 201–230 of 230" }).waitFor();
+    seen.push(...(await rowLabels()));
+    assert.deepEqual(seen.toSorted(), labels, "every sub-user, once, across the pages");
+    assert.equal(await next.getAttribute("aria-disabled"), "true");
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), "Next", "focus stays on Next");
+    assert.deepEqual(await axeViolations(page), [], "sub-users, last page");
+    await page.getByRole("button", { name: "Previous" }).click();
+    await status.filter({ hasText: "Sub-users 151–200 · more follow" }).waitFor();
+
+    // A filter and a page position, in the address: a reload (the key is forgotten) and a sign-in land on them.
+    await page.getByLabel("Search labels").fill("far-1");
+    await page.getByLabel("Per page").selectOption("25");
+    await status.filter({ hasText: "Sub-users 1–25 · more follow" }).waitFor();
+    await next.click();
+    await status.filter({ hasText: "Sub-users 26–50 · more follow" }).waitFor();
+    const secondPage = await rowLabels();
+    assert.ok(secondPage.every((label) => label.startsWith("far-1")));
+    assert.match(page.url(), /#\/subusers\?.*label=far-1/);
+    await page.reload();
+    await signIn(page, token);
+    await status.filter({ hasText: "Sub-users 26–50 · more follow" }).waitFor();
+    assert.equal(await page.getByLabel("Search labels").inputValue(), "far-1");
+    assert.deepEqual(await rowLabels(), secondPage);
+    // The cursors of the pages before went with the reload: the way back is to the first page.
+    await page.getByRole("button", { name: "First page" }).click();
+    await status.filter({ hasText: "Sub-users 1–25 · more follow" }).waitFor();
+
+    // The request log's sub-user picker searches the API: a sub-user far past the first page is found by typing.
+    await go(page, "requests");
+    await page.getByLabel("Search sub-users by label").fill("far-007");
+    await page.getByLabel("far-007").check();
+    await page.waitForFunction(() => /subuser=sub_/.test(location.hash));
+    assert.deepEqual(await axeViolations(page), [], "request log with the picker");
+    await page.reload();
+    await signIn(page, token);
+    await page.locator("h1", { hasText: "Request log" }).waitFor();
+    assert.ok(await page.getByLabel("far-007").isChecked(), "the picked sub-user, named again after the reload");
+
+    // The audit log pages too: every creation above is an entry.
+    await go(page, "audit");
+    await status.filter({ hasText: "Audit entries 1–50 · more follow" }).waitFor();
+    await next.click();
+    await status.filter({ hasText: "Audit entries 51–100 · more follow" }).waitFor();
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
   it("keeps the key in memory only: nothing in storage or cookies, and sign-out or a reload forgets it", async () => {
     const { context, page } = await openConsole();
     await signIn(page, live);
@@ -449,6 +533,8 @@ describe("the console", () => {
     });
     await signIn(page, live);
     await go(page, "requests");
+    await page.getByLabel("Search sub-users by label").fill("live-watched");
+    await page.getByLabel("live-watched").check();
     await page.getByLabel("Live", { exact: true }).check();
     await page.getByTestId("live-status").filter({ hasText: "Live: waiting for requests" }).waitFor();
 

@@ -181,7 +181,9 @@ describe("the console's traffic charts (console/src/traffic-data.ts)", () => {
     const requests = ["a", "b", "c", "d", "e", "f", "g"].map((name, index) =>
       request(range.from + index * HOUR, { subuser: `sub_${name}`, bytesIn: 7000 - 1000 * index }),
     );
-    const chart = await trafficSeries(fakeApi(requests).source, range, "subuser", (id) => id.replace("sub_", "user "));
+    const chart = await trafficSeries(fakeApi(requests).source, range, "subuser", (row) =>
+      row.subuser!.replace("sub_", "user "),
+    );
     expect(labels(chart.series)).toEqual(["user a", "user b", "user c", "user d", "user e", "Other"]);
     const other = chart.series.at(-1)!;
     expect(other.requests.slice(0, 7)).toEqual([0, 0, 0, 0, 0, 1, 1]);

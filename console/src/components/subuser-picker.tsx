@@ -1,49 +1,120 @@
 import { useState } from "preact/hooks";
+import type { Product, Schemas } from "../api";
 import { useLoad } from "../hooks/use-load";
-import { useSession } from "../session";
+import { href } from "../router";
+import { type Session, useSession } from "../session";
 import type { Field } from "./fields";
 
 /** How many sub-users a search shows: the search narrows by label, so no page of the account is out of reach. */
 const FOUND_SHOWN = 20;
+/** Picked ids whose labels a picker looks up one by one (an address's filter, a key's binding). */
+const LOOKED_UP = 5;
 
-/**
- * Sub-users picked by searching their labels through the API (`label_contains`): any sub-user of the account can be
- * found, not only those of a first page. The value is the picked ids, in the order they were picked.
- */
-export function subuserPicker(label: string, settings: { value?: string[]; hint?: string } = {}): Field<string[]> {
+/** Keeps the labels of sub-users an answer named, for tables whose rows carry only ids. */
+export function rememberLabels(session: Session, subusers: Pick<Schemas["Subuser"], "id" | "label">[]): void {
+  for (const one of subusers) session.subuserLabels.set(one.id, one.label);
+}
+
+/** A sub-user's id as a link to its page, named by its label when the row or this session knows it. */
+export function SubuserLink(props: { id: string; label?: string | null | undefined }) {
+  const { subuserLabels } = useSession();
+  return <a href={href("subusers", props.id)}>{props.label ?? subuserLabels.get(props.id) ?? props.id}</a>;
+}
+
+interface PickerSettings {
+  hint?: string;
+  /** Only sub-users with this product. */
+  product?: Product;
+}
+
+/** Sub-users picked by label search: the value is the picked ids, in the order they were picked. */
+export function subuserPicker(label: string, settings: PickerSettings & { value?: string[] } = {}): Field<string[]> {
   return {
     initial: settings.value ?? [],
-    render: (props) => <SubuserPicker label={label} hint={settings.hint} {...props} />,
+    render: (props) => <SubuserPicker label={label} multiple {...settings} {...props} />,
   };
 }
 
-function SubuserPicker(props: {
-  label: string;
-  hint: string | undefined;
-  name: string;
-  value: string[];
-  onChange: (value: string[]) => void;
-}) {
-  const { client } = useSession();
-  const [search, setSearch] = useState("");
-  // The labels of the sub-users picked from a search; an id picked before (an existing binding) shows as itself.
-  const [labels, setLabels] = useState<Record<string, string>>({});
-  const term = search.trim().toLowerCase();
-  const found = useLoad(
-    () =>
-      term
-        ? client.get("/subusers", { params: { query: { limit: FOUND_SHOWN, label_contains: term } } })
-        : Promise.resolve(null),
-    [term],
-  );
-  const results = found.data?.data ?? [];
-  const toggle = (id: string, label: string, picked: boolean) => {
-    setLabels((known) => ({ ...known, [id]: label }));
-    props.onChange(picked ? [...props.value, id] : props.value.filter((one) => one !== id));
+/** One sub-user picked by label search (a form's required choice). */
+export function subuserChoice(label: string, settings: PickerSettings = {}): Field<string> {
+  return {
+    initial: "",
+    render: ({ name, value, onChange }) => (
+      <SubuserPicker
+        label={label}
+        name={name}
+        value={value ? [value] : []}
+        onChange={(ids) => onChange(ids[0] ?? "")}
+        {...settings}
+      />
+    ),
   };
-  const pickedElsewhere = props.value.filter((id) => !results.some((subuser) => subuser.id === id));
+}
+
+/** A toolbar's sub-user filter: all, or one found by label search. */
+export function SubuserFilter(props: { value: string; onChange: (id: string) => void; product?: Product }) {
   return (
-    <fieldset>
+    <SubuserPicker
+      label="Sub-user"
+      name="subuser"
+      value={props.value ? [props.value] : []}
+      onChange={(ids) => props.onChange(ids[0] ?? "")}
+      product={props.product}
+      all
+    />
+  );
+}
+
+/**
+ * The one sub-user picker: sub-users found by searching their labels through the API (`label_contains`), so any
+ * sub-user of an account of any size can be picked, not only those of a first page. Checkboxes when `multiple`,
+ * else radios (with "All" when `all`). The picked ones stay listed whatever the search.
+ */
+function SubuserPicker(
+  props: PickerSettings & {
+    label: string;
+    name: string;
+    value: string[];
+    onChange: (value: string[]) => void;
+    multiple?: boolean;
+    all?: boolean;
+  },
+) {
+  const session = useSession();
+  const { client, subuserLabels } = session;
+  const [search, setSearch] = useState("");
+  const term = search.trim().toLowerCase();
+  const product = props.product;
+  const found = useLoad(async () => {
+    if (!term) return [];
+    const page = await client.get("/subusers", {
+      params: { query: { limit: FOUND_SHOWN, label_contains: term, ...(product ? { product } : {}) } },
+    });
+    rememberLabels(session, page.data);
+    return page.data;
+  }, [term, product]);
+  // Picked before this search (an address's filter, a key's binding): named once looked up.
+  const unnamed = props.value.filter((id) => !subuserLabels.has(id)).slice(0, LOOKED_UP);
+  useLoad(async () => {
+    const named = await Promise.all(
+      unnamed.map((id) => client.get("/subusers/{id}", { params: { path: { id } } }).catch(() => null)),
+    );
+    rememberLabels(
+      session,
+      named.filter((one) => one !== null),
+    );
+  }, [unnamed.join()]);
+  const results = found.data ?? [];
+  const pickedElsewhere = props.value
+    .filter((id) => !results.some((one) => one.id === id))
+    .map((id) => ({ id, label: subuserLabels.get(id) ?? id }));
+  const pick = (id: string, checked: boolean) => {
+    if (!props.multiple) props.onChange(id ? [id] : []);
+    else props.onChange(checked ? [...props.value, id] : props.value.filter((one) => one !== id));
+  };
+  const options = [...(props.all ? [{ id: "", label: "All" }] : []), ...pickedElsewhere, ...results];
+  return (
+    <fieldset class="picker">
       <legend>{props.label}</legend>
       <input
         type="search"
@@ -54,18 +125,20 @@ function SubuserPicker(props: {
         autoComplete="off"
         onInput={(event) => setSearch(event.currentTarget.value)}
       />
-      {[...pickedElsewhere.map((id) => ({ id, label: labels[id] ?? id })), ...results].map((subuser) => (
-        <label class="check" key={subuser.id}>
-          <input
-            type="checkbox"
-            name={props.name}
-            value={subuser.id}
-            checked={props.value.includes(subuser.id)}
-            onChange={(event) => toggle(subuser.id, subuser.label, event.currentTarget.checked)}
-          />
-          {subuser.label}
-        </label>
-      ))}
+      <div class="picker-options">
+        {options.map((one) => (
+          <label class="check" key={one.id}>
+            <input
+              type={props.multiple ? "checkbox" : "radio"}
+              name={props.name}
+              value={one.id}
+              checked={one.id ? props.value.includes(one.id) : props.value.length === 0}
+              onChange={(event) => pick(one.id, event.currentTarget.checked)}
+            />
+            {one.label}
+          </label>
+        ))}
+      </div>
       {term && !found.loading && results.length === 0 ? <small>No sub-user's label contains “{term}”.</small> : null}
       {props.hint ? <small>{props.hint}</small> : null}
     </fieldset>

@@ -5,12 +5,13 @@ import { DialogButton } from "../components/dialog";
 import * as field from "../components/fields";
 import { Form } from "../components/form";
 import { Page } from "../components/layout";
+import { Pager } from "../components/pager";
 import { selectOf } from "../components/select";
 import { Show } from "../components/show";
 import { subuserPicker } from "../components/subuser-picker";
 import { Table } from "../components/table";
 import * as format from "../format";
-import { useLoad } from "../hooks/use-load";
+import { usePagedList } from "../hooks/use-paged";
 import type { PageEntry } from "../router";
 import { useSession } from "../session";
 
@@ -90,7 +91,7 @@ function changes(values: KeyValues, ownBinding: string[] | null): Schemas["ApiKe
 
 function ApiKeysPage() {
   const { client, can, key: signedInKey } = useSession();
-  const keys = useLoad(() => client.get("/api-keys", { params: { query: { limit: 100 } } }), []);
+  const keys = usePagedList({}, (_filters, page) => client.get("/api-keys", { params: { query: page } }));
   const writable = can("api_keys", "write");
   const own = signedInKey.scopes;
   const self = signedInKey.id;
@@ -118,109 +119,115 @@ function ApiKeysPage() {
     >
       <Show state={keys} empty={(page) => page.data.length === 0} emptyText="No keys.">
         {(page) => (
-          <Table
-            caption="API keys"
-            rows={page.data}
-            rowKey={(key) => key.id}
-            columns={[
-              {
-                label: "Key",
-                render: (k) => (
-                  <>
-                    <code>{k.token_hint}…</code> {k.name ?? ""}
-                    {k.id === self ? " (this one)" : ""}
-                  </>
-                ),
-              },
-              {
-                label: "Scopes",
-                render: (k) =>
-                  AREAS.filter((area) => k.scopes[area])
-                    .map((area) => `${area}:${k.scopes[area]}`)
-                    .join(" "),
-              },
-              { label: "Products", render: (k) => k.products?.join(", ") ?? "all" },
-              { label: "Sub-users", render: (k) => <Binding ids={k.subuser_ids} /> },
-              { label: "Expires", render: (k) => format.time(k.expires_at) },
-              {
-                label: "Last used",
-                render: (k) =>
-                  k.last_used_at ? `${format.time(k.last_used_at)} from ${k.last_used_ip ?? "?"}` : "never",
-              },
-              {
-                label: "",
-                render: (k) =>
-                  writable ? (
-                    <div class="row-actions">
-                      <DialogButton label="Edit" tone="small" title={`Edit ${k.token_hint}…`}>
-                        {(close) => (
-                          <Form
-                            submitLabel="Save"
-                            mfa
-                            fields={keyFields(own, k)}
-                            submit={(values, code) =>
-                              client.patch("/api-keys/{id}", {
-                                params: { path: { id: k.id } },
-                                body: changes(values, ownBinding),
-                                headers: mfaHeaders(code),
-                              })
-                            }
-                            onDone={() => {
-                              close();
-                              keys.reload();
-                            }}
-                          />
-                        )}
-                      </DialogButton>
-                      <ConfirmButton
-                        label="Rotate"
-                        title={`Rotate ${k.token_hint}…`}
-                        body={<p>A new token; the old one keeps working for the grace period.</p>}
-                        confirmLabel="Rotate"
-                        mfa
-                        fields={{ grace: field.number("Grace (seconds)", { value: "3600", min: 0, max: 604800 }) }}
-                        run={(values, code) =>
-                          client.post("/api-keys/{id}/rotate", {
-                            params: { path: { id: k.id } },
-                            body: { grace_seconds: Number(values.grace) },
-                            headers: mfaHeaders(code),
-                          })
-                        }
-                        result={(rotated) => (
-                          <Secret
-                            label="New token"
-                            value={rotated.token}
-                            note={
-                              rotated.previous_token_expires_at
-                                ? `The old one works until ${format.time(rotated.previous_token_expires_at)}.`
-                                : ""
-                            }
-                          />
-                        )}
-                        onDone={keys.reload}
-                      />
-                      <ConfirmButton
-                        label="Revoke"
-                        title={`Revoke ${k.token_hint}…`}
-                        danger
-                        mfa
-                        body={
-                          <p>
-                            The key stops working at once.
-                            {k.id === self ? " It is the key you are signed in with." : ""}
-                          </p>
-                        }
-                        confirmLabel="Revoke"
-                        run={(_values, code) =>
-                          client.delete("/api-keys/{id}", { params: { path: { id: k.id } }, headers: mfaHeaders(code) })
-                        }
-                        onDone={keys.reload}
-                      />
-                    </div>
-                  ) : null,
-              },
-            ]}
-          />
+          <>
+            <Table
+              caption="API keys"
+              rows={page.data}
+              rowKey={(key) => key.id}
+              columns={[
+                {
+                  label: "Key",
+                  render: (k) => (
+                    <>
+                      <code>{k.token_hint}…</code> {k.name ?? ""}
+                      {k.id === self ? " (this one)" : ""}
+                    </>
+                  ),
+                },
+                {
+                  label: "Scopes",
+                  render: (k) =>
+                    AREAS.filter((area) => k.scopes[area])
+                      .map((area) => `${area}:${k.scopes[area]}`)
+                      .join(" "),
+                },
+                { label: "Products", render: (k) => k.products?.join(", ") ?? "all" },
+                { label: "Sub-users", render: (k) => <Binding ids={k.subuser_ids} /> },
+                { label: "Expires", render: (k) => format.time(k.expires_at) },
+                {
+                  label: "Last used",
+                  render: (k) =>
+                    k.last_used_at ? `${format.time(k.last_used_at)} from ${k.last_used_ip ?? "?"}` : "never",
+                },
+                {
+                  label: "",
+                  render: (k) =>
+                    writable ? (
+                      <div class="row-actions">
+                        <DialogButton label="Edit" tone="small" title={`Edit ${k.token_hint}…`}>
+                          {(close) => (
+                            <Form
+                              submitLabel="Save"
+                              mfa
+                              fields={keyFields(own, k)}
+                              submit={(values, code) =>
+                                client.patch("/api-keys/{id}", {
+                                  params: { path: { id: k.id } },
+                                  body: changes(values, ownBinding),
+                                  headers: mfaHeaders(code),
+                                })
+                              }
+                              onDone={() => {
+                                close();
+                                keys.reload();
+                              }}
+                            />
+                          )}
+                        </DialogButton>
+                        <ConfirmButton
+                          label="Rotate"
+                          title={`Rotate ${k.token_hint}…`}
+                          body={<p>A new token; the old one keeps working for the grace period.</p>}
+                          confirmLabel="Rotate"
+                          mfa
+                          fields={{ grace: field.number("Grace (seconds)", { value: "3600", min: 0, max: 604800 }) }}
+                          run={(values, code) =>
+                            client.post("/api-keys/{id}/rotate", {
+                              params: { path: { id: k.id } },
+                              body: { grace_seconds: Number(values.grace) },
+                              headers: mfaHeaders(code),
+                            })
+                          }
+                          result={(rotated) => (
+                            <Secret
+                              label="New token"
+                              value={rotated.token}
+                              note={
+                                rotated.previous_token_expires_at
+                                  ? `The old one works until ${format.time(rotated.previous_token_expires_at)}.`
+                                  : ""
+                              }
+                            />
+                          )}
+                          onDone={keys.reload}
+                        />
+                        <ConfirmButton
+                          label="Revoke"
+                          title={`Revoke ${k.token_hint}…`}
+                          danger
+                          mfa
+                          body={
+                            <p>
+                              The key stops working at once.
+                              {k.id === self ? " It is the key you are signed in with." : ""}
+                            </p>
+                          }
+                          confirmLabel="Revoke"
+                          run={(_values, code) =>
+                            client.delete("/api-keys/{id}", {
+                              params: { path: { id: k.id } },
+                              headers: mfaHeaders(code),
+                            })
+                          }
+                          onDone={keys.reload}
+                        />
+                      </div>
+                    ) : null,
+                },
+              ]}
+            />
+            <Pager paging={keys.paging} noun="keys" />
+          </>
         )}
       </Show>
     </Page>

@@ -4,11 +4,13 @@ import { Copyable, Secret } from "../components/copy";
 import { DialogButton } from "../components/dialog";
 import * as field from "../components/fields";
 import { Page } from "../components/layout";
+import { Pager } from "../components/pager";
 import { Pill } from "../components/pill";
 import { Show } from "../components/show";
 import { Table } from "../components/table";
 import * as format from "../format";
 import { useLoad } from "../hooks/use-load";
+import { usePagedList } from "../hooks/use-paged";
 import type { PageEntry } from "../router";
 import { useSession } from "../session";
 
@@ -16,7 +18,7 @@ export const ispPage: PageEntry = { label: "ISP batches", area: "isp", component
 
 function IspPage() {
   const { client } = useSession();
-  const batches = useLoad(() => client.get("/isp/batches", { params: { query: { limit: 100 } } }), []);
+  const batches = usePagedList({}, (_filters, page) => client.get("/isp/batches", { params: { query: page } }));
   return (
     <Page title="ISP batches">
       <Show
@@ -25,27 +27,30 @@ function IspPage() {
         emptyText="No ISP batches: static IPs are bought with an ISP order (POST /orders)."
       >
         {(page) => (
-          <Table
-            caption="ISP batches"
-            rows={page.data}
-            rowKey={(batch) => batch.id}
-            columns={[
-              { label: "Batch", render: (b) => <code>{b.id}</code> },
-              { label: "Where", render: (b) => `${b.country}${b.city ? `/${b.city}` : ""} · AS${b.asn}` },
-              { label: "IPs", render: (b) => b.quantity, numeric: true },
-              { label: "Expires", render: (b) => format.time(b.expires_at) },
-              {
-                label: "Status",
-                render: (b) => (
-                  <Pill tone={b.status === "active" ? "good" : "warn"}>
-                    {b.status}
-                    {b.auto_renew ? " · auto-renew" : ""}
-                  </Pill>
-                ),
-              },
-              { label: "", render: (b) => <BatchActions batch={b} reload={batches.reload} /> },
-            ]}
-          />
+          <>
+            <Table
+              caption="ISP batches"
+              rows={page.data}
+              rowKey={(batch) => batch.id}
+              columns={[
+                { label: "Batch", render: (b) => <code>{b.id}</code> },
+                { label: "Where", render: (b) => `${b.country}${b.city ? `/${b.city}` : ""} · AS${b.asn}` },
+                { label: "IPs", render: (b) => b.quantity, numeric: true },
+                { label: "Expires", render: (b) => format.time(b.expires_at) },
+                {
+                  label: "Status",
+                  render: (b) => (
+                    <Pill tone={b.status === "active" ? "good" : "warn"}>
+                      {b.status}
+                      {b.auto_renew ? " · auto-renew" : ""}
+                    </Pill>
+                  ),
+                },
+                { label: "", render: (b) => <BatchActions batch={b} reload={batches.reload} /> },
+              ]}
+            />
+            <Pager paging={batches.paging} noun="batches" />
+          </>
         )}
       </Show>
     </Page>

@@ -3,13 +3,14 @@ import { bandwidthProducts } from "../../../src/vocabulary";
 import type { GatewayProduct, Schemas } from "../api";
 import { ErrorNote } from "../components/error-note";
 import { Page, Section } from "../components/layout";
+import { Pager } from "../components/pager";
 import { Pill } from "../components/pill";
 import { Choice } from "../components/select";
 import { Show } from "../components/show";
 import { Table } from "../components/table";
 import * as format from "../format";
 import { useAction } from "../hooks/use-action";
-import { useLoad } from "../hooks/use-load";
+import { usePagedList } from "../hooks/use-paged";
 import type { PageEntry } from "../router";
 import { refreshAccount, useSession } from "../session";
 
@@ -17,29 +18,32 @@ export const ordersPage: PageEntry = { label: "Orders", area: "billing", compone
 
 function OrdersPage() {
   const { client, can } = useSession();
-  const orders = useLoad(() => client.get("/orders", { params: { query: { limit: 50 } } }), []);
+  const orders = usePagedList({}, (_filters, page) => client.get("/orders", { params: { query: page } }));
   return (
     <Page title="Orders">
       {can("billing", "write") ? <BuyBandwidth onBought={orders.reload} /> : null}
       <Section title="Order history">
         <Show state={orders} empty={(page) => page.data.length === 0} emptyText="No orders yet.">
           {(page) => (
-            <Table
-              caption="Orders"
-              rows={page.data}
-              rowKey={(order) => order.id}
-              columns={[
-                { label: "When", render: (o) => format.time(o.created_at) },
-                { label: "Order", render: (o) => <code>{o.id}</code> },
-                { label: "Product", render: (o) => o.product },
-                { label: "What", render: (o) => describe(o) },
-                {
-                  label: "Status",
-                  render: (o) => <Pill tone={o.status === "completed" ? "good" : "info"}>{o.status}</Pill>,
-                },
-                { label: "Total", render: (o) => format.usd(o.total_usd), numeric: true },
-              ]}
-            />
+            <>
+              <Table
+                caption="Orders"
+                rows={page.data}
+                rowKey={(order) => order.id}
+                columns={[
+                  { label: "When", render: (o) => format.time(o.created_at) },
+                  { label: "Order", render: (o) => <code>{o.id}</code> },
+                  { label: "Product", render: (o) => o.product },
+                  { label: "What", render: (o) => describe(o) },
+                  {
+                    label: "Status",
+                    render: (o) => <Pill tone={o.status === "completed" ? "good" : "info"}>{o.status}</Pill>,
+                  },
+                  { label: "Total", render: (o) => format.usd(o.total_usd), numeric: true },
+                ]}
+              />
+              <Pager paging={orders.paging} noun="orders" />
+            </>
           )}
         </Show>
       </Section>

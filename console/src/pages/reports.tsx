@@ -3,11 +3,13 @@ import { ConfirmButton } from "../components/confirm-button";
 import { ErrorNote } from "../components/error-note";
 import * as field from "../components/fields";
 import { Page, Section } from "../components/layout";
+import { Pager } from "../components/pager";
 import { Pill } from "../components/pill";
 import { Show } from "../components/show";
 import { Table } from "../components/table";
 import * as format from "../format";
 import { useLoad } from "../hooks/use-load";
+import { usePagedList } from "../hooks/use-paged";
 import type { PageEntry } from "../router";
 import { useSession } from "../session";
 
@@ -18,7 +20,7 @@ const FORMATS = ["csv", "tsv", "json", "parquet"] as const;
 
 function ReportsPage() {
   const { client, can } = useSession();
-  const reports = useLoad(() => client.get("/reports", { params: { query: { limit: 50 } } }), []);
+  const reports = usePagedList({}, (_filters, page) => client.get("/reports", { params: { query: page } }));
   const writable = can("reports", "write");
   return (
     <Page
@@ -50,7 +52,14 @@ function ReportsPage() {
       }
     >
       <Show state={reports} empty={(page) => page.data.length === 0} emptyText="No reports yet.">
-        {(page) => page.data.map((report) => <ReportCard key={report.id} report={report} reload={reports.reload} />)}
+        {(page) => (
+          <>
+            {page.data.map((report) => (
+              <ReportCard key={report.id} report={report} reload={reports.reload} />
+            ))}
+            <Pager paging={reports.paging} noun="reports" />
+          </>
+        )}
       </Show>
     </Page>
   );

@@ -1,21 +1,22 @@
 import { useState } from "preact/hooks";
 import { products as allProducts } from "../../../src/vocabulary";
-import type { Product } from "../api";
+import type { Schemas } from "../api";
 import { Page } from "../components/layout";
+import { Pager } from "../components/pager";
 import { Pill } from "../components/pill";
 import { Choice } from "../components/select";
 import { Show } from "../components/show";
+import { SubuserFilter, SubuserLink } from "../components/subuser-picker";
 import { Table } from "../components/table";
 import * as format from "../format";
 import { useLiveTail } from "../hooks/use-live-tail";
 import { useLoad } from "../hooks/use-load";
-import { href, type PageEntry } from "../router";
+import { useLocalPages } from "../hooks/use-paged";
+import { oneOf } from "../lib/one-of";
+import { type PageEntry, useView } from "../router";
 import { useSession } from "../session";
 
 export const requestsPage: PageEntry = { label: "Request log", area: "traffic", component: RequestsPage };
-
-/** Rows shown at first, and added by each "Show more". */
-const PAGE_ROWS = 50;
 
 /**
  * The sampled request log (last 48 hours): the API's filters (product, sub-user), then a search over the page. "Live"
@@ -24,11 +25,10 @@ const PAGE_ROWS = 50;
 function RequestsPage() {
   const { client, apiKey, productsOf } = useSession();
   const products = productsOf(allProducts);
-  const [product, setProduct] = useState<Product>(products[0] ?? "residential");
-  const [subuser, setSubuser] = useState("");
-  const [search, setSearch] = useState("");
-  const [failedOnly, setFailedOnly] = useState(false);
-  const [shown, setShown] = useState(PAGE_ROWS);
+  const [view, change] = useView({ product: products[0] ?? "residential", subuser: "", search: "", failed: "" });
+  const product = oneOf(view.product, products, "residential");
+  const { subuser, search } = view;
+  const failedOnly = view.failed === "1";
   const [live, setLive] = useState(false);
   const tail = useLiveTail(apiKey, live, product, subuser);
   const log = useLoad(
@@ -38,8 +38,8 @@ function RequestsPage() {
       }),
     [product, subuser],
   );
-  const subusers = useLoad(() => client.get("/subusers", { params: { query: { limit: 100 } } }), []);
   const needle = search.trim().toLowerCase();
+  const liveIds = new Set(tail.records.map((entry) => entry.request_id));
   return (
     <Page
       title="Request log"
@@ -50,30 +50,22 @@ function RequestsPage() {
       }
     >
       <form class="toolbar" onSubmit={(event) => event.preventDefault()}>
-        <Choice label="Product" value={product} options={products} onChange={setProduct} />
-        <Choice
-          label="Sub-user"
-          value={subuser}
-          options={[
-            { value: "", label: "All" },
-            ...(subusers.data?.data.map((one) => ({ value: one.id, label: one.label })) ?? []),
-          ]}
-          onChange={setSubuser}
-        />
+        <Choice label="Product" value={product} options={products} onChange={(chosen) => change({ product: chosen })} />
+        <SubuserFilter value={subuser} product={product} onChange={(id) => change({ subuser: id })} />
         <label>
           Search
           <input
             type="search"
             value={search}
             placeholder="host, status, exit IP, tag…"
-            onInput={(event) => setSearch(event.currentTarget.value)}
+            onInput={(event) => change({ search: event.currentTarget.value })}
           />
         </label>
         <label class="check">
           <input
             type="checkbox"
             checked={failedOnly}
-            onChange={(event) => setFailedOnly(event.currentTarget.checked)}
+            onChange={(event) => change({ failed: event.currentTarget.checked ? "1" : "" })}
           />
           Failed only
         </label>
@@ -95,59 +87,59 @@ function RequestsPage() {
         empty={(page) => page.data.length === 0 && tail.records.length === 0}
         emptyText="No requests in the last 48 hours."
       >
-        {(page) => {
-          const liveIds = new Set(tail.records.map((entry) => entry.request_id));
-          const entries = [...tail.records, ...page.data.filter((entry) => !liveIds.has(entry.request_id))];
-          const rows = entries.filter(
-            (entry) =>
-              (!failedOnly || entry.status >= 400) &&
-              (!needle ||
-                [
-                  entry.target_host,
-                  String(entry.status),
-                  entry.exit_ip,
-                  entry.exit_geo,
-                  entry.tag ?? "",
-                  entry.method,
-                  entry.request_id,
-                ].some((value) => value.toLowerCase().includes(needle))),
-          );
-          return (
-            <>
-              <p class="muted" data-testid="request-count">
-                {format.count(rows.length)} of {format.count(entries.length)} sampled requests
-              </p>
-              <Table
-                caption="Sampled requests"
-                rows={rows.slice(0, shown)}
-                rowKey={(entry) => entry.request_id}
-                columns={[
-                  { label: "Time", render: (e) => format.time(e.ts) },
-                  {
-                    label: "Sub-user",
-                    render: (e) => (
-                      <a href={href("subusers", e.subuser)}>
-                        {subusers.data?.data.find((s) => s.id === e.subuser)?.label ?? e.subuser}
-                      </a>
-                    ),
-                  },
-                  { label: "Request", render: (e) => `${e.method} ${e.target_host}` },
-                  { label: "Status", render: (e) => <Pill tone={e.status >= 400 ? "bad" : "good"}>{e.status}</Pill> },
-                  { label: "Bytes", render: (e) => format.bytes(e.bytes), numeric: true },
-                  { label: "Exit", render: (e) => `${e.exit_ip} · ${e.exit_geo} · AS${e.exit_asn}` },
-                  { label: "Tag", render: (e) => e.tag ?? "—" },
-                ]}
-              />
-              {rows.length > shown ? (
-                <button type="button" class="more" onClick={() => setShown(shown + PAGE_ROWS)}>
-                  Show {Math.min(PAGE_ROWS, rows.length - shown)} more
-                </button>
-              ) : null}
-            </>
-          );
-        }}
+        {(page) => (
+          <RequestRows
+            entries={[...tail.records, ...page.data.filter((entry) => !liveIds.has(entry.request_id))]}
+            failedOnly={failedOnly}
+            needle={needle}
+          />
+        )}
       </Show>
     </Page>
+  );
+}
+
+type Entry = Schemas["RequestLogEntry"];
+
+/** The log's entries after the page's search, a page of them at a time. */
+function RequestRows(props: { entries: Entry[]; failedOnly: boolean; needle: string }) {
+  const { entries, failedOnly, needle } = props;
+  const rows = entries.filter(
+    (entry) =>
+      (!failedOnly || entry.status >= 400) &&
+      (!needle ||
+        [
+          entry.target_host,
+          String(entry.status),
+          entry.exit_ip,
+          entry.exit_geo,
+          entry.tag ?? "",
+          entry.method,
+          entry.request_id,
+        ].some((value) => value.toLowerCase().includes(needle))),
+  );
+  const shown = useLocalPages(rows);
+  return (
+    <>
+      <p class="muted" data-testid="request-count">
+        {format.count(rows.length)} of {format.count(entries.length)} sampled requests
+      </p>
+      <Table
+        caption="Sampled requests"
+        rows={shown.rows}
+        rowKey={(entry) => entry.request_id}
+        columns={[
+          { label: "Time", render: (e) => format.time(e.ts) },
+          { label: "Sub-user", render: (e) => <SubuserLink id={e.subuser} /> },
+          { label: "Request", render: (e) => `${e.method} ${e.target_host}` },
+          { label: "Status", render: (e) => <Pill tone={e.status >= 400 ? "bad" : "good"}>{e.status}</Pill> },
+          { label: "Bytes", render: (e) => format.bytes(e.bytes), numeric: true },
+          { label: "Exit", render: (e) => `${e.exit_ip} · ${e.exit_geo} · AS${e.exit_asn}` },
+          { label: "Tag", render: (e) => e.tag ?? "—" },
+        ]}
+      />
+      <Pager paging={shown.paging} noun="requests" />
+    </>
   );
 }
 

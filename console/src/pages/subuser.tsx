@@ -5,6 +5,7 @@ import { DialogButton } from "../components/dialog";
 import * as field from "../components/fields";
 import { Form } from "../components/form";
 import { Page, Section } from "../components/layout";
+import { Pager } from "../components/pager";
 import { Pill } from "../components/pill";
 import { ProxyGenerator } from "../components/proxy-generator";
 import { Show } from "../components/show";
@@ -14,6 +15,7 @@ import { TimeChart } from "../components/time-chart";
 import { ActiveTrafficSpikes } from "../components/traffic-spikes";
 import * as format from "../format";
 import { useLoad } from "../hooks/use-load";
+import { usePagedList } from "../hooks/use-paged";
 import { isNonEmpty } from "../lib/non-empty";
 import { navigate, type PageEntry, type Route } from "../router";
 import { useSession } from "../session";
@@ -271,25 +273,29 @@ function Usage({ subuser }: { subuser: Schemas["Subuser"] }) {
 
 function Sources({ subuser }: { subuser: Schemas["Subuser"] }) {
   const { client } = useSession();
-  const sources = useLoad(
-    () => client.get("/subusers/{id}/sources", { params: { path: { id: subuser.id }, query: { limit: 20 } } }),
-    [subuser.id],
+  const sources = usePagedList(
+    {},
+    (_filters, page) => client.get("/subusers/{id}/sources", { params: { path: { id: subuser.id }, query: page } }),
+    { prefix: "sources_" },
   );
   return (
     <Section title="Client sources (30 days)">
       <Show state={sources} empty={(page) => page.data.length === 0} emptyText="No traffic from any client yet.">
         {(page) => (
-          <Table
-            caption="Client sources"
-            rows={page.data}
-            rowKey={(source) => source.block}
-            columns={[
-              { label: "Block", render: (source) => <code>{source.block}</code> },
-              { label: "Last seen", render: (source) => format.time(source.last_seen) },
-              { label: "Requests", render: (source) => format.count(source.requests), numeric: true },
-              { label: "Bytes", render: (source) => format.bytes(source.bytes), numeric: true },
-            ]}
-          />
+          <>
+            <Table
+              caption="Client sources"
+              rows={page.data}
+              rowKey={(source) => source.block}
+              columns={[
+                { label: "Block", render: (source) => <code>{source.block}</code> },
+                { label: "Last seen", render: (source) => format.time(source.last_seen) },
+                { label: "Requests", render: (source) => format.count(source.requests), numeric: true },
+                { label: "Bytes", render: (source) => format.bytes(source.bytes), numeric: true },
+              ]}
+            />
+            <Pager paging={sources.paging} noun="sources" />
+          </>
         )}
       </Show>
     </Section>
@@ -299,9 +305,10 @@ function Sources({ subuser }: { subuser: Schemas["Subuser"] }) {
 function Whitelist({ subuser }: { subuser: Schemas["Subuser"] }) {
   const { client, can } = useSession();
   const { products } = subuser;
-  const entries = useLoad(
-    () => client.get("/whitelists", { params: { query: { subuser: subuser.id, limit: 100 } } }),
-    [subuser.id],
+  const entries = usePagedList(
+    {},
+    (_filters, page) => client.get("/whitelists", { params: { query: { ...page, subuser: subuser.id } } }),
+    { prefix: "whitelist_" },
   );
   const writable = can("subusers", "write");
   return (
@@ -337,31 +344,34 @@ function Whitelist({ subuser }: { subuser: Schemas["Subuser"] }) {
         emptyText="No whitelisted IPs: the gateway asks for the password."
       >
         {(page) => (
-          <Table
-            caption="Whitelisted IPs"
-            rows={page.data}
-            rowKey={(entry) => entry.id}
-            columns={[
-              { label: "IP", render: (entry) => <code>{entry.ip}</code> },
-              { label: "Product", render: (entry) => entry.product },
-              { label: "Label", render: (entry) => entry.label ?? "—" },
-              {
-                label: "",
-                render: (entry) =>
-                  writable ? (
-                    <ConfirmButton
-                      label="Remove"
-                      title={`Remove ${entry.ip}`}
-                      danger
-                      body={<p>Takes effect within 60 seconds.</p>}
-                      confirmLabel="Remove"
-                      run={() => client.delete("/whitelists/{id}", { params: { path: { id: entry.id } } })}
-                      onDone={entries.reload}
-                    />
-                  ) : null,
-              },
-            ]}
-          />
+          <>
+            <Table
+              caption="Whitelisted IPs"
+              rows={page.data}
+              rowKey={(entry) => entry.id}
+              columns={[
+                { label: "IP", render: (entry) => <code>{entry.ip}</code> },
+                { label: "Product", render: (entry) => entry.product },
+                { label: "Label", render: (entry) => entry.label ?? "—" },
+                {
+                  label: "",
+                  render: (entry) =>
+                    writable ? (
+                      <ConfirmButton
+                        label="Remove"
+                        title={`Remove ${entry.ip}`}
+                        danger
+                        body={<p>Takes effect within 60 seconds.</p>}
+                        confirmLabel="Remove"
+                        run={() => client.delete("/whitelists/{id}", { params: { path: { id: entry.id } } })}
+                        onDone={entries.reload}
+                      />
+                    ) : null,
+                },
+              ]}
+            />
+            <Pager paging={entries.paging} noun="whitelisted IPs" />
+          </>
         )}
       </Show>
     </Section>

@@ -6,12 +6,14 @@ import { DialogButton } from "../components/dialog";
 import * as field from "../components/fields";
 import { Form } from "../components/form";
 import { Page } from "../components/layout";
+import { Pager } from "../components/pager";
 import { Pill } from "../components/pill";
 import { Choice } from "../components/select";
 import { Show } from "../components/show";
+import { rememberLabels } from "../components/subuser-picker";
 import { Table } from "../components/table";
 import * as format from "../format";
-import { useLoad } from "../hooks/use-load";
+import { usePagedList } from "../hooks/use-paged";
 import { href, navigate, type PageEntry } from "../router";
 import { useSession } from "../session";
 import { limitChanges, limitFields } from "../subuser-limits";
@@ -24,23 +26,25 @@ const STATUSES = [
   { value: "disabled", label: "Disabled" },
 ] as const;
 
+type Status = (typeof STATUSES)[number]["value"];
+
 function SubusersPage() {
-  const { client, can, productsOf, shownPasswords } = useSession();
-  const [search, setSearch] = useState("");
-  const [status, setStatus] = useState<(typeof STATUSES)[number]["value"]>("");
-  const list = useLoad(
-    () =>
-      client.get("/subusers", {
-        params: {
-          query: {
-            limit: 100,
-            ...(search.trim() ? { label_contains: search.trim().toLowerCase() } : {}),
-            ...(status ? { status } : {}),
-          },
+  const session = useSession();
+  const { client, can, productsOf, shownPasswords } = session;
+  const list = usePagedList({ label: "", status: "" as Status }, async ({ label, status }, page) => {
+    const answer = await client.get("/subusers", {
+      params: {
+        query: {
+          ...page,
+          ...(label.trim() ? { label_contains: label.trim().toLowerCase() } : {}),
+          ...(status ? { status } : {}),
         },
-      }),
-    [search, status],
-  );
+      },
+    });
+    rememberLabels(session, answer.data);
+    return answer;
+  });
+  const { label: search, status } = list.filters;
   const [created, setCreated] = useState<Schemas["SubuserWithPassword"] | null>(null);
   return (
     <Page
@@ -105,10 +109,15 @@ function SubusersPage() {
             type="search"
             value={search}
             placeholder="label contains…"
-            onInput={(event) => setSearch(event.currentTarget.value)}
+            onInput={(event) => list.filter({ label: event.currentTarget.value })}
           />
         </label>
-        <Choice label="Status" value={status} options={STATUSES} onChange={setStatus} />
+        <Choice
+          label="Status"
+          value={status}
+          options={STATUSES}
+          onChange={(chosen) => list.filter({ status: chosen })}
+        />
       </form>
       <Show
         state={list}
@@ -116,32 +125,35 @@ function SubusersPage() {
         emptyText={search ? "No sub-user matches." : "No sub-users yet: create one to use the gateway."}
       >
         {(page) => (
-          <Table
-            caption="Sub-users"
-            rows={page.data}
-            rowKey={(subuser) => subuser.id}
-            columns={[
-              { label: "Label", render: (s) => <a href={href("subusers", s.id)}>{s.label}</a> },
-              { label: "Gateway name", render: (s) => <code>{s.name}</code> },
-              { label: "Products", render: (s) => s.products.join(", ") },
-              {
-                label: "Status",
-                render: (s) => <Pill tone={s.status === "active" ? "good" : "warn"}>{s.status}</Pill>,
-              },
-              {
-                label: "Limits",
-                render: (s) => `${format.count(s.concurrent_max)} conn · ${format.count(s.rps_max)} rps`,
-              },
-              {
-                label: "This month",
-                numeric: true,
-                render: (s) =>
-                  s.traffic_limit_gb === null
-                    ? format.gb(s.traffic_used_gb)
-                    : `${format.gb(s.traffic_used_gb)} of ${format.gb(s.traffic_limit_gb)}`,
-              },
-            ]}
-          />
+          <>
+            <Table
+              caption="Sub-users"
+              rows={page.data}
+              rowKey={(subuser) => subuser.id}
+              columns={[
+                { label: "Label", render: (s) => <a href={href("subusers", s.id)}>{s.label}</a> },
+                { label: "Gateway name", render: (s) => <code>{s.name}</code> },
+                { label: "Products", render: (s) => s.products.join(", ") },
+                {
+                  label: "Status",
+                  render: (s) => <Pill tone={s.status === "active" ? "good" : "warn"}>{s.status}</Pill>,
+                },
+                {
+                  label: "Limits",
+                  render: (s) => `${format.count(s.concurrent_max)} conn · ${format.count(s.rps_max)} rps`,
+                },
+                {
+                  label: "This month",
+                  numeric: true,
+                  render: (s) =>
+                    s.traffic_limit_gb === null
+                      ? format.gb(s.traffic_used_gb)
+                      : `${format.gb(s.traffic_used_gb)} of ${format.gb(s.traffic_limit_gb)}`,
+                },
+              ]}
+            />
+            <Pager paging={list.paging} noun="sub-users" />
+          </>
         )}
       </Show>
     </Page>

@@ -1,23 +1,24 @@
-import { useState } from "preact/hooks";
 import { products as allProducts } from "../../../src/vocabulary";
 import type { Product, ProxyAccountClient } from "../api";
 import { Bar } from "../components/bar";
 import { Page, Section } from "../components/layout";
 import { Choice } from "../components/select";
 import { Show } from "../components/show";
+import { SubuserLink } from "../components/subuser-picker";
 import { Table } from "../components/table";
 import { TimeChart } from "../components/time-chart";
 import * as format from "../format";
 import { useLoad } from "../hooks/use-load";
-import { href, type PageEntry } from "../router";
+import { oneOf } from "../lib/one-of";
+import { type PageEntry, useView } from "../router";
 import { useSession } from "../session";
 import {
   heaviest,
   lastHours,
   type Range,
+  rowLabel,
   type Series,
   type Split,
-  subuserLabels,
   type TrafficRow,
   trafficSeries,
   trafficSource,
@@ -48,20 +49,31 @@ const METRICS = [
 ];
 
 function TrafficPage() {
-  const { client, productsOf } = useSession();
+  const { client, productsOf, subuserLabels } = useSession();
   const products = productsOf(allProducts);
-  const [product, setProduct] = useState<Product>(products[0] ?? "residential");
-  const [rangeName, setRangeName] = useState("24h");
-  const [custom, setCustom] = useState({ from: "", to: "" });
-  const [split, setSplit] = useState<Split>("total");
+  const [view, change] = useView({
+    product: products[0] ?? "residential",
+    range: "24h",
+    from: "",
+    to: "",
+    split: "total",
+  });
+  const product = oneOf(view.product, products, "residential");
+  const rangeName = view.range;
+  const custom = { from: view.from, to: view.to };
+  const split = oneOf(
+    view.split,
+    SPLITS.map((one) => one.value),
+    "total",
+  );
   const range = rangeOf(rangeName, custom);
 
   const source = trafficSource(client, product);
-  const labels = useLoad(() => subuserLabels(client), []);
-  const labelOf = (id: string) => labels.data?.get(id) ?? id;
+  // A row's own label, else one this session has seen, else the id: the API has no lookup of many ids at once.
+  const labelOf = (row: TrafficRow) => rowLabel(row) ?? subuserLabels.get(row.subuser!) ?? row.subuser!;
   const chart = useLoad(
     () => (range ? trafficSeries(source, range, split, labelOf) : Promise.resolve(null)),
-    [product, range?.from, range?.to, split, labels.data],
+    [product, range?.from, range?.to, split],
   );
   const subusers = useLoad(
     () => (range ? heaviest(source, range, "subuser") : Promise.resolve([])),
@@ -76,7 +88,7 @@ function TrafficPage() {
   return (
     <Page title="Traffic">
       <form class="toolbar" onSubmit={(event) => event.preventDefault()}>
-        <Choice label="Product" value={product} options={products} onChange={setProduct} />
+        <Choice label="Product" value={product} options={products} onChange={(chosen) => change({ product: chosen })} />
         <fieldset class="segmented">
           <legend>Range</legend>
           {RANGES.map((one) => (
@@ -86,7 +98,7 @@ function TrafficPage() {
                 name="range"
                 value={one.value}
                 checked={rangeName === one.value}
-                onChange={() => setRangeName(one.value)}
+                onChange={() => change({ range: one.value })}
               />
               <span class="segment">{one.label}</span>
             </label>
@@ -96,23 +108,20 @@ function TrafficPage() {
           <>
             <label>
               From (UTC)
-              <input
-                type="date"
-                value={custom.from}
-                onInput={(e) => setCustom({ ...custom, from: e.currentTarget.value })}
-              />
+              <input type="date" value={custom.from} onInput={(e) => change({ from: e.currentTarget.value })} />
             </label>
             <label>
               To (UTC, exclusive)
-              <input
-                type="date"
-                value={custom.to}
-                onInput={(e) => setCustom({ ...custom, to: e.currentTarget.value })}
-              />
+              <input type="date" value={custom.to} onInput={(e) => change({ to: e.currentTarget.value })} />
             </label>
           </>
         ) : null}
-        <Choice label="Stack by" value={split} options={product === "isp" ? ISP_SPLITS : SPLITS} onChange={setSplit} />
+        <Choice
+          label="Stack by"
+          value={split}
+          options={product === "isp" ? ISP_SPLITS : SPLITS}
+          onChange={(chosen) => change({ split: chosen })}
+        />
       </form>
       {range ? null : <p class="muted">Pick both dates of the custom range.</p>}
       <Section title="Over time">
@@ -154,7 +163,7 @@ function TrafficPage() {
                 caption="Top sub-users"
                 rows={rows.slice(0, 10)}
                 keyOf={(row) => row.subuser!}
-                name={(row) => <a href={href("subusers", row.subuser!)}>{labelOf(row.subuser!)}</a>}
+                name={(row) => <SubuserLink id={row.subuser!} label={rowLabel(row)} />}
               />
             )}
           </Show>
@@ -174,7 +183,7 @@ function TrafficPage() {
           </Section>
         )}
       </div>
-      <Section title="Errors by status code">
+      <Section title="Errors by status code (sampled, not exact)">
         <Show
           state={errors}
           empty={(rows) => rows.counts.length === 0}
@@ -182,8 +191,9 @@ function TrafficPage() {
         >
           {(data) => (
             <>
-              <p class="muted">
-                From the sampled request log ({format.count(data.sampled)} requests of the last 48 hours in this range).
+              <p class="muted" data-testid="errors-sampled">
+                From the last {format.count(data.sampled)} sampled requests in this range, not exact: the request log
+                keeps a sample of the last 48 hours (up to 1,000 requests).
               </p>
               {data.counts.map(([status, n]) => (
                 <Bar

@@ -93,7 +93,10 @@ function historyRecords(subusers, seededAt, minuteSubusers) {
   return records;
 }
 
-/** Waits for the store's fold, then builds the two query targets, each checked once against the seeding. */
+/**
+ * Waits for the store's fold, then builds the query targets, each checked once against the seeding (grouped by
+ * error code, against its failed records).
+ */
 export async function trafficQueryTargets(api, seeded) {
   await sleep(Math.max(0, seeded.foldDueAt - Date.now()));
   const now = Date.now();
@@ -106,11 +109,25 @@ export async function trafficQueryTargets(api, seeded) {
       goal: 0.25,
     },
     { name: "GET /v1/residential/traffic 24 h, group_by=hour", from: now - DAY, groupBy: "hour", goal: 0.4 },
+    {
+      name: "GET /v1/residential/traffic 90 d, group_by=status",
+      from: now - 90 * DAY + HOUR,
+      groupBy: "status",
+      goal: 0.25,
+    },
+    {
+      name: "GET /v1/residential/traffic 90 d, group_by=error_code",
+      from: now - 90 * DAY + HOUR,
+      groupBy: "error_code",
+      goal: 0.25,
+    },
   ];
   const targets = [];
   for (const query of queries) {
     const path = `/v1/residential/traffic?${rangeQuery(query.from, now)}&group_by=${query.groupBy}`;
-    const inRange = seeded.records.filter((record) => Date.parse(record.ts) >= query.from);
+    const inRange = seeded.records.filter(
+      (record) => Date.parse(record.ts) >= query.from && (query.groupBy !== "error_code" || record.error_code !== null),
+    );
     checkAnswer(query, await api.get(path, seeded.account.auth), inRange, seeded.subusers);
     targets.push({ name: query.name, path, headers: seeded.account.auth, goal: query.goal });
   }

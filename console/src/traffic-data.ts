@@ -35,6 +35,8 @@ const DAY = 24 * HOUR;
 const RESOLUTION_MS: Record<Resolution, number> = { "1m": MINUTE, "5m": 5 * MINUTE, "1h": HOUR, "1d": DAY };
 /** Series drawn by name; the rest are summed into "Other". */
 const TOP = 5;
+/** Rows of a top table. */
+const TOP_ROWS = 10;
 /** The most by-domain queries one chart asks (the API groups by domain over a range, never by time and domain). */
 const MAX_DOMAIN_QUERIES = 24;
 /** The API's row of the domains past its bound: never drawn by name. */
@@ -59,10 +61,24 @@ export function trafficSource(client: ProxyAccountClient, product: Product, subu
     });
 }
 
-/** Rows of a whole range grouped by sub-user or domain, heaviest (bytes in + out) first. */
-export async function heaviest(source: TrafficSource, range: Range, groupBy: "subuser" | "domain") {
-  const answer = await source(range, { group_by: groupBy });
-  return answer.rows.toSorted((a, b) => volume(b) - volume(a));
+/**
+ * The `limit` heaviest rows (bytes in + out) of a whole range grouped by sub-user (with their labels) or domain:
+ * one call, the API ranks them, whatever the number of sub-users.
+ */
+export async function heaviest(source: TrafficSource, range: Range, groupBy: "subuser" | "domain", limit = TOP_ROWS) {
+  const answer = await source(range, {
+    group_by: groupBy,
+    order_by: "bytes",
+    limit,
+    ...(groupBy === "subuser" ? { labels: "true" } : {}),
+  });
+  return answer.rows;
+}
+
+/** The exact breakdown of a range's requests by a failure's HTTP status or gateway code, heaviest first. */
+export async function failures(source: TrafficSource, range: Range, groupBy: "status" | "error_code") {
+  const answer = await source(range, { group_by: groupBy, order_by: "errors", limit: TOP_ROWS });
+  return answer.rows.filter((row) => row.errors > 0);
 }
 
 /**

@@ -524,6 +524,51 @@ describe("the console", () => {
     await context.close();
   });
 
+  it("the traffic page: failures per status and gateway code exactly as the API sums them, in at most 5 calls", async () => {
+    const { body: failing } = await v1(stack.base, sandbox, "POST", "/subusers", {
+      label: "failing-bot",
+      products: ["residential"],
+    });
+    const generated = await v1(stack.base, sandbox, "POST", "/test-helpers/traffic", {
+      subuser: failing.id,
+      product: "residential",
+      requests: 400,
+      error_rate: 0.3,
+      regions: ["us"],
+    });
+    assert.equal(generated.status, 202, JSON.stringify(generated.body));
+    const { context, page, problems } = await openConsole();
+    await signIn(page, sandbox);
+    const calls = [];
+    page.on("request", (request) => {
+      const { pathname } = new URL(request.url());
+      if (pathname.startsWith("/v1/")) calls.push(pathname);
+    });
+    await go(page, "traffic");
+    const statuses = page.locator("section", { hasText: "Failed requests by status" });
+    await statuses.getByText("HTTP 502").waitFor();
+    const to = new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000);
+    const from = new Date(to.getTime() - 24 * 3_600_000);
+    const window = `from=${from.toISOString()}&to=${to.toISOString()}`;
+    for (const [groupBy, name] of [
+      ["status", (row) => `HTTP ${row.status}`],
+      ["error_code", (row) => row.error_code],
+    ]) {
+      const { body } = await v1(stack.base, sandbox, "GET", `/residential/traffic?${window}&group_by=${groupBy}`);
+      const failed = body.rows.filter((row) => row.errors > 0);
+      assert.ok(failed.length > 0, groupBy);
+      const section = page.locator("section", { hasText: groupBy === "status" ? "by status" : "by gateway code" });
+      for (const row of failed) {
+        await section.getByText(`${row.errors.toLocaleString("en-US")} requests`).waitFor();
+        assert.ok((await section.textContent()).includes(name(row)), `${groupBy} ${name(row)}`);
+      }
+    }
+    assert.ok(calls.length <= 5, `${calls.length} API calls: ${calls.join(", ")}`);
+    assert.deepEqual(await axeViolations(page), [], "traffic");
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
   it("the request log's Live toggle puts a request on top as the gateway reports it", async () => {
     const { context, page, problems } = await openConsole();
     await v1(stack.base, live, "POST", "/orders", { product: "residential", gb: 1 });

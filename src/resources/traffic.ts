@@ -17,6 +17,10 @@ export const trafficSchema = z
     rows: list(
       z.object({
         subuser: id("subuser").optional(),
+        label: text(64)
+          .nullable()
+          .optional()
+          .openapi({ description: "With `subuser`: its label (a deleted sub-user's last one); null if unknown." }),
         region: token(/^[a-z]{2}$/, 2).optional(),
         asn: integer(0, 4_294_967_295).optional(),
         carrier_name: text(100).nullable().optional().openapi({ description: "Mobile, with `asn`." }),
@@ -34,6 +38,13 @@ export const trafficSchema = z
               "without one, `(other)` for the domains past the bound.",
             example: "example.co.uk",
           }),
+        status: integer(0, 999)
+          .nullable()
+          .optional()
+          .openapi({ description: "The HTTP status the client got; null for usage reported before it was kept." }),
+        error_code: token(/^[a-z0-9_.-]{1,64}$/, 64)
+          .optional()
+          .openapi({ description: "The gateway's error code of the failed requests.", example: "upstream-timeout" }),
         bytes_in: count(),
         bytes_out: count(),
         requests: count(),
@@ -46,7 +57,12 @@ export const trafficSchema = z
   .openapi("Traffic");
 
 export function presentTraffic(
-  answer: { from: number; to: number; resolution: "1m" | "5m" | "1h" | "1d"; rows: TrafficRow[] },
+  answer: {
+    from: number;
+    to: number;
+    resolution: "1m" | "5m" | "1h" | "1d";
+    rows: Array<TrafficRow & { label?: string | null }>;
+  },
   groupBy: GroupBy | null,
 ): z.infer<typeof trafficSchema> {
   return {
@@ -55,6 +71,7 @@ export function presentTraffic(
     resolution: answer.resolution,
     rows: answer.rows.map((row) => ({
       ...groupKey(row, groupBy),
+      ...(row.label !== undefined ? { label: row.label } : {}),
       ...(row.carrierName !== undefined ? { carrier_name: row.carrierName } : {}),
       bytes_in: row.bytesIn,
       bytes_out: row.bytesOut,
@@ -77,6 +94,8 @@ function groupKey(row: TrafficRow, groupBy: GroupBy | null) {
       return { asn: Number(row.key) };
     case "tag":
       return { tag: row.key === "" ? null : String(row.key) };
+    case "status":
+      return { status: row.key === null ? null : Number(row.key) };
     default:
       return { [groupBy]: String(row.key) };
   }

@@ -5,6 +5,7 @@ import {
   type Cell,
   type CellRow,
   type ClientSource,
+  cellOf,
   cellRow,
   requestSampleFields,
   SAMPLE,
@@ -74,9 +75,10 @@ describe("the store's row arithmetic (pure)", () => {
       cell(0, "sub_b", "de", 2),
     ];
     expect(sumCells(cells)).toHaveLength(3);
+    // Cells from before statuses were kept (12 fields) are summed as of unknown status and error code.
     expect(sumCells(cells, () => 0)).toEqual([
-      [0, "residential", "sub_a", "us", 7922, "", "", "", 16, 3, 3, 0],
-      [0, "residential", "sub_b", "de", 7922, "", "", "", 2, 1, 1, 0],
+      [0, "residential", "sub_a", "us", 7922, "", "", "", 16, 3, 3, 0, null, null],
+      [0, "residential", "sub_b", "de", 7922, "", "", "", 2, 1, 1, 0, null, null],
     ]);
     expect(minuteTotals(cells)).toEqual([
       [0, "residential", 17, 3, 3, 0],
@@ -85,6 +87,48 @@ describe("the store's row arithmetic (pure)", () => {
     const marginals = addCellsToMarginals({}, cells);
     expect(marginals.residential?.subuser).toEqual({ sub_a: [16, 3, 3, 0, MINUTE], sub_b: [2, 1, 1, 0, 0] });
     expect(marginals.residential?.region).toEqual({ us: [16, 3, 3, 0, MINUTE], de: [2, 1, 1, 0, 0] });
+    expect(marginals.residential?.status).toBeUndefined();
+  });
+
+  it("keeps status and error code as dimensions: cells split by them, marginals per status and per code of failed requests only", () => {
+    const cell = (status: number | null, code: string | null, bytes: number): CellRow => [
+      0,
+      "residential",
+      "sub_a",
+      "us",
+      7922,
+      "",
+      "",
+      "",
+      bytes,
+      1,
+      1,
+      code === null ? 0 : 1,
+      status,
+      code,
+    ];
+    const cells = [
+      cell(200, null, 10),
+      cell(200, null, 5),
+      cell(502, "upstream-timeout", 0),
+      cell(503, "rps-limit", 0),
+      cell(502, "upstream-timeout", 0),
+      cell(null, null, 7),
+    ];
+    expect(sumCells(cells).map((row) => [row[CELL.status], row[CELL.errorCode], row[CELL.requests]])).toEqual([
+      [200, null, 2],
+      [502, "upstream-timeout", 2],
+      [503, "rps-limit", 1],
+      [null, null, 1],
+    ]);
+    const marginals = addCellsToMarginals({}, cells).residential;
+    expect(marginals?.status).toEqual({ 200: [15, 2, 2, 0, 0], 502: [0, 2, 2, 2, 0], 503: [0, 1, 1, 1, 0] });
+    expect(marginals?.error_code).toEqual({ "upstream-timeout": [0, 2, 2, 2, 0], "rps-limit": [0, 1, 1, 1, 0] });
+  });
+
+  it("reads a row from before statuses were kept as a cell of unknown status", () => {
+    const old = [0, "residential", "sub_a", "us", 1, "", "", "", 1, 2, 3, 0] as CellRow;
+    expect(cellOf(old)).toMatchObject({ status: null, errorCode: null, requests: 3 });
   });
 
   it("names every column where the rows put it (each value distinct, so a wrong index shows)", () => {
@@ -101,6 +145,8 @@ describe("the store's row arithmetic (pure)", () => {
       bytesOut: 4,
       requests: 5,
       errors: 6,
+      status: 502,
+      errorCode: "upstream-timeout",
     };
     const row = cellRow(cell);
     for (const [name, at] of Object.entries(CELL)) expect(row[at], name).toBe(cell[name as keyof Cell]);

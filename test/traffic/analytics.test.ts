@@ -6,6 +6,7 @@ import { createAccount, issueKey, type TestAccount } from "../helpers/accounts";
 import { call, env, json } from "../helpers/http";
 import { orderBatch } from "../helpers/isp";
 import { createSubuser, username } from "../helpers/subusers";
+import { DAY, HOUR, iso, MINUTE, range, rowsAsMap, type Sums, sumBy } from "../helpers/traffic-sums";
 import {
   eventually,
   holdUsageMessages,
@@ -18,43 +19,10 @@ import {
   usageRecord,
 } from "../helpers/usage";
 
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
-const DAY = 24 * HOUR;
-
 afterEach(() => {
   vi.useRealTimers();
   vi.restoreAllMocks();
 });
-
-const iso = (ms: number) => new Date(ms).toISOString();
-const range = (from: number, to: number) => `from=${iso(from)}&to=${iso(to)}`;
-
-type Sums = { bytes_in: number; bytes_out: number; requests: number; errors: number };
-
-/** The reference: what every row must hold, summed from the records the test sent. */
-function sumBy(records: RecordFields[], key: (record: RecordFields) => string | number | null): Map<unknown, Sums> {
-  const sums = new Map<unknown, Sums>();
-  for (const record of records) {
-    const k = key(record);
-    const s = sums.get(k) ?? { bytes_in: 0, bytes_out: 0, requests: 0, errors: 0 };
-    s.bytes_in += record.bytes_in as number;
-    s.bytes_out += record.bytes_out as number;
-    s.requests += 1;
-    if (record.error_code !== null) s.errors += 1;
-    sums.set(k, s);
-  }
-  return sums;
-}
-
-function rowsAsMap(rows: Array<Record<string, any>>, field: string): Map<unknown, Sums> {
-  return new Map(
-    rows.map((row) => [
-      row[field],
-      { bytes_in: row.bytes_in, bytes_out: row.bytes_out, requests: row.requests, errors: row.errors },
-    ]),
-  );
-}
 
 const storeOf = (account: TestAccount) => env.TRAFFIC_STORE.get(env.TRAFFIC_STORE.idFromName(account.id));
 

@@ -55,6 +55,7 @@ const get = async (account: TestAccount, path: string) => json(await call("GET",
 /** Every figure the API shows of the account's usage, with sub-user ids as their index (comparable across accounts). */
 async function figures(account: TestAccount, subusers: TestSubuser[], at: number) {
   const indexOf = new Map(subusers.map((subuser, i) => [subuser.id, i]));
+  const labelIndex = new Map(subusers.map((subuser, i) => [subuser.label, i]));
   const total = await traffic(account, "residential", range(at));
   const bySubuser = await traffic(account, "residential", `${range(at)}&group_by=subuser`);
   const byHour = await traffic(account, "residential", `${range(at)}&group_by=hour`);
@@ -65,7 +66,11 @@ async function figures(account: TestAccount, subusers: TestSubuser[], at: number
   for (const subuser of subusers) used.push((await get(account, `/v1/subusers/${subuser.id}`)).traffic_used_gb);
   return {
     total: total.rows,
-    bySubuser: bySubuser.rows.map((row: any) => ({ ...row, subuser: indexOf.get(row.subuser) })),
+    bySubuser: bySubuser.rows.map((row: any) => ({
+      ...row,
+      subuser: indexOf.get(row.subuser),
+      label: labelIndex.get(row.label),
+    })),
     byHour: byHour.rows,
     ofThird: ofThird.rows,
     log: log.data.map((entry: any) => [entry.ts, entry.bytes, entry.status, indexOf.get(entry.subuser_id)]),

@@ -343,11 +343,16 @@ describe("POST /internal/gateway/usage (usage reports)", () => {
     expect(sent.every((message) => message.body instanceof Uint8Array)).toBe(true);
     const packed = await usageMessageBody(sent[0]?.body);
     expect(packed.parts).toHaveLength(1);
-    expect(packed.parts[0].cells.every((cell: unknown) => Array.isArray(cell) && cell.length === 12)).toBe(true);
-    // One account's part alone, as the queue carried them before: a JSON value with cell rows, and named cells.
+    expect(packed.parts[0].cells.every((cell: unknown) => Array.isArray(cell) && cell.length === 14)).toBe(true);
+    // One account's part alone, as the queue carried them before: a JSON value with cell rows (without status and
+    // error code, as before they were kept), and named cells.
     const single = async (body: unknown) => {
       const [part] = (await usageMessageBody(body)).parts;
-      return { ...part, samples: part.samples.map(sampleOf) };
+      return {
+        ...part,
+        cells: part.cells.map((row: CellRow) => row.slice(0, 12)),
+        samples: part.samples.map(sampleOf),
+      };
     };
     const asValue = sent[1] as { body: unknown };
     asValue.body = await single(asValue.body);

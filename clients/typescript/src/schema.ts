@@ -815,7 +815,7 @@ export interface paths {
     };
     /**
      * Traffic analytics
-     * @description Bytes in and out, requests and errors over `[from, to)`, in total or grouped, optionally filtered. Numbers are exact sums of the usage the gateway reported. The answer's `resolution` follows the age of `from` (1 minute under 24 h, 5 minutes to 14 days, 1 hour to 90 days, 1 day beyond) and the range is widened to whole units of it. Mobile rows grouped by `asn` carry `carrier_name`; ISP traffic can be grouped per `ip`. A key bound to sub-users reads their traffic alone: unfiltered totals and groups cover its sub-users, and `group_by=domain` (summed over every sub-user) is 403 `subuser_binding`. Grouped by `domain` (the registrable domain of the target host, `a.b.example.co.uk` → `example.co.uk`; an IP address target is `(ip)`, a host without one `(none)`), each time bucket keeps its 100 heaviest domains and adds the rest to `(other)`, and the answer lists the 100 heaviest domains of the range (bytes in + out) then `(other)` with the rest: the rows always sum exactly to the ungrouped total. Usage counts here within 60 seconds of the gateway reporting it (it is batched per account for up to 55 s, so that counting costs a few rows per account-minute rather than per request); a request reported late counts in the minute it was made, whenever it arrives.
+     * @description Bytes in and out, requests and errors over `[from, to)`, in total or grouped, optionally filtered. Numbers are exact sums of the usage the gateway reported. The answer's `resolution` follows the age of `from` (1 minute under 24 h, 5 minutes to 14 days, 1 hour to 90 days, 1 day beyond) and the range is widened to whole units of it. Mobile rows grouped by `asn` carry `carrier_name`; ISP traffic can be grouped per `ip`. A key bound to sub-users reads their traffic alone: unfiltered totals and groups cover its sub-users, and `group_by=domain` (summed over every sub-user) is 403 `subuser_binding`. Grouped by `domain` (the registrable domain of the target host, `a.b.example.co.uk` → `example.co.uk`; an IP address target is `(ip)`, a host without one `(none)`), each time bucket keeps its 100 heaviest domains and adds the rest to `(other)`, and the answer lists the 100 heaviest domains of the range (bytes in + out) then `(other)` with the rest: the rows always sum exactly to the ungrouped total. Grouped by `status`, a row per HTTP status the client got (failed requests' included); usage reported before statuses were kept has `status: null`. Grouped by `error_code`, a row per gateway error code of the failed requests (usage reported before codes were kept is left out). Both are exact sums from the same rows as every other grouping, with the same filters. `order_by` and `limit` make a top table in one call (e.g. `group_by=subuser&order_by=bytes&limit=10`); with `labels=true`, rows grouped by `subuser` carry the sub-user's `label`. Usage counts here within 60 seconds of the gateway reporting it (it is batched per account for up to 55 s, so that counting costs a few rows per account-minute rather than per request); a request reported late counts in the minute it was made, whenever it arrives.
      *
      *     Key scope: `traffic:read`. Keys bound to sub-users: confined to their sub-users.
      */
@@ -3178,6 +3178,8 @@ export interface components {
       rows: {
         /** @example sub_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
         subuser?: string;
+        /** @description With `subuser`: its label (a deleted sub-user's last one); null if unknown. */
+        label?: string | null;
         region?: string;
         /** Format: int64 */
         asn?: number;
@@ -3193,6 +3195,16 @@ export interface components {
          * @example example.co.uk
          */
         domain?: string;
+        /**
+         * Format: int32
+         * @description The HTTP status the client got; null for usage reported before it was kept.
+         */
+        status?: number | null;
+        /**
+         * @description The gateway's error code of the failed requests.
+         * @example upstream-timeout
+         */
+        error_code?: string;
         /** Format: int64 */
         bytes_in: number;
         /** Format: int64 */
@@ -10539,8 +10551,14 @@ export interface operations {
         from: string;
         /** @description End of the range, exclusive; at most 90 days after `from`. */
         to: string;
-        /** @description Without it, one total row. `ip` is for `isp` only. `domain` groups by the registrable domain (eTLD+1) of the target host and combines with no filter. */
-        group_by?: "subuser" | "region" | "asn" | "tag" | "day" | "hour" | "ip" | "domain";
+        /** @description Without it, one total row. `ip` is for `isp` only. `domain` groups by the registrable domain (eTLD+1) of the target host and combines with no filter. `status` (the HTTP status the client got) and `error_code` (the gateway's code of a failed request) are extensions to the spec. */
+        group_by?: "subuser" | "region" | "asn" | "tag" | "day" | "hour" | "ip" | "domain" | "status" | "error_code";
+        /** @description Grouped rows heaviest first by this metric (`bytes`: in + out), ties in the grouping's key order; without it, rows come in key order. Extension to the spec. */
+        order_by?: "requests" | "bytes" | "bytes_in" | "bytes_out" | "errors";
+        /** @description Grouped rows, 1-1000: only the first ones (after `order_by`); without it, every row. Extension to the spec. */
+        limit?: number;
+        /** @description `true`: rows grouped by `subuser` carry the sub-user's `label` (one lookup of the ids answered; a deleted sub-user's last label). Off by default, so analytics that need only ids pay nothing for it. Extension to the spec. */
+        labels?: "true" | "false";
         subuser?: string;
         region?: string;
         /** @description The value of the tag request header. */
@@ -16759,4 +16777,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "7b1b64d7811d9ffbc7e54989adaab5866f503916bec9a8febbeb96eb9ae36932";
+export const CONTRACT_SHA256 = "cd7b0b24c43571353b705c5344d11c7d36f31b1391bf0b180ff275d24e30b4ea";

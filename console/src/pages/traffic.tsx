@@ -1,5 +1,4 @@
 import { products as allProducts } from "../../../src/vocabulary";
-import type { Product, ProxyAccountClient } from "../api";
 import { Bar } from "../components/bar";
 import { Page, Section } from "../components/layout";
 import { Choice } from "../components/select";
@@ -8,11 +7,12 @@ import { SubuserLink } from "../components/subuser-picker";
 import { Table } from "../components/table";
 import { TimeChart } from "../components/time-chart";
 import * as format from "../format";
-import { useLoad } from "../hooks/use-load";
+import { type Loaded, useLoad } from "../hooks/use-load";
 import { oneOf } from "../lib/one-of";
 import { type PageEntry, useView } from "../router";
 import { useSession } from "../session";
 import {
+  failures,
   heaviest,
   lastHours,
   type Range,
@@ -83,7 +83,14 @@ function TrafficPage() {
     () => (range ? heaviest(source, range, "domain") : Promise.resolve([])),
     [product, range?.from, range?.to],
   );
-  const errors = useLoad(() => errorsByStatus(client, product, range), [product, range?.from, range?.to]);
+  const statuses = useLoad(
+    () => (range ? failures(source, range, "status") : Promise.resolve([])),
+    [product, range?.from, range?.to],
+  );
+  const codes = useLoad(
+    () => (range ? failures(source, range, "error_code") : Promise.resolve([])),
+    [product, range?.from, range?.to],
+  );
 
   return (
     <Page title="Traffic">
@@ -183,31 +190,14 @@ function TrafficPage() {
           </Section>
         )}
       </div>
-      <Section title="Errors by status code (sampled, not exact)">
-        <Show
-          state={errors}
-          empty={(rows) => rows.counts.length === 0}
-          emptyText="No failed request in the sampled log for this range."
-        >
-          {(data) => (
-            <>
-              <p class="muted" data-testid="errors-sampled">
-                From the last {format.count(data.sampled)} sampled requests in this range, not exact: the request log
-                keeps a sample of the last 48 hours (up to 1,000 requests).
-              </p>
-              {data.counts.map(([status, n]) => (
-                <Bar
-                  key={status}
-                  label={`HTTP ${status}`}
-                  used={n}
-                  total={data.failed}
-                  text={`${format.count(n)} requests`}
-                />
-              ))}
-            </>
-          )}
-        </Show>
-      </Section>
+      <div class="grid two">
+        <Section title="Failed requests by status">
+          <FailureBars state={statuses} name={(row) => `HTTP ${row.status ?? "(not recorded)"}`} />
+        </Section>
+        <Section title="Failed requests by gateway code">
+          <FailureBars state={codes} name={(row) => row.error_code ?? "(none)"} />
+        </Section>
+      </div>
     </Page>
   );
 }
@@ -241,16 +231,26 @@ function UsageTable(props: {
   );
 }
 
-/** Failed requests of the sampled log (last 48 hours) in the range, counted per HTTP status. */
-async function errorsByStatus(client: ProxyAccountClient, product: Product, range: Range | null) {
-  if (!range) return { counts: [], failed: 0, sampled: 0 };
-  const log = await client.get("/{product}/requests", { params: { path: { product }, query: { limit: 1000 } } });
-  const inRange = log.data.filter((entry) => {
-    const at = Date.parse(entry.ts);
-    return at >= range.from && at < range.to;
-  });
-  const counts = new Map<number, number>();
-  for (const entry of inRange) if (entry.status >= 400) counts.set(entry.status, (counts.get(entry.status) ?? 0) + 1);
-  const failed = [...counts.values()].reduce((sum, n) => sum + n, 0);
-  return { counts: [...counts].sort((a, b) => b[1] - a[1]), failed, sampled: inRange.length };
+/** Failed requests of the range per status or code: exact counts, as the API sums them. */
+function FailureBars(props: { state: Loaded<TrafficRow[]>; name: (row: TrafficRow) => string }) {
+  return (
+    <Show state={props.state} empty={(rows) => rows.length === 0} emptyText="No failed request in this range.">
+      {(rows) => {
+        const failed = rows.reduce((sum, row) => sum + row.errors, 0);
+        return (
+          <>
+            {rows.map((row) => (
+              <Bar
+                key={props.name(row)}
+                label={props.name(row)}
+                used={row.errors}
+                total={failed}
+                text={`${format.count(row.errors)} requests`}
+              />
+            ))}
+          </>
+        );
+      }}
+    </Show>
+  );
 }

@@ -223,6 +223,24 @@ export async function findAccountSubuser(ctx: DomainContext, principal: Principa
 }
 
 /**
+ * The labels of some of an account's sub-users, deleted ones included (their last label: a new sub-user may have
+ * taken it since), in one read of the ids asked for; an id the account never had is absent.
+ */
+export async function subuserLabels(
+  ctx: DomainContext,
+  accountId: string,
+  ids: string[],
+): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await ctx.db
+    .select({ id: subusers.id, label: subusers.label })
+    .from(subusers)
+    .where(and(idIn(subusers.id, [...new Set(ids)]), eq(subusers.accountId, accountId)))
+    .all();
+  return new Map(rows.map((row) => [row.id, row.label]));
+}
+
+/**
  * Live sub-users of the caller's account that the key manages (its product scope, its binding), by id: each id that
  * is none of them answers like an unknown one, 404 `subuser_not_found` naming it. Duplicates count once.
  */

@@ -76,7 +76,18 @@ function addToCell(cells: Map<string, Cell>, record: UsageRecord, owner: OwnedRe
   const tag = record.tag ?? "";
   const carrier = record.carrier_name ?? "";
   const ip = record.product === "isp" ? (record.dest_ip ?? "") : "";
-  const key = [minute, record.product, owner.subuserId, region, record.exit_asn, tag, carrier, ip].join("|");
+  const key = [
+    minute,
+    record.product,
+    owner.subuserId,
+    region,
+    record.exit_asn,
+    tag,
+    carrier,
+    ip,
+    record.status,
+    record.error_code ?? "",
+  ].join("|");
   const cell = cells.get(key) ?? {
     minute,
     product: record.product,
@@ -87,6 +98,8 @@ function addToCell(cells: Map<string, Cell>, record: UsageRecord, owner: OwnedRe
     carrier,
     ip,
     ...noUsage(),
+    status: record.status,
+    errorCode: record.error_code,
   };
   addRecord(cell, record);
   cells.set(key, cell);

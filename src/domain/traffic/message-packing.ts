@@ -176,7 +176,9 @@ function sentPart(key: string, { accountId, shard }: Pick<Share, "accountId" | "
 
 /** Estimated JSON sizes: punctuation and numbers as a constant, plus the text fields. */
 function cellSize(cell: Cell): number {
-  return 70 + cell.subuserId.length + cell.tag.length + cell.carrier.length + cell.ip.length;
+  return (
+    80 + cell.subuserId.length + cell.tag.length + cell.carrier.length + cell.ip.length + (cell.errorCode?.length ?? 0)
+  );
 }
 
 function domainSize(cell: DomainCell): number {

@@ -26,6 +26,12 @@ export interface Cell {
   bytesOut: number;
   requests: number;
   errors: number;
+  /**
+   * The HTTP status the client got and the gateway's error code (null: none). Both absent (null in rows) in cells
+   * from before they were kept: such usage has no known status.
+   */
+  status?: number | null;
+  errorCode?: string | null;
 }
 
 /**
@@ -45,6 +51,8 @@ export type CellRow = [
   bytesOut: number,
   requests: number,
   errors: number,
+  status?: number | null,
+  errorCode?: string | null,
 ];
 
 /** Where each field of a `CellRow` stands: `cell[CELL.requests]`. */
@@ -61,6 +69,8 @@ export const CELL = {
   bytesOut: 9,
   requests: 10,
   errors: 11,
+  status: 12,
+  errorCode: 13,
 } as const satisfies Record<keyof Cell, number>;
 
 /** A cell as a row (the order of `CellRow`). */
@@ -78,11 +88,17 @@ export function cellRow(c: Cell): CellRow {
     c.bytesOut,
     c.requests,
     c.errors,
+    c.status ?? null,
+    c.errorCode ?? null,
   ];
 }
 
-/** A row back as a cell. */
-export function cellOf([
+/** A row back as a cell (a row from before statuses were kept: of unknown status). */
+export function cellOf(row: CellRow): Cell {
+  return { ...cellDimensionsAndSums(row), status: cellStatus(row), errorCode: cellErrorCode(row) };
+}
+
+function cellDimensionsAndSums([
   minute,
   product,
   subuserId,
@@ -97,6 +113,16 @@ export function cellOf([
   errors,
 ]: CellRow): Cell {
   return { minute, product, subuserId, region, asn, tag, carrier, ip, bytesIn, bytesOut, requests, errors };
+}
+
+/** A cell's status, null when unknown (a cell from before statuses were kept). */
+export function cellStatus(cell: CellRow): number | null {
+  return cell[CELL.status] ?? null;
+}
+
+/** A cell's error code, null when it has none (or is from before codes were kept). */
+export function cellErrorCode(cell: CellRow): string | null {
+  return cell[CELL.errorCode] ?? null;
 }
 
 /**
@@ -545,7 +571,7 @@ export type IngestOutcome =
 /* Rollups: what a traffic query asks and answers. */
 export type Resolution = "1m" | "5m" | "1h" | "1d";
 export const RESOLUTION_MS: Record<Resolution, number> = { "1m": MINUTE, "5m": 5 * MINUTE, "1h": HOUR, "1d": DAY };
-export type Dimension = "subuser" | "region" | "asn" | "tag" | "ip";
+export type Dimension = "subuser" | "region" | "asn" | "tag" | "ip" | "status" | "error_code";
 export type GroupBy = Dimension | "day" | "hour" | "domain";
 
 export interface Metrics {
@@ -567,7 +593,10 @@ export interface TrafficQuery {
 }
 
 export interface TrafficRow extends Metrics {
-  /** The group's key: a sub-user id, region, ASN, tag, IP or domain; the start (ms) of a day or hour; null for the total. */
+  /**
+   * The group's key: a sub-user id, region, ASN, tag, IP, status, error code or domain; the start (ms) of a day or
+   * hour; null for the total (and, grouped by status, for usage whose status is not known).
+   */
   key: string | number | null;
   carrierName?: string | null;
 }

@@ -1,4 +1,13 @@
-import { CELL, type CellRow, DOMAINS_PER_BUCKET, type Metrics, OTHER_DOMAIN, type TrafficProduct } from "./contract";
+import {
+  CELL,
+  type CellRow,
+  cellErrorCode,
+  cellStatus,
+  DOMAINS_PER_BUCKET,
+  type Metrics,
+  OTHER_DOMAIN,
+  type TrafficProduct,
+} from "./contract";
 
 /**
  * The pure arithmetic of the store's rows (no storage here): usage summed per key, domains bounded per bucket,
@@ -78,8 +87,12 @@ export function marginalOf(sums: Sums | Marginal, latestMinute: number): Margina
 /** Per product, dimension and value: the value's marginal. */
 export type Marginals = Partial<Record<TrafficProduct, Partial<Record<CumulativeDimension, Record<string, Marginal>>>>>;
 
-/** The dimensions the cumulative series keep (every `group_by` that is not time or domain). */
-export const CUMULATIVE_DIMENSIONS = ["subuser", "region", "asn", "tag", "ip"] as const;
+/**
+ * The dimensions the cumulative series keep (every `group_by` that is not time or domain). Series written before
+ * `status` and `error_code` were kept hold none of them: a range's usage of unknown status is its total less its
+ * statuses'.
+ */
+export const CUMULATIVE_DIMENSIONS = ["subuser", "region", "asn", "tag", "ip", "status", "error_code"] as const;
 export type CumulativeDimension = (typeof CUMULATIVE_DIMENSIONS)[number];
 
 export function zeroSums(): Sums {
@@ -118,9 +131,18 @@ export function hasUsage(m: Metrics): boolean {
   return m.requests > 0 || m.bytesIn > 0 || m.bytesOut > 0;
 }
 
-/** The value of a cell in a dimension (ASNs as text, as the cumulative series key them). */
-export function dimensionValue(cell: CellRow, dimension: CumulativeDimension): string {
+/**
+ * The value of a cell in a dimension (ASNs and statuses as text, as the cumulative series key them); null when the
+ * cell has none there: no known status, or no error code (it did not fail).
+ */
+export function dimensionValue(cell: CellRow, dimension: CumulativeDimension): string | null {
   switch (dimension) {
+    case "status": {
+      const status = cellStatus(cell);
+      return status === null ? null : String(status);
+    }
+    case "error_code":
+      return cellErrorCode(cell);
     case "subuser":
       return cell[CELL.subuserId];
     case "region":
@@ -134,14 +156,15 @@ export function dimensionValue(cell: CellRow, dimension: CumulativeDimension): s
   }
 }
 
-/** Cells summed by their key (minute and the seven dimensions). `minuteOf` moves them to a coarser bucket. */
+/** Cells summed by their key (minute and the nine dimensions). `minuteOf` moves them to a coarser bucket. */
 export function sumCells(rows: Iterable<CellRow>, minuteOf: (minute: number) => number = (m) => m): CellRow[] {
   const sums = new Map<string, CellRow>();
   for (const row of rows) {
     const minute = minuteOf(row[CELL.minute]);
     const key =
       `${minute}\u0001${row[CELL.product]}\u0001${row[CELL.subuserId]}\u0001${row[CELL.region]}` +
-      `\u0001${row[CELL.asn]}\u0001${row[CELL.tag]}\u0001${row[CELL.carrier]}\u0001${row[CELL.ip]}`;
+      `\u0001${row[CELL.asn]}\u0001${row[CELL.tag]}\u0001${row[CELL.carrier]}\u0001${row[CELL.ip]}` +
+      `\u0001${cellStatus(row)}\u0001${cellErrorCode(row) ?? ""}`;
     const known = sums.get(key);
     if (known) addSums(known, row, CELL.bytesIn, CELL.bytesIn);
     else {
@@ -158,6 +181,8 @@ export function sumCells(rows: Iterable<CellRow>, minuteOf: (minute: number) => 
         row[CELL.bytesOut],
         row[CELL.requests],
         row[CELL.errors],
+        cellStatus(row),
+        cellErrorCode(row),
       ]);
     }
   }
@@ -249,12 +274,13 @@ export function addCellsToMarginals(marginals: Marginals, rows: Iterable<CellRow
       marginals[row[CELL.product]] = product;
     }
     for (const dimension of CUMULATIVE_DIMENSIONS) {
+      const value = dimensionValue(row, dimension);
+      if (value === null) continue;
       let values = product[dimension];
       if (!values) {
         values = {};
         product[dimension] = values;
       }
-      const value = dimensionValue(row, dimension);
       const known = values[value];
       if (known) {
         addSums(known, row, CELL.bytesIn);

@@ -3,6 +3,7 @@ import type { ArrivalRows } from "./arrival-rows";
 import {
   CELL,
   type CellRow,
+  cellStatus,
   type Dimension,
   DOMAIN_ROWS,
   OTHER_DOMAIN,
@@ -192,7 +193,9 @@ export class TrafficQueries {
       return values;
     }
     this.eachCell(this.pieces(from, t), (cell) => {
-      if (cell[CELL.product] === product) add(dimensionValue(cell, dimension), cellSums(cell), cell[CELL.minute]);
+      if (cell[CELL.product] !== product) return;
+      const value = dimensionValue(cell, dimension);
+      if (value !== null) add(value, cellSums(cell), cell[CELL.minute]);
     });
     return values;
   }
@@ -222,6 +225,7 @@ export class TrafficQueries {
       if (tag !== undefined && cell[CELL.tag] !== tag) return;
       const key =
         span !== null ? at - (at % span) : query.groupBy === null ? null : groupKey(cell, query.groupBy as Dimension);
+      if (key === undefined) return;
       const group = groups.get(key) ?? zeroSums();
       addSums(group, cell, CELL.bytesIn);
       groups.set(key, group);
@@ -245,9 +249,25 @@ export class TrafficQueries {
             sums[errors] - earlier[errors],
           ]
         : [sums[bytesIn], sums[bytesOut], sums[requests], sums[errors]];
-      rows.push({ key: dimension === "asn" ? Number(value) : value, ...metricsOf(difference) });
+      rows.push({
+        key: dimension === "asn" || dimension === "status" ? Number(value) : value,
+        ...metricsOf(difference),
+      });
     }
+    if (dimension === "status") rows.push(this.#unknownStatus(query, rows));
     return rows;
+  }
+
+  /** Usage of unknown status (from before statuses were kept): the range's total less that of every status. */
+  #unknownStatus(query: TrafficQuery, statuses: TrafficRow[]): TrafficRow {
+    const rest = this.#totals(query, null)[0] ?? { key: null, ...metricsOf(zeroSums()) };
+    for (const row of statuses) {
+      rest.bytesIn -= row.bytesIn;
+      rest.bytesOut -= row.bytesOut;
+      rest.requests -= row.requests;
+      rest.errors -= row.errors;
+    }
+    return { ...rest, key: null };
   }
 
   /**
@@ -302,9 +322,14 @@ export class TrafficQueries {
   }
 }
 
-/** A cell's key in a dimension, as the API shows it (ASNs as numbers). */
-function groupKey(cell: CellRow, dimension: Dimension): string | number {
-  return dimension === "asn" ? cell[CELL.asn] : dimensionValue(cell, dimension);
+/**
+ * A cell's key in a dimension, as the API shows it (ASNs and statuses as numbers, an unknown status null); undefined
+ * when the cell is not in the grouping (grouped by error code, a cell that did not fail).
+ */
+function groupKey(cell: CellRow, dimension: Dimension): string | number | null | undefined {
+  if (dimension === "asn") return cell[CELL.asn];
+  if (dimension === "status") return cellStatus(cell);
+  return dimensionValue(cell, dimension) ?? undefined;
 }
 
 /** Numbers numerically, text by code unit: the order every grouped answer comes in. */

@@ -75,7 +75,7 @@ describe("MCP tools generated from the OpenAPI document", () => {
   it("path, query and header parameters are arguments; a body of one shape is spread, a union is the `body` argument", () => {
     expect(byName("listSubusers").binding).toMatchObject({
       pathArguments: [],
-      queryArguments: ["cursor", "limit", "product", "status", "label_contains"],
+      queryArguments: ["cursor", "limit", "product", "status", "label_contains", "ids"],
       body: "none",
       idempotencyArgument: null,
     });

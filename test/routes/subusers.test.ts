@@ -304,3 +304,27 @@ describe("API key product scope", () => {
     expect((await call("GET", `/v1/subusers/${residential.id}`, { token: key.token })).status).toBe(200);
   });
 });
+
+describe("GET /v1/subusers?ids=", () => {
+  it("lists only the sub-users named (a page's labels in one call); another account's and unknown ids are left out", async () => {
+    const account = await createAccount();
+    const other = await createAccount();
+    const [a, b] = [await createSubuser(account), await createSubuser(account), await createSubuser(account)];
+    const foreign = await createSubuser(other);
+    const ids = [a?.id, b?.id, foreign.id, "sub_01JD2W6Q6J5E4V3N0Z9Y8X7W6V", a?.id].join(",");
+    const page = await json(await call("GET", `/v1/subusers?ids=${ids}`, { token: account.token }));
+    expect(page.data.map((subuser: { id: string }) => subuser.id).sort()).toEqual([a?.id, b?.id].sort());
+  });
+
+  it.each([
+    ["", "empty"],
+    ["sub_a,,sub_b", "an empty id"],
+    [Array.from({ length: 101 }, (_, i) => `sub_${i}`).join(","), "101 ids"],
+    ["sub_a;sub_b", "a bad separator"],
+  ])("ids=%s is 422 (%s)", async (ids) => {
+    const account = await createAccount();
+    const response = await call("GET", `/v1/subusers?ids=${encodeURIComponent(ids)}`, { token: account.token });
+    expect(response.status).toBe(422);
+    expect((await json(response)).code).toBe("invalid_request");
+  });
+});

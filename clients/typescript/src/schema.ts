@@ -5207,6 +5207,8 @@ export interface operations {
         product?: "residential" | "mobile" | "isp";
         status?: "active" | "disabled";
         label_contains?: string;
+        /** @description Only these sub-users: 1-100 ids separated by commas (a page of tables names each id it shows once). Ids of no sub-user the key reaches are left out, as ids never issued. */
+        ids?: string;
       };
       header?: never;
       path?: never;
@@ -16777,4 +16779,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "cd7b0b24c43571353b705c5344d11c7d36f31b1391bf0b180ff275d24e30b4ea";
+export const CONTRACT_SHA256 = "b6b8e3e699daa880f26c17d6c78441159c04decbeeb84d07c0fbbd07bee4546e";

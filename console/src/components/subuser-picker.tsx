@@ -7,12 +7,29 @@ import type { Field } from "./fields";
 
 /** How many sub-users a search shows: the search narrows by label, so no page of the account is out of reach. */
 const FOUND_SHOWN = 20;
-/** Picked ids whose labels a picker looks up one by one (an address's filter, a key's binding). */
-const LOOKED_UP = 5;
+/** The most ids one label lookup names (`GET /subusers?ids=`). */
+const LOOKED_UP = 100;
 
 /** Keeps the labels of sub-users an answer named, for tables whose rows carry only ids. */
 export function rememberLabels(session: Session, subusers: Pick<Schemas["Subuser"], "id" | "label">[]): void {
   for (const one of subusers) session.subuserLabels.set(one.id, one.label);
+}
+
+/**
+ * Names the sub-users of `ids` this session has no label for, in one call (`GET /subusers?ids=`, the first 100):
+ * a table calls it with the ids it shows, and re-renders with their labels.
+ */
+export function useSubuserLabels(ids: readonly string[]): void {
+  const session = useSession();
+  const unnamed = [...new Set(ids)].filter((id) => id && !session.subuserLabels.has(id)).slice(0, LOOKED_UP);
+  useLoad(async () => {
+    if (unnamed.length === 0) return 0;
+    const page = await session.client.get("/subusers", {
+      params: { query: { ids: unnamed.join(","), limit: LOOKED_UP } },
+    });
+    rememberLabels(session, page.data);
+    return page.data.length;
+  }, [unnamed.join()]);
 }
 
 /** A sub-user's id as a link to its page, named by its label when the row or this session knows it. */
@@ -94,16 +111,7 @@ function SubuserPicker(
     return page.data;
   }, [term, product]);
   // Picked before this search (an address's filter, a key's binding): named once looked up.
-  const unnamed = props.value.filter((id) => !subuserLabels.has(id)).slice(0, LOOKED_UP);
-  useLoad(async () => {
-    const named = await Promise.all(
-      unnamed.map((id) => client.get("/subusers/{id}", { params: { path: { id } } }).catch(() => null)),
-    );
-    rememberLabels(
-      session,
-      named.filter((one) => one !== null),
-    );
-  }, [unnamed.join()]);
+  useSubuserLabels(props.value);
   const results = found.data ?? [];
   const pickedElsewhere = props.value
     .filter((id) => !results.some((one) => one.id === id))

@@ -6,7 +6,7 @@ import { Pager } from "../components/pager";
 import { Pill } from "../components/pill";
 import { Choice } from "../components/select";
 import { Show } from "../components/show";
-import { SubuserFilter, SubuserLink } from "../components/subuser-picker";
+import { SubuserFilter, SubuserLink, useSubuserLabels } from "../components/subuser-picker";
 import { Table } from "../components/table";
 import * as format from "../format";
 import { useLiveTail } from "../hooks/use-live-tail";
@@ -119,6 +119,7 @@ function RequestRows(props: { entries: Entry[]; failedOnly: boolean; needle: str
         ].some((value) => value.toLowerCase().includes(needle))),
   );
   const shown = useLocalPages(rows);
+  useSubuserLabels(shown.rows.map((entry) => entry.subuser));
   return (
     <>
       <p class="muted" data-testid="request-count">

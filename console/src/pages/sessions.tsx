@@ -5,7 +5,7 @@ import { Pager } from "../components/pager";
 import { Pill } from "../components/pill";
 import { Choice } from "../components/select";
 import { Show } from "../components/show";
-import { SubuserFilter, SubuserLink, subuserChoice } from "../components/subuser-picker";
+import { SubuserFilter, SubuserLink, subuserChoice, useSubuserLabels } from "../components/subuser-picker";
 import { Table } from "../components/table";
 import * as format from "../format";
 import { usePagedList } from "../hooks/use-paged";
@@ -37,6 +37,7 @@ function SessionsPage() {
       }),
   );
   const { subuser, repinned } = sessions.filters;
+  useSubuserLabels(sessions.data?.data.map((one) => one.subuser) ?? []);
   const product = oneOf(sessions.filters.product, products, "residential");
   const writable = can("traffic", "write");
   return (

@@ -170,6 +170,8 @@ export interface SubuserFilters extends PageQuery {
   product?: Product;
   status?: SubuserStatus;
   labelContains?: string;
+  /** Only these sub-users (of those the key reaches). */
+  ids?: string[];
 }
 
 export async function listSubusers(ctx: DomainContext, principal: Principal, filters: SubuserFilters) {
@@ -180,6 +182,7 @@ export async function listSubusers(ctx: DomainContext, principal: Principal, fil
     page.where,
     filters.status ? eq(subusers.status, filters.status) : undefined,
     filters.labelContains ? sql`instr(${subusers.label}, ${filters.labelContains}) > 0` : undefined,
+    filters.ids ? idIn(subusers.id, filters.ids) : undefined,
     filters.product
       ? sql`EXISTS (SELECT 1 FROM json_each(${subusers.products}) WHERE value = ${filters.product})`
       : undefined,

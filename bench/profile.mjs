@@ -1,8 +1,10 @@
-// `npm run bench:profile [-- orders|users-me]`: where a route's time goes. Starts the worker locally (wrangler dev,
+// `npm run bench:profile [-- orders|users-me|traffic-<group>]`: where a route's time goes. Starts the worker locally (wrangler dev,
 // state in memory), drives the route with autocannon while the worker's V8 profiler samples it through the
 // DevTools inspector, and prints the self time by area of the code (our modules by folder, each library by
 // package) and the heaviest functions. Durable Objects run in the worker's isolate and show up here too; the
-// local D1 runs in its own isolate, so its SQL shows as time spent waiting, not sampled.
+// local D1 runs in its own isolate, so its SQL shows as time spent waiting, not sampled. The traffic routes
+// (`traffic-subuser`, `traffic-hour`, `traffic-status`, `traffic-error_code`) are `npm run bench`'s traffic rows, on
+// the same seeded history (1,000 sub-users, 90 days; a few minutes of seeding and fold first).
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import autocannon from "autocannon";
@@ -10,6 +12,7 @@ import WebSocket from "ws";
 import { ensureAccount, prepare, root, startWorker } from "../scripts/lib/local-worker.mjs";
 import { BENCH_LIMITS, buyBandwidth } from "./accounts.mjs";
 import { apiClient } from "./http.mjs";
+import { seedTrafficHistory, trafficQueryTargets } from "./seed-traffic.mjs";
 
 const PORT = 8798;
 const INSPECTOR_PORT = 9339;
@@ -35,8 +38,10 @@ try {
   });
   const auth = { Authorization: `Bearer ${account.token}` };
   await buyBandwidth(apiClient(base), auth);
-  const target = targets(auth)[route];
-  if (!target) throw new Error(`unknown route ${route}; one of ${Object.keys(targets(auth)).join(", ")}`);
+  const target = route.startsWith("traffic-")
+    ? await trafficTarget(route.slice("traffic-".length))
+    : targets(auth)[route];
+  if (!target) throw new Error(`unknown route ${route}; one of ${Object.keys(targets(auth)).join(", ")}, traffic-*`);
 
   await drive(target, 2);
   const inspector = await connect(INSPECTOR_PORT);
@@ -64,6 +69,15 @@ function targets(auth) {
     },
     "users-me": { path: "/v1/users/me", headers: auth },
   };
+}
+
+/** One of `npm run bench`'s traffic rows, by its grouping, on the same seeded history. */
+async function trafficTarget(groupBy) {
+  const api = apiClient(base);
+  const tokens = { adminToken: vars.ADMIN_TOKEN, gatewayToken: vars.GATEWAY_TOKEN };
+  const history = await seedTrafficHistory(api, tokens, { subusers: 1000, minuteSubusers: 50, concurrency: 12 });
+  const targets = await trafficQueryTargets(api, history);
+  return targets.find((target) => target.name.endsWith(`group_by=${groupBy}`));
 }
 
 function drive(target, duration) {

@@ -69,7 +69,7 @@ function TrafficPage() {
   const range = rangeOf(rangeName, custom);
 
   const source = trafficSource(client, product);
-  // A row's own label, else one this session has seen, else the id: the API has no lookup of many ids at once.
+  // A row's own label (`labels=true` on sub-user rows), else one this session has seen, else the id.
   const labelOf = (row: TrafficRow) => rowLabel(row) ?? subuserLabels.get(row.subuser!) ?? row.subuser!;
   const chart = useLoad(
     () => (range ? trafficSeries(source, range, split, labelOf) : Promise.resolve(null)),

@@ -276,6 +276,36 @@ describe("monthly sub-user caps (traffic_limit_gb)", () => {
     expect(await ask()).toMatchObject({ allow: false, status: 402, error_code: "traffic-limit-reached" });
   });
 
+  it("caps ISP sub-users by day and lifetime too, through the same access rules as every node", async () => {
+    const account = await createAccount({ balance_usd: 1000 });
+    const batch = await orderBatch(account, { quantity: 5 }, Date.now() + 10 * 60_000);
+    const ips = await batchIps(account, batch.batchId);
+    const patch = (body: Record<string, unknown>) =>
+      call("PATCH", `/v1/subusers/${batch.subuser.id}`, { token: account.token, body });
+    const ask = async () =>
+      json(
+        await gateway("/authorize", {
+          product: "isp",
+          source_ip: "198.51.100.5",
+          username: `${env.GATEWAY_USER_PREFIX}_${batch.subuser.name}`,
+          password: ips[0]?.pass,
+          dest_ip: ips[0]?.ip,
+        }),
+      );
+    await patch({ daily_limit_gb: 0.1 });
+    expect((await ask()).allow).toBe(true);
+    await use(batch.subuser, 150, "isp");
+    await eventually(
+      settledFirst(account, () => subuserBody(account, batch.subuser.id)),
+      (body) => body.traffic_used_today_gb === 0.15,
+    );
+    expect(await ask()).toMatchObject({ allow: false, status: 402, error_code: "daily-limit-reached" });
+    await patch({ daily_limit_gb: null, lifetime_limit_gb: 0.1 });
+    expect(await ask()).toMatchObject({ allow: false, status: 402, error_code: "lifetime-limit-reached" });
+    await patch({ lifetime_limit_gb: 1 });
+    expect((await ask()).allow).toBe(true);
+  });
+
   it("validates caps: a positive number of GB in whole MB up to 1,000,000, or null", async () => {
     const account = await createAccount();
     for (const value of [0, -1, "1", 0.0001, 2_000_000, true]) {

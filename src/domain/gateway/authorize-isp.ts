@@ -1,11 +1,20 @@
 import { and, eq, inArray } from "drizzle-orm";
-import { ispBatches, ispIps, type SubuserRow, subuserMonthlyUsage, subusers, whitelistEntries } from "../../db/schema";
-import { periodsAt } from "../../platform/cap-periods";
+import {
+  type BatchRow,
+  ispBatches,
+  ispIps,
+  type SubuserRow,
+  subuserMonthlyUsage,
+  subusers,
+  whitelistEntries,
+} from "../../db/schema";
+import { type CapKind, periodsAt } from "../../platform/cap-periods";
 import { now } from "../../platform/clock";
-import { sha256Hex, timingSafeEqual } from "../../platform/crypto";
+import { sha256Hex } from "../../platform/crypto";
+import { type AccessState, accessRefusal } from "../../platform/gateway-rules";
 import { blockContains, formatIp, parseBlock, parseIp } from "../../platform/ip";
 import type { DomainContext } from "../context";
-import { type GatewayDecision, refuse } from "./decision";
+import { type GatewayDecision, refuse, refused } from "./decision";
 
 const ISP_CACHE_TTL_S = 30;
 
@@ -34,23 +43,17 @@ export async function authorizeIspRequest(
   if (!row || row.batch.status === "released" || row.ip.sandbox) return refuse("ip-released");
   const { ip, batch, subuser } = row;
 
-  if (subuser.name !== name || subuser.deletedAt !== null) return refuse("auth-failed");
+  if (subuser.name !== name) return refuse("auth-failed");
   const at = now();
-  if (request.password) {
-    const hash = await sha256Hex(request.password);
-    const current = await timingSafeEqual(hash, batch.passwordHash);
-    const previous =
-      batch.previousPasswordHash !== null &&
-      (batch.previousPasswordUntil ?? 0) > at &&
-      (await timingSafeEqual(hash, batch.previousPasswordHash));
-    if (!current && !previous) return refuse("auth-failed");
-  } else if (!(await batchWhitelisted(ctx, batch.id, request.sourceIp))) {
-    return refuse("not-whitelisted");
-  }
-  if (subuser.status === "disabled") return refuse("subuser-disabled");
-  if (subuser.expiresAt !== null && at >= subuser.expiresAt) return refuse("subuser-expired");
-  const capReached = await reachedCap(ctx, subuser, at);
-  if (capReached) return refuse(capReached);
+  // The core's access rules, as every node runs them: the batch's passwords stand for the sub-user's here.
+  const passwordHash = request.password ? await sha256Hex(request.password) : null;
+  const whitelisted = passwordHash === null && (await batchWhitelisted(ctx, batch.id, request.sourceIp));
+  const refusal = accessRefusal(
+    await ispAccessState(ctx, subuser, batch, at),
+    { product: "isp", passwordHash, whitelisted: () => whitelisted },
+    at,
+  );
+  if (refusal) return refused(refusal);
   if (ip.status !== "assigned" || batch.status === "provisioning") return refuse("ip-provisioning");
   if (batch.status === "grace" || batch.expiresAt <= at) return refuse("ip-expired");
 
@@ -74,23 +77,44 @@ export async function authorizeIspRequest(
   };
 }
 
-/** The first of the sub-user's caps its settled usage has reached, in the rules' order (lifetime, month, day). */
-async function reachedCap(ctx: DomainContext, subuser: SubuserRow, at: number) {
-  const caps = [
-    { cap: subuser.lifetimeLimitBytes, kind: "lifetime", code: "lifetime-limit-reached" },
-    { cap: subuser.trafficLimitBytes, kind: "month", code: "traffic-limit-reached" },
-    { cap: subuser.dailyLimitBytes, kind: "day", code: "daily-limit-reached" },
-  ] as const;
-  if (caps.every(({ cap }) => cap === null)) return null;
+/**
+ * An ISP sub-user's access state: the batch's password (and the one it replaced, until its end) as its passwords,
+ * its caps reached or not by its settled usage (the figures the gates push for other products).
+ */
+async function ispAccessState(ctx: DomainContext, subuser: SubuserRow, batch: BatchRow, at: number) {
   const periods = periodsAt(at);
-  const rows = await ctx.db
-    .select({ period: subuserMonthlyUsage.month, usedBytes: subuserMonthlyUsage.usedBytes })
-    .from(subuserMonthlyUsage)
-    .where(
-      and(eq(subuserMonthlyUsage.subuserId, subuser.id), inArray(subuserMonthlyUsage.month, Object.values(periods))),
-    );
-  const used = (period: string) => rows.find((row) => row.period === period)?.usedBytes ?? 0;
-  return caps.find(({ cap, kind }) => cap !== null && used(periods[kind]) >= cap)?.code ?? null;
+  const capped = [subuser.lifetimeLimitBytes, subuser.trafficLimitBytes, subuser.dailyLimitBytes].some(
+    (cap) => cap !== null,
+  );
+  const rows = capped
+    ? await ctx.db
+        .select({ period: subuserMonthlyUsage.month, usedBytes: subuserMonthlyUsage.usedBytes })
+        .from(subuserMonthlyUsage)
+        .where(
+          and(
+            eq(subuserMonthlyUsage.subuserId, subuser.id),
+            inArray(subuserMonthlyUsage.month, Object.values(periods)),
+          ),
+        )
+    : [];
+  const reached = (cap: number | null, kind: CapKind) =>
+    cap !== null && (rows.find((row) => row.period === periods[kind])?.usedBytes ?? 0) >= cap;
+  const state: AccessState = {
+    status: subuser.deletedAt !== null ? "deleted" : subuser.status,
+    products: ["isp"],
+    passwords: [
+      { sha256: batch.passwordHash, until: null },
+      ...(batch.previousPasswordHash !== null
+        ? [{ sha256: batch.previousPasswordHash, until: batch.previousPasswordUntil ?? 0 }]
+        : []),
+    ],
+    exhausted: {},
+    cap: { month: periods.month, reached: reached(subuser.trafficLimitBytes, "month") },
+    dayCap: { day: periods.day, reached: reached(subuser.dailyLimitBytes, "day") },
+    lifetimeCapReached: reached(subuser.lifetimeLimitBytes, "lifetime"),
+    expiresAt: subuser.expiresAt,
+  };
+  return state;
 }
 
 async function batchWhitelisted(ctx: DomainContext, batchId: string, sourceIp: string): Promise<boolean> {

@@ -6,7 +6,8 @@
 //                         --sessions 10000 --days 90]
 //
 // Sessions live 30 minutes (the gateway's longest for residential), so they are listed for half an hour after the
-// seeding. Everything goes through the API and the gateway's usage endpoint, as a real reseller's would.
+// seeding; running it again renews them (the same session names) and tops up what is missing, adding nothing twice.
+// Everything goes through the API and the gateway's usage endpoint, as a real reseller's would.
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { BENCH_LIMITS } from "../bench/accounts.mjs";
@@ -73,10 +74,12 @@ console.log(`Seeding ${reseller.email} (${reseller.accountId}):`);
 
 const subusers = await seedSubusers();
 step(`${subusers.length} sub-users`);
-await inParallel(Array.from({ length: counts.orders }), concurrency, () =>
+// A second seeding tops the orders up to the count rather than adding as many again.
+const ordersBefore = await countAll("/v1/orders");
+await inParallel(Array.from({ length: Math.max(0, counts.orders - ordersBefore) }), concurrency, () =>
   api.post("/v1/orders", auth, { product: "residential", gb: ORDER_GB }),
 );
-step(`${counts.orders} orders`);
+step(`${Math.max(counts.orders, ordersBefore)} orders`);
 const seededAt = Date.now();
 const window = { from: seededAt - counts.days * DAY + MINUTE, to: seededAt + MINUTE };
 // A second seeding adds sessions (they lapse) but not the history again.
@@ -98,15 +101,24 @@ console.log(`
   Console       ${options.base}/console/  (sign in with the key above)
 `);
 
+/** Every item of one of the account's lists, through its cursor. */
+async function listAll(listPath) {
+  const items = [];
+  for (let cursor = null; ; ) {
+    const page = await api.get(`${listPath}?limit=100${cursor ? `&cursor=${cursor}` : ""}`, auth);
+    items.push(...page.data);
+    cursor = page.next_cursor;
+    if (!cursor) return items;
+  }
+}
+
+async function countAll(listPath) {
+  return (await listAll(listPath)).length;
+}
+
 /** Sub-users `customer-0000`… (those already there from an earlier seeding are kept), oldest first. */
 async function seedSubusers() {
-  const existing = [];
-  for (let cursor = null; ; ) {
-    const page = await api.get(`/v1/subusers?limit=100${cursor ? `&cursor=${cursor}` : ""}`, auth);
-    existing.push(...page.data);
-    cursor = page.next_cursor;
-    if (!cursor) break;
-  }
+  const existing = await listAll("/v1/subusers");
   const have = new Set(existing.map((subuser) => subuser.label));
   const label = (i) => `customer-${String(i).padStart(4, "0")}`;
   const missing = Array.from({ length: counts.subusers }, (_, i) => label(i)).filter((name) => !have.has(name));

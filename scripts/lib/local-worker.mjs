@@ -1,6 +1,6 @@
 // Shared by `npm run dev` and `npm run bench`: run wrangler, wait for the worker, seed an account.
 import { spawn, spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { get as httpsGet } from "node:https";
 import path from "node:path";
 import { root, wranglerBin } from "./wrangler-cli.mjs";
@@ -11,6 +11,11 @@ export { root };
 export function ensureDevVars() {
   const target = path.join(root, ".dev.vars");
   if (!existsSync(target)) copyFileSync(path.join(root, ".dev.vars.example"), target);
+  // A .dev.vars made before members: it gains the development pepper (sign-in needs one).
+  if (!/^PASSWORD_PEPPER=/m.test(readFileSync(target, "utf8"))) {
+    const example = readFileSync(path.join(root, ".dev.vars.example"), "utf8");
+    appendFileSync(target, `\n${/^PASSWORD_PEPPER=.*$/m.exec(example)?.[0] ?? ""}\n`);
+  }
   /** @type {Record<string, string>} */
   const vars = {};
   for (const line of readFileSync(target, "utf8").split("\n")) {
@@ -57,7 +62,14 @@ export const LOCAL_GATEWAY_PORT = 7777;
  * (`GATEWAY_SLOTS`), so no part of a sub-user's limits stands at a node that is not there.
  */
 function localSettings(base) {
-  return { API_ORIGIN: base, GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: String(LOCAL_GATEWAY_PORT), GATEWAY_SLOTS: "1" };
+  return {
+    API_ORIGIN: base,
+    GATEWAY_HOST: "127.0.0.1",
+    GATEWAY_PORT: String(LOCAL_GATEWAY_PORT),
+    GATEWAY_SLOTS: "1",
+    // Members' mail stays in the local outbox (GET /internal/dev/outbox), so invitations work offline.
+    MAIL_OUTBOX: "on",
+  };
 }
 
 /**

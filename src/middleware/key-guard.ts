@@ -15,7 +15,8 @@ import { now } from "../platform/clock";
 import { seal, sha256Hex, unseal } from "../platform/crypto";
 import { ApiError } from "../platform/errors";
 import { IDEMPOTENCY_KEY_MAX_LENGTH } from "../platform/route-definitions";
-import type { KeyScopes } from "../vocabulary";
+import { memberGuard } from "../domain/members/members";
+import { type KeyScopes, roleScopes } from "../vocabulary";
 import { clientAddress } from "./client-address";
 import { rateLimited, setRateLimitHeaders } from "./rate-limit-headers";
 
@@ -28,37 +29,53 @@ const REPLAYED_HEADERS = ["content-type", "location", "link", "cache-control"];
 const FORGOTTEN_CODES = new Set(["invalid_request", "invalid_json", "mfa_required", "insufficient_scope"]);
 
 /**
- * The per-key guard: one Durable Object call before the handler (revocation, rolling rate-limit windows, the
+ * The caller's guard (an API key's, or a signed-in member's: one per member, the same object class): one Durable
+ * Object call before the handler (revocation, rolling rate-limit windows, the
  * idempotency claim) and at most one after it (`settle`: the response to replay, and the account version the
  * request wrote, whose row is then cached for the key's next request). Responses that show a secret
  * (`Cache-Control: no-store`) are stored sealed.
  */
 export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
   const idempotency = await idempotencyRequest(c);
-  const guard = guardOf(c.get("ctx"), c.get("keyId"));
+  const caller = c.get("caller");
+  const session = caller.kind === "session" ? caller.session : null;
+  const guardId = session ? session.memberId : (caller as { keyId: string }).keyId;
+  const keyId = session ? null : guardId;
+  const guard = session ? memberGuard(c.get("ctx"), guardId) : guardOf(c.get("ctx"), guardId);
   const result = await guard.admit(idempotency);
   if (result.outcome === "unconfigured" || result.outcome === "revoked") throw new ApiError("unauthorized");
   setRateLimitHeaders(c, result.rate);
   if (result.outcome === "limited") throw rateLimited(result.rate);
 
   const { config } = result;
-  const token = acceptedToken(config, c.get("tokenHash"));
+  const token = caller.kind === "key" ? acceptedToken(config, caller.tokenHash) : { until: null };
   const keySettlement = {
-    keyId: c.get("keyId"),
+    keyId: guardId,
     accountId: config.accountId,
     changedAccount: null as AccountRow | null,
   };
-  const actor = { keyId: c.get("keyId"), sourceIp: clientAddress(c), requestId: c.get("requestId") };
+  const member = session
+    ? { id: session.memberId, email: session.email, role: session.role, sessionId: session.id }
+    : null;
+  const actor = {
+    keyId,
+    member: member && { id: member.id, email: member.email },
+    sourceIp: clientAddress(c),
+    requestId: c.get("requestId"),
+  };
   c.set("ctx", { ...c.get("ctx"), keySettlement, actor });
   c.set("principal", {
-    keyId: c.get("keyId"),
+    keyId,
+    member,
+    guardId,
     accountId: config.accountId,
     plan: config.plan as Plan,
     products: config.products as Product[] | null,
-    scopes: (config.scopes ?? null) as KeyScopes | null,
+    // A member's scopes are its role's as D1 has it on this very request.
+    scopes: session ? roleScopes[session.role] : ((config.scopes ?? null) as KeyScopes | null),
     subuserIds: config.subuserIds ?? null,
     keyExpiresAt: config.expiresAt ?? null,
-    tokenHash: c.get("tokenHash"),
+    tokenHash: caller.kind === "key" ? caller.tokenHash : session?.id ?? "",
     tokenReplacedUntil: token.until,
     accountRevision: result.accountRevision,
     livemode: c.get("livemode"),
@@ -66,7 +83,7 @@ export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
   if (result.touchLogin) {
     await Promise.all([
       recordLogin(c.get("ctx"), config.accountId, actor.sourceIp),
-      recordKeyUse(c.get("ctx"), c.get("keyId"), actor.sourceIp),
+      ...(keyId ? [recordKeyUse(c.get("ctx"), keyId, actor.sourceIp)] : []),
     ]);
   }
 
@@ -94,7 +111,7 @@ export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
   if (written) settlement.accountVersion = written.version;
   if (!settlement.claim && !written) return;
   const revision = await guard.settle(settlement);
-  if (written) rememberWritten(c.get("keyId"), revision, written);
+  if (written) rememberWritten(guardId, revision, written);
 });
 
 /**

@@ -29,6 +29,8 @@ describe("plan gate", () => {
     app.get("/reports", (c) => {
       const principal: Principal = {
         keyId: "k",
+        member: null,
+        guardId: "k",
         accountId: "a",
         plan: c.req.query("plan") as Plan,
         products: null,

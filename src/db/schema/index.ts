@@ -10,3 +10,4 @@ export * from "./subusers";
 export * from "./tools";
 export * from "./usage";
 export * from "./webhooks";
+export * from "./members";

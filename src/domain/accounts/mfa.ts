@@ -56,12 +56,7 @@ export async function enrollTotp(
 ): Promise<Enrollment> {
   const { db } = ctx;
   await assertMfa(ctx, account, mfaCode);
-  const secret = new OTPAuth.Secret({ size: 20 }).base32;
-  const codes = Array.from({ length: RECOVERY_CODE_COUNT }, () => {
-    const raw = randomString(10, RECOVERY_ALPHABET);
-    return `${raw.slice(0, 5)}-${raw.slice(5)}`;
-  });
-  const hashes = await Promise.all(codes.map(sha256Hex));
+  const { secret, enrollment, hashes } = await newTotpFactor(account.email);
   await commit(ctx, [
     ...recordedAccountUpdate(ctx, account, "account.mfa_enrollment_started", {
       mfaPendingSecretSealed: await seal(secret, ctx.env.SEALING_KEY),
@@ -72,7 +67,37 @@ export async function enrollTotp(
       .where(and(eq(mfaRecoveryCodes.accountId, account.id), eq(mfaRecoveryCodes.pending, true))),
     db.insert(mfaRecoveryCodes).values(hashes.map((codeHash) => ({ accountId: account.id, codeHash, pending: true }))),
   ]);
-  return { method: "totp", secret, otpauthUri: totpFor(secret, account.email).toString(), recoveryCodes: codes };
+  return enrollment;
+}
+
+/**
+ * A new TOTP factor for `label` (an account's or a member's email): its secret, the enrollment shown once, and the
+ * recovery codes' hashes to store. Shared by the account's MFA and members' own.
+ */
+export async function newTotpFactor(label: string): Promise<{ secret: string; enrollment: Enrollment; hashes: string[] }> {
+  const secret = new OTPAuth.Secret({ size: 20 }).base32;
+  const codes = Array.from({ length: RECOVERY_CODE_COUNT }, () => {
+    const raw = randomString(10, RECOVERY_ALPHABET);
+    return `${raw.slice(0, 5)}-${raw.slice(5)}`;
+  });
+  const hashes = await Promise.all(codes.map(sha256Hex));
+  const enrollment: Enrollment = {
+    method: "totp",
+    secret,
+    otpauthUri: totpFor(secret, label).toString(),
+    recoveryCodes: codes,
+  };
+  return { secret, enrollment, hashes };
+}
+
+/** The SHA-256 a recovery code is stored as (codes are case-insensitive). */
+export function recoveryCodeHash(code: string): Promise<string> {
+  return sha256Hex(code.trim().toLowerCase());
+}
+
+/** A TOTP code's shape: six digits (anything else is tried as a recovery code). */
+export function isTotpCode(code: string): boolean {
+  return /^\d{6}$/.test(code.trim());
 }
 
 /** Confirms a pending enrollment with a code from the authenticator: MFA is then enabled. */
@@ -122,7 +147,7 @@ export async function consumeMfaCode(ctx: DomainContext, account: AccountRow, co
   const { db } = ctx;
   if (!account.mfaEnabled || !account.mfaSecretSealed) return false;
   const trimmed = code.trim();
-  if (/^\d{6}$/.test(trimmed)) {
+  if (isTotpCode(trimmed)) {
     const step = matchingStep(await unseal(account.mfaSecretSealed, ctx.env.SEALING_KEY), account.email, trimmed);
     if (step === null) return false;
     const updated = await db
@@ -138,7 +163,7 @@ export async function consumeMfaCode(ctx: DomainContext, account: AccountRow, co
     .where(
       and(
         eq(mfaRecoveryCodes.accountId, account.id),
-        eq(mfaRecoveryCodes.codeHash, await sha256Hex(trimmed.toLowerCase())),
+        eq(mfaRecoveryCodes.codeHash, await recoveryCodeHash(trimmed)),
         eq(mfaRecoveryCodes.pending, false),
         isNull(mfaRecoveryCodes.usedAt),
       ),
@@ -148,7 +173,7 @@ export async function consumeMfaCode(ctx: DomainContext, account: AccountRow, co
 }
 
 /** The time step a code belongs to (within the allowed drift), or null. */
-function matchingStep(secret: string, label: string, code: string): number | null {
+export function matchingStep(secret: string, label: string, code: string): number | null {
   const timestamp = now();
   const delta = totpFor(secret, label).validate({ token: code.trim(), timestamp, window: DRIFT_STEPS });
   if (delta === null) return null;

@@ -60,7 +60,7 @@ export async function newToken(mode: KeyMode) {
 export async function issueApiKey(
   ctx: DomainContext,
   accountId: string,
-  grant: KeyGrant & { name?: string | null },
+  grant: KeyGrant & { name?: string | null; memberId?: string | null },
   mode: KeyMode = "live",
   options: { activeLimit?: number } = {},
 ): Promise<{ key: ApiKeyRow; token: string }> {
@@ -81,6 +81,7 @@ export async function issueApiKey(
     previousTokenExpiresAt: null,
     createdAt: now(),
     revokedAt: null,
+    memberId: grant.memberId ?? null,
   };
   const active = sql`(SELECT COUNT(*) FROM ${apiKeys} WHERE ${apiKeys.accountId} = ${accountId} AND ${apiKeys.revokedAt} IS NULL)`;
   // One statement: a concurrent creation cannot slip past the limit between the count and the insert.

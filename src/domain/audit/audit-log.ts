@@ -52,6 +52,18 @@ export const auditActions = [
   "proxy_test.created",
   "budget.set",
   "budget.deleted",
+  "member.created",
+  "member.updated",
+  "member.removed",
+  "member.password_changed",
+  "member.password_reset",
+  "member.mfa_enrollment_started",
+  "member.mfa_enabled",
+  "member.mfa_disabled",
+  "member.sessions_revoked",
+  "invitation.created",
+  "invitation.accepted",
+  "invitation.revoked",
 ] as const;
 export type AuditAction = (typeof auditActions)[number];
 export type AuditResourceType = AuditAction extends `${infer Type}.${string}` ? Type : never;
@@ -91,6 +103,8 @@ export function auditStatements(ctx: DomainContext, entry: AuditEntry & { ifChan
     id: entry.id ?? newId("auditEvent", at),
     accountId: entry.accountId,
     actorKeyId: actor.keyId,
+    actorMemberId: actor.member?.id ?? null,
+    actorMemberEmail: actor.member?.email ?? null,
     sourceIp: actor.sourceIp,
     requestId: actor.requestId,
     action: entry.action,

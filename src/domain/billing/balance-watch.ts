@@ -68,6 +68,8 @@ export function shortfallCost(expectedBytes: number, remainingBytes: number, pri
 function jobPrincipal(account: { id: string; plan: Plan }): Principal {
   return {
     keyId: "cron",
+    member: null,
+    guardId: "cron",
     accountId: account.id,
     plan: account.plan,
     products: null,

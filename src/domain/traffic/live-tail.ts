@@ -51,9 +51,11 @@ export async function openTail(ctx: DomainContext, principal: Principal, query: 
     status: query.status ?? null,
     errorCode: query.errorCode ?? null,
   };
-  const { accountId } = principal;
+  const { accountId, keyId } = principal;
+  // A tail lives no longer than the key that opened it (its channel is reviewed at every change of the key).
+  if (keyId === null) throw new ApiError("insufficient_scope", "The live tail is opened with an API key.");
   const opened = await new RequestTailClient(ctx.env, accountId).open(filter, {
-    keyId: principal.keyId,
+    keyId,
     tokenHash: principal.tokenHash,
     keyExpiresAt: principal.keyExpiresAt,
     tokenReplacedUntil: principal.tokenReplacedUntil,

@@ -37,7 +37,6 @@ CREATE TABLE `member_sessions` (
 	`member_id` text NOT NULL,
 	`account_id` text NOT NULL,
 	`token_hash` text NOT NULL,
-	`csrf_hash` text NOT NULL,
 	`created_at` integer NOT NULL,
 	`last_seen_at` integer NOT NULL,
 	`expires_at` integer NOT NULL,

@@ -1,8 +1,8 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { type ActiveSession, sessionForToken } from "../domain/members/sessions";
+import { csrfTokenFor, sessionForToken } from "../domain/members/sessions";
 import type { AppEnv } from "../env";
-import { sha256Hex } from "../platform/crypto";
+import { timingSafeEqual } from "../platform/crypto";
 import { ApiError } from "../platform/errors";
 import { admitClientAddress, apiKeyAuth } from "./api-key-auth";
 import { CSRF_HEADER, sessionCookieToken } from "./session-cookie";
@@ -13,7 +13,7 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
  * Who calls `/v1`: a program with `Authorization: Bearer <API_KEY>` (which wins when both are sent), or a member's
  * browser with its session cookie. Either way the caller's guard then admits the request and the operation's
  * scope guard decides it: one authorization model. A change made with the cookie must prove it comes from the
- * API's own pages: the session's CSRF token in `X-CSRF-Token` (a synchronizer token, compared by hash), and an
+ * API's own pages: the session's CSRF token in `X-CSRF-Token` (an HMAC of the cookie's token), and an
  * `Origin`, when the browser sends one, equal to the API's own. Else 403 `csrf_failed`.
  */
 export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
@@ -24,17 +24,17 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
     await admitClientAddress(c);
     throw new ApiError("unauthorized", "The session has ended (signed out, expired or idle): sign in again.");
   }
-  if (!SAFE_METHODS.has(c.req.method)) await assertSameSiteChange(c, session);
+  if (!SAFE_METHODS.has(c.req.method)) await assertSameSiteChange(c, cookie);
   c.set("caller", { kind: "session", session });
   c.set("livemode", true);
   await next();
 });
 
 /** 403 `csrf_failed` unless the change carries the session's CSRF token and comes from the API's own origin. */
-export async function assertSameSiteChange(c: Context<AppEnv>, session: Pick<ActiveSession, "csrfHash">) {
+async function assertSameSiteChange(c: Context<AppEnv>, sessionToken: string) {
   assertSameOrigin(c);
-  const token = c.req.header(CSRF_HEADER);
-  if (!token || token.length > 128 || (await sha256Hex(token)) !== session.csrfHash) {
+  const sent = c.req.header(CSRF_HEADER);
+  if (!sent || sent.length > 128 || !(await timingSafeEqual(sent, await csrfTokenFor(c.env, sessionToken)))) {
     throw new ApiError("csrf_failed");
   }
 }

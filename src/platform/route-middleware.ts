@@ -52,3 +52,9 @@ export const refuseBoundKeys = createMiddleware<AppEnv>(async (c, next) => {
   }
   await next();
 });
+
+/** The door of a signed-in member's own operations: anything but a member's session is 403 `session_required`. */
+export const requireSession = createMiddleware<AppEnv>(async (c, next) => {
+  if (!c.get("principal").member?.sessionId) throw new ApiError("session_required");
+  await next();
+});

@@ -52,7 +52,8 @@ export const memberRecoveryCodes = sqliteTable(
 );
 
 /**
- * A signed-in browser: the cookie holds a random token, stored as SHA-256; the CSRF token likewise. It ends at
+ * A signed-in browser: the cookie holds a random token, stored as SHA-256 (its CSRF token is an HMAC of it, stored
+ * nowhere). It ends at
  * `expires_at` (absolute), after the idle timeout without a request, at sign-out, or when revoked.
  */
 export const memberSessions = sqliteTable(
@@ -64,7 +65,6 @@ export const memberSessions = sqliteTable(
       .references(() => members.id),
     accountId: text("account_id").notNull(),
     tokenHash: text("token_hash").notNull().unique(),
-    csrfHash: text("csrf_hash").notNull(),
     createdAt: integer("created_at").notNull(),
     lastSeenAt: integer("last_seen_at").notNull(),
     expiresAt: integer("expires_at").notNull(),

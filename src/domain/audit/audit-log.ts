@@ -180,6 +180,8 @@ export interface AuditFilters extends PageQuery {
   resource?: string;
   /** A key id, or `admin`. */
   actorKey?: string;
+  /** A member id: what that person did. */
+  actorMember?: string;
   action?: AuditAction;
   from?: number;
   to?: number;
@@ -195,8 +197,9 @@ export async function listAuditEvents(ctx: DomainContext, principal: Principal, 
     filters.actorKey === undefined
       ? undefined
       : filters.actorKey === "admin"
-        ? isNull(auditEvents.actorKeyId)
+        ? and(isNull(auditEvents.actorKeyId), isNull(auditEvents.actorMemberId))
         : eq(auditEvents.actorKeyId, filters.actorKey),
+    filters.actorMember === undefined ? undefined : eq(auditEvents.actorMemberId, filters.actorMember),
     filters.action ? eq(auditEvents.action, filters.action) : undefined,
     filters.from === undefined ? undefined : gte(auditEvents.id, firstIdAt("auditEvent", filters.from)),
     filters.to === undefined ? undefined : lt(auditEvents.id, firstIdAt("auditEvent", filters.to)),

@@ -3,7 +3,8 @@ import { type MemberRow, members, memberSessions, type MemberSessionRow } from "
 import { unauthenticatedGuard } from "../api-keys/api-keys";
 import type { WindowLimits } from "../../durable-objects/api-key-guard/contract";
 import { HOUR, MINUTE, now } from "../../platform/clock";
-import { randomString, sha256Hex } from "../../platform/crypto";
+import { bytesToBase64Url } from "../../platform/base64";
+import { derivedHmacKey, randomString, sha256Hex } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
 import { isId, newId } from "../../platform/ids";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
@@ -36,7 +37,6 @@ export interface ActiveSession {
   accountId: string;
   email: string;
   role: MemberRole;
-  csrfHash: string;
 }
 
 export interface SignInInput {
@@ -50,7 +50,7 @@ export interface SignInInput {
 export interface NewSession {
   session: MemberSessionRow;
   member: MemberRow;
-  /** The cookie's value and the CSRF token: shown once, stored hashed. */
+  /** The cookie's value (stored hashed) and its CSRF token (derived from it). */
   token: string;
   csrfToken: string;
 }
@@ -109,13 +109,11 @@ export async function signIn(
   }
   const at = now();
   const token = randomString(43);
-  const csrfToken = randomString(43);
   const session: MemberSessionRow = {
     id: newId("memberSession", at),
     memberId: member.id,
     accountId: member.accountId,
     tokenHash: await sha256Hex(token),
-    csrfHash: await sha256Hex(csrfToken),
     createdAt: at,
     lastSeenAt: at,
     expiresAt: at + SESSION_ABSOLUTE_MS,
@@ -131,7 +129,7 @@ export async function signIn(
       .set({ lastSignInAt: at, ...rehash })
       .where(eq(members.id, member.id)),
   ]);
-  return { session, member, token, csrfToken };
+  return { session, member, token, csrfToken: await csrfTokenFor(ctx.env, token) };
 }
 
 /**
@@ -145,7 +143,6 @@ export async function sessionForToken(ctx: DomainContext, token: string): Promis
       id: memberSessions.id,
       memberId: memberSessions.memberId,
       accountId: memberSessions.accountId,
-      csrfHash: memberSessions.csrfHash,
       lastSeenAt: memberSessions.lastSeenAt,
       expiresAt: memberSessions.expiresAt,
       revokedAt: memberSessions.revokedAt,
@@ -169,8 +166,17 @@ export async function sessionForToken(ctx: DomainContext, token: string): Promis
     accountId: row.accountId,
     email: row.email,
     role: row.role,
-    csrfHash: row.csrfHash,
   };
+}
+
+/**
+ * A session's CSRF token: an HMAC of its cookie's token under a key derived from `SEALING_KEY`, so it is stored
+ * nowhere, can be shown again (`GET /auth/session`) to the page that holds the cookie, and cannot be made by a page
+ * that does not.
+ */
+export async function csrfTokenFor(env: Cloudflare.Env, sessionToken: string): Promise<string> {
+  const key = await derivedHmacKey(env.SEALING_KEY, "member-session-csrf");
+  return bytesToBase64Url(new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(sessionToken))));
 }
 
 /** The calling member's own session, or 403 `session_required` (an API key has none). */

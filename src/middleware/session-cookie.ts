@@ -23,7 +23,7 @@ export function setSessionCookie(c: Context, token: string, expiresAt: number): 
     secure: true,
     httpOnly: true,
     sameSite: "Lax",
-    maxAge: Math.max(0, Math.floor((expiresAt - now()) / 1000)),
+    maxAge: Math.max(0, Math.ceil((expiresAt - now()) / 1000)),
     prefix: "host",
   });
 }

@@ -7,6 +7,7 @@ import {
   lastMailTo,
   mailedToken,
   memberCall,
+  publicCall,
   ownerOf,
   PASSWORD,
   signIn,
@@ -173,10 +174,10 @@ describe("invitations", () => {
     expect(Date.parse(invitation.expires_at) - Date.parse(invitation.created_at)).toBe(24 * HOUR);
     const token = await mailedToken(email);
     expect(JSON.stringify(invitation)).not.toContain(token);
-    const accepted = await call("POST", "/v1/invitations/accept", { body: { token, name: "Vi", password: PASSWORD } });
+    const accepted = await publicCall("/v1/invitations/accept", { token, name: "Vi", password: PASSWORD });
     expect(accepted.status).toBe(201);
     // Reused: 410, and no second member.
-    const reused = await call("POST", "/v1/invitations/accept", { body: { token, name: "Vi 2", password: PASSWORD } });
+    const reused = await publicCall("/v1/invitations/accept", { token, name: "Vi 2", password: PASSWORD });
     expect(reused.status).toBe(410);
     expect((await json(reused)).code).toBe("link_expired");
     const list = await json(await memberCall(owner, "GET", "/v1/invitations"));
@@ -189,7 +190,7 @@ describe("invitations", () => {
     const token = await mailedToken(email);
     vi.useFakeTimers({ toFake: ["Date"] });
     vi.setSystemTime(Date.now() + 24 * HOUR + 1000);
-    const late = await call("POST", "/v1/invitations/accept", { body: { token, name: "Late", password: PASSWORD } });
+    const late = await publicCall("/v1/invitations/accept", { token, name: "Late", password: PASSWORD });
     expect(late.status).toBe(410);
     expect((await json(late)).code).toBe("link_expired");
   });
@@ -201,7 +202,7 @@ describe("invitations", () => {
     const revoked = await memberCall(owner, "DELETE", `/v1/invitations/${invitation.id}`);
     expect((await json(revoked)).status).toBe("revoked");
     for (const attempt of [token, "A".repeat(43), "short"]) {
-      const response = await call("POST", "/v1/invitations/accept", { body: { token: attempt, name: "X", password: PASSWORD } });
+      const response = await publicCall("/v1/invitations/accept", { token: attempt, name: "X", password: PASSWORD });
       expect(response.status).toBe(410);
     }
   });
@@ -210,9 +211,9 @@ describe("invitations", () => {
     const email = uniqueEmail("weak");
     await memberCall(owner, "POST", "/v1/invitations", { body: { email, role: "viewer" } });
     const token = await mailedToken(email);
-    const weak = await call("POST", "/v1/invitations/accept", { body: { token, name: "W", password: "short" } });
+    const weak = await publicCall("/v1/invitations/accept", { token, name: "W", password: "short" });
     expect(weak.status).toBe(422);
-    const ok = await call("POST", "/v1/invitations/accept", { body: { token, name: "W", password: PASSWORD } });
+    const ok = await publicCall("/v1/invitations/accept", { token, name: "W", password: PASSWORD });
     expect(ok.status).toBe(201);
   });
 });
@@ -220,8 +221,8 @@ describe("invitations", () => {
 describe("password reset", () => {
   it("answers the same whether or not the address belongs to a member, and mails only a member", async () => {
     const member = await invited(owner, "viewer");
-    const known = await call("POST", "/v1/auth/password-reset", { body: { email: member.email } });
-    const unknown = await call("POST", "/v1/auth/password-reset", { body: { email: uniqueEmail("nobody") } });
+    const known = await publicCall("/v1/auth/password-reset", { email: member.email });
+    const unknown = await publicCall("/v1/auth/password-reset", { email: uniqueEmail("nobody") });
     expect(known.status).toBe(202);
     expect(unknown.status).toBe(202);
     expect(await known.json()).toEqual(await unknown.json());
@@ -230,14 +231,12 @@ describe("password reset", () => {
 
   it("sets a new password once: the link cannot be reused, and every session of the member ends", async () => {
     const member = await invited(owner, "viewer");
-    await call("POST", "/v1/auth/password-reset", { body: { email: member.email } });
+    await publicCall("/v1/auth/password-reset", { email: member.email });
     const token = await mailedToken(member.email);
-    const done = await call("POST", "/v1/auth/password-reset/complete", {
-      body: { token, password: "a brand new password" },
-    });
+    const done = await publicCall("/v1/auth/password-reset/complete", { token, password: "a brand new password" });
     expect(done.status).toBe(200);
     expect((await memberCall(member, "GET", "/v1/members")).status).toBe(401);
-    const reused = await call("POST", "/v1/auth/password-reset/complete", { body: { token, password: "yet another one!" } });
+    const reused = await publicCall("/v1/auth/password-reset/complete", { token, password: "yet another one!" });
     expect(reused.status).toBe(410);
     expect((await signIn(member.email, PASSWORD)).status).toBe(401);
     expect((await signIn(member.email, "a brand new password")).status).toBe(201);
@@ -245,11 +244,11 @@ describe("password reset", () => {
 
   it("a reset link expires after an hour", async () => {
     const member = await invited(owner, "viewer");
-    await call("POST", "/v1/auth/password-reset", { body: { email: member.email } });
+    await publicCall("/v1/auth/password-reset", { email: member.email });
     const token = await mailedToken(member.email);
     vi.useFakeTimers({ toFake: ["Date"] });
     vi.setSystemTime(Date.now() + HOUR + 1000);
-    const late = await call("POST", "/v1/auth/password-reset/complete", { body: { token, password: "too late password" } });
+    const late = await publicCall("/v1/auth/password-reset/complete", { token, password: "too late password" });
     expect(late.status).toBe(410);
   });
 });

@@ -21,6 +21,7 @@ import {
   normalizeEmail,
   withUniqueMember,
 } from "./members";
+import { RESET_ADDRESS_LIMITS, throttle } from "./sessions";
 
 /** An invitation's link works once, for 24 hours; a password reset's once, for 1 hour. */
 export const INVITATION_TTL_MS = 24 * HOUR;
@@ -202,10 +203,12 @@ export async function acceptInvitation(
 
 /**
  * Mails a reset link to each present member with this address (of one account when given). Says nothing of
- * whether there is one: the caller's answer is the same either way.
+ * whether there is one: the caller's answer is the same either way. Throttled per address (3 a minute, 20 a day),
+ * member or not.
  */
 export async function requestPasswordReset(ctx: DomainContext, input: { email: string; account?: string }) {
   const email = normalizeEmail(input.email);
+  await throttle(ctx, `password-reset:${await sha256Hex(email)}`, RESET_ADDRESS_LIMITS);
   const found = await ctx.db
     .select()
     .from(members)

@@ -24,6 +24,8 @@ const TOUCH_EVERY_MS = MINUTE;
 /** Sign-in attempts per email address and per account (every attempt counts, a success too). */
 export const SIGN_IN_ADDRESS_LIMITS: WindowLimits = { perMinute: 10, perDay: 100 };
 export const SIGN_IN_ACCOUNT_LIMITS: WindowLimits = { perMinute: 60, perDay: 1000 };
+/** Password-reset mails asked for one address: no address is flooded with them. */
+export const RESET_ADDRESS_LIMITS: WindowLimits = { perMinute: 3, perDay: 20 };
 
 /** Who a request authenticated as, before its guard admits it. */
 export type Caller =
@@ -55,11 +57,14 @@ export interface NewSession {
   csrfToken: string;
 }
 
-/** 429 `rate_limited` from a throttle's window, its wait in `Retry-After`. */
-async function throttle(ctx: DomainContext, name: string, limits: WindowLimits): Promise<void> {
+/**
+ * 429 `rate_limited` from a throttle's window (a guard of its own, as calls without a key have per client address),
+ * its wait in `Retry-After`.
+ */
+export async function throttle(ctx: DomainContext, name: string, limits: WindowLimits): Promise<void> {
   const verdict = await unauthenticatedGuard(ctx, name).admitUnauthenticated(limits);
   if (verdict.allowed) return;
-  throw new ApiError("rate_limited", "Too many sign-in attempts: wait before trying again.", {
+  throw new ApiError("rate_limited", "Too many attempts for this address or account: wait before trying again.", {
     headers: { "Retry-After": String(verdict.retryAfter ?? 1) },
     limit: { limit: verdict.limit, current: verdict.limit, raisedBy: "nothing: wait for the window to pass" },
   });

@@ -19,7 +19,8 @@ export const route = publicRoute({
   summary: "Ask for a password reset",
   description:
     "Mails each member with this address a link to choose a new password (it works once, for 1 hour). The answer " +
-    "is the same whether or not the address belongs to a member.",
+    "is the same whether or not the address belongs to a member. At most 3 a minute and 20 a day per address " +
+    "(429 with `Retry-After`).",
   request: { body: jsonBody(body) },
   responses: { 202: jsonContent(z.object({ accepted: z.literal(true) }), "Asked: a link is mailed if it can be.") },
 });

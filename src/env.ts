@@ -1,6 +1,6 @@
 import type { DomainContext, Principal } from "./domain/context";
-import type { Caller } from "./domain/members/sessions";
 import type { NodeCaller } from "./domain/gateway/node-credentials";
+import type { Caller } from "./domain/members/sessions";
 
 export interface AppEnv {
   Bindings: Cloudflare.Env;

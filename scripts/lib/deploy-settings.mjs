@@ -31,7 +31,7 @@ export const SECRETS = [
     purpose: "peppers members' password hashes (an HMAC before PBKDF2): a stolen database alone cannot be cracked",
     value:
       "`1:` then 32 random bytes, base64; to rotate, move the old value to PASSWORD_PEPPER_PREVIOUS and set `2:<new>`",
-    generate: "echo \"1:$(openssl rand -base64 32)\"",
+    generate: 'echo "1:$(openssl rand -base64 32)"',
   },
   {
     name: "PASSWORD_PEPPER_PREVIOUS",

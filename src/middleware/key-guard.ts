@@ -4,6 +4,7 @@ import { rememberWritten } from "../db/account-cache";
 import type { AccountRow, Plan, Product } from "../db/schema";
 import { recordLogin } from "../domain/accounts/accounts";
 import { keyGuard as guardOf, recordKeyUse } from "../domain/api-keys/api-keys";
+import { memberGuard } from "../domain/members/members";
 import type {
   GuardConfig,
   IdempotencyRequest,
@@ -15,7 +16,6 @@ import { now } from "../platform/clock";
 import { seal, sha256Hex, unseal } from "../platform/crypto";
 import { ApiError } from "../platform/errors";
 import { IDEMPOTENCY_KEY_MAX_LENGTH } from "../platform/route-definitions";
-import { memberGuard } from "../domain/members/members";
 import { type KeyScopes, roleScopes } from "../vocabulary";
 import { clientAddress } from "./client-address";
 import { rateLimited, setRateLimitHeaders } from "./rate-limit-headers";
@@ -75,7 +75,7 @@ export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
     scopes: session ? roleScopes[session.role] : ((config.scopes ?? null) as KeyScopes | null),
     subuserIds: config.subuserIds ?? null,
     keyExpiresAt: config.expiresAt ?? null,
-    tokenHash: caller.kind === "key" ? caller.tokenHash : session?.id ?? "",
+    tokenHash: caller.kind === "key" ? caller.tokenHash : (session?.id ?? ""),
     tokenReplacedUntil: token.until,
     accountRevision: result.accountRevision,
     livemode: c.get("livemode"),

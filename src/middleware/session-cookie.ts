@@ -5,10 +5,9 @@ import { now } from "../platform/clock";
 /**
  * The session cookie: `__Host-` (so it is `Secure`, `Path=/` and bound to the API's own host: no sibling host can
  * plant one), `HttpOnly` (no script reads it), `SameSite=Lax` (no cross-site request carries it on a change).
- * Its value is an opaque random token, stored hashed; the session's id is shown instead.
+ * Its value is an opaque random token, stored hashed; the session's id is shown instead. Named `__Host-session`:
+ * hono's helpers take `session` with `prefix: "host"`.
  */
-export const SESSION_COOKIE = "__Host-session";
-/** The name hono's cookie helpers take, with `prefix: "host"` (they add `__Host-`). */
 const NAME = "session";
 /** The header a change made with the cookie carries the session's CSRF token in. */
 export const CSRF_HEADER = "X-CSRF-Token";

@@ -338,7 +338,8 @@ export const errorCatalogue = {
   },
   csrf_failed: {
     status: 403,
-    message: "A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.",
+    message:
+      "A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.",
     fix: "Send the `csrf_token` from the sign-in answer (or `GET /v1/auth/session`) in `X-CSRF-Token`, from a page of the API's own origin.",
   },
   member_not_found: {

@@ -14,7 +14,7 @@ import { base64UrlToBytes, bytesToBase64Url } from "./base64";
  */
 
 export const PBKDF2_MAX_ITERATIONS = 100_000;
-export const PBKDF2_ITERATIONS = PBKDF2_MAX_ITERATIONS;
+const PBKDF2_ITERATIONS = PBKDF2_MAX_ITERATIONS;
 const SCHEME = "pbkdf2-sha256";
 const SALT_BYTES = 16;
 const KEY_BYTES = 32;
@@ -104,6 +104,10 @@ async function derive(password: string, pepper: Pepper, salt: Uint8Array, iterat
   if (iterations > PBKDF2_MAX_ITERATIONS) throw new Error(`PBKDF2 above ${PBKDF2_MAX_ITERATIONS} iterations`);
   const peppered = await crypto.subtle.sign("HMAC", await pepperKey(pepper.secret), encoder.encode(password));
   const base = await crypto.subtle.importKey("raw", peppered, "PBKDF2", false, ["deriveBits"]);
-  const bits = await crypto.subtle.deriveBits({ name: "PBKDF2", hash: "SHA-256", salt, iterations }, base, KEY_BYTES * 8);
+  const bits = await crypto.subtle.deriveBits(
+    { name: "PBKDF2", hash: "SHA-256", salt, iterations },
+    base,
+    KEY_BYTES * 8,
+  );
   return new Uint8Array(bits);
 }

@@ -262,7 +262,7 @@ export const BOUND_KEYS_EXTENSION = "x-bound-keys";
 /** `x-mcp-tool: false`: tools built from the document leave the operation out. */
 export const MCP_TOOL_EXTENSION = "x-mcp-tool";
 /** `x-session-only: true`: the operation is a signed-in member's own (its session cookie), never a key's. */
-export const SESSION_ONLY_EXTENSION = "x-session-only";
+const SESSION_ONLY_EXTENSION = "x-session-only";
 
 const PUBLIC_ERRORS: ErrorCode[] = ["unauthorized", "insufficient_scope", "rate_limited", "internal_error"];
 const WRITE_ERRORS: ErrorCode[] = [
@@ -363,7 +363,9 @@ export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R
     // The scope is stated in the description: OpenAPI lists scopes in security requirements for OAuth only.
     description: `${route.description ?? ""}\n\n${who}`.trimStart(),
     security: session ? [{ SessionCookie: [] }] : [{ ApiKey: [] }, { SessionCookie: [] }],
-    ...(session ? { [SESSION_ONLY_EXTENSION]: true } : { [KEY_SCOPE_EXTENSION]: required ? `${required.area}:${required.access}` : ANY_KEY_SCOPE }),
+    ...(session
+      ? { [SESSION_ONLY_EXTENSION]: true }
+      : { [KEY_SCOPE_EXTENSION]: required ? `${required.area}:${required.access}` : ANY_KEY_SCOPE }),
     ...(mcpTool ? {} : { [MCP_TOOL_EXTENSION]: false }),
     ...(sandboxOnly ? { [SANDBOX_ONLY_EXTENSION]: true } : {}),
     ...(openToBound ? { [BOUND_KEYS_EXTENSION]: true } : {}),

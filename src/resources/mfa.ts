@@ -40,7 +40,6 @@ export const mfaEnrollmentSchema = z
   })
   .openapi("MfaEnrollment");
 
-
 export const mfaVerificationSchema = z
   .strictObject({ code: token(/^\d{6}$/, 6, "must be a 6-digit code") })
   .openapi("MfaVerification", { example: { code: "123456" } });

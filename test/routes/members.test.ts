@@ -1,20 +1,20 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createAccount, type TestAccount } from "../helpers/accounts";
 import { admin, call, json } from "../helpers/http";
-import { codeAt } from "../helpers/mfa";
 import {
   invited,
   lastMailTo,
   mailedToken,
   memberCall,
-  publicCall,
   ownerOf,
   PASSWORD,
-  signIn,
+  publicCall,
   signedIn,
+  signIn,
   type TestMember,
   uniqueEmail,
 } from "../helpers/members";
+import { codeAt } from "../helpers/mfa";
 
 const HOUR = 3_600_000;
 afterEach(() => vi.useRealTimers());
@@ -44,7 +44,11 @@ describe("members", () => {
     expect((await json(again)).code).toBe("member_exists");
     // Another account may have the same address.
     const other = await createAccount();
-    const made = await admin("POST", `/accounts/${other.id}/members`, { email: viewer.email, name: "Twin", password: PASSWORD });
+    const made = await admin("POST", `/accounts/${other.id}/members`, {
+      email: viewer.email,
+      name: "Twin",
+      password: PASSWORD,
+    });
     expect(made.status).toBe(201);
   });
 
@@ -61,38 +65,55 @@ describe("members", () => {
 
   it("a role change is in force from the member's next request", async () => {
     const member = await invited(owner, "viewer");
-    const before = await memberCall(member, "POST", "/v1/subusers", { body: { label: "role-change", products: ["residential"] } });
+    const before = await memberCall(member, "POST", "/v1/subusers", {
+      body: { label: "role-change", products: ["residential"] },
+    });
     expect(before.status).toBe(403);
     const changed = await memberCall(owner, "PATCH", `/v1/members/${member.id}`, { body: { role: "developer" } });
     expect(changed.status).toBe(200);
     expect((await json(changed)).role).toBe("developer");
-    const after = await memberCall(member, "POST", "/v1/subusers", { body: { label: "role-change", products: ["residential"] } });
+    const after = await memberCall(member, "POST", "/v1/subusers", {
+      body: { label: "role-change", products: ["residential"] },
+    });
     expect(after.status, await after.clone().text()).toBe(201);
   });
 
   it("nobody grants more than they have: an admin invites developers and viewers, not admins, owners or billing", async () => {
     const adminMember = await invited(owner, "admin");
     for (const role of ["owner", "admin", "billing"]) {
-      const response = await memberCall(adminMember, "POST", "/v1/invitations", { body: { email: uniqueEmail(), role } });
+      const response = await memberCall(adminMember, "POST", "/v1/invitations", {
+        body: { email: uniqueEmail(), role },
+      });
       expect(response.status, role).toBe(403);
       expect((await json(response)).code).toBe("insufficient_scope");
     }
     const developer = await invited(adminMember, "developer");
     // An admin may change a developer, not an owner or another admin, nor make anyone an admin.
-    expect((await memberCall(adminMember, "PATCH", `/v1/members/${developer.id}`, { body: { role: "viewer" } })).status).toBe(200);
-    expect((await memberCall(adminMember, "PATCH", `/v1/members/${developer.id}`, { body: { role: "admin" } })).status).toBe(403);
-    expect((await memberCall(adminMember, "PATCH", `/v1/members/${owner.id}`, { body: { role: "viewer" } })).status).toBe(403);
+    expect(
+      (await memberCall(adminMember, "PATCH", `/v1/members/${developer.id}`, { body: { role: "viewer" } })).status,
+    ).toBe(200);
+    expect(
+      (await memberCall(adminMember, "PATCH", `/v1/members/${developer.id}`, { body: { role: "admin" } })).status,
+    ).toBe(403);
+    expect(
+      (await memberCall(adminMember, "PATCH", `/v1/members/${owner.id}`, { body: { role: "viewer" } })).status,
+    ).toBe(403);
     expect((await memberCall(adminMember, "DELETE", `/v1/members/${owner.id}`)).status).toBe(403);
     // A developer or viewer manages nobody (no members:write).
     const viewer = await invited(owner, "viewer");
-    const refused = await memberCall(viewer, "POST", "/v1/invitations", { body: { email: uniqueEmail(), role: "viewer" } });
+    const refused = await memberCall(viewer, "POST", "/v1/invitations", {
+      body: { email: uniqueEmail(), role: "viewer" },
+    });
     expect(refused.status).toBe(403);
     expect((await json(refused)).code).toBe("insufficient_scope");
   });
 
   it("a key scoped to members:write cannot make a member stronger than itself", async () => {
     const key = await json(
-      await call("POST", "/v1/api-keys", { token: account.token, body: { name: "people", scopes: { members: "write" } } }),
+      await call("POST", "/v1/api-keys", {
+        token: account.token,
+        body: { name: "people", scopes: { members: "write" } },
+      }),
     );
     const response = await call("POST", "/v1/invitations", {
       token: key.token,
@@ -101,7 +122,10 @@ describe("members", () => {
     expect(response.status).toBe(403);
     expect((await json(response)).code).toBe("insufficient_scope");
     // A full key may (it can do everything already).
-    const full = await call("POST", "/v1/invitations", { token: account.token, body: { email: uniqueEmail(), role: "admin" } });
+    const full = await call("POST", "/v1/invitations", {
+      token: account.token,
+      body: { email: uniqueEmail(), role: "admin" },
+    });
     expect(full.status).toBe(201);
   });
 
@@ -146,7 +170,9 @@ describe("members", () => {
   it("the audit log names the person, and the key when one was used", async () => {
     const developer = await invited(owner, "developer");
     const created = await json(
-      await memberCall(developer, "POST", "/v1/subusers", { body: { label: "audited-by-person", products: ["residential"] } }),
+      await memberCall(developer, "POST", "/v1/subusers", {
+        body: { label: "audited-by-person", products: ["residential"] },
+      }),
     );
     const entries = await json(await call("GET", `/v1/audit-events?resource=${created.id}`, { token: account.token }));
     expect(entries.data[0]).toMatchObject({
@@ -156,7 +182,9 @@ describe("members", () => {
     });
     const byKey = await json(await call("GET", "/v1/audit-events?action=api_key.created", { token: account.token }));
     expect(byKey.data.every((entry: { actor_key: string | null }) => entry.actor_key !== undefined)).toBe(true);
-    const filtered = await json(await call("GET", `/v1/audit-events?actor_member=${developer.id}`, { token: account.token }));
+    const filtered = await json(
+      await call("GET", `/v1/audit-events?actor_member=${developer.id}`, { token: account.token }),
+    );
     expect(filtered.data.map((entry: { resource_id: string }) => entry.resource_id)).toContain(created.id);
     // An operator's entries stay `admin`, with no member.
     const operator = await json(await call("GET", "/v1/audit-events?actor_key=admin", { token: account.token }));
@@ -197,7 +225,9 @@ describe("invitations", () => {
 
   it("a revoked invitation's link stops working; unknown and malformed tokens answer alike", async () => {
     const email = uniqueEmail("revoked");
-    const invitation = await json(await memberCall(owner, "POST", "/v1/invitations", { body: { email, role: "viewer" } }));
+    const invitation = await json(
+      await memberCall(owner, "POST", "/v1/invitations", { body: { email, role: "viewer" } }),
+    );
     const token = await mailedToken(email);
     const revoked = await memberCall(owner, "DELETE", `/v1/invitations/${invitation.id}`);
     expect((await json(revoked)).status).toBe("revoked");
@@ -260,7 +290,9 @@ describe("member MFA", () => {
     expect(enrolled.status).toBe(201);
     expect(enrolled.headers.get("Cache-Control")).toBe("no-store");
     const { secret } = await json(enrolled);
-    const verified = await memberCall(member, "POST", "/v1/auth/mfa/verify", { body: { code: codeAt(secret, Date.now() - 30_000) } });
+    const verified = await memberCall(member, "POST", "/v1/auth/mfa/verify", {
+      body: { code: codeAt(secret, Date.now() - 30_000) },
+    });
     expect(verified.status, await verified.clone().text()).toBe(200);
     const without = await signIn(member.email);
     expect(without.status).toBe(403);

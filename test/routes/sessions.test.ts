@@ -4,12 +4,11 @@ import { call, json } from "../helpers/http";
 import {
   invited,
   memberCall,
-  publicCall,
   ownerOf,
   PASSWORD,
   sessionCookieOf,
-  signIn,
   signedIn,
+  signIn,
   type TestMember,
   uniqueEmail,
 } from "../helpers/members";
@@ -214,7 +213,9 @@ describe("sessions of a member", () => {
       expect((await memberCall(session, "GET", "/v1/members")).status).toBe(401);
     }
     const audit = await json(
-      await call("GET", `/v1/audit-events?action=member.sessions_revoked&resource=${base.id}`, { token: account.token }),
+      await call("GET", `/v1/audit-events?action=member.sessions_revoked&resource=${base.id}`, {
+        token: account.token,
+      }),
     );
     expect(audit.data[0].actor_member).toEqual({ id: base.id, email: base.email });
     // The other members' sessions are untouched.

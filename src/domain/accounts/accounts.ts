@@ -15,15 +15,15 @@ import { newId } from "../../platform/ids";
 import type { Minor } from "../../platform/money";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
 import { syncAccountGuards } from "../api-keys/api-keys";
-import { syncAccountMembers } from "../members/members";
 import { auditStatements } from "../audit/audit-log";
 import { movementStatements } from "../billing/ledger";
 import type { DomainContext, Principal } from "../context";
+import { assertCallerMfa } from "../members/member-mfa";
+import { syncAccountMembers } from "../members/members";
 import { mirrorPlanToSandbox } from "../sandbox/twins";
 import { syncAccountGates } from "../subusers/gate-sync";
 import { commit, type Step } from "../unit-of-work";
 import { accountUpdate, recordedAccountUpdate } from "./account-writes";
-import { assertCallerMfa } from "../members/member-mfa";
 import { billingAddressProblem, normalizeTaxId, taxIdProblem } from "./tax-jurisdiction";
 
 export async function findAccount(ctx: DomainContext, accountId: string): Promise<AccountRow> {
@@ -132,7 +132,8 @@ export async function updateProfile(
 ): Promise<AccountRow> {
   const account = await currentAccount(ctx, principal);
   assertValidProfile(account, patch);
-  if (patch.billingAddress !== undefined || patch.taxId !== undefined) await assertCallerMfa(ctx, principal, account, mfaCode);
+  if (patch.billingAddress !== undefined || patch.taxId !== undefined)
+    await assertCallerMfa(ctx, principal, account, mfaCode);
   const changes: Partial<AccountRow> = { updatedAt: now() };
   if (patch.company !== undefined) changes.company = patch.company;
   if (patch.billingAddress !== undefined) changes.billingAddress = patch.billingAddress;

@@ -74,7 +74,9 @@ export async function enrollTotp(
  * A new TOTP factor for `label` (an account's or a member's email): its secret, the enrollment shown once, and the
  * recovery codes' hashes to store. Shared by the account's MFA and members' own.
  */
-export async function newTotpFactor(label: string): Promise<{ secret: string; enrollment: Enrollment; hashes: string[] }> {
+export async function newTotpFactor(
+  label: string,
+): Promise<{ secret: string; enrollment: Enrollment; hashes: string[] }> {
   const secret = new OTPAuth.Secret({ size: 20 }).base32;
   const codes = Array.from({ length: RECOVERY_CODE_COUNT }, () => {
     const raw = randomString(10, RECOVERY_ALPHABET);

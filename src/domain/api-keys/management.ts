@@ -6,9 +6,9 @@ import { isId } from "../../platform/ids";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
 import { type KeyScopes, keyAreas, scopeAllows } from "../../vocabulary";
 import { currentAccount } from "../accounts/accounts";
-import { assertCallerMfa } from "../members/member-mfa";
 import { type AuditAction, commitAudited } from "../audit/audit-log";
 import type { DomainContext, Principal } from "../context";
+import { assertCallerMfa } from "../members/member-mfa";
 import { findSubusers } from "../subusers/subusers";
 import { isLiveToken, issueApiKey, type KeyGrant, newToken, revokeApiKey, syncGuard } from "./api-keys";
 

@@ -1,5 +1,12 @@
 import { and, eq, gt, isNull, sql } from "drizzle-orm";
-import { type InvitationRow, invitations, type MemberRow, members, memberSessions, passwordResets } from "../../db/schema";
+import {
+  type InvitationRow,
+  invitations,
+  type MemberRow,
+  memberSessions,
+  members,
+  passwordResets,
+} from "../../db/schema";
 import { insertWhere } from "../../db/statements";
 import { HOUR, now, toIso } from "../../platform/clock";
 import { randomString, sha256Hex } from "../../platform/crypto";
@@ -92,7 +99,7 @@ export async function createInvitation(
     text: [
       `You are invited to join a proxy account as ${row.role}.`,
       "",
-      "Accept, choose your name and password here (the link works once, until " + `${toIso(row.expiresAt)}):`,
+      `Accept, choose your name and password here (the link works once, until ${toIso(row.expiresAt)}):`,
       consoleLink(ctx, "accept-invitation", token),
       "",
       "If you did not expect this, ignore this mail.",
@@ -270,7 +277,10 @@ export async function completePasswordReset(
     .where(and(eq(members.id, reset.memberId), isNull(members.removedAt)))
     .get();
   if (!member) throw new ApiError("link_expired");
-  const actingCtx = { ...ctx, actor: memberActor(member, { keyId: null, sourceIp: meta.ip, requestId: meta.requestId }) };
+  const actingCtx = {
+    ...ctx,
+    actor: memberActor(member, { keyId: null, sourceIp: meta.ip, requestId: meta.requestId }),
+  };
   const consume = ctx.db
     .update(passwordResets)
     .set({ usedAt: at })

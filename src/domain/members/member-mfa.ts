@@ -3,14 +3,7 @@ import { type AccountRow, type MemberRow, memberRecoveryCodes, members } from ".
 import { now } from "../../platform/clock";
 import { seal, unseal } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
-import {
-  assertMfa,
-  type Enrollment,
-  isTotpCode,
-  matchingStep,
-  newTotpFactor,
-  recoveryCodeHash,
-} from "../accounts/mfa";
+import { assertMfa, type Enrollment, isTotpCode, matchingStep, newTotpFactor, recoveryCodeHash } from "../accounts/mfa";
 import { auditStatements } from "../audit/audit-log";
 import type { DomainContext, Principal } from "../context";
 import { commit } from "../unit-of-work";
@@ -68,10 +61,7 @@ export async function enrollMemberTotp(
   const { secret, enrollment, hashes } = await newTotpFactor(member.email);
   const sealed = await seal(secret, ctx.env.SEALING_KEY);
   await commit(ctx, [
-    ctx.db
-      .update(members)
-      .set({ mfaPendingSecretSealed: sealed, updatedAt: now() })
-      .where(eq(members.id, member.id)),
+    ctx.db.update(members).set({ mfaPendingSecretSealed: sealed, updatedAt: now() }).where(eq(members.id, member.id)),
     ...auditStatements(ctx, {
       action: "member.mfa_enrollment_started",
       accountId: member.accountId,

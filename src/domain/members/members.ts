@@ -1,6 +1,6 @@
 import { and, eq, isNull, type SQL, sql } from "drizzle-orm";
 import { isUniqueViolation } from "../../db/errors";
-import { accounts, type MemberRow, members, memberSessions } from "../../db/schema";
+import { accounts, type MemberRow, memberSessions, members } from "../../db/schema";
 import { insertWhere } from "../../db/statements";
 import { ApiKeyGuardClient } from "../../durable-objects/api-key-guard";
 import type { GuardConfig } from "../../durable-objects/api-key-guard/contract";

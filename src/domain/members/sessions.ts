@@ -1,15 +1,15 @@
 import { and, asc, eq, gt, isNull, ne } from "drizzle-orm";
-import { type MemberRow, members, memberSessions, type MemberSessionRow } from "../../db/schema";
-import { unauthenticatedGuard } from "../api-keys/api-keys";
+import { type MemberRow, type MemberSessionRow, memberSessions, members } from "../../db/schema";
 import type { WindowLimits } from "../../durable-objects/api-key-guard/contract";
-import { HOUR, MINUTE, now } from "../../platform/clock";
 import { bytesToBase64Url } from "../../platform/base64";
+import { HOUR, MINUTE, now } from "../../platform/clock";
 import { derivedHmacKey, randomString, sha256Hex } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
 import { isId, newId } from "../../platform/ids";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
 import { spendVerification, verifyPassword } from "../../platform/passwords";
 import type { MemberRole } from "../../vocabulary";
+import { unauthenticatedGuard } from "../api-keys/api-keys";
 import { auditStatements } from "../audit/audit-log";
 import type { Actor, DomainContext, Principal } from "../context";
 import { commit } from "../unit-of-work";
@@ -181,7 +181,9 @@ export async function sessionForToken(ctx: DomainContext, token: string): Promis
  */
 export async function csrfTokenFor(env: Cloudflare.Env, sessionToken: string): Promise<string> {
   const key = await derivedHmacKey(env.SEALING_KEY, "member-session-csrf");
-  return bytesToBase64Url(new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(sessionToken))));
+  return bytesToBase64Url(
+    new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(sessionToken))),
+  );
 }
 
 /** The calling member's own session, or 403 `session_required` (an API key has none). */

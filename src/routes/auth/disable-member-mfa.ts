@@ -1,6 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { findMember } from "../../domain/members/members";
 import { disableMemberMfa } from "../../domain/members/member-mfa";
+import { findMember } from "../../domain/members/members";
 import type { AppEnv } from "../../env";
 import { apiRoute, jsonContent } from "../../platform/route-definitions";
 import { mfaCode } from "../../platform/route-middleware";

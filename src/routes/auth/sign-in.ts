@@ -5,13 +5,7 @@ import { clientAddress } from "../../middleware/client-address";
 import { sessionCookieToken, setSessionCookie } from "../../middleware/session-cookie";
 import { email, id, token } from "../../platform/fields";
 import { jsonBody, jsonContent, publicRoute } from "../../platform/route-definitions";
-import {
-  csrfTokenSchema,
-  memberSchema,
-  presentMember,
-  presentSession,
-  sessionSchema,
-} from "../../resources/member";
+import { csrfTokenSchema, memberSchema, presentMember, presentSession, sessionSchema } from "../../resources/member";
 
 const body = z
   .strictObject({

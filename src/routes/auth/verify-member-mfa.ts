@@ -1,6 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { findMember } from "../../domain/members/members";
 import { verifyMemberEnrollment } from "../../domain/members/member-mfa";
+import { findMember } from "../../domain/members/members";
 import type { AppEnv } from "../../env";
 import { apiRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
 import { memberSchema, presentMember } from "../../resources/member";

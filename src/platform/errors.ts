@@ -367,6 +367,11 @@ export const errorCatalogue = {
     message: "This email belongs to members of several accounts: say which account to sign in to.",
     fix: "Send `account` (the account's `usr_…` id) with the sign-in.",
   },
+  mail_failed: {
+    status: 502,
+    message: "The mail could not be sent, so nothing was done.",
+    fix: "Check the address, then try again; if it keeps failing, contact support with the request id.",
+  },
   link_expired: {
     status: 410,
     message: "This link is unknown, already used, revoked or expired.",

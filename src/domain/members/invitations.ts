@@ -12,11 +12,12 @@ import { HOUR, now, toIso } from "../../platform/clock";
 import { randomString, sha256Hex } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
 import { isId, newId } from "../../platform/ids";
+import { logError } from "../../platform/logger";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
 import type { MemberRole } from "../../vocabulary";
 import { auditStatements } from "../audit/audit-log";
 import type { DomainContext, Principal } from "../context";
-import { sendMail } from "../mail/mailer";
+import { type Mail, sendMail } from "../mail/mailer";
 import { commit } from "../unit-of-work";
 import {
   assertMayGrant,
@@ -93,7 +94,7 @@ export async function createInvitation(
     }),
   ]);
   if (committed.of(insert).length === 0) throw new ApiError("member_exists");
-  await sendMail(ctx, {
+  await sendOrWithdraw(ctx, row, {
     to: email,
     subject: "You are invited to a proxy account",
     text: [
@@ -106,6 +107,17 @@ export async function createInvitation(
     ].join("\n"),
   });
   return row;
+}
+
+/** Mails an invitation, or, when the mail cannot go, withdraws it (a link nobody got) and answers 502 `mail_failed`. */
+async function sendOrWithdraw(ctx: DomainContext, row: InvitationRow, mail: Mail): Promise<void> {
+  try {
+    await sendMail(ctx, mail);
+  } catch (error) {
+    logError("invitation_mail_failed", { invitation: row.id }, error);
+    await ctx.db.delete(invitations).where(eq(invitations.id, row.id));
+    throw new ApiError("mail_failed", "The invitation could not be mailed, so it was not made: check the address.");
+  }
 }
 
 export function listInvitations(ctx: DomainContext, principal: Principal, query: PageQuery) {
@@ -238,6 +250,7 @@ export async function requestPasswordReset(ctx: DomainContext, input: { email: s
       expiresAt: at + PASSWORD_RESET_TTL_MS,
       usedAt: null,
     });
+    // Whether a mail went says whether a member has the address: a failure is logged, never told.
     await sendMail(ctx, {
       to: email,
       subject: "Reset your password",
@@ -249,7 +262,7 @@ export async function requestPasswordReset(ctx: DomainContext, input: { email: s
         "",
         "If it was not you, ignore this mail: your password stays as it is.",
       ].join("\n"),
-    });
+    }).catch((error) => logError("password_reset_mail_failed", { member: member.id }, error));
   }
 }
 

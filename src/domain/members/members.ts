@@ -133,6 +133,13 @@ function scopesWithin(granted: KeyScopes | null, holder: KeyScopes | null): bool
  * an admin's to give). Refused with 403 `insufficient_scope`.
  */
 export function assertMayGrant(principal: Principal, role: MemberRole): void {
+  // A role covers every product: a key scoped to some cannot give one.
+  if (principal.products !== null) {
+    throw new ApiError(
+      "insufficient_scope",
+      "A key scoped to products cannot grant a role: roles cover every product.",
+    );
+  }
   const rank = callerRank(principal);
   if (!scopesWithin(roleScopes[role], principal.scopes) || (rank < roleRank("owner") && roleRank(role) >= rank)) {
     throw new ApiError("insufficient_scope", `The caller cannot grant the role ${role}: it is not within its own.`);

@@ -8,7 +8,13 @@ import { linkTokenSchema, memberSchema, passwordSchema, presentMember } from "..
 
 const body = z
   .strictObject({ token: linkTokenSchema, name: text(100, 1), password: passwordSchema })
-  .openapi("InvitationAcceptance");
+  .openapi("InvitationAcceptance", {
+    example: {
+      token: "3kT9xZq0pW7mL2nB8vC4dF6gH1jK5sA0eR3tY7uI9oP",
+      name: "Dana Developer",
+      password: "correct horse battery staple",
+    },
+  });
 
 export const route = publicRoute({
   operationId: "acceptInvitation",

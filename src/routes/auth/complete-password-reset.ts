@@ -5,7 +5,9 @@ import { clientAddress } from "../../middleware/client-address";
 import { jsonBody, jsonContent, publicRoute } from "../../platform/route-definitions";
 import { linkTokenSchema, passwordSchema } from "../../resources/member";
 
-const body = z.strictObject({ token: linkTokenSchema, password: passwordSchema }).openapi("PasswordReset");
+const body = z.strictObject({ token: linkTokenSchema, password: passwordSchema }).openapi("PasswordReset", {
+  example: { token: "3kT9xZq0pW7mL2nB8vC4dF6gH1jK5sA0eR3tY7uI9oP", password: "a new correct horse battery" },
+});
 
 export const route = publicRoute({
   operationId: "completePasswordReset",

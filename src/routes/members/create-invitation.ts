@@ -20,9 +20,9 @@ export const route = apiRoute({
     "Mails the address a link to join the account with this role: it works once, for 24 hours, and asks for a " +
     "name and a password (`POST /invitations/accept`). The link's token is mailed only, stored hashed. The role " +
     "is within the caller's own (403 `insufficient_scope`); an address that is a member already, or has a pending " +
-    "invitation, is 409 `member_exists`.",
+    "invitation, is 409 `member_exists`. A mail that cannot be sent withdraws the invitation: 502 `mail_failed`.",
   request: { body: jsonBody(body) },
-  errors: ["member_exists"],
+  errors: ["member_exists", "mail_failed"],
   responses: { 201: jsonContent(invitationSchema, "The pending invitation.") },
 });
 

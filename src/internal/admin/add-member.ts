@@ -3,7 +3,7 @@ import { addMember } from "../../domain/members/members";
 import { findLiveAccount } from "../../domain/sandbox/twins";
 import type { AppEnv } from "../../env";
 import { randomString } from "../../platform/crypto";
-import { email, text } from "../../platform/fields";
+import { email, text, token } from "../../platform/fields";
 import { internalRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
 import { memberRoleSchema, memberSchema, passwordSchema, presentMember } from "../../resources/member";
 import { accountParams, tags } from "./shared";
@@ -37,9 +37,7 @@ export const route = internalRoute(
       201: jsonContent(
         memberSchema
           .extend({
-            password: z
-              .string()
-              .max(200)
+            password: token(/^[0-9A-Za-z]{24}$/, 24)
               .nullable()
               .openapi({ description: "The generated password, shown once; null when one was given." }),
           })

@@ -3,11 +3,12 @@ import { findMember } from "../../domain/members/members";
 import { callerSession, csrfTokenFor } from "../../domain/members/sessions";
 import type { AppEnv } from "../../env";
 import { sessionCookieToken } from "../../middleware/session-cookie";
+import { id } from "../../platform/fields";
 import { apiRoute, jsonContent } from "../../platform/route-definitions";
 import { csrfTokenSchema, memberSchema, presentMember } from "../../resources/member";
 
 const current = z
-  .object({ session_id: z.string().max(31), member: memberSchema, csrf_token: csrfTokenSchema })
+  .object({ session_id: id("memberSession"), member: memberSchema, csrf_token: csrfTokenSchema })
   .openapi("CurrentSession");
 
 export const route = apiRoute({

@@ -32,7 +32,11 @@ export function authRoutes(app: OpenAPIHono<AppEnv>): void {
   app.openapi(verifyMemberMfa.route, verifyMemberMfa.handler);
   app.openapi(disableMemberMfa.route, disableMemberMfa.handler);
   // Documented with the version's operations; served by `publicAuthRoutes`, ahead of its auth.
-  for (const operation of PUBLIC) app.openAPIRegistry.registerPath(operation.route);
+  for (const { route } of PUBLIC) {
+    // Its middleware is the serving router's, not part of the description.
+    const { middleware: _, ...documented } = route;
+    app.openAPIRegistry.registerPath(documented);
+  }
 }
 
 const sameOrigin = createMiddleware<AppEnv>(async (c, next) => {

@@ -3,14 +3,14 @@ import { endPresentedSession, signIn } from "../../domain/members/sessions";
 import type { AppEnv } from "../../env";
 import { clientAddress } from "../../middleware/client-address";
 import { sessionCookieToken, setSessionCookie } from "../../middleware/session-cookie";
-import { email, id, token } from "../../platform/fields";
+import { email, id, text, token } from "../../platform/fields";
 import { jsonBody, jsonContent, publicRoute } from "../../platform/route-definitions";
 import { csrfTokenSchema, memberSchema, presentMember, presentSession, sessionSchema } from "../../resources/member";
 
 const body = z
   .strictObject({
     email: email(),
-    password: z.string().min(1).max(200),
+    password: text(200, 1),
     mfa_code: token(/^[0-9a-z-]{6,11}$/, 11)
       .optional()
       .openapi({ description: "A current TOTP code (or a recovery code), when the member enrolled MFA." }),

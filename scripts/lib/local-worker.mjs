@@ -187,6 +187,49 @@ export async function ensureAccount(
 }
 
 /**
+ * The demo account's owner, a member who signs in to the console with email and password: made once through the
+ * admin API with a fixed local password (this is local development's demo, never a deployment's).
+ */
+export async function ensureDemoOwner(base, adminToken, accountId) {
+  const owner = { email: "owner@example.com", password: "demo-owner-password" };
+  const response = await fetch(`${base}/internal/admin/accounts/${accountId}/members`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${adminToken}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ ...owner, name: "Demo Owner", role: "owner" }),
+  });
+  // 409: made by an earlier run, with the same password.
+  if (!response.ok && response.status !== 409)
+    throw new Error(`demo owner: ${response.status} ${await response.text()}`);
+  return owner;
+}
+
+/**
+ * Prints the mail the worker keeps in its local outbox (invitations, password resets) as it arrives, so their links
+ * can be followed offline. Returns a function that stops it.
+ */
+export function printOutbox(base, adminToken, everyMs = 2000) {
+  const seen = new Set();
+  let first = true;
+  const poll = async () => {
+    const response = await fetch(`${base}/internal/dev/outbox?limit=20`, {
+      headers: { Authorization: `Bearer ${adminToken}` },
+    }).catch(() => null);
+    if (!response?.ok) return;
+    const { data } = await response.json();
+    for (const mail of data.reverse()) {
+      if (seen.has(mail.id)) continue;
+      seen.add(mail.id);
+      // Mail from before this start is not news.
+      if (!first) console.log(`\n  ── Mail to ${mail.to}: ${mail.subject}\n${mail.text.replace(/^/gm, "     ")}\n`);
+    }
+    first = false;
+  };
+  const timer = setInterval(() => poll(), everyMs);
+  poll();
+  return () => clearInterval(timer);
+}
+
+/**
  * A sandbox (`test_`) key of an account, kept in .wrangler/ like the account's own key and replaced when it no
  * longer works (e.g. after the local state was wiped).
  */

@@ -40,7 +40,8 @@ const ON_DISK = process.env.BENCH_STATE === "disk";
 /**
  * For quick iterations, printed and not kept: `BENCH_ONLY=ingestion` measures the bare route and ingestion only;
  * any other value the bare route and the rows whose name contains it (e.g. `BENCH_ONLY=orders`), without the
- * ingestion and the traffic history.
+ * ingestion and the traffic history. `BENCH_ONLY=member` measures the members' rows (a sign-in's CPU, the session
+ * check beside the same call with a key), kept in bench/results/members-<date>.json.
  */
 const ONLY = process.env.BENCH_ONLY;
 const INGESTION_ONLY = ONLY === "ingestion";
@@ -110,6 +111,12 @@ try {
     }
     for (const row of rows) judgeCpu(row, rows);
     for (const row of rows.filter((each) => each.cpuGoal)) console.log(`${row.name}: ${row.cpuGoal}`);
+    // The members' rows are kept (bench/results/members-<date>.json): their goals are CPU, not ratios.
+    if (members) {
+      const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+      const record = { only: ONLY, connections: CONNECTIONS, durationS: DURATION_S, rows };
+      writeFileSync(path.join(root, "bench", "results", `members-${stamp}.json`), JSON.stringify(record, null, 2));
+    }
     await stop();
     process.exit(0);
   }

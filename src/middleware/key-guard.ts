@@ -5,6 +5,7 @@ import type { AccountRow, Plan, Product } from "../db/schema";
 import { recordLogin } from "../domain/accounts/accounts";
 import { keyGuard as guardOf, recordKeyUse } from "../domain/api-keys/api-keys";
 import { memberGuard } from "../domain/members/members";
+import type { ActiveSession } from "../domain/members/sessions";
 import type {
   GuardConfig,
   IdempotencyRequest,
@@ -16,7 +17,7 @@ import { now } from "../platform/clock";
 import { seal, sha256Hex, unseal } from "../platform/crypto";
 import { ApiError } from "../platform/errors";
 import { IDEMPOTENCY_KEY_MAX_LENGTH } from "../platform/route-definitions";
-import { type KeyScopes, roleScopes } from "../vocabulary";
+import type { KeyScopes, MemberRole } from "../vocabulary";
 import { clientAddress } from "./client-address";
 import { rateLimited, setRateLimitHeaders } from "./rate-limit-headers";
 
@@ -48,15 +49,15 @@ export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
   if (result.outcome === "limited") throw rateLimited(result.rate);
 
   const { config } = result;
-  const token = caller.kind === "key" ? acceptedToken(config, caller.tokenHash) : { until: null };
+  const token = caller.kind === "key" ? acceptedToken(config, caller.tokenHash) : acceptedSession(config, session);
   const keySettlement = {
     keyId: guardId,
     accountId: config.accountId,
     changedAccount: null as AccountRow | null,
   };
-  const member = session
-    ? { id: session.memberId, email: session.email, role: session.role, sessionId: session.id }
-    : null;
+  // A member's role is its guard's (pushed at every change), not the session's (read up to a minute ago).
+  const role = (config.role ?? session?.role) as MemberRole;
+  const member = session ? { id: session.memberId, email: session.email, role, sessionId: session.id } : null;
   const actor = {
     keyId,
     member: member && { id: member.id, email: member.email },
@@ -71,8 +72,7 @@ export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
     accountId: config.accountId,
     plan: config.plan as Plan,
     products: config.products as Product[] | null,
-    // A member's scopes are its role's as D1 has it on this very request.
-    scopes: session ? roleScopes[session.role] : ((config.scopes ?? null) as KeyScopes | null),
+    scopes: (config.scopes ?? null) as KeyScopes | null,
     subuserIds: config.subuserIds ?? null,
     keyExpiresAt: config.expiresAt ?? null,
     tokenHash: caller.kind === "key" ? caller.tokenHash : (session?.id ?? ""),
@@ -113,6 +113,18 @@ export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
   const revision = await guard.settle(settlement);
   if (written) rememberWritten(guardId, revision, written);
 });
+
+/**
+ * A member's session, as its guard accepts it: one of the member's live sessions (sign-out, sign out everywhere,
+ * a revocation or a password reset removes it there before answering), before its absolute end. Else 401.
+ */
+function acceptedSession(config: GuardConfig, session: ActiveSession | null): { until: null } {
+  const accepted = session && config.tokens?.find((token) => token.hash === session.tokenHash);
+  if (!accepted || (accepted.until !== null && accepted.until <= now())) {
+    throw new ApiError("unauthorized", "The session has ended (signed out, expired or idle): sign in again.");
+  }
+  return { until: null };
+}
 
 /**
  * The token the call used, as the key accepts it (`until`: the end of a rotation's grace, null for the current

@@ -27,6 +27,7 @@ import {
   newMemberRow,
   newPasswordHash,
   normalizeEmail,
+  syncMemberGuard,
   withUniqueMember,
 } from "./members";
 import { RESET_ADDRESS_LIMITS, throttle } from "./sessions";
@@ -331,4 +332,6 @@ export async function completePasswordReset(
       ),
   ]);
   if (!committed.of(consume).some((row) => row.id === reset.id)) throw new ApiError("link_expired");
+  // Its sessions ended: refused from their next request.
+  await syncMemberGuard(ctx, member.id);
 }

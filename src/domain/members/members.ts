@@ -1,4 +1,4 @@
-import { and, eq, isNull, type SQL, sql } from "drizzle-orm";
+import { and, eq, gt, isNull, type SQL, sql } from "drizzle-orm";
 import { isUniqueViolation } from "../../db/errors";
 import { accounts, type MemberRow, memberSessions, members } from "../../db/schema";
 import { insertWhere } from "../../db/statements";
@@ -45,31 +45,45 @@ export function memberGuard(ctx: DomainContext, memberId: string): ApiKeyGuardCl
 }
 
 async function loadMemberGuardConfig(ctx: DomainContext, memberId: string): Promise<GuardConfig | null> {
-  const row = await ctx.db
-    .select({
-      accountId: members.accountId,
-      role: members.role,
-      removedAt: members.removedAt,
-      plan: accounts.plan,
-      limits: accounts.limits,
-    })
-    .from(members)
-    .innerJoin(accounts, eq(accounts.id, members.accountId))
-    .where(eq(members.id, memberId))
-    .get();
-  if (!row) return null;
+  const at = now();
+  const [row, sessions] = await ctx.db.batch([
+    ctx.db
+      .select({
+        accountId: members.accountId,
+        role: members.role,
+        removedAt: members.removedAt,
+        plan: accounts.plan,
+        limits: accounts.limits,
+      })
+      .from(members)
+      .innerJoin(accounts, eq(accounts.id, members.accountId))
+      .where(eq(members.id, memberId)),
+    ctx.db
+      .select({ hash: memberSessions.tokenHash, until: memberSessions.expiresAt })
+      .from(memberSessions)
+      .where(
+        and(eq(memberSessions.memberId, memberId), isNull(memberSessions.revokedAt), gt(memberSessions.expiresAt, at)),
+      ),
+  ]);
+  const member = row[0];
+  if (!member) return null;
   return {
-    accountId: row.accountId,
-    plan: row.plan,
+    accountId: member.accountId,
+    plan: member.plan,
     products: null,
-    limits: effectiveLimits(row.plan, row.limits).api,
-    revoked: row.removedAt !== null,
-    scopes: roleScopes[row.role],
+    limits: effectiveLimits(member.plan, member.limits).api,
+    revoked: member.removedAt !== null,
+    scopes: roleScopes[member.role],
     subuserIds: null,
+    role: member.role,
+    tokens: sessions,
   };
 }
 
-/** Tells the member's guard its role and state as D1 has them now: a change is in force once this returns. */
+/**
+ * Tells the member's guard its role, state and live sessions as D1 has them now: a change (a role, a removal, a
+ * session begun or ended) is in force on the member's next call everywhere once this returns.
+ */
 export async function syncMemberGuard(ctx: DomainContext, memberId: string): Promise<void> {
   const config = await loadMemberGuardConfig(ctx, memberId);
   if (config) await memberGuard(ctx, memberId).configure(config);

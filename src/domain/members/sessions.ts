@@ -14,7 +14,7 @@ import { auditStatements } from "../audit/audit-log";
 import type { Actor, DomainContext, Principal } from "../context";
 import { commit } from "../unit-of-work";
 import { consumeMemberMfaCode } from "./member-mfa";
-import { memberActor, newPasswordHash, normalizeEmail, peppers } from "./members";
+import { memberActor, newPasswordHash, normalizeEmail, peppers, syncMemberGuard } from "./members";
 
 /** A session ends after this long without a request (idle), and this long after sign-in whatever happens. */
 export const SESSION_IDLE_MS = 1 * HOUR;
@@ -39,6 +39,9 @@ export interface ActiveSession {
   accountId: string;
   email: string;
   role: MemberRole;
+  /** The SHA-256 of the cookie's token: the member's guard says whether it is still accepted. */
+  tokenHash: string;
+  expiresAt: number;
 }
 
 export interface SignInInput {
@@ -134,15 +137,35 @@ export async function signIn(
       .set({ lastSignInAt: at, ...rehash })
       .where(eq(members.id, member.id)),
   ]);
+  // The member's guard accepts the new session from its first request.
+  await syncMemberGuard(ctx, member.id);
   return { session, member, token, csrfToken: await csrfTokenFor(ctx.env, token) };
 }
 
+interface CachedSession {
+  session: ActiveSession;
+  /** When D1 last vouched for it (and moved its `last_seen_at`). */
+  checkedAt: number;
+}
+
+// token hash → session, for a minute. Whether the session is still accepted (not ended, nor its member removed) is
+// the member's guard's call on every request, as a key's; the cache only spares the read, and D1 sees the session
+// used at least once a minute, which the idle timeout counts on.
+const sessionCache = new Map<string, CachedSession>();
+const SESSION_CACHE_MAX = 10_000;
+
 /**
- * The live session a cookie's token opens, or null: unknown, revoked, past its absolute or idle timeout, or of a
- * removed member. A session in use has its `last_seen_at` moved (at most once a minute).
+ * The session a cookie's token opens, or null: unknown, revoked, past its absolute or idle timeout, or of a removed
+ * member, as D1 had it at most a minute ago (the member's guard then refuses a session ended since). Read from D1
+ * at most once a minute per session, which moves its `last_seen_at`.
  */
 export async function sessionForToken(ctx: DomainContext, token: string): Promise<ActiveSession | null> {
   if (!/^[0-9A-Za-z]{43}$/.test(token)) return null;
+  const tokenHash = await sha256Hex(token);
+  const at = now();
+  const cached = sessionCache.get(tokenHash);
+  if (cached && at - cached.checkedAt < TOUCH_EVERY_MS && at < cached.session.expiresAt) return cached.session;
+  sessionCache.delete(tokenHash);
   const row = await ctx.db
     .select({
       id: memberSessions.id,
@@ -157,21 +180,25 @@ export async function sessionForToken(ctx: DomainContext, token: string): Promis
     })
     .from(memberSessions)
     .innerJoin(members, eq(members.id, memberSessions.memberId))
-    .where(eq(memberSessions.tokenHash, await sha256Hex(token)))
+    .where(eq(memberSessions.tokenHash, tokenHash))
     .get();
-  const at = now();
   if (!row || row.revokedAt !== null || row.removedAt !== null) return null;
   if (at >= row.expiresAt || at - row.lastSeenAt >= SESSION_IDLE_MS) return null;
   if (at - row.lastSeenAt >= TOUCH_EVERY_MS) {
     await ctx.db.update(memberSessions).set({ lastSeenAt: at }).where(eq(memberSessions.id, row.id));
   }
-  return {
+  const session: ActiveSession = {
     id: row.id,
     memberId: row.memberId,
     accountId: row.accountId,
     email: row.email,
     role: row.role,
+    tokenHash,
+    expiresAt: row.expiresAt,
   };
+  if (sessionCache.size >= SESSION_CACHE_MAX) sessionCache.clear();
+  sessionCache.set(tokenHash, { session, checkedAt: at });
+  return session;
 }
 
 /**
@@ -225,21 +252,25 @@ export async function revokeSession(ctx: DomainContext, principal: Principal, id
         .returning({ id: memberSessions.id })
     : [];
   if (ended.length === 0) throw new ApiError("not_found", "No open session of yours has this id.");
+  await syncMemberGuard(ctx, memberId);
 }
 
 /** Signs the calling session out. */
 export async function signOut(ctx: DomainContext, principal: Principal): Promise<void> {
-  const { sessionId } = callerSession(principal);
+  const { memberId, sessionId } = callerSession(principal);
   await ctx.db.update(memberSessions).set({ revokedAt: now() }).where(eq(memberSessions.id, sessionId));
+  await syncMemberGuard(ctx, memberId);
 }
 
 /** A session a browser still presents at a new sign-in: it ends, so one browser holds one session. */
 export async function endPresentedSession(ctx: DomainContext, token: string): Promise<void> {
   if (!/^[0-9A-Za-z]{43}$/.test(token)) return;
-  await ctx.db
+  const ended = await ctx.db
     .update(memberSessions)
     .set({ revokedAt: now() })
-    .where(and(eq(memberSessions.tokenHash, await sha256Hex(token)), isNull(memberSessions.revokedAt)));
+    .where(and(eq(memberSessions.tokenHash, await sha256Hex(token)), isNull(memberSessions.revokedAt)))
+    .returning({ memberId: memberSessions.memberId });
+  for (const { memberId } of ended) await syncMemberGuard(ctx, memberId);
 }
 
 /**
@@ -275,5 +306,6 @@ export async function revokeMemberSessions(
       },
     ),
   ]);
+  await syncMemberGuard(ctx, member.id);
   return committed.of(ending).length;
 }

@@ -24,6 +24,7 @@ import {
   insertMemberWhere,
   memberActor,
   memberFields,
+  membersWithEmail,
   newMemberRow,
   newPasswordHash,
   normalizeEmail,
@@ -229,17 +230,7 @@ export async function acceptInvitation(
 export async function requestPasswordReset(ctx: DomainContext, input: { email: string; account?: string }) {
   const email = normalizeEmail(input.email);
   await throttle(ctx, `password-reset:${await sha256Hex(email)}`, RESET_ADDRESS_LIMITS);
-  const found = await ctx.db
-    .select()
-    .from(members)
-    .where(
-      and(
-        eq(members.email, email),
-        isNull(members.removedAt),
-        input.account ? eq(members.accountId, input.account) : undefined,
-      ),
-    )
-    .limit(10);
+  const found = await membersWithEmail(ctx, email, input.account, 10);
   for (const member of found) {
     const at = now();
     const token = randomString(43);

@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, gt, isNull, type SQL, sql } from "drizzle-orm";
 import { isUniqueViolation } from "../../db/errors";
 import { accounts, type MemberRow, memberSessions, members } from "../../db/schema";
 import { insertWhere } from "../../db/statements";
@@ -106,6 +106,25 @@ export function listMembers(ctx: DomainContext, principal: Principal, query: Pag
     .where(and(eq(members.accountId, principal.accountId), isNull(members.removedAt), page.where))
     .orderBy(page.orderBy)
     .limit(page.limit);
+}
+
+/**
+ * The present members with an address (lower-cased here), of one account when given, oldest first: whom a sign-in
+ * or a password reset is about. An address is a member of few accounts; `limit` bounds the answer.
+ */
+export function membersWithEmail(ctx: DomainContext, email: string, accountId: string | undefined, limit: number) {
+  return ctx.db
+    .select()
+    .from(members)
+    .where(
+      and(
+        eq(members.email, normalizeEmail(email)),
+        isNull(members.removedAt),
+        accountId ? eq(members.accountId, accountId) : undefined,
+      ),
+    )
+    .orderBy(asc(members.id))
+    .limit(limit);
 }
 
 /** A present member of the caller's account; anything else (another account's too) is 404 `member_not_found`. */

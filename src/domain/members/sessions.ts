@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, isNull, ne } from "drizzle-orm";
+import { and, eq, gt, isNull, ne } from "drizzle-orm";
 import { type MemberRow, type MemberSessionRow, memberSessions, members } from "../../db/schema";
 import type { WindowLimits } from "../../durable-objects/api-key-guard/contract";
 import { bytesToBase64Url } from "../../platform/base64";
@@ -14,7 +14,7 @@ import { auditStatements } from "../audit/audit-log";
 import type { Actor, DomainContext, Principal } from "../context";
 import { commit } from "../unit-of-work";
 import { consumeMemberMfaCode } from "./member-mfa";
-import { memberActor, newPasswordHash, normalizeEmail, peppers, syncMemberGuard } from "./members";
+import { memberActor, membersWithEmail, newPasswordHash, normalizeEmail, peppers, syncMemberGuard } from "./members";
 
 /** A session ends after this long without a request (idle), and this long after sign-in whatever happens. */
 export const SESSION_IDLE_MS = 1 * HOUR;
@@ -85,18 +85,7 @@ export async function signIn(
 ): Promise<NewSession> {
   const email = normalizeEmail(input.email);
   await throttle(ctx, `sign-in:${await sha256Hex(email)}`, SIGN_IN_ADDRESS_LIMITS);
-  const candidates = await ctx.db
-    .select()
-    .from(members)
-    .where(
-      and(
-        eq(members.email, email),
-        isNull(members.removedAt),
-        input.account ? eq(members.accountId, input.account) : undefined,
-      ),
-    )
-    .orderBy(asc(members.id))
-    .limit(2);
+  const candidates = await membersWithEmail(ctx, email, input.account, 2);
   const pepperList = peppers(ctx.env);
   const member = candidates[0];
   if (!member) {

@@ -60,7 +60,10 @@ describe("npm run deploy", () => {
     assert.match(run.stdout, /set it: npx wrangler secret put ADMIN_TOKEN\n/);
     assert.match(run.stdout, /set it: npx wrangler secret put GATEWAY_TOKEN\n/);
     assert.match(run.stdout, /set it: openssl rand -base64 32 \| npx wrangler secret put SEALING_KEY\n/);
-    assert.match(run.stdout, /set it: echo "1:\$\(openssl rand -base64 32\)" \| npx wrangler secret put PASSWORD_PEPPER\n/);
+    assert.match(
+      run.stdout,
+      /set it: echo "1:\$\(openssl rand -base64 32\)" \| npx wrangler secret put PASSWORD_PEPPER\n/,
+    );
     assert.match(run.stderr, /Stopped: set the 4 missing secrets above, then run `npm run deploy` again/);
     assert.deepEqual(changes(run.state), []);
   });

@@ -147,31 +147,49 @@ export async function disableMfa(ctx: DomainContext, account: AccountRow, mfaCod
  */
 export async function consumeMfaCode(ctx: DomainContext, account: AccountRow, code: string): Promise<boolean> {
   const { db } = ctx;
-  if (!account.mfaEnabled || !account.mfaSecretSealed) return false;
+  return consumeFactorCode(ctx, account, code, {
+    claimStep: async (step) =>
+      (
+        await db
+          .update(accounts)
+          .set({ mfaLastStep: step })
+          .where(and(eq(accounts.id, account.id), or(isNull(accounts.mfaLastStep), lt(accounts.mfaLastStep, step))))
+          .returning({ id: accounts.id })
+      ).length === 1,
+    claimRecoveryCode: async (codeHash) =>
+      (
+        await db
+          .update(mfaRecoveryCodes)
+          .set({ usedAt: now() })
+          .where(
+            and(
+              eq(mfaRecoveryCodes.accountId, account.id),
+              eq(mfaRecoveryCodes.codeHash, codeHash),
+              eq(mfaRecoveryCodes.pending, false),
+              isNull(mfaRecoveryCodes.usedAt),
+            ),
+          )
+          .returning({ accountId: mfaRecoveryCodes.accountId })
+      ).length === 1,
+  });
+}
+
+/**
+ * The one check of a second factor, the account's or a member's: a six-digit code is a TOTP code of the sealed
+ * secret (its time step claimed once by `claimStep`), anything else a recovery code (its hash claimed once by
+ * `claimRecoveryCode`). The claims are the owner's conditional UPDATEs.
+ */
+export async function consumeFactorCode(
+  ctx: DomainContext,
+  factor: { mfaEnabled: boolean; mfaSecretSealed: string | null; email: string },
+  code: string,
+  claims: { claimStep: (step: number) => Promise<boolean>; claimRecoveryCode: (hash: string) => Promise<boolean> },
+): Promise<boolean> {
+  if (!factor.mfaEnabled || !factor.mfaSecretSealed) return false;
   const trimmed = code.trim();
-  if (isTotpCode(trimmed)) {
-    const step = matchingStep(await unseal(account.mfaSecretSealed, ctx.env.SEALING_KEY), account.email, trimmed);
-    if (step === null) return false;
-    const updated = await db
-      .update(accounts)
-      .set({ mfaLastStep: step })
-      .where(and(eq(accounts.id, account.id), or(isNull(accounts.mfaLastStep), lt(accounts.mfaLastStep, step))))
-      .returning({ id: accounts.id });
-    return updated.length === 1;
-  }
-  const used = await db
-    .update(mfaRecoveryCodes)
-    .set({ usedAt: now() })
-    .where(
-      and(
-        eq(mfaRecoveryCodes.accountId, account.id),
-        eq(mfaRecoveryCodes.codeHash, await recoveryCodeHash(trimmed)),
-        eq(mfaRecoveryCodes.pending, false),
-        isNull(mfaRecoveryCodes.usedAt),
-      ),
-    )
-    .returning({ accountId: mfaRecoveryCodes.accountId });
-  return used.length === 1;
+  if (!isTotpCode(trimmed)) return claims.claimRecoveryCode(await recoveryCodeHash(trimmed));
+  const step = matchingStep(await unseal(factor.mfaSecretSealed, ctx.env.SEALING_KEY), factor.email, trimmed);
+  return step !== null && claims.claimStep(step);
 }
 
 /** The time step a code belongs to (within the allowed drift), or null. */

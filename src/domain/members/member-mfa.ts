@@ -3,7 +3,7 @@ import { type AccountRow, type MemberRow, memberRecoveryCodes, members } from ".
 import { now } from "../../platform/clock";
 import { seal, unseal } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
-import { assertMfa, type Enrollment, isTotpCode, matchingStep, newTotpFactor, recoveryCodeHash } from "../accounts/mfa";
+import { assertMfa, consumeFactorCode, type Enrollment, matchingStep, newTotpFactor } from "../accounts/mfa";
 import { auditStatements } from "../audit/audit-log";
 import type { DomainContext, Principal } from "../context";
 import { commit } from "../unit-of-work";
@@ -131,30 +131,30 @@ export async function disableMemberMfa(ctx: DomainContext, principal: Principal,
 }
 
 /** Checks and consumes a member's code: a TOTP code once per time step, or an unused recovery code. */
-export async function consumeMemberMfaCode(ctx: DomainContext, member: MemberRow, code: string): Promise<boolean> {
-  if (!member.mfaEnabled || !member.mfaSecretSealed) return false;
-  const trimmed = code.trim();
-  if (isTotpCode(trimmed)) {
-    const step = matchingStep(await unseal(member.mfaSecretSealed, ctx.env.SEALING_KEY), member.email, trimmed);
-    if (step === null) return false;
-    const updated = await ctx.db
-      .update(members)
-      .set({ mfaLastStep: step })
-      .where(and(eq(members.id, member.id), or(isNull(members.mfaLastStep), lt(members.mfaLastStep, step))))
-      .returning({ id: members.id });
-    return updated.length === 1;
-  }
-  const used = await ctx.db
-    .update(memberRecoveryCodes)
-    .set({ usedAt: now() })
-    .where(
-      and(
-        eq(memberRecoveryCodes.memberId, member.id),
-        eq(memberRecoveryCodes.codeHash, await recoveryCodeHash(trimmed)),
-        eq(memberRecoveryCodes.pending, false),
-        isNull(memberRecoveryCodes.usedAt),
-      ),
-    )
-    .returning({ memberId: memberRecoveryCodes.memberId });
-  return used.length === 1;
+export function consumeMemberMfaCode(ctx: DomainContext, member: MemberRow, code: string): Promise<boolean> {
+  return consumeFactorCode(ctx, member, code, {
+    claimStep: async (step) =>
+      (
+        await ctx.db
+          .update(members)
+          .set({ mfaLastStep: step })
+          .where(and(eq(members.id, member.id), or(isNull(members.mfaLastStep), lt(members.mfaLastStep, step))))
+          .returning({ id: members.id })
+      ).length === 1,
+    claimRecoveryCode: async (codeHash) =>
+      (
+        await ctx.db
+          .update(memberRecoveryCodes)
+          .set({ usedAt: now() })
+          .where(
+            and(
+              eq(memberRecoveryCodes.memberId, member.id),
+              eq(memberRecoveryCodes.codeHash, codeHash),
+              eq(memberRecoveryCodes.pending, false),
+              isNull(memberRecoveryCodes.usedAt),
+            ),
+          )
+          .returning({ memberId: memberRecoveryCodes.memberId })
+      ).length === 1,
+  });
 }

@@ -223,6 +223,26 @@ describe("sessions of a member", () => {
   });
 });
 
+describe("changing a password", () => {
+  it("needs the current password; the other sessions end, this one stays", async () => {
+    const base = await freshMember();
+    const other = await signedIn(base);
+    const wrong = await memberCall(base, "POST", "/v1/auth/password", {
+      body: { current_password: "not it at all", new_password: "a brand new password" },
+    });
+    expect(wrong.status).toBe(401);
+    expect((await json(wrong)).code).toBe("invalid_credentials");
+    const changed = await memberCall(base, "POST", "/v1/auth/password", {
+      body: { current_password: PASSWORD, new_password: "a brand new password" },
+    });
+    expect(changed.status).toBe(200);
+    expect((await memberCall(base, "GET", "/v1/members")).status).toBe(200);
+    expect((await memberCall(other, "GET", "/v1/members")).status).toBe(401);
+    expect((await signIn(base.email, PASSWORD)).status).toBe(401);
+    expect((await signIn(base.email, "a brand new password")).status).toBe(201);
+  });
+});
+
 describe("sign-in", () => {
   it("a wrong password and an unknown address answer alike (401 invalid_credentials)", async () => {
     const member = await freshMember();

@@ -1832,6 +1832,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/auth/password": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Change my password
+     * @description Needs the current password (else 401 `invalid_credentials`; throttled like a sign-in). Every other session of the member ends; this one stays.
+     *
+     *     Signed-in members only (the session cookie); an API key gets 403 `session_required`.
+     */
+    post: operations["changePassword"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/auth/mfa": {
     parameters: {
       query?: never;
@@ -4937,6 +4959,20 @@ export interface components {
       user_agent: string | null;
       /** @description The session this request came through. */
       current: boolean;
+    };
+    /**
+     * @example {
+     *       "current_password": "correct horse battery staple",
+     *       "new_password": "a new correct horse battery"
+     *     }
+     */
+    PasswordChange: {
+      current_password: string;
+      /**
+       * @description 10-200 characters; never shown or logged, stored as a peppered PBKDF2 hash.
+       * @example correct horse battery staple
+       */
+      new_password: string;
     };
     SignedIn: {
       session: components["schemas"]["MemberSession"];
@@ -18521,6 +18557,148 @@ export interface operations {
       };
     };
   };
+  changePassword: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any string of up to 64 characters, fresh per logical operation (a UUID is a good choice). Retries with the same key within 24 hours replay the first response instead of acting twice. */
+        "Idempotency-Key"?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["PasswordChange"];
+      };
+    };
+    responses: {
+      /** @description The password is changed. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @enum {boolean} */
+            changed: true;
+          } & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`.
+       *
+       *     `invalid_credentials`: The email or password is not right.
+       */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `session_required`: This operation is about a signed-in member's own session: call it signed in, not with an API key.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `idempotency_key_in_use`: A request with this Idempotency-Key is still being processed; retry later. */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `invalid_request`: The request is invalid.
+       *
+       *     `idempotency_key_reused`: This Idempotency-Key was already used with a different request.
+       */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
   enrollMemberMfa: {
     parameters: {
       query?: never;
@@ -19808,4 +19986,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "6b7518af25e40f95afb34324e707220ec193725398d7e9df41579319e97878e3";
+export const CONTRACT_SHA256 = "6363a862578e7ebfc3a3ac54775bf19bef4e34214f0b11c17863f628114722ea";

@@ -416,6 +416,7 @@ export const SCENARIO: Folder[] = [
       { operationId: "enrollMemberMfa", ...SESSION_ONLY },
       { operationId: "verifyMemberMfa", ...SESSION_ONLY },
       { operationId: "disableMemberMfa", ...SESSION_ONLY },
+      { operationId: "changePassword", ...SESSION_ONLY },
       { operationId: "signOutEverywhere", ...SESSION_ONLY },
       { operationId: "signOut", ...SESSION_ONLY },
     ],

@@ -298,3 +298,38 @@ export async function revokeMemberSessions(
   await syncMemberGuard(ctx, member.id);
   return committed.of(ending).length;
 }
+
+/**
+ * Changes the signed-in member's password, given its current one (401 `invalid_credentials` otherwise): every other
+ * session of the member ends, this one stays. Throttled like a sign-in, per address.
+ */
+export async function changePassword(
+  ctx: DomainContext,
+  principal: Principal,
+  input: { currentPassword: string; newPassword: string },
+): Promise<void> {
+  const { memberId, sessionId } = callerSession(principal);
+  const member = await ctx.db.select().from(members).where(eq(members.id, memberId)).get();
+  if (!member) throw new ApiError("session_required");
+  await throttle(ctx, `sign-in:${await sha256Hex(member.email)}`, SIGN_IN_ADDRESS_LIMITS);
+  const verified = await verifyPassword(input.currentPassword, member.passwordHash, peppers(ctx.env));
+  if (!verified.ok) throw new ApiError("invalid_credentials", "The current password is not right.");
+  const at = now();
+  const passwordHash = await newPasswordHash(ctx.env, input.newPassword);
+  await commit(ctx, [
+    ctx.db.update(members).set({ passwordHash, updatedAt: at }).where(eq(members.id, memberId)),
+    ...auditStatements(ctx, {
+      action: "member.password_changed",
+      accountId: member.accountId,
+      resourceId: memberId,
+      after: { passwordHash },
+    }),
+    ctx.db
+      .update(memberSessions)
+      .set({ revokedAt: at })
+      .where(
+        and(eq(memberSessions.memberId, memberId), isNull(memberSessions.revokedAt), ne(memberSessions.id, sessionId)),
+      ),
+  ]);
+  await syncMemberGuard(ctx, memberId);
+}

@@ -6,6 +6,7 @@ import { assertSameOrigin } from "../../middleware/authenticate";
 import { jsonBody } from "../../middleware/json-body";
 import { validationHook } from "../../platform/validation";
 import * as acceptInvitation from "./accept-invitation";
+import * as changePassword from "./change-password";
 import * as completePasswordReset from "./complete-password-reset";
 import * as disableMemberMfa from "./disable-member-mfa";
 import * as enrollMemberMfa from "./enroll-member-mfa";
@@ -28,6 +29,7 @@ export function authRoutes(app: OpenAPIHono<AppEnv>): void {
   app.openapi(signOutEverywhere.route, signOutEverywhere.handler);
   app.openapi(listSessions.route, listSessions.handler);
   app.openapi(revokeSession.route, revokeSession.handler);
+  app.openapi(changePassword.route, changePassword.handler);
   app.openapi(enrollMemberMfa.route, enrollMemberMfa.handler);
   app.openapi(verifyMemberMfa.route, verifyMemberMfa.handler);
   app.openapi(disableMemberMfa.route, disableMemberMfa.handler);

@@ -207,7 +207,7 @@ export async function ensureDemoOwner(base, adminToken, accountId) {
  * Prints the mail the worker keeps in its local outbox (invitations, password resets) as it arrives, so their links
  * can be followed offline. Returns a function that stops it.
  */
-export function printOutbox(base, adminToken, everyMs = 2000) {
+export function printOutbox(base, adminToken, everyMs = 5000) {
   const seen = new Set();
   let first = true;
   const poll = async () => {

@@ -15,7 +15,7 @@ import { isId, newId } from "../../platform/ids";
 import { logError } from "../../platform/logger";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
 import type { MemberRole } from "../../vocabulary";
-import { auditStatements } from "../audit/audit-log";
+import { auditStatements, withdrawnEntry } from "../audit/audit-log";
 import type { DomainContext, Principal } from "../context";
 import { type Mail, sendMail } from "../mail/mailer";
 import { commit } from "../unit-of-work";
@@ -85,9 +85,11 @@ export async function createInvitation(
       AND ${invitations.email} = ${email} AND ${invitations.acceptedAt} IS NULL AND ${invitations.revokedAt} IS NULL
       AND ${invitations.expiresAt} > ${at})`;
   const insert = insertWhere(ctx.db, invitations, row, free).returning({ id: invitations.id });
+  const entryId = newId("auditEvent", at);
   const committed = await commit(ctx, [
     insert,
     ...auditStatements(ctx, {
+      id: entryId,
       action: "invitation.created",
       accountId: row.accountId,
       resourceId: row.id,
@@ -96,7 +98,7 @@ export async function createInvitation(
     }),
   ]);
   if (committed.of(insert).length === 0) throw new ApiError("member_exists");
-  await sendOrWithdraw(ctx, row, {
+  await sendOrWithdraw(ctx, row, entryId, {
     to: email,
     subject: "You are invited to a proxy account",
     text: [
@@ -111,13 +113,16 @@ export async function createInvitation(
   return row;
 }
 
-/** Mails an invitation, or, when the mail cannot go, withdraws it (a link nobody got) and answers 502 `mail_failed`. */
-async function sendOrWithdraw(ctx: DomainContext, row: InvitationRow, mail: Mail): Promise<void> {
+/**
+ * Mails an invitation, or, when the mail cannot go, withdraws it with its audit entry (a link nobody got) and
+ * answers 502 `mail_failed`.
+ */
+async function sendOrWithdraw(ctx: DomainContext, row: InvitationRow, entryId: string, mail: Mail): Promise<void> {
   try {
     await sendMail(ctx, mail);
   } catch (error) {
     logError("invitation_mail_failed", { invitation: row.id }, error);
-    await ctx.db.delete(invitations).where(eq(invitations.id, row.id));
+    await commit(ctx, [ctx.db.delete(invitations).where(eq(invitations.id, row.id)), withdrawnEntry(ctx, entryId)]);
     throw new ApiError("mail_failed", "The invitation could not be mailed, so it was not made: check the address.");
   }
 }

@@ -42,6 +42,11 @@ export interface Principal {
   scopes: KeyScopes | null;
   /** The sub-users the key is bound to (it sees and acts on them alone); null = not bound. */
   subuserIds: string[] | null;
+  /**
+   * The member whose API keys alone the caller sees and manages: a developer, or a key a developer made (and the
+   * keys it makes stay the developer's); null = every key of the account.
+   */
+  keysOf: string | null;
   /** When the key stops working (ms); null = never. */
   keyExpiresAt: number | null;
   /** The SHA-256 of the token this call used (the key's current one, or one a rotation replaced). */

@@ -74,6 +74,7 @@ export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
     products: config.products as Product[] | null,
     scopes: (config.scopes ?? null) as KeyScopes | null,
     subuserIds: config.subuserIds ?? null,
+    keysOf: member ? (role === "developer" ? member.id : null) : (config.keysOf ?? null),
     keyExpiresAt: config.expiresAt ?? null,
     tokenHash: caller.kind === "key" ? caller.tokenHash : (session?.id ?? ""),
     tokenReplacedUntil: token.until,

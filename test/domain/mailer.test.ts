@@ -25,6 +25,7 @@ function ownerPrincipal(accountId: string): Principal {
     products: null,
     scopes: null,
     subuserIds: null,
+    keysOf: null,
     keyExpiresAt: null,
     tokenHash: "",
     tokenReplacedUntil: null,

@@ -36,6 +36,7 @@ describe("plan gate", () => {
         products: null,
         scopes: null,
         subuserIds: null,
+        keysOf: null,
         keyExpiresAt: null,
         tokenHash: "",
         tokenReplacedUntil: null,

@@ -165,6 +165,17 @@ describe("members", () => {
     // Wider than its role: refused.
     const wider = await memberCall(developer, "POST", "/v1/api-keys", { body: { scopes: { billing: "read" } } });
     expect(wider.status).toBe(403);
+    // The key it made is confined the same way, and a key that key makes stays the developer's.
+    const keyList = await json(await call("GET", "/v1/api-keys", { token: key.token }));
+    expect(keyList.data.map((row: { id: string }) => row.id)).toEqual([key.id]);
+    const second = await json(await call("POST", "/v1/api-keys", { token: key.token, body: { name: "child" } }));
+    const childList = await json(await call("GET", "/v1/api-keys", { token: second.token }));
+    expect(childList.data.map((row: { id: string }) => row.id).sort()).toEqual([key.id, second.id].sort());
+    expect((await call("DELETE", `/v1/api-keys/${account.keyId}`, { token: second.token })).status).toBe(404);
+    // Made an admin, the developer's keys see every key from their next call.
+    await memberCall(owner, "PATCH", `/v1/members/${developer.id}`, { body: { role: "admin" } });
+    const widened = await json(await call("GET", "/v1/api-keys", { token: key.token }));
+    expect(widened.data.map((row: { id: string }) => row.id)).toContain(account.keyId);
   });
 
   it("the audit log names the person, and the key when one was used", async () => {

@@ -50,8 +50,8 @@ export function listKeys(ctx: DomainContext, principal: Principal, query: PageQu
  * account's other sub-users.
  */
 function keysReached(principal: Principal): SQL | undefined {
-  // A developer manages the keys it made, no other.
-  if (principal.member?.role === "developer") return eq(apiKeys.memberId, principal.member.id);
+  // A developer (or a key a developer made) manages the keys that developer made, no other.
+  if (principal.keysOf !== null) return eq(apiKeys.memberId, principal.keysOf);
   if (principal.subuserIds === null) return undefined;
   return sql`${apiKeys.subuserIds} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM json_each(${apiKeys.subuserIds})
     WHERE value NOT IN (SELECT value FROM json_each(${JSON.stringify(principal.subuserIds)})))`;
@@ -108,7 +108,8 @@ export async function createKey(
   return issueApiKey(
     ctx,
     principal.accountId,
-    { ...grant, name: input.name ?? null, memberId: principal.member?.id ?? null },
+    // Who made it: the member, or the developer whose key made it (whose keys it then stays among).
+    { ...grant, name: input.name ?? null, memberId: principal.member?.id ?? principal.keysOf },
     principal.livemode ? "live" : "test",
     { activeLimit: MAX_ACTIVE_KEYS },
   );

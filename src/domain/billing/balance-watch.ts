@@ -75,6 +75,7 @@ function jobPrincipal(account: { id: string; plan: Plan }): Principal {
     products: null,
     scopes: null,
     subuserIds: null,
+    keysOf: null,
     keyExpiresAt: null,
     tokenHash: "",
     tokenReplacedUntil: null,

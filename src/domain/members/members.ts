@@ -10,6 +10,7 @@ import { isId, newId } from "../../platform/ids";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
 import { hashPassword, type Pepper, parsePepper } from "../../platform/passwords";
 import { type KeyScopes, keyAreas, type MemberRole, roleRank, roleScopes, scopeAllows } from "../../vocabulary";
+import { syncMemberKeys } from "../api-keys/api-keys";
 import { auditStatements, commitAudited } from "../audit/audit-log";
 import type { Actor, DomainContext, Principal } from "../context";
 import { effectiveLimits } from "../plans";
@@ -280,7 +281,7 @@ export async function updateMember(
     { action: "member.updated", accountId: member.accountId, resourceId: id, before: member, after: changes },
   );
   if (updated.length === 0) throw new ApiError("last_owner");
-  if (roleChanges) await syncMemberGuard(ctx, id);
+  if (roleChanges) await Promise.all([syncMemberGuard(ctx, id), syncMemberKeys(ctx, id)]);
   return updated[0] as MemberRow;
 }
 

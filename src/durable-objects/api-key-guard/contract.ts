@@ -43,6 +43,8 @@ export interface GuardConfig {
    * sessions (`until`: a session's absolute end), so ending a session is in force on the next call everywhere.
    */
   role?: string | null;
+  /** A key a developer made: it sees and manages only the keys that developer made (the developer's id). */
+  keysOf?: string | null;
 }
 
 /** A response kept for idempotent replays. */

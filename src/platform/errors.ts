@@ -342,6 +342,11 @@ export const errorCatalogue = {
       "A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.",
     fix: "Send the `csrf_token` from the sign-in answer (or `GET /v1/auth/session`) in `X-CSRF-Token`, from a page of the API's own origin.",
   },
+  live_key_required: {
+    status: 403,
+    message: "The account's people belong to the live account: call with a live (live_) API key, or signed in.",
+    fix: "Manage members and invitations with a live API key or a member's session; a sandbox key has none.",
+  },
   member_not_found: {
     status: 404,
     message: "No member with this id exists.",

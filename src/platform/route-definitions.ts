@@ -7,6 +7,7 @@ import {
   MFA_HEADER,
   noStore,
   refuseBoundKeys,
+  requireLiveKey,
   requireSandboxKey,
   requireScope,
   requireSession,
@@ -247,6 +248,8 @@ type ApiOperationConfig = OperationConfig & {
   session?: boolean;
   /** `false`: no MCP tool is made of it (`x-mcp-tool: false`), e.g. managing the account's people. */
   mcpTool?: boolean;
+  /** What only the live account has (its people): a sandbox key refused 403 `live_key_required` after its scopes. */
+  liveOnly?: boolean;
 };
 
 /**
@@ -259,6 +262,8 @@ export const ANY_KEY_SCOPE = "any";
 export const SANDBOX_ONLY_EXTENSION = "x-sandbox-only";
 /** `x-bound-keys: true`: the operation is open to keys bound to sub-users (for their sub-users alone). */
 export const BOUND_KEYS_EXTENSION = "x-bound-keys";
+/** `x-live-only: true`: the operation is the live account's alone (its people); a sandbox key is refused. */
+export const LIVE_ONLY_EXTENSION = "x-live-only";
 /** `x-mcp-tool: false`: tools built from the document leave the operation out. */
 export const MCP_TOOL_EXTENSION = "x-mcp-tool";
 /** `x-session-only: true`: the operation is a signed-in member's own (its session cookie), never a key's. */
@@ -330,6 +335,7 @@ export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R
     boundKeys = false,
     session = false,
     mcpTool = true,
+    liveOnly = false,
     ...route
   } = config;
   const isWrite = route.method !== "get";
@@ -342,6 +348,7 @@ export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R
     ...(isWrite ? WRITE_ERRORS : []),
     ...(mfa ? ["mfa_required" as const] : []),
     ...(sandboxOnly ? ["sandbox_key_required" as const] : []),
+    ...(liveOnly ? ["live_key_required" as const] : []),
     ...errors,
   ];
   const everyResponse: HeaderName[] = [
@@ -368,6 +375,7 @@ export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R
       : { [KEY_SCOPE_EXTENSION]: required ? `${required.area}:${required.access}` : ANY_KEY_SCOPE }),
     ...(mcpTool ? {} : { [MCP_TOOL_EXTENSION]: false }),
     ...(sandboxOnly ? { [SANDBOX_ONLY_EXTENSION]: true } : {}),
+    ...(liveOnly ? { [LIVE_ONLY_EXTENSION]: true } : {}),
     ...(openToBound ? { [BOUND_KEYS_EXTENSION]: true } : {}),
     request: withHeaders(route, { ...(isWrite ? idempotencyKeyHeader : {}), ...(mfa ? mfaCodeHeader : {}) }),
     responses: {
@@ -382,6 +390,7 @@ export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R
       ...(session ? [requireSession] : []),
       ...(sandboxOnly ? [requireSandboxKey] : []),
       ...(required ? [requireScope(required.area, required.access)] : []),
+      ...(liveOnly ? [requireLiveKey] : []),
       ...(openToBound ? [] : [refuseBoundKeys]),
       ...(secret || download ? [noStore] : []),
     ],

@@ -40,6 +40,15 @@ export const requireSandboxKey = createMiddleware<AppEnv>(async (c, next) => {
 });
 
 /**
+ * The door of what only the live account has (its people): a sandbox key gets 403 `live_key_required`, after its
+ * scopes and before its request is validated.
+ */
+export const requireLiveKey = createMiddleware<AppEnv>(async (c, next) => {
+  if (!c.get("principal").livemode) throw new ApiError("live_key_required");
+  await next();
+});
+
+/**
  * The door of what spans the account (its money, totals and settings): a key bound to sub-users gets 403
  * `subuser_binding`, after its scopes and before its request is validated.
  */

@@ -52,6 +52,19 @@ describe("members", () => {
     expect(made.status).toBe(201);
   });
 
+  it("people belong to the live account: a sandbox key is refused 403 live_key_required", async () => {
+    const { sandboxOf } = await import("../helpers/sandbox");
+    const sandbox = await sandboxOf(account);
+    for (const [method, path, body] of [
+      ["GET", "/v1/members", undefined],
+      ["POST", "/v1/invitations", { email: uniqueEmail(), role: "viewer" }],
+    ] as const) {
+      const response = await call(method, path, { token: sandbox.token, body });
+      expect(response.status, path).toBe(403);
+      expect((await json(response)).code).toBe("live_key_required");
+    }
+  });
+
   it("another account's member answers like one never made (404 member_not_found)", async () => {
     const other = await ownerOf(await createAccount());
     for (const id of [other.id, "mem_01JD2W6Q6J5E4V3N0Z9Y8X7W6V", "nonsense"]) {

@@ -2612,6 +2612,7 @@ export interface components {
         | "invalid_credentials"
         | "session_required"
         | "csrf_failed"
+        | "live_key_required"
         | "member_not_found"
         | "invitation_not_found"
         | "member_exists"
@@ -3208,6 +3209,7 @@ export interface components {
           | "invalid_credentials"
           | "session_required"
           | "csrf_failed"
+          | "live_key_required"
           | "member_not_found"
           | "invitation_not_found"
           | "member_exists"
@@ -17111,6 +17113,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
+       *     `live_key_required`: The account's people belong to the live account: call with a live (live_) API key, or signed in.
        */
       403: {
         headers: {
@@ -17204,6 +17208,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
+       *     `live_key_required`: The account's people belong to the live account: call with a live (live_) API key, or signed in.
        */
       403: {
         headers: {
@@ -17318,6 +17324,8 @@ export interface operations {
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
+       *     `live_key_required`: The account's people belong to the live account: call with a live (live_) API key, or signed in.
        */
       403: {
         headers: {
@@ -17475,6 +17483,8 @@ export interface operations {
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
+       *     `live_key_required`: The account's people belong to the live account: call with a live (live_) API key, or signed in.
        */
       403: {
         headers: {
@@ -17615,6 +17625,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
+       *     `live_key_required`: The account's people belong to the live account: call with a live (live_) API key, or signed in.
        */
       403: {
         headers: {
@@ -17731,6 +17743,8 @@ export interface operations {
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
+       *     `live_key_required`: The account's people belong to the live account: call with a live (live_) API key, or signed in.
        */
       403: {
         headers: {
@@ -17880,6 +17894,8 @@ export interface operations {
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
        *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
+       *     `live_key_required`: The account's people belong to the live account: call with a live (live_) API key, or signed in.
        */
       403: {
         headers: {
@@ -19986,4 +20002,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "6363a862578e7ebfc3a3ac54775bf19bef4e34214f0b11c17863f628114722ea";
+export const CONTRACT_SHA256 = "338ac40bcbafa250587703ba0b099de786948ff87fc757d443b60e92a1bda35c";

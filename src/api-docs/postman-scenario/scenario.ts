@@ -43,6 +43,8 @@ export interface Step {
   remember?: Record<string, string>;
   /** A test helper: a live key gets 403 `sandbox_key_required`, a sandbox key the documented success. */
   sandboxOnly?: true;
+  /** The live account's alone (its people): a sandbox key gets 403 `live_key_required`, a live key the success. */
+  liveOnly?: true;
   /** Checks that need a proxy gateway beside the API: skipped ("no gateway reachable"), not failed, without one. */
   viaGateway?: true;
 }
@@ -79,7 +81,12 @@ export const CONSTANTS = {
 
 /** A signed-in member's own operations, called with the collection's API key: 403 `session_required`. */
 const SESSION_ONLY = { status: 403, expect: { code: "session_required" } };
-const UNKNOWN_MEMBER = { status: 404, path: { id: "{{unknown_member_id}}" }, expect: { code: "member_not_found" } };
+const UNKNOWN_MEMBER = {
+  status: 404,
+  path: { id: "{{unknown_member_id}}" },
+  expect: { code: "member_not_found" },
+  liveOnly: true,
+} as const;
 
 /** Unique per run, so that a second run on the same account does not collide with the first. */
 const RUN_LABEL = "postman-{{$timestamp}}";
@@ -390,11 +397,12 @@ export const SCENARIO: Folder[] = [
     ],
   },
   {
-    // The people of the account. The collection runs with an API key: a person's own sign-in operations answer it
-    // 403 `session_required`, and the links that mailed tokens carry are not known to it (410 `link_expired`).
+    // The people of the (live) account: a sandbox key is answered 403 `live_key_required`. The collection runs with
+    // an API key: a person's own sign-in operations answer it 403 `session_required`, and the links that mailed
+    // tokens carry are not known to it (410 `link_expired`).
     name: "Members and sign-in",
     steps: [
-      { operationId: "listMembers" },
+      { operationId: "listMembers", liveOnly: true },
       { operationId: "getMember", ...UNKNOWN_MEMBER },
       { operationId: "updateMember", ...UNKNOWN_MEMBER },
       { operationId: "deleteMember", ...UNKNOWN_MEMBER },
@@ -403,9 +411,10 @@ export const SCENARIO: Folder[] = [
         body: { email: "postman-{{$timestamp}}@example.com", role: "viewer" },
         capture: { invitation_id: "id" },
         expect: { status: "pending", role: "viewer" },
+        liveOnly: true,
       },
-      { operationId: "listInvitations", listed: "invitation_id" },
-      { operationId: "revokeInvitation", expect: { id: "{{invitation_id}}", status: "revoked" } },
+      { operationId: "listInvitations", listed: "invitation_id", liveOnly: true },
+      { operationId: "revokeInvitation", expect: { id: "{{invitation_id}}", status: "revoked" }, liveOnly: true },
       { operationId: "acceptInvitation", status: 410, expect: { code: "link_expired" } },
       { operationId: "signIn", status: 401, expect: { code: "invalid_credentials" } },
       { operationId: "requestPasswordReset", body: { email: "postman-{{$timestamp}}@example.com" } },

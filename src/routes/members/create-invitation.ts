@@ -15,6 +15,7 @@ export const route = apiRoute({
   path: "/invitations",
   tags: ["Members"],
   mcpTool: false,
+  liveOnly: true,
   summary: "Invite a person",
   description:
     "Mails the address a link to join the account with this role: it works once, for 24 hours, and asks for a " +

@@ -11,6 +11,7 @@ export const route = apiRoute({
   path: "/members/{id}",
   tags: ["Members"],
   mcpTool: false,
+  liveOnly: true,
   summary: "Remove a member",
   description:
     "The member's sessions end and every request of theirs answers 401 from the next one on. The API keys they " +

@@ -10,6 +10,7 @@ export const route = apiRoute({
   path: "/members/{id}",
   tags: ["Members"],
   mcpTool: false,
+  liveOnly: true,
   summary: "Get a member",
   request: { params: memberIdParam },
   errors: ["member_not_found"],

@@ -11,6 +11,7 @@ export const route = apiRoute({
   path: "/invitations",
   tags: ["Members"],
   mcpTool: false,
+  liveOnly: true,
   summary: "List invitations",
   description: "The account's invitations, newest first, with their status (pending, accepted, revoked, expired).",
   request: { query: paginationQuery },

@@ -11,6 +11,7 @@ export const route = apiRoute({
   path: "/members",
   tags: ["Members"],
   mcpTool: false,
+  liveOnly: true,
   summary: "List members",
   description: "The account's people, newest first: each one's role and the scopes it gives.",
   request: { query: paginationQuery },

@@ -10,6 +10,7 @@ export const route = apiRoute({
   path: "/invitations/{id}",
   tags: ["Members"],
   mcpTool: false,
+  liveOnly: true,
   summary: "Revoke an invitation",
   description: "Its link stops working at once. An invitation no longer pending is answered as it is.",
   request: { params: invitationIdParam },

@@ -10,6 +10,7 @@ export const route = apiRoute({
   path: "/members/{id}",
   tags: ["Members"],
   mcpTool: false,
+  liveOnly: true,
   summary: "Change a member's role or name",
   description:
     "A new role is in force from the member's next request. Nobody grants more than they have: a role is given " +

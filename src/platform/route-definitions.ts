@@ -263,7 +263,7 @@ export const SANDBOX_ONLY_EXTENSION = "x-sandbox-only";
 /** `x-bound-keys: true`: the operation is open to keys bound to sub-users (for their sub-users alone). */
 export const BOUND_KEYS_EXTENSION = "x-bound-keys";
 /** `x-live-only: true`: the operation is the live account's alone (its people); a sandbox key is refused. */
-export const LIVE_ONLY_EXTENSION = "x-live-only";
+const LIVE_ONLY_EXTENSION = "x-live-only";
 /** `x-mcp-tool: false`: tools built from the document leave the operation out. */
 export const MCP_TOOL_EXTENSION = "x-mcp-tool";
 /** `x-session-only: true`: the operation is a signed-in member's own (its session cookie), never a key's. */

@@ -49,7 +49,7 @@ export interface Principal {
   keysOf: string | null;
   /** When the key stops working (ms); null = never. */
   keyExpiresAt: number | null;
-  /** The SHA-256 of the token this call used (the key's current one, or one a rotation replaced). */
+  /** The SHA-256 of the token this call used (the key's current one, one a rotation replaced, or the session's). */
   tokenHash: string;
   /** When a rotation's grace for that token ends (ms); null = it is the key's current token. */
   tokenReplacedUntil: number | null;
@@ -69,6 +69,8 @@ export interface MemberIdentity {
   role: MemberRole;
   /** The session the call came through; null when it came another way. */
   sessionId: string | null;
+  /** When that session ends at the latest (its absolute timeout, ms); null without a session. */
+  sessionEndsAt: number | null;
 }
 
 /** Who made a change: set for each API request by the caller's guard (or by the admin API), for the audit log. */

@@ -25,6 +25,11 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
     throw new ApiError("unauthorized", "The session has ended (signed out, expired or idle): sign in again.");
   }
   if (!SAFE_METHODS.has(c.req.method)) await assertSameSiteChange(c, cookie);
+  // A WebSocket (the live tail) opened with the cookie: only from the API's own pages (browsers send `Origin`).
+  if (c.req.header("Upgrade")?.toLowerCase() === "websocket") {
+    if (c.req.header("Origin") === undefined) throw new ApiError("csrf_failed");
+    assertSameOrigin(c);
+  }
   c.set("caller", { kind: "session", session });
   c.set("livemode", true);
   await next();

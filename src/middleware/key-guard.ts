@@ -57,7 +57,9 @@ export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
   };
   // A member's role is its guard's (pushed at every change), not the session's (read up to a minute ago).
   const role = (config.role ?? session?.role) as MemberRole;
-  const member = session ? { id: session.memberId, email: session.email, role, sessionId: session.id } : null;
+  const member = session
+    ? { id: session.memberId, email: session.email, role, sessionId: session.id, sessionEndsAt: session.expiresAt }
+    : null;
   const actor = {
     keyId,
     member: member && { id: member.id, email: member.email },
@@ -76,7 +78,7 @@ export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
     subuserIds: config.subuserIds ?? null,
     keysOf: member ? (role === "developer" ? member.id : null) : (config.keysOf ?? null),
     keyExpiresAt: config.expiresAt ?? null,
-    tokenHash: caller.kind === "key" ? caller.tokenHash : (session?.id ?? ""),
+    tokenHash: caller.kind === "key" ? caller.tokenHash : (session?.tokenHash ?? ""),
     tokenReplacedUntil: token.until,
     accountRevision: result.accountRevision,
     livemode: c.get("livemode"),

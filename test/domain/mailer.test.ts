@@ -18,7 +18,13 @@ function sendingContext(send: (message: unknown) => Promise<unknown>): DomainCon
 function ownerPrincipal(accountId: string): Principal {
   return {
     keyId: null,
-    member: { id: "mem_01JD2W6Q6J5E4V3N0Z9Y8X7W6V", email: "owner@example.com", role: "owner", sessionId: null },
+    member: {
+      id: "mem_01JD2W6Q6J5E4V3N0Z9Y8X7W6V",
+      email: "owner@example.com",
+      role: "owner",
+      sessionId: null,
+      sessionEndsAt: null,
+    },
     guardId: "mem_01JD2W6Q6J5E4V3N0Z9Y8X7W6V",
     accountId,
     plan: "pro",

@@ -223,6 +223,29 @@ describe("sessions of a member", () => {
   });
 });
 
+describe("a member's live tail", () => {
+  it("opens with the cookie from the API's own origin only, and closes (4005) when its session ends", async () => {
+    const developer = await freshMember("developer");
+    const tail = (headers: Record<string, string>) =>
+      memberCall(developer, "GET", "/v1/residential/requests/tail", { headers: { Upgrade: "websocket", ...headers } });
+    const foreign = await tail({ Origin: "https://evil.example" });
+    expect(foreign.status).toBe(403);
+    expect((await json(foreign)).code).toBe("csrf_failed");
+    expect((await tail({})).status).toBe(403);
+    const opened = await tail({ Origin: "https://api.test" });
+    expect(opened.status).toBe(101);
+    const socket = opened.webSocket as WebSocket;
+    socket.accept();
+    const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+      socket.addEventListener("close", (event) => resolve({ code: event.code, reason: event.reason })),
+    );
+    expect((await memberCall(developer, "POST", "/v1/auth/sign-out")).status).toBe(200);
+    const end = await closed;
+    expect(end.code).toBe(4005);
+    expect(end.reason).toMatch(/^session_ended/);
+  });
+});
+
 describe("changing a password", () => {
   it("needs the current password; the other sessions end, this one stays", async () => {
     const base = await freshMember();

@@ -11,6 +11,7 @@ import { keysetPage, type PageQuery } from "../../platform/pagination";
 import { hashPassword, type Pepper, parsePepper } from "../../platform/passwords";
 import { type KeyScopes, keyAreas, type MemberRole, roleRank, roleScopes, scopeAllows } from "../../vocabulary";
 import { syncMemberKeys } from "../api-keys/api-keys";
+import { reviewKeyChannels } from "../api-keys/key-channels";
 import { auditStatements, commitAudited } from "../audit/audit-log";
 import type { Actor, DomainContext, Principal } from "../context";
 import { effectiveLimits } from "../plans";
@@ -87,7 +88,10 @@ async function loadMemberGuardConfig(ctx: DomainContext, memberId: string): Prom
  */
 export async function syncMemberGuard(ctx: DomainContext, memberId: string): Promise<void> {
   const config = await loadMemberGuardConfig(ctx, memberId);
-  if (config) await memberGuard(ctx, memberId).configure(config);
+  if (!config) return;
+  await memberGuard(ctx, memberId).configure(config);
+  // Its live tails close with the session that opened them, or with the member's reach.
+  await reviewKeyChannels(ctx, memberId, config);
 }
 
 /** Pushes an account's current plan and limits to its members' guards (as `syncAccountGuards` to its keys'). */

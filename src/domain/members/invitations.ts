@@ -1,12 +1,5 @@
 import { and, eq, gt, isNull, sql } from "drizzle-orm";
-import {
-  type InvitationRow,
-  invitations,
-  type MemberRow,
-  memberSessions,
-  members,
-  passwordResets,
-} from "../../db/schema";
+import { type InvitationRow, invitations, type MemberRow, members, passwordResets } from "../../db/schema";
 import { insertWhere } from "../../db/statements";
 import { HOUR, now, toIso } from "../../platform/clock";
 import { randomString, sha256Hex } from "../../platform/crypto";
@@ -21,6 +14,7 @@ import { type Mail, sendMail } from "../mail/mailer";
 import { commit } from "../unit-of-work";
 import {
   assertMayGrant,
+  endSessions,
   insertMemberWhere,
   memberActor,
   memberFields,
@@ -297,18 +291,15 @@ export async function completePasswordReset(
     .where(and(eq(passwordResets.memberId, member.id), isNull(passwordResets.usedAt)))
     .returning({ id: passwordResets.id });
   const passwordHash = await newPasswordHash(ctx.env, input.password);
+  // Only when this very link was still unused (a concurrent use of it consumed it first: nothing changes).
+  const thisLinkUsed = sql`EXISTS (SELECT 1 FROM ${passwordResets} WHERE ${passwordResets.id} = ${reset.id}
+    AND ${passwordResets.usedAt} = ${at})`;
   const committed = await commit(actingCtx, [
     consume,
-    // Only when this very link was still unused (a concurrent use of it consumed it first: nothing changes).
     ctx.db
       .update(members)
       .set({ passwordHash, updatedAt: at })
-      .where(
-        and(
-          eq(members.id, member.id),
-          sql`EXISTS (SELECT 1 FROM ${passwordResets} WHERE ${passwordResets.id} = ${reset.id} AND ${passwordResets.usedAt} = ${at})`,
-        ),
-      ),
+      .where(and(eq(members.id, member.id), thisLinkUsed)),
     ...auditStatements(actingCtx, {
       action: "member.password_reset",
       accountId: member.accountId,
@@ -316,16 +307,7 @@ export async function completePasswordReset(
       after: { passwordHash },
       ifChanged: true,
     }),
-    ctx.db
-      .update(memberSessions)
-      .set({ revokedAt: at })
-      .where(
-        and(
-          eq(memberSessions.memberId, member.id),
-          isNull(memberSessions.revokedAt),
-          sql`EXISTS (SELECT 1 FROM ${passwordResets} WHERE ${passwordResets.id} = ${reset.id} AND ${passwordResets.usedAt} = ${at})`,
-        ),
-      ),
+    endSessions(ctx, member.id, at, { when: thisLinkUsed }),
   ]);
   if (!committed.of(consume).some((row) => row.id === reset.id)) throw new ApiError("link_expired");
   // Its sessions ended: refused from their next request.

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, isNull, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, gt, isNull, ne, type SQL, sql } from "drizzle-orm";
 import { isUniqueViolation } from "../../db/errors";
 import { accounts, type MemberRow, memberSessions, members } from "../../db/schema";
 import { insertWhere } from "../../db/statements";
@@ -312,19 +312,36 @@ export async function removeMember(ctx: DomainContext, principal: Principal, id:
       ifChanged: true,
     }),
     // Only when the removal happened: the last owner's sessions stay.
-    ctx.db
-      .update(memberSessions)
-      .set({ revokedAt: at })
-      .where(
-        and(
-          eq(memberSessions.memberId, id),
-          isNull(memberSessions.revokedAt),
-          sql`EXISTS (SELECT 1 FROM ${members} WHERE ${members.id} = ${id} AND ${members.removedAt} IS NOT NULL)`,
-        ),
-      ),
+    endSessions(ctx, id, at, {
+      when: sql`EXISTS (SELECT 1 FROM ${members} WHERE ${members.id} = ${id} AND ${members.removedAt} IS NOT NULL)`,
+    }),
   ]);
   if (committed.of(removal).length === 0) throw new ApiError("last_owner");
   await syncMemberGuard(ctx, id);
+}
+
+/**
+ * The statement that ends a member's open sessions at `at` (all but `except`; only `when` a condition holds, for a
+ * batch whose earlier statement decides), answering the sessions it ended. The member's guard must be told after.
+ */
+export function endSessions(
+  ctx: DomainContext,
+  memberId: string,
+  at: number,
+  options: { except?: string | null; when?: SQL } = {},
+) {
+  return ctx.db
+    .update(memberSessions)
+    .set({ revokedAt: at })
+    .where(
+      and(
+        eq(memberSessions.memberId, memberId),
+        isNull(memberSessions.revokedAt),
+        options.except ? ne(memberSessions.id, options.except) : undefined,
+        options.when,
+      ),
+    )
+    .returning({ id: memberSessions.id });
 }
 
 /** Adds a member row with a condition (an invitation still open), for the batch that consumes the condition. */

@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull, ne } from "drizzle-orm";
+import { and, eq, gt, isNull } from "drizzle-orm";
 import { type MemberRow, type MemberSessionRow, memberSessions, members } from "../../db/schema";
 import type { WindowLimits } from "../../durable-objects/api-key-guard/contract";
 import { bytesToBase64Url } from "../../platform/base64";
@@ -14,7 +14,15 @@ import { auditStatements } from "../audit/audit-log";
 import type { Actor, DomainContext, Principal } from "../context";
 import { commit } from "../unit-of-work";
 import { consumeMemberMfaCode } from "./member-mfa";
-import { memberActor, membersWithEmail, newPasswordHash, normalizeEmail, peppers, syncMemberGuard } from "./members";
+import {
+  endSessions,
+  memberActor,
+  membersWithEmail,
+  newPasswordHash,
+  normalizeEmail,
+  peppers,
+  syncMemberGuard,
+} from "./members";
 
 /** A session ends after this long without a request (idle), and this long after sign-in whatever happens. */
 export const SESSION_IDLE_MS = 1 * HOUR;
@@ -272,17 +280,7 @@ export async function revokeMemberSessions(
   exceptSessionId: string | null,
   actor: Actor | undefined = ctx.actor,
 ): Promise<number> {
-  const ending = ctx.db
-    .update(memberSessions)
-    .set({ revokedAt: now() })
-    .where(
-      and(
-        eq(memberSessions.memberId, member.id),
-        isNull(memberSessions.revokedAt),
-        exceptSessionId ? ne(memberSessions.id, exceptSessionId) : undefined,
-      ),
-    )
-    .returning({ id: memberSessions.id });
+  const ending = endSessions(ctx, member.id, now(), { except: exceptSessionId });
   const committed = await commit({ ...ctx, actor }, [
     ending,
     ...auditStatements(
@@ -324,12 +322,7 @@ export async function changePassword(
       resourceId: memberId,
       after: { passwordHash },
     }),
-    ctx.db
-      .update(memberSessions)
-      .set({ revokedAt: at })
-      .where(
-        and(eq(memberSessions.memberId, memberId), isNull(memberSessions.revokedAt), ne(memberSessions.id, sessionId)),
-      ),
+    endSessions(ctx, memberId, at, { except: sessionId }),
   ]);
   await syncMemberGuard(ctx, memberId);
 }

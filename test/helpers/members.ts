@@ -27,14 +27,22 @@ export function sessionCookieOf(response: Response): string | null {
   return /__Host-session=([^;]*)/.exec(header)?.[1] || null;
 }
 
-/** A call made by a browser signed in as `member`: its cookie, and its CSRF token on changes (unless `csrf` given). */
+/**
+ * A call made by a browser signed in as `member`: its cookie, and its CSRF token on changes (unless `csrf` given),
+ * from a client address of its own (a refused session counts against its address's window, which the other test
+ * files' calls without a key share otherwise).
+ */
 export function memberCall(
   member: Pick<TestMember, "cookie" | "csrf">,
   method: string,
   path: string,
   options: { body?: unknown; csrf?: string | null; headers?: Record<string, string> } = {},
 ): Promise<Response> {
-  const headers: Record<string, string> = { Cookie: `__Host-session=${member.cookie}`, ...options.headers };
+  const headers: Record<string, string> = {
+    Cookie: `__Host-session=${member.cookie}`,
+    "CF-Connecting-IP": someAddress(),
+    ...options.headers,
+  };
   const csrf = options.csrf === undefined ? member.csrf : options.csrf;
   if (method !== "GET" && csrf !== null) headers["X-CSRF-Token"] = csrf;
   return call(method, path, { body: options.body, headers });
@@ -45,8 +53,13 @@ export function memberCall(
  * such calls count against their address's window (60 a minute), which a whole test file would otherwise share.
  */
 export function publicCall(path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  const address = `10.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
-  return call("POST", path, { body, headers: { "CF-Connecting-IP": address, ...headers } });
+  return call("POST", path, { body, headers: { "CF-Connecting-IP": someAddress(), ...headers } });
+}
+
+/** A random private client address. */
+function someAddress(): string {
+  const part = () => Math.floor(Math.random() * 250);
+  return `10.${part()}.${part()}.${part()}`;
 }
 
 export async function signIn(

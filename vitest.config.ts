@@ -27,6 +27,11 @@ export default defineConfig(async () => {
             ADMIN_TOKEN: "test-admin-token",
             GATEWAY_TOKEN: "test-gateway-token",
             SEALING_KEY: "q7mJ1l1hW8bQ0ZC8l3n9o6Ykq3hZb8i1bWqkq4m7b2Y=",
+            PASSWORD_PEPPER: "2:test-pepper-0123456789abcdefghij",
+            // A rotated pepper, still verifying the hashes made with it (test/routes/members).
+            PASSWORD_PEPPER_PREVIOUS: "1:test-previous-pepper-0123456789",
+            // Members' mail stays in the outbox, where tests read invitations and resets.
+            MAIL_OUTBOX: "on",
             // Production URL rules in tests, whatever a developer's .dev.vars allows (test/webhooks).
             WEBHOOK_ALLOW_LOCAL_HTTP: "false",
             GATEWAY_HOST: "127.0.0.1",

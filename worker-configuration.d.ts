@@ -35,6 +35,9 @@ interface __BaseEnv_Env {
 	ADMIN_TOKEN: string;
 	GATEWAY_TOKEN: string;
 	SEALING_KEY: string;
+	PASSWORD_PEPPER: string;
+	PASSWORD_PEPPER_PREVIOUS: string;
+	MAIL_OUTBOX: string;
 	API_KEY_GUARD: DurableObjectNamespace<import("./src/index").ApiKeyGuard>;
 	SUBUSER_GATE: DurableObjectNamespace<import("./src/index").SubuserGate>;
 	TRAFFIC_STORE: DurableObjectNamespace<import("./src/index").TrafficStore>;

@@ -7,7 +7,15 @@
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { startDemoGateway } from "./lib/demo-gateway.mjs";
-import { ensureAccount, ensureSandboxKey, LOCAL_GATEWAY_PORT, prepare, startWorker } from "./lib/local-worker.mjs";
+import {
+  ensureAccount,
+  ensureDemoOwner,
+  ensureSandboxKey,
+  LOCAL_GATEWAY_PORT,
+  prepare,
+  printOutbox,
+  startWorker,
+} from "./lib/local-worker.mjs";
 
 const { values: options } = parseArgs({
   options: {
@@ -39,7 +47,7 @@ const persistTo = options["persist-to"] && path.resolve(options["persist-to"]);
 const vars = prepare({ persistTo });
 const { child, base } = await startWorker(PORT, { vars: LOCAL_VARS, persistTo });
 // A seed step that fails stops the worker too, rather than leaving it serving with nobody to stop it.
-const { demo, sandbox, demoGateway } = await seed().catch((error) => {
+const { demo, sandbox, owner, demoGateway } = await seed().catch((error) => {
   child.kill();
   throw error;
 });
@@ -55,6 +63,7 @@ async function seed() {
   });
 
   const sandbox = await ensureSandboxKey(base, vars.ADMIN_TOKEN, demo.accountId, "demo-sandbox.json", persistTo);
+  const owner = await ensureDemoOwner(base, vars.ADMIN_TOKEN, demo.accountId);
 
   const demoGateway = await startDemoGateway(base, {
     adminToken: vars.ADMIN_TOKEN,
@@ -62,7 +71,7 @@ async function seed() {
     port: GATEWAY_PORT,
     nodes: GATEWAY_NODES,
   });
-  return { demo, sandbox, demoGateway };
+  return { demo, sandbox, owner, demoGateway };
 }
 const gatewayNodes = demoGateway.gateways.map((gateway) => `${gateway.nodeId} localhost:${gateway.port}`).join(", ");
 
@@ -80,6 +89,8 @@ console.log(`
     MCP        http://localhost:${PORT}/mcp  (Streamable HTTP; the API key as a bearer token)
     Account    ${demo.email} (${demo.accountId}), plan pro, balance topped up to $500
     API key    ${demo.token}
+    Owner      ${owner.email} / ${owner.password}  (a member: POST /v1/auth/sign-in, a session cookie)
+    Mail       invitations and password resets are printed here (and kept at GET /internal/dev/outbox)
 
   Try:  curl -H "Authorization: Bearer ${demo.token}" http://localhost:${PORT}/v1/users/me
 
@@ -93,9 +104,12 @@ console.log(`
   Jobs: the Cron Trigger runs every ${CRON_TICK_MS / 1000} s here; ISP provisioning takes ${LOCAL_VARS.ISP_PROVISIONING_DELAY_S} s.
 `);
 
+const stopOutbox = printOutbox(base, vars.ADMIN_TOKEN);
+
 for (const signal of ["SIGINT", "SIGTERM"]) {
   process.on(signal, () => {
     clearInterval(tick);
+    stopOutbox();
     for (const gateway of demoGateway.gateways) gateway.close();
     child.kill(signal);
   });

@@ -18,11 +18,12 @@ import { requestId } from "./middleware/request-id";
 import { handleError, notFoundHandler } from "./platform/error-handler";
 import { ERROR_DOCS_PATH } from "./platform/errors";
 import { validationHook } from "./platform/validation";
+import { publicAuthRoutes } from "./routes/auth";
 import { reportLinkRoutes } from "./routes/reports";
 
 /**
- * The request path: request id → domain context → (public docs | a sunset version's 410 | internal auth | API-key
- * auth → per-key guard → JSON body) → route validation → domain verb. Errors thrown anywhere are rendered by
+ * The request path: request id → domain context → (public docs | sign-in | a sunset version's 410 | internal auth |
+ * API-key or session auth → the caller's guard → JSON body) → route validation → domain verb. Errors thrown anywhere are rendered by
  * `handleError`. `/mcp` (the MCP server) turns each tool call into such a request and runs it through this app.
  */
 export function createApp(versions: readonly ApiVersion[] = API_VERSIONS): OpenAPIHono<AppEnv> {
@@ -41,6 +42,8 @@ export function createApp(versions: readonly ApiVersion[] = API_VERSIONS): OpenA
   // A report file's signed link works without a token (it carries its own HMAC and expiry), and past v1's sunset
   // too: links already sent by email and webhooks stay good until they expire.
   app.route("/v1", reportLinkRoutes());
+  // Sign-in, accepting an invitation and password resets hold no credential yet: ahead of the version's auth.
+  app.route("/v1", publicAuthRoutes());
   // From a version's sunset on, everything else under it answers 410 `version_sunset`, before auth and rate limits.
   for (const version of publicVersions) closeAtSunset(app, version);
   app.get("/internal/openapi.json", internalAuth("ADMIN_TOKEN"), (c) => c.json(internal.document(originOf(c.req.url))));

@@ -1,5 +1,6 @@
 import type { DomainContext, Principal } from "./domain/context";
 import type { NodeCaller } from "./domain/gateway/node-credentials";
+import type { Caller } from "./domain/members/sessions";
 
 export interface AppEnv {
   Bindings: Cloudflare.Env;
@@ -7,9 +8,8 @@ export interface AppEnv {
     requestId: string;
     /** The database and bindings every domain verb takes. */
     ctx: DomainContext;
-    keyId: string;
-    /** The SHA-256 of the bearer token presented: the key's guard says whether it is still accepted. */
-    tokenHash: string;
+    /** Who the request authenticated as, before its guard admits it: an API key, or a member's session. */
+    caller: Caller;
     /** false when the API key is a sandbox (`test_`) key. */
     livemode: boolean;
     principal: Principal;

@@ -34,7 +34,8 @@ export function plansWith(feature: GatedFeature): Plan[] {
 /**
  * The areas an API key's scopes name, each read or write (write includes read): account (profile, MFA), billing
  * (orders, quotes, balances, subscriptions), subusers (and their whitelists, the proxy test), isp, traffic
- * (sessions, analytics, the request log), reports, webhooks (endpoints, events), api_keys.
+ * (sessions, analytics, the request log), reports, webhooks (endpoints, events), api_keys, members (the account's
+ * people and their invitations).
  */
 export const keyAreas = [
   "account",
@@ -45,6 +46,7 @@ export const keyAreas = [
   "reports",
   "webhooks",
   "api_keys",
+  "members",
 ] as const;
 export type KeyArea = (typeof keyAreas)[number];
 export const keyAccesses = ["read", "write"] as const;
@@ -57,4 +59,33 @@ export function scopeAllows(scopes: KeyScopes | null, area: KeyArea, access: Key
   if (scopes === null) return true;
   const granted = scopes[area];
   return granted === "write" || (granted === "read" && access === "read");
+}
+
+/**
+ * A member's role: one of the fixed grants below. A member's requests are authorized by the same scopes as a key's
+ * (one guard decides both), so a role is a named set of scopes.
+ */
+export const memberRoles = ["owner", "admin", "billing", "developer", "viewer"] as const;
+export type MemberRole = (typeof memberRoles)[number];
+
+const everyArea = (access: KeyAccess): KeyScopes =>
+  Object.fromEntries(keyAreas.map((area) => [area, access])) as KeyScopes;
+
+/**
+ * The scopes of each role (null: everything, like a full key). `admin`: everything but the account's money
+ * (billing read only) and its people (members read only: an admin invites and removes people below admin, decided
+ * by the member rules, not by a wider scope). `billing`: orders, balances, budget, subscriptions and the account's
+ * invoices and profile. `developer`: sub-users, traffic and its own API keys. `viewer`: every area, read only.
+ */
+export const roleScopes: Record<MemberRole, KeyScopes | null> = {
+  owner: null,
+  admin: { ...everyArea("write"), billing: "read", members: "write" },
+  billing: { billing: "write", account: "read" },
+  developer: { subusers: "write", traffic: "write", api_keys: "write" },
+  viewer: everyArea("read"),
+};
+
+/** Whether a role is at least as strong as another (owner > admin > the rest, which are side by side). */
+export function roleRank(role: MemberRole): number {
+  return role === "owner" ? 2 : role === "admin" ? 1 : 0;
 }

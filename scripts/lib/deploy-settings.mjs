@@ -26,6 +26,20 @@ export const SECRETS = [
     generate: "openssl rand -base64 32",
   },
   {
+    name: "PASSWORD_PEPPER",
+    required: true,
+    purpose: "peppers members' password hashes (an HMAC before PBKDF2): a stolen database alone cannot be cracked",
+    value:
+      "`1:` then 32 random bytes, base64; to rotate, move the old value to PASSWORD_PEPPER_PREVIOUS and set `2:<new>`",
+    generate: 'echo "1:$(openssl rand -base64 32)"',
+  },
+  {
+    name: "PASSWORD_PEPPER_PREVIOUS",
+    required: false,
+    purpose: "the pepper before a rotation: its hashes still verify, and are remade with the new one at sign-in",
+    value: "the previous PASSWORD_PEPPER value, while members still sign in with hashes of it",
+  },
+  {
     name: "AWS_ACCESS_KEY_ID",
     required: false,
     purpose: "with AWS_SECRET_ACCESS_KEY: the AWS identity that assumes customers' roles (S3 report destinations)",

@@ -1,6 +1,6 @@
 // Shared by `npm run dev` and `npm run bench`: run wrangler, wait for the worker, seed an account.
 import { spawn, spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { get as httpsGet } from "node:https";
 import path from "node:path";
 import { root, wranglerBin } from "./wrangler-cli.mjs";
@@ -11,6 +11,11 @@ export { root };
 export function ensureDevVars() {
   const target = path.join(root, ".dev.vars");
   if (!existsSync(target)) copyFileSync(path.join(root, ".dev.vars.example"), target);
+  // A .dev.vars made before members: it gains the development pepper (sign-in needs one).
+  if (!/^PASSWORD_PEPPER=/m.test(readFileSync(target, "utf8"))) {
+    const example = readFileSync(path.join(root, ".dev.vars.example"), "utf8");
+    appendFileSync(target, `\n${/^PASSWORD_PEPPER=.*$/m.exec(example)?.[0] ?? ""}\n`);
+  }
   /** @type {Record<string, string>} */
   const vars = {};
   for (const line of readFileSync(target, "utf8").split("\n")) {
@@ -57,7 +62,14 @@ export const LOCAL_GATEWAY_PORT = 7777;
  * (`GATEWAY_SLOTS`), so no part of a sub-user's limits stands at a node that is not there.
  */
 function localSettings(base) {
-  return { API_ORIGIN: base, GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: String(LOCAL_GATEWAY_PORT), GATEWAY_SLOTS: "1" };
+  return {
+    API_ORIGIN: base,
+    GATEWAY_HOST: "127.0.0.1",
+    GATEWAY_PORT: String(LOCAL_GATEWAY_PORT),
+    GATEWAY_SLOTS: "1",
+    // Members' mail stays in the local outbox (GET /internal/dev/outbox), so invitations work offline.
+    MAIL_OUTBOX: "on",
+  };
 }
 
 /**
@@ -172,6 +184,49 @@ export async function ensureAccount(
   mkdirSync(path.dirname(stateFile), { recursive: true });
   writeFileSync(stateFile, JSON.stringify(saved, null, 2));
   return saved;
+}
+
+/**
+ * The demo account's owner, a member who signs in to the console with email and password: made once through the
+ * admin API with a fixed local password (this is local development's demo, never a deployment's).
+ */
+export async function ensureDemoOwner(base, adminToken, accountId) {
+  const owner = { email: "owner@example.com", password: "demo-owner-password" };
+  const response = await fetch(`${base}/internal/admin/accounts/${accountId}/members`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${adminToken}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ ...owner, name: "Demo Owner", role: "owner" }),
+  });
+  // 409: made by an earlier run, with the same password.
+  if (!response.ok && response.status !== 409)
+    throw new Error(`demo owner: ${response.status} ${await response.text()}`);
+  return owner;
+}
+
+/**
+ * Prints the mail the worker keeps in its local outbox (invitations, password resets) as it arrives, so their links
+ * can be followed offline. Returns a function that stops it.
+ */
+export function printOutbox(base, adminToken, everyMs = 5000) {
+  const seen = new Set();
+  let first = true;
+  const poll = async () => {
+    const response = await fetch(`${base}/internal/dev/outbox?limit=20`, {
+      headers: { Authorization: `Bearer ${adminToken}` },
+    }).catch(() => null);
+    if (!response?.ok) return;
+    const { data } = await response.json();
+    for (const mail of data.reverse()) {
+      if (seen.has(mail.id)) continue;
+      seen.add(mail.id);
+      // Mail from before this start is not news.
+      if (!first) console.log(`\n  ── Mail to ${mail.to}: ${mail.subject}\n${mail.text.replace(/^/gm, "     ")}\n`);
+    }
+    first = false;
+  };
+  const timer = setInterval(() => poll(), everyMs);
+  poll();
+  return () => clearInterval(timer);
 }
 
 /**

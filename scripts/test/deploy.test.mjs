@@ -13,7 +13,7 @@ import { wranglerBin } from "../lib/wrangler-cli.mjs";
 
 const root = path.join(import.meta.dirname, "..", "..");
 const execFileAsync = promisify(execFile);
-const REQUIRED = ["ADMIN_TOKEN", "GATEWAY_TOKEN", "SEALING_KEY"];
+const REQUIRED = ["ADMIN_TOKEN", "GATEWAY_TOKEN", "SEALING_KEY", "PASSWORD_PEPPER"];
 const scratch = mkdtempSync(path.join(tmpdir(), "deploy-test-"));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
@@ -60,7 +60,11 @@ describe("npm run deploy", () => {
     assert.match(run.stdout, /set it: npx wrangler secret put ADMIN_TOKEN\n/);
     assert.match(run.stdout, /set it: npx wrangler secret put GATEWAY_TOKEN\n/);
     assert.match(run.stdout, /set it: openssl rand -base64 32 \| npx wrangler secret put SEALING_KEY\n/);
-    assert.match(run.stderr, /Stopped: set the 3 missing secrets above, then run `npm run deploy` again/);
+    assert.match(
+      run.stdout,
+      /set it: echo "1:\$\(openssl rand -base64 32\)" \| npx wrangler secret put PASSWORD_PEPPER\n/,
+    );
+    assert.match(run.stderr, /Stopped: set the 4 missing secrets above, then run `npm run deploy` again/);
     assert.deepEqual(changes(run.state), []);
   });
 
@@ -97,11 +101,11 @@ describe("npm run deploy", () => {
   });
 
   it("staging: its own worker, queues and database; a missing secret alone stops it, with the --env command", () => {
-    const stateFile = account(withSecrets(staging.worker, ["ADMIN_TOKEN", "SEALING_KEY"]));
+    const stateFile = account(withSecrets(staging.worker, ["ADMIN_TOKEN", "SEALING_KEY", "PASSWORD_PEPPER"]));
     const stopped = deploy(stateFile, "--env", "staging");
     assert.equal(stopped.status, 1);
     assert.match(stopped.stdout, /set it: npx wrangler secret put GATEWAY_TOKEN --env staging\n/);
-    assert.doesNotMatch(stopped.stdout, /secret put (ADMIN_TOKEN|SEALING_KEY)/);
+    assert.doesNotMatch(stopped.stdout, /secret put (ADMIN_TOKEN|SEALING_KEY|PASSWORD_PEPPER)/);
     assert.match(stopped.stderr, /set the missing secret above, then run `npm run deploy -- --env staging` again/);
     assert.deepEqual(changes(stopped.state), []);
 

@@ -13,7 +13,7 @@ interface DocumentSpec {
   basePath: string;
   internal: boolean;
   tags: Array<{ name: string; description: string }>;
-  securitySchemes: Record<string, string | { in: "query"; name: string; description: string }>;
+  securitySchemes: Record<string, string | { in: "query" | "cookie"; name: string; description: string }>;
 }
 
 export const publicApi: DocumentSpec = {
@@ -27,8 +27,10 @@ export const publicApi: DocumentSpec = {
     "endpoints signed per Standard Webhooks, with the account's events and their delivery log; a proxy test " +
     "that sends a real request through the gateway with a sub-user's credentials; order quotes and usage " +
     "forecasts; the account's API keys, with scopes, expiry and rotation; and an audit log of every change.\n\n" +
-    "Every call carries `Authorization: Bearer <API_KEY>`; each operation names the key scope it needs " +
-    "(`area:read` or `area:write`; 403 `insufficient_scope` without it). Every error is " +
+    "Every call carries `Authorization: Bearer <API_KEY>` (or, from a browser, a member's session cookie and, on " +
+    "changes, its `X-CSRF-Token`); each operation names the key scope it needs " +
+    "(`area:read` or `area:write`, which a member's role grants as a key's scopes do; 403 `insufficient_scope` " +
+    "without it). Every error is " +
     "`{code, message, request_id, doc_url}` (`doc_url`: the code's cause and fix on /docs/errors), and every " +
     "response carries `X-Request-Id` and the `X-RateLimit-*` headers of the key's rolling 60-second and 24-hour " +
     "windows (429 `rate_limited` with `Retry-After` beyond them). Lists are cursor-paginated (`cursor`, `limit` ≤ " +
@@ -73,6 +75,18 @@ export const publicApi: DocumentSpec = {
       description: "Every change made by a key or an operator, with the fields it changed; kept one year.",
     },
     {
+      name: "Members",
+      description:
+        "The account's people: roles (owner, admin, billing, developer, viewer) mapped onto the key scopes, and " +
+        "invitations by email. Not MCP tools.",
+    },
+    {
+      name: "Sign-in",
+      description:
+        "Members sign in with email and password (+ TOTP) on a session cookie; their sessions, sign-out everywhere, " +
+        "their own MFA, invitations accepted and passwords reset. Not MCP tools.",
+    },
+    {
       name: "Test helpers",
       description:
         "The sandbox (`test_` keys only): generate traffic, start sessions, expire batches, renew subscriptions, " +
@@ -83,6 +97,14 @@ export const publicApi: DocumentSpec = {
     ApiKey:
       "An API key issued in the dashboard: `Authorization: Bearer live_…`, or `test_…` for the account's sandbox " +
       "(separate data, simulated money, `livemode: false` on every response).",
+    SessionCookie: {
+      in: "cookie",
+      name: "__Host-session",
+      description:
+        "A signed-in member's session (`POST /auth/sign-in` sets it: `HttpOnly`, `Secure`, `SameSite=Lax`). The " +
+        "member's role decides as a key's scopes would. Every change made with it sends the session's CSRF token " +
+        "in `X-CSRF-Token` (else 403 `csrf_failed`).",
+    },
     SignedLink: {
       in: "query",
       name: "sig",

@@ -328,19 +328,21 @@ function tests(document: Document, operation: Operation, step: Step, status: num
     `pm.test("has X-Request-Id", () => pm.response.to.have.header("X-Request-Id"));`,
     "let body;",
     "try { body = pm.response.json(); } catch (error) { body = undefined; }",
-    ...(step.sandboxOnly ? sandboxOnly(success) : success),
+    ...(step.sandboxOnly ? onlyIn("sandbox", success) : step.liveOnly ? onlyIn("live", success) : success),
   ];
 }
 
 /**
- * A test helper's checks: with a live key (the `livemode` that `getAccount` remembered), the 403 every helper
- * answers it; with a sandbox key, what the helper does.
+ * The checks of an operation of one mode alone (by the `livemode` that `getAccount` remembered): a test helper
+ * (sandbox) answers a live key 403 `sandbox_key_required`, the account's people (live) a sandbox key 403
+ * `live_key_required`; the mode it serves gets the operation's own checks.
  */
-function sandboxOnly(success: string[]): string[] {
+function onlyIn(mode: "sandbox" | "live", success: string[]): string[] {
+  const [refused, code] = mode === "sandbox" ? ["live", "sandbox_key_required"] : ["sandbox", "live_key_required"];
   return [
-    'if (pm.collectionVariables.get("livemode") !== "false") {',
-    '  pm.test("status is 403 (a live key)", () => pm.response.to.have.status(403));',
-    '  pm.test("code is \'sandbox_key_required\'", () => pm.expect(body && body.code).to.eql("sandbox_key_required"));',
+    `if (pm.collectionVariables.get("livemode") ${mode === "sandbox" ? "!==" : "==="} "false") {`,
+    `  pm.test("status is 403 (a ${refused} key)", () => pm.response.to.have.status(403));`,
+    `  pm.test("code is '${code}'", () => pm.expect(body && body.code).to.eql("${code}"));`,
     "} else {",
     ...success.map((line) => `  ${line}`),
     "}",

@@ -1,6 +1,6 @@
 import { type Database, database } from "../db/client";
 import type { AccountRow, Plan, Product } from "../db/schema";
-import type { KeyScopes } from "../vocabulary";
+import type { KeyScopes, MemberRole } from "../vocabulary";
 
 /** What every domain verb runs with: the database and the bindings. Time comes from `platform/clock`. */
 export interface DomainContext {
@@ -23,9 +23,17 @@ export function domainContext(env: Cloudflare.Env): DomainContext {
   return { db: database(env.DB), env };
 }
 
-/** Who is calling: resolved from the API key by the auth middleware and the key's guard. */
+/**
+ * Who is calling: resolved from the API key (or a member's session) by the auth middleware and its guard. Keys and
+ * members are authorized alike, by `scopes`: a member's are its role's.
+ */
 export interface Principal {
-  keyId: string;
+  /** The API key of the call; null when a member acts through a signed-in session. */
+  keyId: string | null;
+  /** The person acting (a signed-in member); null: an API key alone. */
+  member: MemberIdentity | null;
+  /** The guard that admitted the call and keeps its rate limits and idempotency: the key's id, or the member's. */
+  guardId: string;
   accountId: string;
   plan: Plan;
   /** The key's product scope; null = every product. */
@@ -34,9 +42,14 @@ export interface Principal {
   scopes: KeyScopes | null;
   /** The sub-users the key is bound to (it sees and acts on them alone); null = not bound. */
   subuserIds: string[] | null;
+  /**
+   * The member whose API keys alone the caller sees and manages: a developer, or a key a developer made (and the
+   * keys it makes stay the developer's); null = every key of the account.
+   */
+  keysOf: string | null;
   /** When the key stops working (ms); null = never. */
   keyExpiresAt: number | null;
-  /** The SHA-256 of the token this call used (the key's current one, or one a rotation replaced). */
+  /** The SHA-256 of the token this call used (the key's current one, one a rotation replaced, or the session's). */
   tokenHash: string;
   /** When a rotation's grace for that token ends (ms); null = it is the key's current token. */
   tokenReplacedUntil: number | null;
@@ -46,10 +59,26 @@ export interface Principal {
   livemode: boolean;
 }
 
-/** Who made a change: set for each API request by the key's guard (or by the admin API), for the audit log. */
+/**
+ * A member acting: through a session (`sessionId`), and later through an OAuth grant (which will name its client
+ * here too). Its role's scopes are the principal's.
+ */
+export interface MemberIdentity {
+  id: string;
+  email: string;
+  role: MemberRole;
+  /** The session the call came through; null when it came another way. */
+  sessionId: string | null;
+  /** When that session ends at the latest (its absolute timeout, ms); null without a session. */
+  sessionEndsAt: number | null;
+}
+
+/** Who made a change: set for each API request by the caller's guard (or by the admin API), for the audit log. */
 export interface Actor {
-  /** The acting API key; null = an operator through the admin API. */
+  /** The acting API key; null = a member through a session, or an operator through the admin API. */
   keyId: string | null;
+  /** The person who acted (id and email as they were then); null = a key alone, or an operator. */
+  member?: { id: string; email: string } | null;
   sourceIp: string | null;
   requestId: string;
 }

@@ -4,6 +4,7 @@ import {
   ANY_KEY_SCOPE,
   BOUND_KEYS_EXTENSION,
   KEY_SCOPE_EXTENSION,
+  MCP_TOOL_EXTENSION,
   SANDBOX_ONLY_EXTENSION,
 } from "../platform/route-definitions";
 import { type KeyAccess, type KeyArea, type KeyScopes, keyAccesses, keyAreas, scopeAllows } from "../vocabulary";
@@ -12,7 +13,8 @@ import { type KeyAccess, type KeyArea, type KeyScopes, keyAccesses, keyAreas, sc
  * One MCP tool per operation of the public OpenAPI document, generated from it: the name is the operationId, the
  * title the summary, the description the summary and description (which name the key scope), and the input schema
  * the operation's path, query and header parameters and its JSON body. Operations a key cannot authorize (a signed
- * download link) have no tool, nor have WebSockets (a live tail).
+ * download link, a member's own sign-in) have no tool, nor have WebSockets (a live tail), nor operations marked
+ * `x-mcp-tool: false` (the account's people: an assistant does not invite or remove them).
  */
 
 type Schema = Record<string, unknown>;
@@ -90,7 +92,12 @@ function buildTools(document: OpenApiDocument): Tool[] {
   for (const [path, item] of Object.entries(document.paths ?? {})) {
     for (const method of HTTP_METHODS) {
       const operation = item?.[method] as Schema | undefined;
-      if (operation && keyScopeOf(operation) !== undefined && !isWebSocket(operation)) {
+      if (
+        operation &&
+        keyScopeOf(operation) !== undefined &&
+        !isWebSocket(operation) &&
+        operation[MCP_TOOL_EXTENSION] !== false
+      ) {
         tools.push(toolOf(document, method, path, operation));
       }
     }

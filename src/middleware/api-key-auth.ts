@@ -20,9 +20,9 @@ export const apiKeyAuth = createMiddleware<AppEnv>(async (c, next) => {
     await admitClientAddress(c);
     throw new ApiError("unauthorized");
   }
-  c.set("keyId", key.keyId);
-  c.set("tokenHash", key.tokenHash);
-  c.set("livemode", isLiveToken(token as string));
+  const livemode = isLiveToken(token as string);
+  c.set("caller", { kind: "key", keyId: key.keyId, tokenHash: key.tokenHash, livemode });
+  c.set("livemode", livemode);
   await next();
 });
 

@@ -4,6 +4,8 @@ import { rememberWritten } from "../db/account-cache";
 import type { AccountRow, Plan, Product } from "../db/schema";
 import { recordLogin } from "../domain/accounts/accounts";
 import { keyGuard as guardOf, recordKeyUse } from "../domain/api-keys/api-keys";
+import { memberGuard } from "../domain/members/members";
+import type { ActiveSession } from "../domain/members/sessions";
 import type {
   GuardConfig,
   IdempotencyRequest,
@@ -15,7 +17,7 @@ import { now } from "../platform/clock";
 import { seal, sha256Hex, unseal } from "../platform/crypto";
 import { ApiError } from "../platform/errors";
 import { IDEMPOTENCY_KEY_MAX_LENGTH } from "../platform/route-definitions";
-import type { KeyScopes } from "../vocabulary";
+import type { KeyScopes, MemberRole } from "../vocabulary";
 import { clientAddress } from "./client-address";
 import { rateLimited, setRateLimitHeaders } from "./rate-limit-headers";
 
@@ -28,37 +30,55 @@ const REPLAYED_HEADERS = ["content-type", "location", "link", "cache-control"];
 const FORGOTTEN_CODES = new Set(["invalid_request", "invalid_json", "mfa_required", "insufficient_scope"]);
 
 /**
- * The per-key guard: one Durable Object call before the handler (revocation, rolling rate-limit windows, the
+ * The caller's guard (an API key's, or a signed-in member's: one per member, the same object class): one Durable
+ * Object call before the handler (revocation, rolling rate-limit windows, the
  * idempotency claim) and at most one after it (`settle`: the response to replay, and the account version the
  * request wrote, whose row is then cached for the key's next request). Responses that show a secret
  * (`Cache-Control: no-store`) are stored sealed.
  */
 export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
   const idempotency = await idempotencyRequest(c);
-  const guard = guardOf(c.get("ctx"), c.get("keyId"));
+  const caller = c.get("caller");
+  const session = caller.kind === "session" ? caller.session : null;
+  const guardId = session ? session.memberId : (caller as { keyId: string }).keyId;
+  const keyId = session ? null : guardId;
+  const guard = session ? memberGuard(c.get("ctx"), guardId) : guardOf(c.get("ctx"), guardId);
   const result = await guard.admit(idempotency);
   if (result.outcome === "unconfigured" || result.outcome === "revoked") throw new ApiError("unauthorized");
   setRateLimitHeaders(c, result.rate);
   if (result.outcome === "limited") throw rateLimited(result.rate);
 
   const { config } = result;
-  const token = acceptedToken(config, c.get("tokenHash"));
+  const token = caller.kind === "key" ? acceptedToken(config, caller.tokenHash) : acceptedSession(config, session);
   const keySettlement = {
-    keyId: c.get("keyId"),
+    keyId: guardId,
     accountId: config.accountId,
     changedAccount: null as AccountRow | null,
   };
-  const actor = { keyId: c.get("keyId"), sourceIp: clientAddress(c), requestId: c.get("requestId") };
+  // A member's role is its guard's (pushed at every change), not the session's (read up to a minute ago).
+  const role = (config.role ?? session?.role) as MemberRole;
+  const member = session
+    ? { id: session.memberId, email: session.email, role, sessionId: session.id, sessionEndsAt: session.expiresAt }
+    : null;
+  const actor = {
+    keyId,
+    member: member && { id: member.id, email: member.email },
+    sourceIp: clientAddress(c),
+    requestId: c.get("requestId"),
+  };
   c.set("ctx", { ...c.get("ctx"), keySettlement, actor });
   c.set("principal", {
-    keyId: c.get("keyId"),
+    keyId,
+    member,
+    guardId,
     accountId: config.accountId,
     plan: config.plan as Plan,
     products: config.products as Product[] | null,
     scopes: (config.scopes ?? null) as KeyScopes | null,
     subuserIds: config.subuserIds ?? null,
+    keysOf: member ? (role === "developer" ? member.id : null) : (config.keysOf ?? null),
     keyExpiresAt: config.expiresAt ?? null,
-    tokenHash: c.get("tokenHash"),
+    tokenHash: caller.kind === "key" ? caller.tokenHash : (session?.tokenHash ?? ""),
     tokenReplacedUntil: token.until,
     accountRevision: result.accountRevision,
     livemode: c.get("livemode"),
@@ -66,7 +86,7 @@ export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
   if (result.touchLogin) {
     await Promise.all([
       recordLogin(c.get("ctx"), config.accountId, actor.sourceIp),
-      recordKeyUse(c.get("ctx"), c.get("keyId"), actor.sourceIp),
+      ...(keyId ? [recordKeyUse(c.get("ctx"), keyId, actor.sourceIp)] : []),
     ]);
   }
 
@@ -94,8 +114,20 @@ export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
   if (written) settlement.accountVersion = written.version;
   if (!settlement.claim && !written) return;
   const revision = await guard.settle(settlement);
-  if (written) rememberWritten(c.get("keyId"), revision, written);
+  if (written) rememberWritten(guardId, revision, written);
 });
+
+/**
+ * A member's session, as its guard accepts it: one of the member's live sessions (sign-out, sign out everywhere,
+ * a revocation or a password reset removes it there before answering), before its absolute end. Else 401.
+ */
+function acceptedSession(config: GuardConfig, session: ActiveSession | null): { until: null } {
+  const accepted = session && config.tokens?.find((token) => token.hash === session.tokenHash);
+  if (!accepted || (accepted.until !== null && accepted.until <= now())) {
+    throw new ApiError("unauthorized", "The session has ended (signed out, expired or idle): sign in again.");
+  }
+  return { until: null };
+}
 
 /**
  * The token the call used, as the key accepts it (`until`: the end of a rotation's grace, null for the current

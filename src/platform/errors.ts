@@ -325,6 +325,63 @@ export const errorCatalogue = {
     message: "A node credential speaks only for its own node.",
     fix: "Name the node the credential was issued for, or call with that node's own credential.",
   },
+  // Members and sessions
+  invalid_credentials: {
+    status: 401,
+    message: "The email or password is not right.",
+    fix: "Check the email and password (passwords are case-sensitive), or reset the password from the sign-in page.",
+  },
+  session_required: {
+    status: 403,
+    message: "This operation is about a signed-in member's own session: call it signed in, not with an API key.",
+    fix: "Sign in with `POST /v1/auth/sign-in` and call it with the session cookie (and `X-CSRF-Token` on changes).",
+  },
+  csrf_failed: {
+    status: 403,
+    message:
+      "A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.",
+    fix: "Send the `csrf_token` from the sign-in answer (or `GET /v1/auth/session`) in `X-CSRF-Token`, from a page of the API's own origin.",
+  },
+  live_key_required: {
+    status: 403,
+    message: "The account's people belong to the live account: call with a live (live_) API key, or signed in.",
+    fix: "Manage members and invitations with a live API key or a member's session; a sandbox key has none.",
+  },
+  member_not_found: {
+    status: 404,
+    message: "No member with this id exists.",
+    fix: "Check the id with `GET /v1/members`; members of another account are not visible.",
+  },
+  invitation_not_found: {
+    status: 404,
+    message: "No invitation with this id exists.",
+    fix: "Check the id with `GET /v1/invitations`; invitations of another account are not visible.",
+  },
+  member_exists: {
+    status: 409,
+    message: "A member of the account, or a pending invitation, already has this email.",
+    fix: "Change the existing member's role with `PATCH /v1/members/{id}`, or revoke the pending invitation first.",
+  },
+  last_owner: {
+    status: 409,
+    message: "An account keeps at least one owner.",
+    fix: "Make another member an owner first, then change or remove this one.",
+  },
+  account_required: {
+    status: 409,
+    message: "This email belongs to members of several accounts: say which account to sign in to.",
+    fix: "Send `account` (the account's `usr_…` id) with the sign-in.",
+  },
+  mail_failed: {
+    status: 502,
+    message: "The mail could not be sent, so nothing was done.",
+    fix: "Check the address, then try again; if it keeps failing, contact support with the request id.",
+  },
+  link_expired: {
+    status: 410,
+    message: "This link is unknown, already used, revoked or expired.",
+    fix: "Ask for a new invitation (from an owner or admin) or a new password reset; links work once, for a limited time.",
+  },
 } as const satisfies Record<string, { status: ContentfulStatusCode; message: string; fix: string }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

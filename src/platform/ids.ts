@@ -23,6 +23,11 @@ export const idPrefixes = {
   webhookDelivery: "whd",
   trafficSpike: "spk",
   gatewayNode: "gwn",
+  member: "mem",
+  memberSession: "msn",
+  invitation: "inv",
+  passwordReset: "pwr",
+  mail: "eml",
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

@@ -3,7 +3,15 @@ import type { MiddlewareHandler } from "hono";
 import type { KeyAccess, KeyArea } from "../vocabulary";
 import { type ErrorCode, errorCatalogue } from "./errors";
 import { text } from "./fields";
-import { MFA_HEADER, noStore, refuseBoundKeys, requireSandboxKey, requireScope } from "./route-middleware";
+import {
+  MFA_HEADER,
+  noStore,
+  refuseBoundKeys,
+  requireLiveKey,
+  requireSandboxKey,
+  requireScope,
+  requireSession,
+} from "./route-middleware";
 
 /**
  * How every operation is declared: one `createRoute` config per operation file, through `apiRoute` (the public
@@ -106,7 +114,7 @@ const RATE_LIMIT_HEADERS: HeaderName[] = ["X-RateLimit-Limit", "X-RateLimit-Rema
 /** Registers what the builders refer to: the headers, the Error schema and the security schemes of a document. */
 export function registerSharedComponents(
   registry: OpenAPIHono["openAPIRegistry"],
-  schemes: Record<string, string | { in: "query"; name: string; description: string }>,
+  schemes: Record<string, string | { in: "query" | "cookie"; name: string; description: string }>,
 ): void {
   for (const [name, header] of Object.entries(responseHeaders)) {
     registry.registerComponent(
@@ -207,6 +215,7 @@ const TAG_AREAS: Record<string, KeyArea> = {
   Events: "webhooks",
   "API keys": "api_keys",
   "Audit log": "account",
+  Members: "members",
 };
 
 type ApiOperationConfig = OperationConfig & {
@@ -232,6 +241,15 @@ type ApiOperationConfig = OperationConfig & {
    * closed to them until it says otherwise. An operation open to any key is open to them too.
    */
   boundKeys?: boolean;
+  /**
+   * An operation about the calling member's own sign-in (its session, sessions, MFA): a signed-in member alone, an
+   * API key refused 403 `session_required`. Not a key operation: no `x-key-scope`, so no MCP tool.
+   */
+  session?: boolean;
+  /** `false`: no MCP tool is made of it (`x-mcp-tool: false`), e.g. managing the account's people. */
+  mcpTool?: boolean;
+  /** What only the live account has (its people): a sandbox key refused 403 `live_key_required` after its scopes. */
+  liveOnly?: boolean;
 };
 
 /**
@@ -244,9 +262,16 @@ export const ANY_KEY_SCOPE = "any";
 export const SANDBOX_ONLY_EXTENSION = "x-sandbox-only";
 /** `x-bound-keys: true`: the operation is open to keys bound to sub-users (for their sub-users alone). */
 export const BOUND_KEYS_EXTENSION = "x-bound-keys";
+/** `x-live-only: true`: the operation is the live account's alone (its people); a sandbox key is refused. */
+const LIVE_ONLY_EXTENSION = "x-live-only";
+/** `x-mcp-tool: false`: tools built from the document leave the operation out. */
+export const MCP_TOOL_EXTENSION = "x-mcp-tool";
+/** `x-session-only: true`: the operation is a signed-in member's own (its session cookie), never a key's. */
+const SESSION_ONLY_EXTENSION = "x-session-only";
 
 const PUBLIC_ERRORS: ErrorCode[] = ["unauthorized", "insufficient_scope", "rate_limited", "internal_error"];
 const WRITE_ERRORS: ErrorCode[] = [
+  "csrf_failed",
   "invalid_json",
   "invalid_request",
   "idempotency_key_reused",
@@ -308,17 +333,22 @@ export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R
     sandboxOnly = false,
     scope = {},
     boundKeys = false,
+    session = false,
+    mcpTool = true,
+    liveOnly = false,
     ...route
   } = config;
   const isWrite = route.method !== "get";
-  const required = requiredScope(route, scope);
+  const required = session ? null : requiredScope(route, scope);
   const openToBound = boundKeys || required === null;
   const codes = [
     ...(required ? PUBLIC_ERRORS : PUBLIC_ERRORS.filter((code) => code !== "insufficient_scope")),
     ...(openToBound ? [] : ["subuser_binding" as const]),
+    ...(session ? ["session_required" as const] : []),
     ...(isWrite ? WRITE_ERRORS : []),
     ...(mfa ? ["mfa_required" as const] : []),
     ...(sandboxOnly ? ["sandbox_key_required" as const] : []),
+    ...(liveOnly ? ["live_key_required" as const] : []),
     ...errors,
   ];
   const everyResponse: HeaderName[] = [
@@ -332,14 +362,20 @@ export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R
     ...(secret || download ? ["Cache-Control" as const] : []),
     ...(download ? ["Content-Disposition" as const] : []),
   ];
+  const who = session
+    ? "Signed-in members only (the session cookie); an API key gets 403 `session_required`."
+    : `Key scope: ${required ? `\`${required.area}:${required.access}\`` : "any key"}.${boundNote(required, openToBound)}`;
   return createRoute({
     ...route,
     // The scope is stated in the description: OpenAPI lists scopes in security requirements for OAuth only.
-    description:
-      `${route.description ?? ""}\n\nKey scope: ${required ? `\`${required.area}:${required.access}\`` : "any key"}.${boundNote(required, openToBound)}`.trimStart(),
-    security: [{ ApiKey: [] }],
-    [KEY_SCOPE_EXTENSION]: required ? `${required.area}:${required.access}` : ANY_KEY_SCOPE,
+    description: `${route.description ?? ""}\n\n${who}`.trimStart(),
+    security: session ? [{ SessionCookie: [] }] : [{ ApiKey: [] }, { SessionCookie: [] }],
+    ...(session
+      ? { [SESSION_ONLY_EXTENSION]: true }
+      : { [KEY_SCOPE_EXTENSION]: required ? `${required.area}:${required.access}` : ANY_KEY_SCOPE }),
+    ...(mcpTool ? {} : { [MCP_TOOL_EXTENSION]: false }),
     ...(sandboxOnly ? { [SANDBOX_ONLY_EXTENSION]: true } : {}),
+    ...(liveOnly ? { [LIVE_ONLY_EXTENSION]: true } : {}),
     ...(openToBound ? { [BOUND_KEYS_EXTENSION]: true } : {}),
     request: withHeaders(route, { ...(isWrite ? idempotencyKeyHeader : {}), ...(mfa ? mfaCodeHeader : {}) }),
     responses: {
@@ -351,8 +387,10 @@ export function apiRoute<const R extends ApiOperationConfig>(config: R): Built<R
     },
     // A sandbox-only operation refuses a live key before anything else, its request not even validated.
     middleware: [
+      ...(session ? [requireSession] : []),
       ...(sandboxOnly ? [requireSandboxKey] : []),
       ...(required ? [requireScope(required.area, required.access)] : []),
+      ...(liveOnly ? [requireLiveKey] : []),
       ...(openToBound ? [] : [refuseBoundKeys]),
       ...(secret || download ? [noStore] : []),
     ],
@@ -430,5 +468,35 @@ export function signedLinkRoute<const R extends OperationConfig>(config: R): Bui
         return status === 429 ? [...everyResponse, "Retry-After"] : everyResponse;
       }),
     },
+  }) as unknown as Built<R>;
+}
+
+/**
+ * A public operation that no credential authorizes, because it is how a person gets one (sign-in, accepting an
+ * invitation, a password reset): no security, the client address's rate-limit window (`X-RateLimit-*`, 429), and
+ * `X-Request-Id` on every response. A browser's `Origin`, when sent, must be the API's own (403 `csrf_failed`).
+ */
+export function publicRoute<const R extends OperationConfig & { secret?: boolean }>(config: R): Built<R> {
+  const { errors = [], secret = false, ...route } = config;
+  const codes: ErrorCode[] = [
+    "invalid_json",
+    "invalid_request",
+    "csrf_failed",
+    "rate_limited",
+    "internal_error",
+    ...errors,
+  ];
+  const everyResponse: HeaderName[] = ["X-Request-Id", ...RATE_LIMIT_HEADERS];
+  return createRoute({
+    ...route,
+    security: [],
+    responses: {
+      ...successResponses(route, [...everyResponse, ...(secret ? ["Cache-Control" as const] : [])]),
+      ...errorResponses(codes, (status) => {
+        if (status >= 500) return ["X-Request-Id"];
+        return status === 429 ? [...everyResponse, "Retry-After"] : everyResponse;
+      }),
+    },
+    ...(secret ? { middleware: [noStore] } : {}),
   }) as unknown as Built<R>;
 }

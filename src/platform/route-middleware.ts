@@ -40,6 +40,15 @@ export const requireSandboxKey = createMiddleware<AppEnv>(async (c, next) => {
 });
 
 /**
+ * The door of what only the live account has (its people): a sandbox key gets 403 `live_key_required`, after its
+ * scopes and before its request is validated.
+ */
+export const requireLiveKey = createMiddleware<AppEnv>(async (c, next) => {
+  if (!c.get("principal").livemode) throw new ApiError("live_key_required");
+  await next();
+});
+
+/**
  * The door of what spans the account (its money, totals and settings): a key bound to sub-users gets 403
  * `subuser_binding`, after its scopes and before its request is validated.
  */
@@ -50,5 +59,11 @@ export const refuseBoundKeys = createMiddleware<AppEnv>(async (c, next) => {
       "This API key is bound to sub-users: it cannot call what spans the account (its money, totals and settings).",
     );
   }
+  await next();
+});
+
+/** The door of a signed-in member's own operations: anything but a member's session is 403 `session_required`. */
+export const requireSession = createMiddleware<AppEnv>(async (c, next) => {
+  if (!c.get("principal").member?.sessionId) throw new ApiError("session_required");
   await next();
 });

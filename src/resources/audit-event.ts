@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { AuditEventRow } from "../db/schema";
 import { auditActions, auditResourceTypes } from "../domain/audit/audit-log";
 import { toIso } from "../platform/clock";
-import { id, instant, ipText, timestamp, token } from "../platform/fields";
+import { email, id, instant, ipText, timestamp, token } from "../platform/fields";
 import { paginationQuery } from "../platform/pagination";
 import { productListSchema } from "./vocabulary";
 
@@ -25,7 +25,17 @@ export const auditEventSchema = z
     products: productListSchema
       .nullable()
       .openapi({ description: "The products the resource belongs to; null = account-wide." }),
-    actor_key: actorKey,
+    actor_key: actorKey.nullable().openapi({
+      description:
+        "The acting API key's id, `admin` for an operator through the admin API, or null when a member acted " +
+        "signed in (without a key; `actor_member` names them).",
+    }),
+    actor_member: z
+      .object({ id: id("member"), email: email() })
+      .nullable()
+      .openapi({
+        description: "The person who acted, signed in (their email as it was then); null when a key acted alone.",
+      }),
     source_ip: ipText().nullable().openapi({ description: "The caller's address as the edge saw it." }),
     request_id: token(/^req_[0-9A-Za-z]{1,60}$/, 64).openapi({ description: "The `X-Request-Id` of the call." }),
     changes: fieldValues.openapi({ description: "The changed fields' new values (a creation: the fields set)." }),
@@ -39,6 +49,7 @@ export const auditEventQuery = paginationQuery.extend({
     .optional()
     .openapi({ description: "A resource id (`sub_…`), or a resource type (`subuser`): only its entries." }),
   actor_key: actorKey.optional(),
+  actor_member: id("member").optional().openapi({ description: "A member's id: only what that person did." }),
   action: z.enum(auditActions).optional(),
   from: instant().optional().openapi({ description: "Entries made at or after this instant." }),
   to: instant().optional().openapi({ description: "Entries made before this instant." }),
@@ -52,7 +63,8 @@ export function presentAuditEvent(row: AuditEventRow): z.infer<typeof auditEvent
     resource_type: row.resourceType as z.infer<typeof auditEventSchema>["resource_type"],
     resource_id: row.resourceId,
     products: row.products,
-    actor_key: row.actorKeyId ?? "admin",
+    actor_key: row.actorKeyId ?? (row.actorMemberId ? null : "admin"),
+    actor_member: row.actorMemberId ? { id: row.actorMemberId, email: row.actorMemberEmail ?? "" } : null,
     source_ip: row.sourceIp,
     request_id: row.requestId,
     changes: row.changes,

@@ -1,7 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { documentOf, publicApi } from "../api-docs/document";
 import type { AppEnv } from "../env";
-import { apiKeyAuth } from "../middleware/api-key-auth";
+import { authenticate } from "../middleware/authenticate";
 import { jsonBody } from "../middleware/json-body";
 import { keyGuard } from "../middleware/key-guard";
 import { livemodeField } from "../middleware/livemode";
@@ -9,10 +9,12 @@ import { dispatchWebhooksAfterWrites } from "../middleware/webhook-dispatch";
 import { validationHook } from "../platform/validation";
 import { apiKeyRoutes } from "./api-keys";
 import { auditEventRoutes } from "./audit-events";
+import { authRoutes } from "./auth";
 import * as bandwidthBalance from "./balance/get-bandwidth-balance";
 import { budgetRoutes } from "./budget";
 import { eventRoutes } from "./events";
 import { ispRoutes } from "./isp";
+import { memberRoutes } from "./members";
 import { orderRoutes } from "./orders";
 import { reportRoutes } from "./reports";
 import { sessionRoutes } from "./sessions";
@@ -26,11 +28,14 @@ import { usersRoutes } from "./users";
 import { webhookEndpointRoutes } from "./webhook-endpoints";
 import { whitelistRoutes } from "./whitelists";
 
-/** The public API, mounted at `/v1`: API-key auth → the key's guard → JSON bodies → the operations. */
+/**
+ * The public API, mounted at `/v1`: auth (an API key, or a member's session cookie) → the caller's guard → JSON
+ * bodies → the operations.
+ */
 export function publicRouter() {
   const v1 = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   const document = documentOf(v1, publicApi);
-  v1.use("*", apiKeyAuth, livemodeField, keyGuard, jsonBody);
+  v1.use("*", authenticate, livemodeField, keyGuard, jsonBody);
   v1.use("*", dispatchWebhooksAfterWrites);
   usersRoutes(v1);
   subuserRoutes(v1);
@@ -50,5 +55,7 @@ export function publicRouter() {
   trafficSpikeRoutes(v1);
   v1.openapi(bandwidthBalance.route, bandwidthBalance.handler);
   budgetRoutes(v1);
+  memberRoutes(v1);
+  authRoutes(v1);
   return { router: v1, document };
 }

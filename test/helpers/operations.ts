@@ -22,6 +22,8 @@ export interface Operation {
   /** `area:access`, `any`, or undefined for an operation authorized otherwise (a signed link). */
   scope: string | undefined;
   sandboxOnly: boolean;
+  /** Open by design, with no credential (`security: []`): sign-in, accepting an invitation, password resets. */
+  open: boolean;
   /** Open to keys bound to sub-users (`x-bound-keys`). */
   boundKeys: boolean;
   parameters: Parameter[];
@@ -49,6 +51,7 @@ export async function publicOperations(): Promise<Operation[]> {
         path: `${base}${path}`,
         scope: operation[KEY_SCOPE_EXTENSION],
         sandboxOnly: operation[SANDBOX_ONLY_EXTENSION] === true,
+        open: Array.isArray(operation.security) && operation.security.length === 0,
         boundKeys: operation[BOUND_KEYS_EXTENSION] === true,
         parameters: operation.parameters ?? [],
         hasBody: schema !== undefined,

@@ -28,10 +28,16 @@ function operations() {
 }
 
 describe("MCP tools generated from the OpenAPI document", () => {
-  it("every operation an API key authorizes has one tool named by its operationId; the signed download link and WebSockets have none", () => {
+  it("every operation an API key authorizes has one tool named by its operationId; the signed download link, WebSockets and the account's people have none", () => {
     const keyOperations = operations().filter(
-      ({ operation }) => operation.security?.some((s) => "ApiKey" in s) && !("101" in (operation.responses ?? {})),
+      ({ operation }) =>
+        operation.security?.some((s) => "ApiKey" in s) &&
+        !("101" in (operation.responses ?? {})) &&
+        (operation as Record<string, unknown>)["x-mcp-tool"] !== false,
     );
+    const people = operations().filter(({ operation }) => operation.tags?.includes("Members"));
+    expect(people.length).toBeGreaterThan(0);
+    expect(people.every(({ operation }) => (operation as Record<string, unknown>)["x-mcp-tool"] === false)).toBe(true);
     expect(keyOperations.length).toBeGreaterThan(70);
     expect(tools.map((tool) => tool.definition.name)).toEqual(keyOperations.map((o) => o.operation.operationId));
     for (const { path, method, operation } of keyOperations) {

@@ -29,11 +29,14 @@ describe("plan gate", () => {
     app.get("/reports", (c) => {
       const principal: Principal = {
         keyId: "k",
+        member: null,
+        guardId: "k",
         accountId: "a",
         plan: c.req.query("plan") as Plan,
         products: null,
         scopes: null,
         subuserIds: null,
+        keysOf: null,
         keyExpiresAt: null,
         tokenHash: "",
         tokenReplacedUntil: null,

@@ -127,8 +127,8 @@ describe("OpenAPI document, docs page and Postman collection", () => {
     expect(patchMe.responses["422"].description).toContain("invalid_billing_address");
     expect(patchMe.responses["429"].description).toContain("rate_limited");
     expect(document.components.securitySchemes.ApiKey).toMatchObject({ type: "http", scheme: "bearer" });
-    // API keys for operations, and the signed link of a report file's download.
-    expect(Object.keys(document.components.securitySchemes)).toEqual(["ApiKey", "SignedLink"]);
+    // API keys (or a member's session cookie) for operations, and the signed link of a report file's download.
+    expect(Object.keys(document.components.securitySchemes)).toEqual(["ApiKey", "SessionCookie", "SignedLink"]);
     expect(document.paths["/reports/runs/{id}/download"].get.security).toEqual([{ SignedLink: [] }]);
     expect(document.paths["/subusers"].post.responses["409"].description).toContain("label_taken");
   });

@@ -38,6 +38,8 @@ interface DocumentedOperation {
   pathEnums: Record<string, string[]>;
   /** Its success is a file (no JSON body): its media types. */
   fileTypes: string[];
+  /** The live account's alone (`x-live-only`): a sandbox key is refused. */
+  liveOnly: boolean;
 }
 
 const DYNAMIC_VARIABLES = new Set(["$guid", "$timestamp"]);
@@ -70,6 +72,7 @@ beforeAll(async () => {
         fileTypes: Object.entries<Record<string, any>>(operation.responses)
           .filter(([status, response]) => status.startsWith("2") && !response.content?.["application/json"])
           .flatMap(([, response]) => Object.keys(response.content ?? {})),
+        liveOnly: operation["x-live-only"] === true,
       });
     }
   }
@@ -180,8 +183,9 @@ describe("the Postman collection", () => {
     for (const item of items) {
       const tests = script(item, "test");
       const statuses = matches(tests, /pm\.response\.to\.have\.status\((\d+)\)/g);
-      // A test helper has two: 403 for a live key, its success for a sandbox key.
-      expect(statuses, item.id).toHaveLength(item.request.url.path.includes("test-helpers") ? 2 : 1);
+      // A test helper has two: 403 for a live key, its success for a sandbox key; the account's people the reverse.
+      const twoModes = item.request.url.path.includes("test-helpers") || operations.get(item.id)!.liveOnly;
+      expect(statuses, item.id).toHaveLength(twoModes ? 2 : 1);
       for (const status of statuses) expect(operations.get(item.id)!.statuses, item.id).toContain(status);
       expect(tests, item.id).toContain('pm.response.to.have.header("X-Request-Id")');
       const { fileTypes } = operations.get(item.id)!;
@@ -191,6 +195,18 @@ describe("the Postman collection", () => {
       } else {
         expect(tests, item.id).toMatch(/pm\.expect\(conform\(body, \{.*\}, "body", \[\]\)\)\.to\.eql\(\[\]\)/);
       }
+    }
+  });
+
+  it("the account's people expect 403 live_key_required on a sandbox key and act on a live key", () => {
+    const people = items.filter((item) => operations.get(item.id)!.liveOnly);
+    expect(people.length).toBeGreaterThan(0);
+    for (const item of people) {
+      const [sandbox, live] = script(item, "test").split("} else {");
+      expect(sandbox, item.id).toContain('pm.collectionVariables.get("livemode") === "false"');
+      const refusal = 'pm.expect(body && body.code).to.eql("live_key_required")';
+      expect(sandbox, item.id).toContain(refusal);
+      expect(live, item.id).not.toContain(refusal);
     }
   });
 

@@ -5,7 +5,7 @@ import { ANY_KEY_SCOPE } from "../../src/platform/route-definitions";
 import { type KeyAccess, type KeyArea, type KeyScopes, type Product, scopeAllows } from "../../src/vocabulary";
 import { issueKey, type TestAccount } from "../helpers/accounts";
 import { runCron } from "../helpers/cron";
-import { call, env, json } from "../helpers/http";
+import { admin, call, env, json } from "../helpers/http";
 import { batchIps, orderBatch, type TestBatch } from "../helpers/isp";
 import { type Operation, type Parameter, publicOperations } from "../helpers/operations";
 import { sandboxOf } from "../helpers/sandbox";
@@ -253,6 +253,14 @@ async function liveWorld(account: TestAccount, isp: TestBatch): Promise<World> {
 
   // Keys to be read or managed (never the walkers themselves).
   for (const product of PRODUCTS) add("key", product, (await issueKey(account.id, [product])).id, true);
+  // The account's people and an invitation (of no product, like keys); the session ids are a signed-in member's own.
+  const member = await created(
+    await admin("POST", `/accounts/${account.id}/members`, { email: `${label()}@example.com`, name: "Walker" }),
+    "member",
+  );
+  add("mem", "account", member.id, true);
+  add("inv", "account", (await post("/invitations", { email: `${label()}@example.com`, role: "viewer" })).id, true);
+  add("msn", "account", "msn_01JD2W6Q6J5E4V3N0Z9Y8X7W6V", true);
 
   const names = Object.fromEntries([resSub, mobSub, isp.subuser].map((subuser) => [subuser.id, subuser.name]));
   return { name: "live", token, resources: live, names, traffic, accountId: account.id };
@@ -583,6 +591,8 @@ function judgeProductScope(world: World, walker: Walker, request: WalkRequest, a
   if (liveSandboxHelper) {
     return answer.status === 403 && answer.code === "sandbox_key_required" ? null : `${where}: a live key is refused`;
   }
+  // Sign-in and its kin need no credential by design (they are how one is got): nothing to refuse.
+  if (request.op.open) return null;
   if (request.op.scope === undefined) return isSuccess(answer.status) ? `${where}: opened without its link` : null;
   if (answer.status >= 500) return `${where}: a server error`;
   const asked = `${request.url} ${JSON.stringify(request.body ?? null)}`;
@@ -611,6 +621,7 @@ function judgeAreaScope(world: World, walker: Walker, request: WalkRequest, answ
     return answer.status === 403 && answer.code === "sandbox_key_required" ? null : `${where}: a live key is refused`;
   }
   const required = request.op.scope;
+  if (request.op.open) return null;
   if (required === undefined) return isSuccess(answer.status) ? `${where}: opened without its link` : null;
   if (answer.status >= 500) return `${where}: a server error`;
   if (required === ANY_KEY_SCOPE) return isSuccess(answer.status) ? null : `${where}: open to any key`;

@@ -43,6 +43,8 @@ export interface Step {
   remember?: Record<string, string>;
   /** A test helper: a live key gets 403 `sandbox_key_required`, a sandbox key the documented success. */
   sandboxOnly?: true;
+  /** The live account's alone (its people): a sandbox key gets 403 `live_key_required`, a live key the success. */
+  liveOnly?: true;
   /** Checks that need a proxy gateway beside the API: skipped ("no gateway reachable"), not failed, without one. */
   viaGateway?: true;
 }
@@ -63,6 +65,7 @@ export const ID_VARIABLES: Record<string, string> = {
   pxt: "proxy_test_id",
   rep: "report_id",
   run: "run_id",
+  inv: "invitation_id",
 };
 
 /** Collection variables besides `baseUrl` and `api_key`. */
@@ -71,7 +74,19 @@ export const CONSTANTS = {
   unknown_session_id: "ses_00000000000000000000000000",
   /** A well-formed traffic spike id that never exists: spikes come only from traffic. */
   unknown_spike_id: "spk_00000000000000000000000000",
+  /** Well-formed member and member-session ids that never exist: members join by invitation, mailed. */
+  unknown_member_id: "mem_00000000000000000000000000",
+  unknown_member_session_id: "msn_00000000000000000000000000",
 };
+
+/** A signed-in member's own operations, called with the collection's API key: 403 `session_required`. */
+const SESSION_ONLY = { status: 403, expect: { code: "session_required" } };
+const UNKNOWN_MEMBER = {
+  status: 404,
+  path: { id: "{{unknown_member_id}}" },
+  expect: { code: "member_not_found" },
+  liveOnly: true,
+} as const;
 
 /** Unique per run, so that a second run on the same account does not collide with the first. */
 const RUN_LABEL = "postman-{{$timestamp}}";
@@ -379,6 +394,40 @@ export const SCENARIO: Folder[] = [
         expect: { id: "{{api_key_id}}", previous_token_expires_at: null },
       },
       { operationId: "deleteApiKey", path: { id: "{{api_key_id}}" }, expect: { deleted: true } },
+    ],
+  },
+  {
+    // The people of the (live) account: a sandbox key is answered 403 `live_key_required`. The collection runs with
+    // an API key: a person's own sign-in operations answer it 403 `session_required`, and the links that mailed
+    // tokens carry are not known to it (410 `link_expired`).
+    name: "Members and sign-in",
+    steps: [
+      { operationId: "listMembers", liveOnly: true },
+      { operationId: "getMember", ...UNKNOWN_MEMBER },
+      { operationId: "updateMember", ...UNKNOWN_MEMBER },
+      { operationId: "deleteMember", ...UNKNOWN_MEMBER },
+      {
+        operationId: "createInvitation",
+        body: { email: "postman-{{$timestamp}}@example.com", role: "viewer" },
+        capture: { invitation_id: "id" },
+        expect: { status: "pending", role: "viewer" },
+        liveOnly: true,
+      },
+      { operationId: "listInvitations", listed: "invitation_id", liveOnly: true },
+      { operationId: "revokeInvitation", expect: { id: "{{invitation_id}}", status: "revoked" }, liveOnly: true },
+      { operationId: "acceptInvitation", status: 410, expect: { code: "link_expired" } },
+      { operationId: "signIn", status: 401, expect: { code: "invalid_credentials" } },
+      { operationId: "requestPasswordReset", body: { email: "postman-{{$timestamp}}@example.com" } },
+      { operationId: "completePasswordReset", status: 410, expect: { code: "link_expired" } },
+      { operationId: "getCurrentSession", ...SESSION_ONLY },
+      { operationId: "listMemberSessions", ...SESSION_ONLY },
+      { operationId: "revokeMemberSession", ...SESSION_ONLY, path: { id: "{{unknown_member_session_id}}" } },
+      { operationId: "enrollMemberMfa", ...SESSION_ONLY },
+      { operationId: "verifyMemberMfa", ...SESSION_ONLY },
+      { operationId: "disableMemberMfa", ...SESSION_ONLY },
+      { operationId: "changePassword", ...SESSION_ONLY },
+      { operationId: "signOutEverywhere", ...SESSION_ONLY },
+      { operationId: "signOut", ...SESSION_ONLY },
     ],
   },
   {

@@ -91,6 +91,8 @@ export const apiKeys = sqliteTable(
     previousTokenExpiresAt: integer("previous_token_expires_at"),
     createdAt: integer("created_at").notNull(),
     revokedAt: integer("revoked_at"),
+    /** The member who made the key (a developer manages only its own keys); null: made by a key or an operator. */
+    memberId: text("member_id"),
   },
   (t) => [index("api_keys_account").on(t.accountId)],
 );

@@ -14,6 +14,9 @@ export const auditEvents = sqliteTable(
     accountId: text("account_id").notNull(),
     /** The acting key; null = an operator through the admin API. */
     actorKeyId: text("actor_key_id"),
+    /** The person who acted (signed in, or through a key they made); null: a key alone, or an operator. */
+    actorMemberId: text("actor_member_id"),
+    actorMemberEmail: text("actor_member_email"),
     sourceIp: text("source_ip"),
     requestId: text("request_id").notNull(),
     action: text("action").notNull(),

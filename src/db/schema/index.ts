@@ -3,6 +3,7 @@ export * from "./audit";
 export * from "./budgets";
 export * from "./commerce";
 export * from "./gateway-nodes";
+export * from "./members";
 export * from "./reports";
 export * from "./request-tails";
 export * from "./sandbox";

@@ -27,7 +27,9 @@ export function accountUpdate(
       .returning({
         ...getTableColumns(accounts),
         // Spelled out: drizzle leaves columns unqualified in RETURNING, and `id` would then name the key's own id.
-        keyIds: sql<string>`(SELECT json_group_array(k.id) FROM api_keys k WHERE k.account_id = "accounts"."id")`,
+        // The guards to tell: every key's and every member's (a member's requests have a guard of their own).
+        keyIds: sql<string>`(SELECT json_group_array(g.id) FROM (SELECT k.id FROM api_keys k WHERE k.account_id = "accounts"."id"
+          UNION ALL SELECT m.id FROM members m WHERE m.account_id = "accounts"."id") g)`,
       }),
     { afterCommit: (ctx, written) => accountsChanged(ctx, written) },
   );

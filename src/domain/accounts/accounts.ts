@@ -18,11 +18,12 @@ import { syncAccountGuards } from "../api-keys/api-keys";
 import { auditStatements } from "../audit/audit-log";
 import { movementStatements } from "../billing/ledger";
 import type { DomainContext, Principal } from "../context";
+import { assertCallerMfa } from "../members/member-mfa";
+import { syncAccountMembers } from "../members/members";
 import { mirrorPlanToSandbox } from "../sandbox/twins";
 import { syncAccountGates } from "../subusers/gate-sync";
 import { commit, type Step } from "../unit-of-work";
 import { accountUpdate, recordedAccountUpdate } from "./account-writes";
-import { assertMfa } from "./mfa";
 import { billingAddressProblem, normalizeTaxId, taxIdProblem } from "./tax-jurisdiction";
 
 export async function findAccount(ctx: DomainContext, accountId: string): Promise<AccountRow> {
@@ -37,7 +38,7 @@ export function currentAccount(ctx: DomainContext, principal: Principal): Promis
 }
 
 function revisionOf(principal: Principal): string {
-  return `${principal.keyId}|${principal.accountRevision}`;
+  return `${principal.guardId}|${principal.accountRevision}`;
 }
 
 export interface NewAccount {
@@ -131,7 +132,8 @@ export async function updateProfile(
 ): Promise<AccountRow> {
   const account = await currentAccount(ctx, principal);
   assertValidProfile(account, patch);
-  if (patch.billingAddress !== undefined || patch.taxId !== undefined) await assertMfa(ctx, account, mfaCode);
+  if (patch.billingAddress !== undefined || patch.taxId !== undefined)
+    await assertCallerMfa(ctx, principal, account, mfaCode);
   const changes: Partial<AccountRow> = { updatedAt: now() };
   if (patch.company !== undefined) changes.company = patch.company;
   if (patch.billingAddress !== undefined) changes.billingAddress = patch.billingAddress;
@@ -179,6 +181,7 @@ export async function adminUpdateAccount(
   if (patch.plan !== undefined || patch.limits !== undefined) {
     await Promise.all([
       syncAccountGuards(ctx, accountId),
+      syncAccountMembers(ctx, accountId),
       syncAccountGates(ctx, accountId),
       mirrorPlanToSandbox(ctx, accountId, patch),
     ]);

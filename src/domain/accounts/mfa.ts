@@ -56,12 +56,7 @@ export async function enrollTotp(
 ): Promise<Enrollment> {
   const { db } = ctx;
   await assertMfa(ctx, account, mfaCode);
-  const secret = new OTPAuth.Secret({ size: 20 }).base32;
-  const codes = Array.from({ length: RECOVERY_CODE_COUNT }, () => {
-    const raw = randomString(10, RECOVERY_ALPHABET);
-    return `${raw.slice(0, 5)}-${raw.slice(5)}`;
-  });
-  const hashes = await Promise.all(codes.map(sha256Hex));
+  const { secret, enrollment, hashes } = await newTotpFactor(account.email);
   await commit(ctx, [
     ...recordedAccountUpdate(ctx, account, "account.mfa_enrollment_started", {
       mfaPendingSecretSealed: await seal(secret, ctx.env.SEALING_KEY),
@@ -72,7 +67,39 @@ export async function enrollTotp(
       .where(and(eq(mfaRecoveryCodes.accountId, account.id), eq(mfaRecoveryCodes.pending, true))),
     db.insert(mfaRecoveryCodes).values(hashes.map((codeHash) => ({ accountId: account.id, codeHash, pending: true }))),
   ]);
-  return { method: "totp", secret, otpauthUri: totpFor(secret, account.email).toString(), recoveryCodes: codes };
+  return enrollment;
+}
+
+/**
+ * A new TOTP factor for `label` (an account's or a member's email): its secret, the enrollment shown once, and the
+ * recovery codes' hashes to store. Shared by the account's MFA and members' own.
+ */
+export async function newTotpFactor(
+  label: string,
+): Promise<{ secret: string; enrollment: Enrollment; hashes: string[] }> {
+  const secret = new OTPAuth.Secret({ size: 20 }).base32;
+  const codes = Array.from({ length: RECOVERY_CODE_COUNT }, () => {
+    const raw = randomString(10, RECOVERY_ALPHABET);
+    return `${raw.slice(0, 5)}-${raw.slice(5)}`;
+  });
+  const hashes = await Promise.all(codes.map(sha256Hex));
+  const enrollment: Enrollment = {
+    method: "totp",
+    secret,
+    otpauthUri: totpFor(secret, label).toString(),
+    recoveryCodes: codes,
+  };
+  return { secret, enrollment, hashes };
+}
+
+/** The SHA-256 a recovery code is stored as (codes are case-insensitive). */
+export function recoveryCodeHash(code: string): Promise<string> {
+  return sha256Hex(code.trim().toLowerCase());
+}
+
+/** A TOTP code's shape: six digits (anything else is tried as a recovery code). */
+export function isTotpCode(code: string): boolean {
+  return /^\d{6}$/.test(code.trim());
 }
 
 /** Confirms a pending enrollment with a code from the authenticator: MFA is then enabled. */
@@ -120,35 +147,53 @@ export async function disableMfa(ctx: DomainContext, account: AccountRow, mfaCod
  */
 export async function consumeMfaCode(ctx: DomainContext, account: AccountRow, code: string): Promise<boolean> {
   const { db } = ctx;
-  if (!account.mfaEnabled || !account.mfaSecretSealed) return false;
+  return consumeFactorCode(ctx, account, code, {
+    claimStep: async (step) =>
+      (
+        await db
+          .update(accounts)
+          .set({ mfaLastStep: step })
+          .where(and(eq(accounts.id, account.id), or(isNull(accounts.mfaLastStep), lt(accounts.mfaLastStep, step))))
+          .returning({ id: accounts.id })
+      ).length === 1,
+    claimRecoveryCode: async (codeHash) =>
+      (
+        await db
+          .update(mfaRecoveryCodes)
+          .set({ usedAt: now() })
+          .where(
+            and(
+              eq(mfaRecoveryCodes.accountId, account.id),
+              eq(mfaRecoveryCodes.codeHash, codeHash),
+              eq(mfaRecoveryCodes.pending, false),
+              isNull(mfaRecoveryCodes.usedAt),
+            ),
+          )
+          .returning({ accountId: mfaRecoveryCodes.accountId })
+      ).length === 1,
+  });
+}
+
+/**
+ * The one check of a second factor, the account's or a member's: a six-digit code is a TOTP code of the sealed
+ * secret (its time step claimed once by `claimStep`), anything else a recovery code (its hash claimed once by
+ * `claimRecoveryCode`). The claims are the owner's conditional UPDATEs.
+ */
+export async function consumeFactorCode(
+  ctx: DomainContext,
+  factor: { mfaEnabled: boolean; mfaSecretSealed: string | null; email: string },
+  code: string,
+  claims: { claimStep: (step: number) => Promise<boolean>; claimRecoveryCode: (hash: string) => Promise<boolean> },
+): Promise<boolean> {
+  if (!factor.mfaEnabled || !factor.mfaSecretSealed) return false;
   const trimmed = code.trim();
-  if (/^\d{6}$/.test(trimmed)) {
-    const step = matchingStep(await unseal(account.mfaSecretSealed, ctx.env.SEALING_KEY), account.email, trimmed);
-    if (step === null) return false;
-    const updated = await db
-      .update(accounts)
-      .set({ mfaLastStep: step })
-      .where(and(eq(accounts.id, account.id), or(isNull(accounts.mfaLastStep), lt(accounts.mfaLastStep, step))))
-      .returning({ id: accounts.id });
-    return updated.length === 1;
-  }
-  const used = await db
-    .update(mfaRecoveryCodes)
-    .set({ usedAt: now() })
-    .where(
-      and(
-        eq(mfaRecoveryCodes.accountId, account.id),
-        eq(mfaRecoveryCodes.codeHash, await sha256Hex(trimmed.toLowerCase())),
-        eq(mfaRecoveryCodes.pending, false),
-        isNull(mfaRecoveryCodes.usedAt),
-      ),
-    )
-    .returning({ accountId: mfaRecoveryCodes.accountId });
-  return used.length === 1;
+  if (!isTotpCode(trimmed)) return claims.claimRecoveryCode(await recoveryCodeHash(trimmed));
+  const step = matchingStep(await unseal(factor.mfaSecretSealed, ctx.env.SEALING_KEY), factor.email, trimmed);
+  return step !== null && claims.claimStep(step);
 }
 
 /** The time step a code belongs to (within the allowed drift), or null. */
-function matchingStep(secret: string, label: string, code: string): number | null {
+export function matchingStep(secret: string, label: string, code: string): number | null {
   const timestamp = now();
   const delta = totpFor(secret, label).validate({ token: code.trim(), timestamp, window: DRIFT_STEPS });
   if (delta === null) return null;

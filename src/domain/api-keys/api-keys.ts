@@ -1,5 +1,5 @@
 import { and, eq, gt, inArray, isNull, or, sql } from "drizzle-orm";
-import { type ApiKeyRow, accounts, apiKeys, type Product } from "../../db/schema";
+import { type ApiKeyRow, accounts, apiKeys, members, type Product } from "../../db/schema";
 import { insertWhere } from "../../db/statements";
 import { ApiKeyGuardClient } from "../../durable-objects/api-key-guard";
 import type { GuardConfig } from "../../durable-objects/api-key-guard/contract";
@@ -60,7 +60,7 @@ export async function newToken(mode: KeyMode) {
 export async function issueApiKey(
   ctx: DomainContext,
   accountId: string,
-  grant: KeyGrant & { name?: string | null },
+  grant: KeyGrant & { name?: string | null; memberId?: string | null },
   mode: KeyMode = "live",
   options: { activeLimit?: number } = {},
 ): Promise<{ key: ApiKeyRow; token: string }> {
@@ -81,6 +81,7 @@ export async function issueApiKey(
     previousTokenExpiresAt: null,
     createdAt: now(),
     revokedAt: null,
+    memberId: grant.memberId ?? null,
   };
   const active = sql`(SELECT COUNT(*) FROM ${apiKeys} WHERE ${apiKeys.accountId} = ${accountId} AND ${apiKeys.revokedAt} IS NULL)`;
   // One statement: a concurrent creation cannot slip past the limit between the count and the insert.
@@ -171,9 +172,12 @@ async function loadGuardConfig(ctx: DomainContext, keyId: string): Promise<Guard
       revokedAt: apiKeys.revokedAt,
       plan: accounts.plan,
       limits: accounts.limits,
+      memberId: apiKeys.memberId,
+      makerRole: members.role,
     })
     .from(apiKeys)
     .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
+    .leftJoin(members, eq(members.id, apiKeys.memberId))
     .where(eq(apiKeys.id, keyId))
     .get();
   if (!row) return null;
@@ -186,6 +190,7 @@ async function loadGuardConfig(ctx: DomainContext, keyId: string): Promise<Guard
     scopes: row.scopes,
     subuserIds: row.subuserIds,
     expiresAt: row.expiresAt,
+    keysOf: row.makerRole === "developer" ? row.memberId : null,
     tokens: [
       { hash: row.tokenHash, until: null },
       ...(row.previousTokenHash ? [{ hash: row.previousTokenHash, until: row.previousTokenExpiresAt }] : []),
@@ -203,6 +208,12 @@ export async function syncGuard(ctx: DomainContext, keyId: string, options: { ch
   if (!config) return;
   await keyGuard(ctx, keyId).configure(config);
   if (options.channels) await reviewKeyChannels(ctx, keyId, config);
+}
+
+/** Tells the guards of the keys a member made of the member's change (a developer's keys see only its keys). */
+export async function syncMemberKeys(ctx: DomainContext, memberId: string): Promise<void> {
+  const keys = await ctx.db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.memberId, memberId));
+  await Promise.all(keys.map((key) => syncGuard(ctx, key.id)));
 }
 
 /** Pushes an account's current plan and limits to the guards of all its keys (revoked ones too). */

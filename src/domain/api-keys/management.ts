@@ -6,9 +6,9 @@ import { isId } from "../../platform/ids";
 import { keysetPage, type PageQuery } from "../../platform/pagination";
 import { type KeyScopes, keyAreas, scopeAllows } from "../../vocabulary";
 import { currentAccount } from "../accounts/accounts";
-import { assertMfa } from "../accounts/mfa";
 import { type AuditAction, commitAudited } from "../audit/audit-log";
 import type { DomainContext, Principal } from "../context";
+import { assertCallerMfa } from "../members/member-mfa";
 import { findSubusers } from "../subusers/subusers";
 import { isLiveToken, issueApiKey, type KeyGrant, newToken, revokeApiKey, syncGuard } from "./api-keys";
 
@@ -50,6 +50,8 @@ export function listKeys(ctx: DomainContext, principal: Principal, query: PageQu
  * account's other sub-users.
  */
 function keysReached(principal: Principal): SQL | undefined {
+  // A developer (or a key a developer made) manages the keys that developer made, no other.
+  if (principal.keysOf !== null) return eq(apiKeys.memberId, principal.keysOf);
   if (principal.subuserIds === null) return undefined;
   return sql`${apiKeys.subuserIds} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM json_each(${apiKeys.subuserIds})
     WHERE value NOT IN (SELECT value FROM json_each(${JSON.stringify(principal.subuserIds)})))`;
@@ -93,7 +95,7 @@ export async function createKey(
   input: KeyChanges,
   mfaCode: string | undefined,
 ): Promise<{ key: ApiKeyRow; token: string }> {
-  await assertMfa(ctx, await currentAccount(ctx, principal), mfaCode);
+  await assertCallerMfa(ctx, principal, await currentAccount(ctx, principal), mfaCode);
   const grant = grantWith(input, {
     products: principal.products,
     scopes: principal.scopes,
@@ -106,7 +108,8 @@ export async function createKey(
   return issueApiKey(
     ctx,
     principal.accountId,
-    { ...grant, name: input.name ?? null },
+    // Who made it: the member, or the developer whose key made it (whose keys it then stays among).
+    { ...grant, name: input.name ?? null, memberId: principal.member?.id ?? principal.keysOf },
     principal.livemode ? "live" : "test",
     { activeLimit: MAX_ACTIVE_KEYS },
   );
@@ -131,7 +134,7 @@ export async function updateKey(
   mfaCode: string | undefined,
 ): Promise<ApiKeyRow> {
   const key = await manageableKey(ctx, principal, id);
-  await assertMfa(ctx, await currentAccount(ctx, principal), mfaCode);
+  await assertCallerMfa(ctx, principal, await currentAccount(ctx, principal), mfaCode);
   const grant = grantWith(changes, key);
   await assertBindable(ctx, principal, changes.subuserIds);
   assertWithinCaller(principal, grant);
@@ -157,7 +160,7 @@ export async function updateKey(
  */
 export async function deleteKey(ctx: DomainContext, principal: Principal, id: string, mfaCode: string | undefined) {
   const key = await manageableKey(ctx, principal, id, { revoked: true });
-  await assertMfa(ctx, await currentAccount(ctx, principal), mfaCode);
+  await assertCallerMfa(ctx, principal, await currentAccount(ctx, principal), mfaCode);
   await revokeApiKey(ctx, key.id);
 }
 
@@ -173,7 +176,7 @@ export async function rotateKey(
   mfaCode: string | undefined,
 ): Promise<{ key: ApiKeyRow; token: string }> {
   const key = await manageableKey(ctx, principal, id);
-  await assertMfa(ctx, await currentAccount(ctx, principal), mfaCode);
+  await assertCallerMfa(ctx, principal, await currentAccount(ctx, principal), mfaCode);
   const { token, tokenHash, tokenHint } = await newToken(isLiveToken(key.tokenHint) ? "live" : "test");
   const written = {
     tokenHash,

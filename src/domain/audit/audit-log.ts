@@ -52,6 +52,18 @@ export const auditActions = [
   "proxy_test.created",
   "budget.set",
   "budget.deleted",
+  "member.created",
+  "member.updated",
+  "member.removed",
+  "member.password_changed",
+  "member.password_reset",
+  "member.mfa_enrollment_started",
+  "member.mfa_enabled",
+  "member.mfa_disabled",
+  "member.sessions_revoked",
+  "invitation.created",
+  "invitation.accepted",
+  "invitation.revoked",
 ] as const;
 export type AuditAction = (typeof auditActions)[number];
 export type AuditResourceType = AuditAction extends `${infer Type}.${string}` ? Type : never;
@@ -91,6 +103,8 @@ export function auditStatements(ctx: DomainContext, entry: AuditEntry & { ifChan
     id: entry.id ?? newId("auditEvent", at),
     accountId: entry.accountId,
     actorKeyId: actor.keyId,
+    actorMemberId: actor.member?.id ?? null,
+    actorMemberEmail: actor.member?.email ?? null,
     sourceIp: actor.sourceIp,
     requestId: actor.requestId,
     action: entry.action,
@@ -166,6 +180,8 @@ export interface AuditFilters extends PageQuery {
   resource?: string;
   /** A key id, or `admin`. */
   actorKey?: string;
+  /** A member id: what that person did. */
+  actorMember?: string;
   action?: AuditAction;
   from?: number;
   to?: number;
@@ -181,8 +197,9 @@ export async function listAuditEvents(ctx: DomainContext, principal: Principal, 
     filters.actorKey === undefined
       ? undefined
       : filters.actorKey === "admin"
-        ? isNull(auditEvents.actorKeyId)
+        ? and(isNull(auditEvents.actorKeyId), isNull(auditEvents.actorMemberId))
         : eq(auditEvents.actorKeyId, filters.actorKey),
+    filters.actorMember === undefined ? undefined : eq(auditEvents.actorMemberId, filters.actorMember),
     filters.action ? eq(auditEvents.action, filters.action) : undefined,
     filters.from === undefined ? undefined : gte(auditEvents.id, firstIdAt("auditEvent", filters.from)),
     filters.to === undefined ? undefined : lt(auditEvents.id, firstIdAt("auditEvent", filters.to)),

@@ -68,11 +68,14 @@ export function shortfallCost(expectedBytes: number, remainingBytes: number, pri
 function jobPrincipal(account: { id: string; plan: Plan }): Principal {
   return {
     keyId: "cron",
+    member: null,
+    guardId: "cron",
     accountId: account.id,
     plan: account.plan,
     products: null,
     scopes: null,
     subuserIds: null,
+    keysOf: null,
     keyExpiresAt: null,
     tokenHash: "",
     tokenReplacedUntil: null,

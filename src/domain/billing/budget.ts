@@ -4,9 +4,9 @@ import { now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
 import { fromMinor, type Minor } from "../../platform/money";
 import { currentAccount } from "../accounts/accounts";
-import { assertMfa } from "../accounts/mfa";
 import { auditStatements } from "../audit/audit-log";
 import type { DomainContext, Principal } from "../context";
+import { assertCallerMfa } from "../members/member-mfa";
 import { assertAccountWide } from "../scope";
 import { commit } from "../unit-of-work";
 import { type BudgetMonth, budgetMonth, budgetThresholdEvents, monthSpendSql } from "./spend";
@@ -58,7 +58,7 @@ export async function setBudget(
   mfaCode: string | undefined,
 ): Promise<BudgetStanding> {
   assertAccountWideKey(principal);
-  await assertMfa(ctx, await currentAccount(ctx, principal), mfaCode);
+  await assertCallerMfa(ctx, principal, await currentAccount(ctx, principal), mfaCode);
   const at = now();
   const settings = { amountMinor: input.amountMinor, thresholds: input.thresholds, hardStop: input.hardStop };
   await commit(ctx, [
@@ -84,7 +84,7 @@ export async function deleteBudget(
   mfaCode: string | undefined,
 ): Promise<void> {
   assertAccountWideKey(principal);
-  await assertMfa(ctx, await currentAccount(ctx, principal), mfaCode);
+  await assertCallerMfa(ctx, principal, await currentAccount(ctx, principal), mfaCode);
   await commit(ctx, [
     ctx.db.delete(spendBudgets).where(eq(spendBudgets.accountId, principal.accountId)),
     ...auditStatements(ctx, {

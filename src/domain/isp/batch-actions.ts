@@ -6,10 +6,10 @@ import { ApiError } from "../../platform/errors";
 import { newId } from "../../platform/ids";
 import type { Minor } from "../../platform/money";
 import { currentAccount } from "../accounts/accounts";
-import { assertMfa } from "../accounts/mfa";
 import { type AuditAction, auditStatements } from "../audit/audit-log";
 import { movementStatements } from "../billing/ledger";
 import type { DomainContext, Principal } from "../context";
+import { assertCallerMfa } from "../members/member-mfa";
 import { assertInScope } from "../scope";
 import { endBatchSubscriptionStatement, followBatchPeriodStatement } from "../subscriptions/statements";
 import { commit, type Step } from "../unit-of-work";
@@ -164,7 +164,7 @@ export async function releaseBatch(
   mfaCode: string | undefined,
 ): Promise<BatchRow> {
   const batch = await findBatch(ctx, principal, id);
-  await assertMfa(ctx, await currentAccount(ctx, principal), mfaCode);
+  await assertCallerMfa(ctx, principal, await currentAccount(ctx, principal), mfaCode);
   assertBatchUsable(batch, "release", ["provisioning", "active", "grace"]);
   await commit(
     ctx,

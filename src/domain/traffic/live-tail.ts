@@ -37,7 +37,8 @@ const tailedAccounts = new RefreshedValue(TAILED_ACCOUNTS_PERIOD_MS, async (ctx:
  * The key must cover the product, a sub-user filter must name a live sub-user of the account that the key reaches
  * (404 otherwise; a bound key's tail shows its sub-users alone), and the account may have at most `MAX_TAILS` open
  * (409 `tail_limit`). The tail closes when the key that opened it is revoked, expires, loses the product or a
- * sub-user it shows, or its token is rotated away (`reviewKeyChannels`). The account is listed as tailed once its
+ * sub-user it shows, or its token is rotated away; a member's, when the session that opened it ends (signed out,
+ * revoked, at its absolute end) or the member is removed or loses `traffic:read` (`reviewKeyChannels`). The account is listed as tailed once its
  * tail is open, so a delivery that found no tail just before cannot unlist it (`deliverToTails`).
  */
 export async function openTail(ctx: DomainContext, principal: Principal, query: TailQuery): Promise<WebSocket> {
@@ -52,11 +53,14 @@ export async function openTail(ctx: DomainContext, principal: Principal, query: 
     errorCode: query.errorCode ?? null,
   };
   const { accountId } = principal;
+  // A tail lives no longer than the credential that opened it: its channel is reviewed at every change of the key,
+  // or of the member (by its guard's id), whose session's hash it carries and whose absolute end is its deadline.
   const opened = await new RequestTailClient(ctx.env, accountId).open(filter, {
-    keyId: principal.keyId,
+    keyId: principal.guardId,
     tokenHash: principal.tokenHash,
     keyExpiresAt: principal.keyExpiresAt,
-    tokenReplacedUntil: principal.tokenReplacedUntil,
+    tokenReplacedUntil: principal.member?.sessionEndsAt ?? principal.tokenReplacedUntil,
+    ...(principal.member?.sessionId ? { session: true } : {}),
   });
   if (!opened.webSocket) {
     throw new ApiError("tail_limit", undefined, {

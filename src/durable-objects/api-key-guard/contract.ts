@@ -38,6 +38,13 @@ export interface GuardConfig {
    * its grace ends. Absent (keys configured before rotation existed): the token D1 found is accepted.
    */
   tokens?: Array<{ hash: string; until: number | null }>;
+  /**
+   * A member's guard (one per member, named by its id): the member's role. Its `tokens` are then the member's live
+   * sessions (`until`: a session's absolute end), so ending a session is in force on the next call everywhere.
+   */
+  role?: string | null;
+  /** A key a developer made: it sees and manages only the keys that developer made (the developer's id). */
+  keysOf?: string | null;
 }
 
 /** A response kept for idempotent replays. */

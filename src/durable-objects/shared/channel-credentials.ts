@@ -12,6 +12,7 @@ export const channelCloses = {
   expired: { code: 4002, reason: "api_key_expired: the API key that opened this channel has expired" },
   rotated: { code: 4003, reason: "api_key_rotated: the token that opened this channel was replaced by a rotation" },
   scope: { code: 4004, reason: "insufficient_scope: the API key no longer covers what this channel shows" },
+  session: { code: 4005, reason: "session_ended: the member's session that opened this channel has ended" },
 } as const;
 export type ChannelEnd = keyof typeof channelCloses;
 
@@ -26,6 +27,11 @@ export interface ChannelCredential {
   tokenReplacedUntil: number | null;
   /** Set once a review found the key no longer covers the channel. */
   ended?: ChannelEnd;
+  /**
+   * Opened by a member's session (`keyId` is then the member's id, `tokenHash` the session's, `tokenReplacedUntil`
+   * its absolute end): its end, whatever the cause but a narrower reach, is `session`.
+   */
+  session?: boolean;
 }
 
 /** A key as the API has it now, told to the objects holding its channels after every change of it. */
@@ -51,9 +57,9 @@ export function reviewed(
   product: string,
   subuserIds: string[] | null = null,
 ): ChannelCredential {
-  if (review.revoked) return { ...credential, ended: "revoked" };
+  if (review.revoked) return { ...credential, ended: credential.session ? "session" : "revoked" };
   const token = review.tokens.find((accepted) => accepted.hash === credential.tokenHash);
-  if (!token) return { ...credential, ended: "rotated" };
+  if (!token) return { ...credential, ended: credential.session ? "session" : "rotated" };
   const { products, area, subuserIds: bound = null } = review.covers;
   if (!area || (products !== null && !products.includes(product))) return { ...credential, ended: "scope" };
   if (bound !== null && (subuserIds === null || subuserIds.some((id) => !bound.includes(id)))) {
@@ -66,7 +72,9 @@ export function reviewed(
 export function channelEnd(credential: ChannelCredential, at: number): ChannelEnd | null {
   if (credential.ended) return credential.ended;
   if (credential.keyExpiresAt !== null && credential.keyExpiresAt <= at) return "expired";
-  if (credential.tokenReplacedUntil !== null && credential.tokenReplacedUntil <= at) return "rotated";
+  if (credential.tokenReplacedUntil !== null && credential.tokenReplacedUntil <= at) {
+    return credential.session ? "session" : "rotated";
+  }
   return null;
 }
 

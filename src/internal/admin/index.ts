@@ -4,6 +4,7 @@ import { internalAuth } from "../../middleware/internal-auth";
 import { jsonBody } from "../../middleware/json-body";
 import { actAsOperator } from "../../middleware/operator-actor";
 import { validationHook } from "../../platform/validation";
+import * as addMember from "./add-member";
 import * as createAccount from "./create-account";
 import * as creditAccount from "./credit-account";
 import * as getAccount from "./get-account";
@@ -22,7 +23,10 @@ import * as setTier from "./set-tier";
 import * as setTrafficShards from "./set-traffic-shards";
 import * as updateAccount from "./update-account";
 
-/** The operators' and dashboard's API, behind ADMIN_TOKEN: accounts, keys, prices, gateway nodes' credentials. */
+/**
+ * The operators' and dashboard's API, behind ADMIN_TOKEN: accounts, keys, an account's first member, prices,
+ * gateway nodes' credentials.
+ */
 export function adminApp(): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   app.use("*", internalAuth("ADMIN_TOKEN"), actAsOperator, jsonBody);
@@ -33,6 +37,7 @@ export function adminApp(): OpenAPIHono<AppEnv> {
   app.openapi(creditAccount.route, creditAccount.handler);
   app.openapi(issueApiKey.route, issueApiKey.handler);
   app.openapi(listApiKeys.route, listApiKeys.handler);
+  app.openapi(addMember.route, addMember.handler);
   app.openapi(revokeApiKey.route, revokeApiKey.handler);
   app.openapi(issueGatewayNodeCredential.route, issueGatewayNodeCredential.handler);
   app.openapi(listGatewayNodeCredentials.route, listGatewayNodeCredentials.handler);

@@ -28,6 +28,7 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
   const rows = await listAuditEvents(c.get("ctx"), c.get("principal"), {
     ...query,
     actorKey: query.actor_key,
+    actorMember: query.actor_member,
   });
   return c.json(toPage(c, rows, query.limit, presentAuditEvent), 200);
 };

@@ -1,14 +1,10 @@
-import { type RouteHandler, z } from "@hono/zod-openapi";
+import type { RouteHandler } from "@hono/zod-openapi";
 import { currentAccount, findAccount } from "../../domain/accounts/accounts";
 import { verifyEnrollment } from "../../domain/accounts/mfa";
 import type { AppEnv } from "../../env";
-import { token } from "../../platform/fields";
 import { apiRoute, jsonBody, jsonContent } from "../../platform/route-definitions";
 import { presentSecurity, securitySchema } from "../../resources/account";
-
-const body = z
-  .strictObject({ code: token(/^\d{6}$/, 6, "must be a 6-digit code") })
-  .openapi("MfaVerification", { example: { code: "123456" } });
+import { mfaVerificationSchema } from "../../resources/mfa";
 
 export const route = apiRoute({
   operationId: "verifyMfa",
@@ -17,7 +13,7 @@ export const route = apiRoute({
   tags: ["Account"],
   summary: "Confirm MFA enrollment",
   description: "Enables MFA with the first code from the authenticator. A wrong code answers 403 `mfa_required`.",
-  request: { body: jsonBody(body) },
+  request: { body: jsonBody(mfaVerificationSchema) },
   errors: ["mfa_required"],
   responses: { 200: jsonContent(securitySchema, "Security info, MFA enabled.") },
 });

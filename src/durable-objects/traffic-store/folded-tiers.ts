@@ -76,6 +76,8 @@ const CACHED_SERIES_VALUES = 40_000;
 export class FoldedTiers {
   readonly #sql: SqlStorage;
   readonly #heads: Record<TierName, Map<number, BucketHead>> = { "5m": new Map(), "1h": new Map(), "1d": new Map() };
+  /** The bucket each slot of a tier's ring holds. */
+  readonly #slots: Record<TierName, Map<number, number>> = { "5m": new Map(), "1h": new Map(), "1d": new Map() };
   readonly #sorted: Partial<Record<TierName, number[]>> = {};
   /** Every bucket before the watermark is folded: its row, or none when it had no usage. */
   readonly #watermark: Record<TierName, number> = { "5m": 0, "1h": 0, "1d": 0 };
@@ -101,6 +103,11 @@ export class FoldedTiers {
         this.#watermark[tier] = Math.max(this.#watermark[tier], row.bucket + TIERS[tier].span);
       }
     }
+    // A watermark is where the newest row of its tier ends, or of a coarser one: every usage folded before it is in
+    // a row of some tier, so nothing between that and the watermark of before (its last buckets empty, or 5-minute
+    // rows pruned past their 14 days) was folded, and folding it again from the arrival rows replaces no usage.
+    this.#watermark["1h"] = Math.max(this.#watermark["1h"], this.#watermark["1d"]);
+    this.#watermark["5m"] = Math.max(this.#watermark["5m"], this.#watermark["1h"]);
   }
 
   watermark(tier: TierName): number {
@@ -233,7 +240,9 @@ export class FoldedTiers {
 
   /**
    * Adds usage that arrived after its buckets were folded: to the 5-minute rows, and, where they are folded too, to
-   * the hour and day rows and to the cumulative series of every hour and day row from the late usage on.
+   * the hour and day rows and to the cumulative series of every hour and day row from the late usage on. A bucket
+   * past its tier's ring (more than 14 days + 1 hour ago for 5 minutes, 92 days for hours) gets no new row there: its
+   * usage is in the coarser rows, and its slot may hold a newer bucket, which the row would overwrite.
    */
   patch(late: LateUsage, at: number): void {
     const five = TIERS["5m"].span;
@@ -245,6 +254,7 @@ export class FoldedTiers {
     );
     const buckets = new Set([...byBucket.keys(), ...domainsByBucket.keys(), ...samplesByBucket.keys()]);
     for (const bucket of buckets) {
+      if (!this.#keeps("5m", bucket, at)) continue;
       const content = this.content("5m", bucket);
       const cells = byBucket.get(bucket) ?? [];
       const head = this.#heads["5m"].get(bucket);
@@ -261,8 +271,8 @@ export class FoldedTiers {
         [...this.samples(bucket), ...(samplesByBucket.get(bucket) ?? [])],
       );
     }
-    this.#patchCoarse("1h", late);
-    this.#patchCoarse("1d", late);
+    this.#patchCoarse("1h", late, at);
+    this.#patchCoarse("1d", late, at);
   }
 
   /**
@@ -396,7 +406,7 @@ export class FoldedTiers {
   }
 
   /** Late usage into hour or day rows already folded, and into the series of every such row from it on. */
-  #patchCoarse(tier: "1h" | "1d", late: LateUsage): void {
+  #patchCoarse(tier: "1h" | "1d", late: LateUsage, at: number): void {
     const { span } = TIERS[tier];
     const folded = late.cells.filter((cell) => cell[CELL.minute] < this.#watermark[tier]);
     const foldedDomains = late.domains.filter((row) => row[DOMAIN_SUMS.minute] < this.#watermark[tier]);
@@ -413,6 +423,7 @@ export class FoldedTiers {
       ...this.buckets(tier).filter((b) => b >= first),
     ]);
     for (const bucket of [...touched].sort((a, b) => a - b)) {
+      if (!this.#keeps(tier, bucket, at)) continue;
       const content = this.content(tier, bucket);
       const cells = byBucket.get(bucket) ?? [];
       const before = folded.filter((cell) => floorTo(cell[CELL.minute], span) <= bucket);
@@ -444,7 +455,7 @@ export class FoldedTiers {
   }
 
   #write5m(bucket: number, content: BucketContent, totals: MinuteTotal[], samples: LoggedSample[]): void {
-    const slot = slotOf("5m", bucket);
+    const slot = this.#claim("5m", bucket);
     this.#sql.exec(
       `INSERT INTO bucket_5m (slot, bucket, totals, samples, body) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (slot) DO UPDATE SET bucket = excluded.bucket, totals = excluded.totals,
@@ -464,7 +475,7 @@ export class FoldedTiers {
     content: BucketContent,
     cum: { marginals: Marginals; totals: CumulativeTotals },
   ): void {
-    const slot = slotOf(tier, bucket);
+    const slot = this.#claim(tier, bucket);
     const totals = minuteTotals(content.cells, () => bucket);
     this.#sql.exec(
       `INSERT INTO bucket_${tier} (slot, bucket, totals, cum_totals, body, cum) VALUES (?, ?, ?, ?, ?, ?)
@@ -481,19 +492,51 @@ export class FoldedTiers {
     this.#cums.set(`${tier}:${bucket}`, cum.marginals);
   }
 
+  /**
+   * Whether late usage of a bucket goes in a row of its tier: the row is there, or the bucket is within its ring's
+   * span at `at` (older, its row would be pruned within the hour) and its slot holds no newer bucket.
+   */
+  #keeps(tier: TierName, bucket: number, at: number): boolean {
+    if (this.#heads[tier].has(bucket)) return true;
+    const { span, slots } = TIERS[tier];
+    return bucket + slots * span > at && this.#fits(tier, bucket);
+  }
+
+  /** Whether a bucket may have a row in its tier's ring: its slot holds no newer bucket. */
+  #fits(tier: TierName, bucket: number): boolean {
+    const held = this.#slots[tier].get(slotOf(tier, bucket));
+    return held === undefined || held <= bucket;
+  }
+
+  /**
+   * The slot a bucket's row is written to. A slot only ever moves on to a newer bucket: overwriting a newer one
+   * would lose its usage, so that fails the change (it rolls back and is retried) rather than pass unnoticed.
+   */
+  #claim(tier: TierName, bucket: number): number {
+    if (!this.#fits(tier, bucket)) {
+      const held = this.#slots[tier].get(slotOf(tier, bucket)) as number;
+      throw new Error(`the ${tier} row of ${bucket} would overwrite the newer row of ${held}`);
+    }
+    return slotOf(tier, bucket);
+  }
+
   /** The slot now holds `head`: whatever bucket it held before is gone from memory. */
   #replaceSlot(tier: TierName, slot: number, head: BucketHead, content: BucketContent): void {
-    for (const [bucket, known] of this.#heads[tier]) if (known.slot === slot) this.#forget(tier, bucket);
+    const held = this.#slots[tier].get(slot);
+    if (held !== undefined) this.#forget(tier, held);
     this.#remember(tier, head);
     this.#contents.set(`${tier}:${head.bucket}`, content);
   }
 
   #remember(tier: TierName, head: BucketHead): void {
     this.#heads[tier].set(head.bucket, head);
+    this.#slots[tier].set(head.slot, head.bucket);
     delete this.#sorted[tier];
   }
 
   #forget(tier: TierName, bucket: number): void {
+    const head = this.#heads[tier].get(bucket);
+    if (head && this.#slots[tier].get(head.slot) === bucket) this.#slots[tier].delete(head.slot);
     this.#heads[tier].delete(bucket);
     this.#contents.delete(`${tier}:${bucket}`);
     this.#cums.delete(`${tier}:${bucket}`);

@@ -14,6 +14,7 @@ import { internalRouter } from "./internal";
 import { mcpRouter } from "./mcp";
 import { withDomainContext } from "./middleware/domain-context";
 import { internalAuth } from "./middleware/internal-auth";
+import { delegatedRequest } from "./middleware/oauth-auth";
 import { requestId } from "./middleware/request-id";
 import { handleError, notFoundHandler } from "./platform/error-handler";
 import { ERROR_DOCS_PATH } from "./platform/errors";
@@ -53,7 +54,9 @@ export function createApp(versions: readonly ApiVersion[] = API_VERSIONS): OpenA
   // The MCP server's tools are the current version's operations, each call dispatched through this app.
   app.route(
     "/mcp",
-    mcpRouter(currentVersion(publicVersions), async (request, c) => app.fetch(request, c.env, c.executionCtx)),
+    mcpRouter(currentVersion(publicVersions), async (request, c) =>
+      app.fetch(delegatedRequest(request, c.get("caller")), c.env, c.executionCtx),
+    ),
   );
 
   app.notFound(notFoundHandler(() => app.routes));

@@ -80,15 +80,16 @@ function grantsReached(principal: Principal) {
 }
 
 /** The grants standing, newest first, each with its member's email. */
-export function listGrants(ctx: DomainContext, principal: Principal, query: PageQuery) {
+export async function listGrants(ctx: DomainContext, principal: Principal, query: PageQuery) {
   const page = keysetPage(oauthGrants.id, query);
-  return ctx.db
+  const rows = await ctx.db
     .select({ grant: oauthGrants, email: members.email })
     .from(oauthGrants)
     .innerJoin(members, eq(members.id, oauthGrants.memberId))
     .where(and(grantsReached(principal), isNull(oauthGrants.revokedAt), isNull(members.removedAt), page.where))
     .orderBy(page.orderBy)
     .limit(page.limit);
+  return rows.map((row) => ({ ...row.grant, email: row.email }));
 }
 
 /**

@@ -1,13 +1,13 @@
 import { type Context, Hono } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { BuiltVersion } from "../api-versions";
+import { isApiKeyToken, resourceMetadataUrl } from "../domain/oauth/provider";
 import type { AppEnv } from "../env";
 import { apiKeyAuth } from "../middleware/api-key-auth";
 import { bearerToken } from "../middleware/bearer";
 import { readAtMost } from "../middleware/content-encoding";
 import { keyGuard } from "../middleware/key-guard";
 import { oauthTokenAuth } from "../middleware/oauth-auth";
-import { isApiKeyToken, resourceMetadataUrl } from "../domain/oauth/provider";
 import { handleError } from "../platform/error-handler";
 import { errorResponse, type JsonRpcMessage, parseMessage, RPC, RpcError, resultResponse } from "./json-rpc";
 import { type Dispatch, mcpMethods } from "./methods";

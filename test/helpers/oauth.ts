@@ -1,5 +1,5 @@
-import { expect } from "vitest";
 import { exports } from "cloudflare:workers";
+import { expect } from "vitest";
 import { BASE, json } from "./http";
 
 /** One call to the worker that does not follow redirects (the flow's answers are redirects to the client). */
@@ -17,6 +17,7 @@ export function call(
   }
   return exports.default.fetch(new Request(`${BASE}${path}`, { method, headers, body, redirect: "manual" }));
 }
+
 import type { TestMember } from "./members";
 
 export const REDIRECT_URI = "http://127.0.0.1:9/callback";

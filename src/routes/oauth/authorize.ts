@@ -1,8 +1,13 @@
-import { type AuthRequest, AuthorizationError, authorizationErrorRedirect } from "@cloudflare/workers-oauth-provider";
+import { AuthorizationError, type AuthRequest, authorizationErrorRedirect } from "@cloudflare/workers-oauth-provider";
 import type { Context } from "hono";
-import { memberActor } from "../../domain/members/members";
-import { type ActiveSession, csrfTokenFor, endPresentedSession, sessionForToken, signIn } from "../../domain/members/sessions";
-import { memberGuard } from "../../domain/members/members";
+import { memberActor, memberGuard } from "../../domain/members/members";
+import {
+  type ActiveSession,
+  csrfTokenFor,
+  endPresentedSession,
+  sessionForToken,
+  signIn,
+} from "../../domain/members/sessions";
 import { attachProviderGrant, recordGrant } from "../../domain/oauth/grants";
 import { authorizationServer, type GrantProps } from "../../domain/oauth/provider";
 import type { AppEnv } from "../../env";
@@ -11,7 +16,7 @@ import { sessionCookieToken, setSessionCookie } from "../../middleware/session-c
 import { now } from "../../platform/clock";
 import { timingSafeEqual } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
-import { type MemberRole, type KeyScopes, oauthScopesOf } from "../../vocabulary";
+import { type KeyScopes, type MemberRole, oauthScopesOf } from "../../vocabulary";
 import { consentPage, problemPage, signInPage } from "./page";
 
 /**

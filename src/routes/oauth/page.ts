@@ -85,7 +85,10 @@ ${view.askAccount ? '<p><label for="account">Account id</label><br><input type="
 }
 
 export function problemPage(message: string): string {
-  return page("Authorization failed", `<h1>This authorization cannot go on</h1>\n<p role="alert">${escapeHtml(message)}</p>`);
+  return page(
+    "Authorization failed",
+    `<h1>This authorization cannot go on</h1>\n<p role="alert">${escapeHtml(message)}</p>`,
+  );
 }
 
 function scopeLabel(scope: string): string {

@@ -3,6 +3,7 @@
 // Runtime types generated with workerd@1.20261117.1 2026-11-01
 interface __BaseEnv_Env {
 	DB: D1Database;
+	OAUTH_KV: KVNamespace;
 	USAGE_QUEUE: Queue;
 	USAGE_ACCOUNTS_0: Queue;
 	USAGE_ACCOUNTS_1: Queue;

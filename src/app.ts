@@ -14,11 +14,13 @@ import { internalRouter } from "./internal";
 import { mcpRouter } from "./mcp";
 import { withDomainContext } from "./middleware/domain-context";
 import { internalAuth } from "./middleware/internal-auth";
+import { delegatedRequest } from "./middleware/oauth-auth";
 import { requestId } from "./middleware/request-id";
 import { handleError, notFoundHandler } from "./platform/error-handler";
 import { ERROR_DOCS_PATH } from "./platform/errors";
 import { validationHook } from "./platform/validation";
 import { publicAuthRoutes } from "./routes/auth";
+import { oauthRoutes } from "./routes/oauth";
 import { reportLinkRoutes } from "./routes/reports";
 
 /**
@@ -44,6 +46,9 @@ export function createApp(versions: readonly ApiVersion[] = API_VERSIONS): OpenA
   app.route("/v1", reportLinkRoutes());
   // Sign-in, accepting an invitation and password resets hold no credential yet: ahead of the version's auth.
   app.route("/v1", publicAuthRoutes());
+  // OAuth for `/mcp`: discovery, registration, tokens and the consent page (no API version: clients find them by
+  // the well-known paths).
+  app.route("/", oauthRoutes());
   // From a version's sunset on, everything else under it answers 410 `version_sunset`, before auth and rate limits.
   for (const version of publicVersions) closeAtSunset(app, version);
   app.get("/internal/openapi.json", internalAuth("ADMIN_TOKEN"), (c) => c.json(internal.document(originOf(c.req.url))));
@@ -53,7 +58,9 @@ export function createApp(versions: readonly ApiVersion[] = API_VERSIONS): OpenA
   // The MCP server's tools are the current version's operations, each call dispatched through this app.
   app.route(
     "/mcp",
-    mcpRouter(currentVersion(publicVersions), async (request, c) => app.fetch(request, c.env, c.executionCtx)),
+    mcpRouter(currentVersion(publicVersions), async (request, c) =>
+      app.fetch(delegatedRequest(request, c.get("caller")), c.env, c.executionCtx),
+    ),
   );
 
   app.notFound(notFoundHandler(() => app.routes));

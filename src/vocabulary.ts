@@ -89,3 +89,33 @@ export const roleScopes: Record<MemberRole, KeyScopes | null> = {
 export function roleRank(role: MemberRole): number {
   return role === "owner" ? 2 : role === "admin" ? 1 : 0;
 }
+
+/**
+ * The areas an OAuth grant may cover (an AI assistant's connection to `/mcp`): every area but the ones that make
+ * credentials or people (`api_keys`, `members`), which would outlive the grant's revocation.
+ */
+export const oauthAreas = keyAreas.filter((area) => area !== "api_keys" && area !== "members");
+/** An OAuth scope: `area:access`, as the operations' `x-key-scope` names them. */
+export const oauthScopes = oauthAreas.flatMap((area) => keyAccesses.map((access) => `${area}:${access}`));
+
+/** The OAuth scopes `scopes` (null: everything) hold: `write` implies `read`. */
+export function oauthScopesOf(scopes: KeyScopes | null): string[] {
+  return oauthScopes.filter((scope) => {
+    const [area, access] = scope.split(":") as [KeyArea, KeyAccess];
+    return scopeAllows(scopes, area, access);
+  });
+}
+
+/**
+ * The key scopes of a list of OAuth scopes, within `ceiling` (null: no ceiling): a grant never reaches further than
+ * the member's role has at the time of the call. Unknown scopes give nothing.
+ */
+export function grantedScopes(list: readonly string[], ceiling: KeyScopes | null): KeyScopes {
+  const scopes: KeyScopes = {};
+  for (const area of oauthAreas) {
+    const access = list.includes(`${area}:write`) ? "write" : list.includes(`${area}:read`) ? "read" : null;
+    if (access === "write" && scopeAllows(ceiling, area, "write")) scopes[area] = "write";
+    else if (access && scopeAllows(ceiling, area, "read")) scopes[area] = "read";
+  }
+  return scopes;
+}

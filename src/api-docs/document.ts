@@ -87,6 +87,12 @@ export const publicApi: DocumentSpec = {
         "their own MFA, invitations accepted and passwords reset. Not MCP tools.",
     },
     {
+      name: "Connected applications",
+      description:
+        "AI assistants a member connected to the MCP server with OAuth (authorization code with PKCE): the scopes " +
+        "granted, and revocation. Not MCP tools.",
+    },
+    {
       name: "Test helpers",
       description:
         "The sandbox (`test_` keys only): generate traffic, start sessions, expire batches, renew subscriptions, " +

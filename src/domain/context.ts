@@ -60,8 +60,9 @@ export interface Principal {
 }
 
 /**
- * A member acting: through a session (`sessionId`), and later through an OAuth grant (which will name its client
- * here too). Its role's scopes are the principal's.
+ * A member acting: through a session (`sessionId`), or through an OAuth grant (`grant`: its client and the scopes
+ * it was given; the principal's scopes are then those within the role's). Otherwise its role's scopes are the
+ * principal's.
  */
 export interface MemberIdentity {
   id: string;
@@ -71,6 +72,8 @@ export interface MemberIdentity {
   sessionId: string | null;
   /** When that session ends at the latest (its absolute timeout, ms); null without a session. */
   sessionEndsAt: number | null;
+  /** The OAuth grant the call came through (an AI assistant on `/mcp`); absent otherwise. */
+  grant?: { id: string; clientId: string; clientName: string } | null;
 }
 
 /** Who made a change: set for each API request by the caller's guard (or by the admin API), for the audit log. */
@@ -79,6 +82,8 @@ export interface Actor {
   keyId: string | null;
   /** The person who acted (id and email as they were then); null = a key alone, or an operator. */
   member?: { id: string; email: string } | null;
+  /** The OAuth client (an AI assistant) the member acted through on `/mcp`; absent otherwise. */
+  client?: { id: string; name: string } | null;
   sourceIp: string | null;
   requestId: string;
 }

@@ -1,11 +1,13 @@
 import { type Context, Hono } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { BuiltVersion } from "../api-versions";
+import { isApiKeyToken, resourceMetadataUrl } from "../domain/oauth/provider";
 import type { AppEnv } from "../env";
 import { apiKeyAuth } from "../middleware/api-key-auth";
 import { bearerToken } from "../middleware/bearer";
 import { readAtMost } from "../middleware/content-encoding";
 import { keyGuard } from "../middleware/key-guard";
+import { oauthTokenAuth } from "../middleware/oauth-auth";
 import { handleError } from "../platform/error-handler";
 import { errorResponse, type JsonRpcMessage, parseMessage, RPC, RpcError, resultResponse } from "./json-rpc";
 import { type Dispatch, mcpMethods } from "./methods";
@@ -38,7 +40,7 @@ export function mcpRouter(version: BuiltVersion, dispatch: Dispatch): Hono<McpEn
     // Results show account data, and some a secret once.
     c.res.headers.set("Cache-Control", "no-store");
   });
-  mcp.post("/", sameOrigin, acceptsJson, apiKeyAuth, readMessage, admitUnlessToolCall, async (c) => {
+  mcp.post("/", sameOrigin, acceptsJson, mcpAuth, readMessage, admitUnlessToolCall, async (c) => {
     const message = c.get("message");
     // Notifications (`notifications/initialized`, cancellations) need nothing from this stateless server.
     if (message.id === undefined) return c.body(null, 202);
@@ -107,8 +109,23 @@ const admitUnlessToolCall = createMiddleware<McpEnv>(async (c, next) => {
   return keyGuard(appContext(c), next);
 });
 
-/** RFC 6750's challenge: `invalid_token` when a token was sent, the bare scheme when none was. */
+/**
+ * Who calls: an API key (`live_…`, `test_…`: the API's own path, unchanged), or an OAuth access token issued for
+ * this server (a member through a grant). Without either, 401.
+ */
+const mcpAuth = createMiddleware<McpEnv>(async (c, next) => {
+  const token = bearerToken(c);
+  if (!token || isApiKeyToken(token)) return apiKeyAuth(appContext(c), next);
+  await oauthTokenAuth(appContext(c), token);
+  await next();
+});
+
+/**
+ * RFC 6750's challenge, pointing at the protected-resource metadata (RFC 9728), where an OAuth client finds the
+ * authorization server: `invalid_token` when a token was sent, the bare scheme when none was.
+ */
 function challenge(c: McpContext): string {
-  if (!bearerToken(c)) return 'Bearer realm="mcp"';
-  return 'Bearer realm="mcp", error="invalid_token", error_description="The API key is unknown, revoked or expired."';
+  const metadata = `resource_metadata="${resourceMetadataUrl(new URL(c.req.url).origin)}"`;
+  if (!bearerToken(c)) return `Bearer realm="mcp", ${metadata}`;
+  return `Bearer realm="mcp", error="invalid_token", error_description="The token is unknown, revoked or expired.", ${metadata}`;
 }

@@ -5,6 +5,7 @@ import type { AppEnv } from "../env";
 import { timingSafeEqual } from "../platform/crypto";
 import { ApiError } from "../platform/errors";
 import { admitClientAddress, apiKeyAuth } from "./api-key-auth";
+import { delegatedCaller } from "./oauth-auth";
 import { CSRF_HEADER, sessionCookieToken } from "./session-cookie";
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
@@ -17,6 +18,13 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
  * `Origin`, when the browser sends one, equal to the API's own. Else 403 `csrf_failed`.
  */
 export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
+  // A tool call of `/mcp` made through an OAuth grant: its caller was authenticated there.
+  const delegated = delegatedCaller(c.req.raw);
+  if (delegated) {
+    c.set("caller", delegated);
+    c.set("livemode", true);
+    return next();
+  }
   const cookie = c.req.header("Authorization") === undefined ? sessionCookieToken(c) : undefined;
   if (cookie === undefined) return apiKeyAuth(c, next);
   const session = await sessionForToken(c.get("ctx"), cookie);

@@ -17,7 +17,7 @@ import { now } from "../platform/clock";
 import { seal, sha256Hex, unseal } from "../platform/crypto";
 import { ApiError } from "../platform/errors";
 import { IDEMPOTENCY_KEY_MAX_LENGTH } from "../platform/route-definitions";
-import type { KeyScopes, MemberRole } from "../vocabulary";
+import { grantedScopes, type KeyScopes, type MemberRole } from "../vocabulary";
 import { clientAddress } from "./client-address";
 import { rateLimited, setRateLimitHeaders } from "./rate-limit-headers";
 
@@ -40,16 +40,23 @@ export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
   const idempotency = await idempotencyRequest(c);
   const caller = c.get("caller");
   const session = caller.kind === "session" ? caller.session : null;
-  const guardId = session ? session.memberId : (caller as { keyId: string }).keyId;
-  const keyId = session ? null : guardId;
-  const guard = session ? memberGuard(c.get("ctx"), guardId) : guardOf(c.get("ctx"), guardId);
+  const grant = caller.kind === "oauth" ? caller.grant : null;
+  const memberId = session?.memberId ?? grant?.memberId ?? null;
+  const guardId = memberId ?? (caller as { keyId: string }).keyId;
+  const keyId = memberId ? null : guardId;
+  const guard = memberId ? memberGuard(c.get("ctx"), guardId) : guardOf(c.get("ctx"), guardId);
   const result = await guard.admit(idempotency);
   if (result.outcome === "unconfigured" || result.outcome === "revoked") throw new ApiError("unauthorized");
   setRateLimitHeaders(c, result.rate);
   if (result.outcome === "limited") throw rateLimited(result.rate);
 
   const { config } = result;
-  const token = caller.kind === "key" ? acceptedToken(config, caller.tokenHash) : acceptedSession(config, session);
+  const token =
+    caller.kind === "key"
+      ? acceptedToken(config, caller.tokenHash)
+      : grant
+        ? { until: null }
+        : acceptedSession(config, session);
   const keySettlement = {
     keyId: guardId,
     accountId: config.accountId,
@@ -59,13 +66,24 @@ export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
   const role = (config.role ?? session?.role) as MemberRole;
   const member = session
     ? { id: session.memberId, email: session.email, role, sessionId: session.id, sessionEndsAt: session.expiresAt }
-    : null;
+    : grant
+      ? {
+          id: grant.memberId,
+          email: grant.email,
+          role,
+          sessionId: null,
+          sessionEndsAt: null,
+          grant: { id: grant.id, clientId: grant.clientId, clientName: grant.clientName },
+        }
+      : null;
   const actor = {
     keyId,
     member: member && { id: member.id, email: member.email },
+    ...(grant ? { client: { id: grant.clientId, name: grant.clientName } } : {}),
     sourceIp: clientAddress(c),
     requestId: c.get("requestId"),
   };
+  const roleScopes = (config.scopes ?? null) as KeyScopes | null;
   c.set("ctx", { ...c.get("ctx"), keySettlement, actor });
   c.set("principal", {
     keyId,
@@ -74,11 +92,12 @@ export const keyGuard = createMiddleware<AppEnv>(async (c, next) => {
     accountId: config.accountId,
     plan: config.plan as Plan,
     products: config.products as Product[] | null,
-    scopes: (config.scopes ?? null) as KeyScopes | null,
+    // A grant's scopes, within what the member's role allows now (a demotion narrows them at once).
+    scopes: grant ? grantedScopes(grant.scopes, roleScopes) : roleScopes,
     subuserIds: config.subuserIds ?? null,
     keysOf: member ? (role === "developer" ? member.id : null) : (config.keysOf ?? null),
     keyExpiresAt: config.expiresAt ?? null,
-    tokenHash: caller.kind === "key" ? caller.tokenHash : (session?.tokenHash ?? ""),
+    tokenHash: caller.kind === "key" ? caller.tokenHash : (session?.tokenHash ?? grant?.tokenHash ?? ""),
     tokenReplacedUntil: token.until,
     accountRevision: result.accountRevision,
     livemode: c.get("livemode"),

@@ -28,6 +28,7 @@ export const idPrefixes = {
   invitation: "inv",
   passwordReset: "pwr",
   mail: "eml",
+  oauthGrant: "oag",
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { AuditEventRow } from "../db/schema";
 import { auditActions, auditResourceTypes } from "../domain/audit/audit-log";
 import { toIso } from "../platform/clock";
-import { email, id, instant, ipText, timestamp, token } from "../platform/fields";
+import { email, id, instant, ipText, text, timestamp, token } from "../platform/fields";
 import { paginationQuery } from "../platform/pagination";
 import { productListSchema } from "./vocabulary";
 
@@ -36,6 +36,14 @@ export const auditEventSchema = z
       .openapi({
         description: "The person who acted, signed in (their email as it was then); null when a key acted alone.",
       }),
+    actor_client: z
+      .object({ id: text(200, 1), name: text(200) })
+      .nullable()
+      .openapi({
+        description:
+          "The OAuth client (an AI assistant on the MCP server) the member acted through: its id and the name it " +
+          "registered (not verified); null otherwise.",
+      }),
     source_ip: ipText().nullable().openapi({ description: "The caller's address as the edge saw it." }),
     request_id: token(/^req_[0-9A-Za-z]{1,60}$/, 64).openapi({ description: "The `X-Request-Id` of the call." }),
     changes: fieldValues.openapi({ description: "The changed fields' new values (a creation: the fields set)." }),
@@ -65,6 +73,7 @@ export function presentAuditEvent(row: AuditEventRow): z.infer<typeof auditEvent
     products: row.products,
     actor_key: row.actorKeyId ?? (row.actorMemberId ? null : "admin"),
     actor_member: row.actorMemberId ? { id: row.actorMemberId, email: row.actorMemberEmail ?? "" } : null,
+    actor_client: row.actorClientId ? { id: row.actorClientId, name: row.actorClientName ?? "" } : null,
     source_ip: row.sourceIp,
     request_id: row.requestId,
     changes: row.changes,

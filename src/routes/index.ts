@@ -15,6 +15,7 @@ import { budgetRoutes } from "./budget";
 import { eventRoutes } from "./events";
 import { ispRoutes } from "./isp";
 import { memberRoutes } from "./members";
+import { oauthGrantRoutes } from "./oauth-grants";
 import { orderRoutes } from "./orders";
 import { reportRoutes } from "./reports";
 import { sessionRoutes } from "./sessions";
@@ -57,5 +58,6 @@ export function publicRouter() {
   budgetRoutes(v1);
   memberRoutes(v1);
   authRoutes(v1);
+  oauthGrantRoutes(v1);
   return { router: v1, document };
 }

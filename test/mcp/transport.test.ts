@@ -16,7 +16,9 @@ describe("MCP over Streamable HTTP: authentication", () => {
   it("no API key is HTTP 401 with a Bearer challenge and the API's error; the SDK client cannot connect", async () => {
     const response = await post(null, initialize);
     expect(response.status).toBe(401);
-    expect(response.headers.get("WWW-Authenticate")).toBe('Bearer realm="mcp"');
+    expect(response.headers.get("WWW-Authenticate")).toBe(
+      'Bearer realm="mcp", resource_metadata="https://api.test/.well-known/oauth-protected-resource/mcp"',
+    );
     expect(await json(response)).toMatchObject({
       code: "unauthorized",
       doc_url: "https://api.test/docs/errors#unauthorized",

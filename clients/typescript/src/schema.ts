@@ -1984,6 +1984,50 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/oauth/grants": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List connected applications
+     * @description The OAuth grants standing (AI assistants connected to the MCP server), newest first: the signed-in member's own, or the whole account's for an owner or an admin.
+     *
+     *     Signed-in members only (the session cookie); an API key gets 403 `session_required`.
+     */
+    get: operations["listOAuthGrants"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/oauth/grants/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Revoke a connected application
+     * @description Its access and refresh tokens stop at once: the next call to the MCP server with them answers 401. The signed-in member's own grants, or any of the account's for an owner or an admin (another's answers 404).
+     *
+     *     Signed-in members only (the session cookie); an API key gets 403 `session_required`.
+     */
+    delete: operations["revokeOAuthGrant"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface webhooks {
   "order.completed": {
@@ -4375,7 +4419,9 @@ export interface components {
         | "member.sessions_revoked"
         | "invitation.created"
         | "invitation.accepted"
-        | "invitation.revoked";
+        | "invitation.revoked"
+        | "oauth_grant.created"
+        | "oauth_grant.revoked";
       /** @enum {string} */
       resource_type:
         | "account"
@@ -4393,7 +4439,8 @@ export interface components {
         | "proxy_test"
         | "budget"
         | "member"
-        | "invitation";
+        | "invitation"
+        | "oauth_grant";
       /** @example sub_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
       resource_id: string;
       /**
@@ -4411,6 +4458,11 @@ export interface components {
         id: string;
         /** Format: email */
         email: string;
+      } | null;
+      /** @description The OAuth client (an AI assistant on the MCP server) the member acted through: its id and the name it registered (not verified); null otherwise. */
+      actor_client: {
+        id: string;
+        name: string;
       } | null;
       /** @description The caller's address as the edge saw it. */
       source_ip: string | null;
@@ -5054,6 +5106,49 @@ export interface components {
        * @example correct horse battery staple
        */
       password: string;
+    };
+    OAuthGrant: {
+      /** @example oag_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
+      id: string;
+      /** @enum {string} */
+      object: "oauth_grant";
+      /** @description The OAuth client's id (from its dynamic registration). */
+      client_id: string;
+      /** @description The name the client registered itself under: not verified. */
+      client_name: string;
+      /** @description Where the client's authorization was sent. */
+      redirect_host: string;
+      /** @description The scopes the member granted. Each call uses those its role still has: a demotion narrows them at once. */
+      scopes: (
+        | "account:read"
+        | "account:write"
+        | "billing:read"
+        | "billing:write"
+        | "subusers:read"
+        | "subusers:write"
+        | "isp:read"
+        | "isp:write"
+        | "traffic:read"
+        | "traffic:write"
+        | "reports:read"
+        | "reports:write"
+        | "webhooks:read"
+        | "webhooks:write"
+      )[];
+      /** @description The member who granted it, and whom the client acts as. */
+      member: {
+        /** @example mem_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
+        id: string;
+        /** Format: email */
+        email: string;
+      };
+      /** Format: date-time */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description The last call to `/mcp` with its tokens (to the minute); null: never used.
+       */
+      last_used_at: string | null;
     };
   };
   responses: never;
@@ -14997,6 +15092,7 @@ export interface operations {
               | "budget"
               | "member"
               | "invitation"
+              | "oauth_grant"
             )
           | string;
         /** @description The acting API key's id, or `admin` for an operator through the admin API. */
@@ -15056,7 +15152,9 @@ export interface operations {
           | "member.sessions_revoked"
           | "invitation.created"
           | "invitation.accepted"
-          | "invitation.revoked";
+          | "invitation.revoked"
+          | "oauth_grant.created"
+          | "oauth_grant.revoked";
         /** @description Entries made at or after this instant. */
         from?: string;
         /** @description Entries made before this instant. */
@@ -19567,6 +19665,250 @@ export interface operations {
       };
     };
   };
+  listOAuthGrants: {
+    parameters: {
+      query?: {
+        /** @description Opaque cursor from a previous page's `next_cursor`. */
+        cursor?: string;
+        /** @description Page size, 1-200; default 50. */
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of grants. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          Link: components["headers"]["Link"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["OAuthGrant"][];
+            /** @description Cursor of the next page; null on the last page. */
+            next_cursor: string | null;
+          } & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `session_required`: This operation is about a signed-in member's own session: call it signed in, not with an API key. */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `invalid_request`: The request is invalid. */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  revokeOAuthGrant: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any string of up to 64 characters, fresh per logical operation (a UUID is a good choice). Retries with the same key within 24 hours replay the first response instead of acting twice. */
+        "Idempotency-Key"?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Revoked. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Deleted"] & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `session_required`: This operation is about a signed-in member's own session: call it signed in, not with an API key.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `not_found`: The requested resource does not exist. */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `idempotency_key_in_use`: A request with this Idempotency-Key is still being processed; retry later. */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `invalid_request`: The request is invalid.
+       *
+       *     `idempotency_key_reused`: This Idempotency-Key was already used with a different request.
+       */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
   onOrderCompleted: {
     parameters: {
       query?: never;
@@ -20002,4 +20344,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "d12ed4c01fd9b170106393c736dfda7ff6d9a94dd1a6379b103658da0e3aec49";
+export const CONTRACT_SHA256 = "e104f1645bbcc86805978b1ed372df02925d46026cf1e0c4cab318db76d96aba";

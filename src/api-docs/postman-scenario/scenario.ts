@@ -77,6 +77,7 @@ export const CONSTANTS = {
   /** Well-formed member and member-session ids that never exist: members join by invitation, mailed. */
   unknown_member_id: "mem_00000000000000000000000000",
   unknown_member_session_id: "msn_00000000000000000000000000",
+  unknown_oauth_grant_id: "oag_00000000000000000000000000",
 };
 
 /** A signed-in member's own operations, called with the collection's API key: 403 `session_required`. */
@@ -428,6 +429,9 @@ export const SCENARIO: Folder[] = [
       { operationId: "changePassword", ...SESSION_ONLY },
       { operationId: "signOutEverywhere", ...SESSION_ONLY },
       { operationId: "signOut", ...SESSION_ONLY },
+      // Connected applications are a signed-in member's: the collection's key gets 403 session_required.
+      { operationId: "listOAuthGrants", ...SESSION_ONLY },
+      { operationId: "revokeOAuthGrant", ...SESSION_ONLY, path: { id: "{{unknown_oauth_grant_id}}" } },
     ],
   },
   {

@@ -17,6 +17,9 @@ export const auditEvents = sqliteTable(
     /** The person who acted (signed in, or through a key they made); null: a key alone, or an operator. */
     actorMemberId: text("actor_member_id"),
     actorMemberEmail: text("actor_member_email"),
+    /** The OAuth client the member acted through (an AI assistant on `/mcp`); null: a session or a key. */
+    actorClientId: text("actor_client_id"),
+    actorClientName: text("actor_client_name"),
     sourceIp: text("source_ip"),
     requestId: text("request_id").notNull(),
     action: text("action").notNull(),

@@ -4,6 +4,7 @@ export * from "./budgets";
 export * from "./commerce";
 export * from "./gateway-nodes";
 export * from "./members";
+export * from "./oauth";
 export * from "./reports";
 export * from "./request-tails";
 export * from "./sandbox";

@@ -64,6 +64,8 @@ export const auditActions = [
   "invitation.created",
   "invitation.accepted",
   "invitation.revoked",
+  "oauth_grant.created",
+  "oauth_grant.revoked",
 ] as const;
 export type AuditAction = (typeof auditActions)[number];
 export type AuditResourceType = AuditAction extends `${infer Type}.${string}` ? Type : never;
@@ -105,6 +107,8 @@ export function auditStatements(ctx: DomainContext, entry: AuditEntry & { ifChan
     actorKeyId: actor.keyId,
     actorMemberId: actor.member?.id ?? null,
     actorMemberEmail: actor.member?.email ?? null,
+    actorClientId: actor.client?.id ?? null,
+    actorClientName: actor.client?.name ?? null,
     sourceIp: actor.sourceIp,
     requestId: actor.requestId,
     action: entry.action,

@@ -38,7 +38,24 @@ export const RESET_ADDRESS_LIMITS: WindowLimits = { perMinute: 3, perDay: 20 };
 /** Who a request authenticated as, before its guard admits it. */
 export type Caller =
   | { kind: "key"; keyId: string; tokenHash: string; livemode: boolean }
-  | { kind: "session"; session: ActiveSession };
+  | { kind: "session"; session: ActiveSession }
+  | { kind: "oauth"; grant: GrantCaller };
+
+/**
+ * A member acting through an OAuth grant (an AI assistant's token on `/mcp`): the grant as D1 holds it now (not
+ * revoked, the member present), its scopes to be cut to the member's role by the member's guard.
+ */
+export interface GrantCaller {
+  id: string;
+  memberId: string;
+  email: string;
+  accountId: string;
+  clientId: string;
+  clientName: string;
+  scopes: string[];
+  /** The SHA-256 of the access token (the principal's `tokenHash`). */
+  tokenHash: string;
+}
 
 /** A live session, as a request presenting its cookie finds it. */
 export interface ActiveSession {

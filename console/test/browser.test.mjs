@@ -3,17 +3,14 @@
 // at 375 px (test-results/console/), and the figures the console is held to (JavaScript size, overview timing).
 // The browser reaches nothing but this machine: every other request is aborted.
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import * as OTPAuth from "otpauth";
-import { chromium } from "playwright-core";
 import { eventually, proxiedGet, startStack, v1 } from "../../gateway/test/harness.ts";
 import { buildConsole } from "../../scripts/lib/console-build.mjs";
+import { axeViolations, go, launchBrowser, openConsole as openTab, signIn } from "./browser-kit.mjs";
 
-const require = createRequire(import.meta.url);
-const CHROMIUM = "/usr/bin/chromium";
 const SHOTS = path.join(import.meta.dirname, "..", "..", "test-results", "console");
 const JS_BUDGET_BYTES = 150 * 1024;
 /** The goal is 1 s (printed with the measured figure); the assertion allows twice that on a busy shared machine. */
@@ -33,20 +30,6 @@ const PAGES = [
   "reports",
   "audit",
 ];
-const PAGE_TITLES = {
-  overview: "Overview",
-  traffic: "Traffic",
-  subusers: "Sub-users",
-  requests: "Request log",
-  sessions: "Sessions",
-  orders: "Orders",
-  subscriptions: "Subscriptions",
-  isp: "ISP batches",
-  "api-keys": "API keys",
-  webhooks: "Webhooks",
-  reports: "Reports",
-  audit: "Audit log",
-};
 
 let stack;
 let browser;
@@ -56,7 +39,6 @@ let consoleUrl;
 const figures = {};
 
 before(async () => {
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does it)`);
   figures.gzipBytes = (await buildConsole()).gzipBytes;
   stack = await startStack();
   consoleUrl = `${stack.base}/console/`;
@@ -67,7 +49,7 @@ before(async () => {
   });
   live = (await stack.admin("POST", `/accounts/${account.id}/api-keys`, {})).token;
   sandbox = (await stack.admin("POST", `/accounts/${account.id}/api-keys`, { mode: "test" })).token;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu"] });
+  browser = await launchBrowser();
   mkdirSync(SHOTS, { recursive: true });
 });
 
@@ -80,46 +62,9 @@ after(async () => {
   );
 });
 
-/** A fresh tab (its own memory, storage and cookies), offline but for this machine, clipboard allowed. */
-async function openConsole({ width = 1280, height = 900 } = {}) {
-  const context = await browser.newContext({ viewport: { width, height } });
-  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: stack.base });
-  const page = await context.newPage();
-  const problems = [];
-  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
-  page.on("console", (message) => {
-    if (message.type() === "error" && /Content Security Policy|Refused/.test(message.text()))
-      problems.push(message.text());
-  });
-  await page.route("**/*", (route) => {
-    const { hostname } = new URL(route.request().url());
-    return hostname === "127.0.0.1" || hostname === "localhost" ? route.continue() : route.abort();
-  });
-  await page.goto(consoleUrl);
-  return { context, page, problems };
-}
-
-async function signIn(page, token) {
-  await page.getByLabel("API key").fill(token);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("button", { name: "Sign out" }).waitFor();
-}
-
-async function go(page, name) {
-  await page.locator(`nav a[href="#/${name}"]`).click();
-  await page.locator("h1", { hasText: PAGE_TITLES[name] }).waitFor();
-  await page.waitForFunction(() => !document.querySelector('[role="status"]')?.textContent?.startsWith("Loading"));
-}
-
-const AXE_SOURCE = readFileSync(require.resolve("axe-core"), "utf8");
-
-async function axeViolations(page) {
-  // Evaluated through the DevTools protocol: a <script> tag would be refused by the console's own CSP.
-  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(AXE_SOURCE);
-  const result = await page.evaluate(() => window.axe.run());
-  return result.violations
-    .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
-    .map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`);
+/** A fresh tab on this stack's console. */
+function openConsole(viewport) {
+  return openTab(browser, consoleUrl, viewport);
 }
 
 /** The text a Copy button put on the clipboard. */
@@ -476,10 +421,9 @@ describe("the console", () => {
     assert.deepEqual(stored, { local: 0, session: 0, cookie: "" });
     assert.deepEqual(await context.cookies(), []);
     await page.reload();
-    await page.getByLabel("API key").waitFor();
     await signIn(page, live);
     await page.getByRole("button", { name: "Sign out" }).click();
-    await page.getByLabel("API key").waitFor();
+    await page.getByRole("button", { name: "Sign in with an API key" }).click();
     assert.equal(await page.getByLabel("API key").inputValue(), "");
     await context.close();
   });
@@ -512,8 +456,9 @@ describe("the console", () => {
 
   it("shows an API error with its message and a link to its doc_url", async () => {
     const { context, page } = await openConsole();
+    await page.getByRole("button", { name: "Sign in with an API key" }).click();
     await page.getByLabel("API key").fill(`live_${"0".repeat(64)}`);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     const alert = page.getByRole("alert");
     await alert.waitFor();
     assert.match(await alert.textContent(), /unauthorized · HTTP 401/);

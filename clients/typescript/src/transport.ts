@@ -44,8 +44,9 @@ function signed(request: Request, { apiKey, csrfToken }: Credential): Request {
     headers.set("Authorization", `Bearer ${apiKey}`);
     return new Request(request, { headers });
   }
+  // No key: a browser's own `credentials` default, `same-origin`, sends the session cookie to the API's own pages.
   if (write && csrfToken !== undefined) headers.set("X-CSRF-Token", csrfToken);
-  return new Request(request, { headers, credentials: "same-origin" });
+  return new Request(request, { headers });
 }
 
 type Outcome = { response: Response } | { failure: unknown };

@@ -3,7 +3,7 @@
 // at 375 px (test-results/console/), and the figures the console is held to (JavaScript size, overview timing).
 // The browser reaches nothing but this machine: every other request is aborted.
 import assert from "node:assert/strict";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import * as OTPAuth from "otpauth";

@@ -89,7 +89,7 @@ console.log(`
     MCP        http://localhost:${PORT}/mcp  (Streamable HTTP; the API key as a bearer token)
     Account    ${demo.email} (${demo.accountId}), plan pro, balance topped up to $500
     API key    ${demo.token}
-    Owner      ${owner.email} / ${owner.password}  (a member: POST /v1/auth/sign-in, a session cookie)
+    Owner      ${owner.email} / ${owner.password}  (a member: signs in at /console, or POST /v1/auth/sign-in)
     Mail       invitations and password resets are printed here (and kept at GET /internal/dev/outbox)
 
   Try:  curl -H "Authorization: Bearer ${demo.token}" http://localhost:${PORT}/v1/users/me

@@ -1,8 +1,8 @@
 import type { Area, Product, Schemas } from "./api";
 
-/** What a key may do, read from the key at sign-in: the console shows only what would not answer 403. */
+/** What the signed-in key or member may do: the console shows only what would not answer 403. */
 export interface Access {
-  /** Whether the key may read (or write) an area. */
+  /** Whether the key or member may read (or write) an area. */
   can: (area: Area, access?: "read" | "write") => boolean;
   /** The products the key may act on, among `among`. */
   productsOf: <P extends Product>(among: readonly P[]) => P[];
@@ -12,14 +12,23 @@ export interface Access {
   needsMfa: boolean;
 }
 
-export function accessOf(key: Schemas["ApiKey"], security: Schemas["SecurityInfo"] | null): Access {
+/**
+ * The access of scopes (a key's, or a member's role's: null = everything, an owner) within products (null = every
+ * product; a member's role spans them all).
+ */
+export function accessOf(
+  scopes: Schemas["ApiKeyScopes"] | null,
+  products: readonly Product[] | null,
+  security: Schemas["SecurityInfo"] | null,
+): Access {
   return {
     can: (area, access = "read") => {
-      const granted = key.scopes[area];
+      if (scopes === null) return true;
+      const granted = scopes[area];
       return granted === "write" || (granted === "read" && access === "read");
     },
-    productsOf: (among) => among.filter((product) => key.products === null || key.products.includes(product)),
-    accountWide: key.products === null,
+    productsOf: (among) => among.filter((product) => products === null || products.includes(product)),
+    accountWide: products === null,
     needsMfa: security?.mfa_enabled ?? false,
   };
 }

@@ -1,12 +1,17 @@
 import { useEffect } from "preact/hooks";
 import { Shell } from "./components/shell";
+import { AcceptInvitation } from "./pages/accept-invitation";
 import { apiKeysPage } from "./pages/api-keys";
 import { auditPage } from "./pages/audit";
+import { invitationsPage } from "./pages/invitations";
 import { ispPage } from "./pages/isp";
+import { membersPage } from "./pages/members";
+import { mySessionsPage } from "./pages/my-sessions";
 import { ordersPage } from "./pages/orders";
 import { overviewPage } from "./pages/overview";
 import { reportsPage } from "./pages/reports";
 import { requestsPage } from "./pages/requests";
+import { ResetPassword } from "./pages/reset-password";
 import { sessionsPage } from "./pages/sessions";
 import { SignIn } from "./pages/sign-in";
 import { subscriptionsPage } from "./pages/subscriptions";
@@ -15,14 +20,14 @@ import { subusersPage } from "./pages/subusers";
 import { trafficPage } from "./pages/traffic";
 import { webhooksPage } from "./pages/webhooks";
 import { type PageEntry, type Route, useRoute } from "./router";
-import { signOut, useSignedIn } from "./session";
+import { type Session, useSignInState } from "./session";
 
 /** A page at its address (`#/<page>`). */
 interface AddressedPage extends PageEntry {
   page: string;
 }
 
-/** The menu, in order, by address; a key that cannot read a page's area does not see it. */
+/** The menu, in order, by address; a key or member that cannot read a page's area does not see it. */
 const MENU: AddressedPage[] = Object.entries({
   overview: overviewPage,
   traffic: trafficPage,
@@ -36,30 +41,46 @@ const MENU: AddressedPage[] = Object.entries({
   webhooks: webhooksPage,
   reports: reportsPage,
   audit: auditPage,
+  members: membersPage,
+  invitations: invitationsPage,
+  "my-sessions": mySessionsPage,
 }).map(([page, entry]) => ({ page, ...entry }));
 
 /** A sub-user's own page, under the sub-users' address (`#/subusers/<id>`); not in the menu. */
 const SUBUSER: AddressedPage = { page: "subusers", ...subuserPage };
 
+/** The pages of a mailed link, shown signed in or not (`#/accept-invitation?token=…`). */
+const LINKED: Record<string, PageEntry["component"]> = {
+  "accept-invitation": AcceptInvitation,
+  "reset-password": ResetPassword,
+};
+
 export function App() {
-  const session = useSignedIn();
+  const signIn = useSignInState();
   const route = useRoute();
-  if (!session) return <SignIn />;
-  const visible = MENU.filter((entry) => session.can(entry.area));
+  const Linked = LINKED[route.page];
+  if (Linked) return <Linked route={route} />;
+  if (signIn.status === "checking") {
+    return (
+      <main class="sign-in" id="main">
+        <p role="status">Checking your sign-in…</p>
+      </main>
+    );
+  }
+  if (signIn.status === "signed-out") return <SignIn notice={signIn.notice} />;
+  const visible = MENU.filter((entry) => visibleTo(signIn.session, entry));
   const entry =
     route.page === SUBUSER.page && route.id ? SUBUSER : (visible.find((one) => one.page === route.page) ?? visible[0]);
   return (
-    <Shell
-      pages={visible}
-      current={entry?.page ?? ""}
-      onSignOut={() => {
-        signOut();
-        history.replaceState(null, "", location.pathname);
-      }}
-    >
-      {entry ? <Routed entry={entry} route={route} /> : <p class="empty">This key can read no page of the console.</p>}
+    <Shell pages={visible} current={entry?.page ?? ""}>
+      {entry ? <Routed entry={entry} route={route} /> : <p class="empty">You can read no page of the console.</p>}
     </Shell>
   );
+}
+
+function visibleTo(session: Session, entry: PageEntry): boolean {
+  if (entry.liveOnly && session.sandbox) return false;
+  return entry.area === "own" ? session.signer.kind === "member" : session.can(entry.area);
 }
 
 /**

@@ -17,8 +17,13 @@ export interface Route {
 /** What a page module tells the console of itself: its name in the menu, the area of the key scopes it reads. */
 export interface PageEntry {
   label: string;
-  /** A key that cannot read this area does not see the page. */
-  area: Area;
+  /**
+   * A key or member that cannot read this area does not see the page; `own` is a member's own page (its sessions),
+   * for every member and no key.
+   */
+  area: Area | "own";
+  /** Of the live account only: a sandbox key does not see it (the API answers 403 `live_key_required`). */
+  liveOnly?: boolean;
   component: ComponentType<{ route: Route }>;
 }
 

@@ -2,16 +2,28 @@ import { type Access, accessOf } from "./access";
 import { ApiError, createProxyAccountClient, type ProxyAccountClient, type Schemas } from "./api";
 import { signal, useSignal } from "./lib/signal";
 
-/** What the console knows about the signed-in key, all of it read from the public API at sign-in. */
+/**
+ * Who signed in. A member, with email and password, on a server session: its `__Host-session` cookie is `HttpOnly`
+ * (no script here ever holds it), and its CSRF token rides in memory and in `X-CSRF-Token` on every change. Or an API
+ * key, pasted for this tab: the key lives in memory only.
+ */
+export type Signer =
+  | { kind: "member"; member: Schemas["Member"]; sessionId: string }
+  | {
+      kind: "key";
+      key: Schemas["ApiKey"];
+      /** The key itself, for what the client cannot carry (the live tail's WebSocket). */
+      apiKey: string;
+    };
+
+/** What the console knows about the signed-in member or key, all of it read from the public API at sign-in. */
 export interface Session extends Access {
   client: ProxyAccountClient;
-  /** The key itself, for what the client cannot carry (the live tail's WebSocket). */
-  apiKey: string;
-  key: Schemas["ApiKey"];
+  signer: Signer;
   /** A `test_` key: the account's sandbox twin, simulated money and traffic. */
   sandbox: boolean;
   gateway: Schemas["Gateway"];
-  /** Null when the key has no `account` access. */
+  /** Null when the key or role has no `account` access. */
   account: Schemas["Account"] | null;
   security: Schemas["SecurityInfo"] | null;
   /** Sub-user passwords a create or rotation showed in this session, so the proxy-string generator can fill them in. */
@@ -23,46 +35,120 @@ export interface Session extends Access {
   subuserLabels: Map<string, string>;
 }
 
-// The key lives in this signal alone: never in storage or a cookie, gone on sign-out, reload or when the tab closes.
-const current = signal<Session | null>(null);
+/**
+ * Where the console stands: asking the API whether the browser's session cookie is still good (at load), signed out
+ * (with why, when a session ended under it), or signed in. Held in this signal alone: nothing in storage.
+ */
+export type SignInState =
+  | { status: "checking" }
+  | { status: "signed-out"; notice: string | null }
+  | { status: "signed-in"; session: Session };
 
-/** The session, or null before sign-in: the console's root shows sign-in or the pages by it. */
-export function useSignedIn(): Session | null {
-  return useSignal(current);
+const state = signal<SignInState>({ status: "checking" });
+
+/** The console's root shows sign-in, the check at load, or the pages by it. */
+export function useSignInState(): SignInState {
+  return useSignal(state);
 }
 
 /** The signed-in session of the pages (they are shown only while signed in); they render again when it changes. */
 export function useSession(): Session {
-  const session = useSignal(current);
-  if (!session) throw new Error("not signed in");
-  return session;
+  const current = useSignal(state);
+  if (current.status !== "signed-in") throw new Error("not signed in");
+  return current.session;
 }
 
-export async function signIn(token: string): Promise<void> {
-  const client = createProxyAccountClient({
-    apiKey: token.trim(),
-    baseUrl: `${location.origin}/v1`,
-    retry: { maxAttempts: 2 },
+const BASE_URL = `${location.origin}/v1`;
+
+/** A client without a key: the browser's session cookie goes by itself, and `csrfToken` with each change. */
+function cookieClient(csrfToken?: string): ProxyAccountClient {
+  return createProxyAccountClient({ baseUrl: BASE_URL, csrfToken, retry: { maxAttempts: 2 }, fetch: noticingEnd });
+}
+
+/** The client of the pages that need no credential (sign-in, an invitation, a password reset). */
+export const publicClient = cookieClient();
+
+/**
+ * Every call of a member's client: a 401 means the session ended under the console (an idle hour, 12 hours after
+ * sign-in, signed out everywhere from another browser, revoked): back to sign-in, saying so.
+ */
+async function noticingEnd(request: Request): Promise<Response> {
+  const response = await fetch(request);
+  if (response.status === 401 && state.value.status === "signed-in" && state.value.session.signer.kind === "member") {
+    state.set({
+      status: "signed-out",
+      notice:
+        "Your session has ended: it was idle for an hour, reached its 12 hours, or was signed out from elsewhere. " +
+        "Sign in again.",
+    });
+  }
+  return response;
+}
+
+/** At load: a session cookie still good signs the member back in; none, or an ended one, shows the sign-in. */
+export async function resumeSession(): Promise<void> {
+  try {
+    const current = await publicClient.get("/auth/session");
+    await enter(cookieClient(current.csrf_token), {
+      kind: "member",
+      member: current.member,
+      sessionId: current.session_id,
+    });
+  } catch (error) {
+    if (state.value.status !== "checking") return;
+    const signedOut = error instanceof ApiError && error.status === 401;
+    state.set({
+      status: "signed-out",
+      notice: signedOut ? null : "Your sign-in could not be checked (the API did not answer): sign in again.",
+    });
+  }
+}
+
+export async function signInWithPassword(credentials: Schemas["SignInRequest"]): Promise<void> {
+  const signed = await publicClient.post("/auth/sign-in", { body: credentials });
+  await enter(cookieClient(signed.csrf_token), {
+    kind: "member",
+    member: signed.member,
+    sessionId: signed.session.id,
   });
-  // One round trip: the account is asked for at once, and a key without `account` access answers 403 for it.
-  const [key, gateway, account, security] = await Promise.all([
-    client.get("/api-keys/current"),
+}
+
+export async function signInWithKey(token: string): Promise<void> {
+  const apiKey = token.trim();
+  const client = createProxyAccountClient({ apiKey, baseUrl: BASE_URL, retry: { maxAttempts: 2 } });
+  await enter(client, { kind: "key", key: await client.get("/api-keys/current"), apiKey });
+}
+
+/** Reads what the pages need of the account, in one round trip, then shows them. */
+async function enter(client: ProxyAccountClient, signer: Signer): Promise<void> {
+  // A key or role without `account` access answers 403 for the account: it is asked for at once anyway.
+  const [gateway, account, security] = await Promise.all([
     client.get("/gateway"),
     client.get("/users/me").catch(unlessOutOfScope),
     client.get("/users/me/security").catch(unlessOutOfScope),
   ]);
-  current.set({
+  const access =
+    signer.kind === "key"
+      ? accessOf(signer.key.scopes, signer.key.products, security)
+      : // A role's scopes: null is an owner's everything (the generated type misses the null).
+        accessOf(signer.member.scopes as Schemas["ApiKeyScopes"] | null, null, security);
+  const session: Session = {
     client,
-    apiKey: token.trim(),
-    key,
+    signer,
     gateway,
     account,
     security,
-    sandbox: key.token_hint.startsWith("test_"),
+    sandbox: signer.kind === "key" && signer.key.token_hint.startsWith("test_"),
     shownPasswords: new Map(),
     subuserLabels: new Map(),
-    ...accessOf(key, security),
-  });
+    ...access,
+  };
+  state.set({ status: "signed-in", session });
+}
+
+/** A session that has ended already needs no sign-out. */
+function unlessEnded(error: unknown): void {
+  if (!(error instanceof ApiError && error.status === 401)) throw error;
 }
 
 function unlessOutOfScope(error: unknown): null {
@@ -70,8 +156,15 @@ function unlessOutOfScope(error: unknown): null {
   throw error;
 }
 
-export function signOut(): void {
-  current.set(null);
+/** Signs out: a member's session ends on the server (`everywhere`: every session of theirs); a key is forgotten. */
+export async function signOut(session: Session, options: { everywhere?: boolean } = {}): Promise<void> {
+  if (session.signer.kind === "member") {
+    await session.client.post(options.everywhere ? "/auth/sign-out-everywhere" : "/auth/sign-out").catch(unlessEnded);
+  }
+  state.set({
+    status: "signed-out",
+    notice: options.everywhere ? "Signed out everywhere: every session of yours has ended." : null,
+  });
 }
 
 /** Reads the account again (its balance after a purchase); the pages showing it render again. */
@@ -79,6 +172,15 @@ export async function refreshAccount(session: Session): Promise<void> {
   // A key without `account` access read none at sign-in, and has none to read again.
   if (!session.account) return;
   const account = await session.client.get("/users/me");
-  // A sign-out (or another key) while the read was under way keeps what it set.
-  if (current.value === session) current.set({ ...session, account });
+  // A sign-out (or another sign-in) while the read was under way keeps what it set.
+  const current = state.value;
+  if (current.status === "signed-in" && current.session === session) {
+    state.set({ status: "signed-in", session: { ...session, account } });
+  }
+}
+
+/** Whether gated actions ask for a second factor: never on the pages shown signed out (an invitation, a reset). */
+export function useNeedsMfa(): boolean {
+  const current = useSignal(state);
+  return current.status === "signed-in" && current.session.needsMfa;
 }

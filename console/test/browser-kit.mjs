@@ -1,5 +1,6 @@
 // What every browser test of the console does: Chromium (Debian's, through playwright-core) kept offline but for
-// this machine, the sign-in with a key, moving between pages, and axe-core's serious and critical violations.
+// this machine, the sign-in with a key or as a member, moving between pages, and axe-core's serious and critical
+// violations.
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -22,6 +23,9 @@ export const PAGE_TITLES = {
   webhooks: "Webhooks",
   reports: "Reports",
   audit: "Audit log",
+  members: "Members",
+  invitations: "Invitations",
+  "my-sessions": "My sessions",
 };
 
 export function launchBrowser() {
@@ -52,8 +56,17 @@ export async function openConsole(browser, consoleUrl, { width = 1280, height = 
 }
 
 export async function signIn(page, token) {
+  await page.getByRole("button", { name: "Sign in with an API key" }).click();
   await page.getByLabel("API key").fill(token);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
+  await page.getByRole("button", { name: "Sign out" }).waitFor();
+}
+
+/** A member's sign-in with email and password (the sign-in's first form). */
+export async function signInAsMember(page, email, password) {
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await page.getByRole("button", { name: "Sign out" }).waitFor();
 }
 

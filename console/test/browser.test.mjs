@@ -3,7 +3,7 @@
 // at 375 px (test-results/console/), and the figures the console is held to (JavaScript size, overview timing).
 // The browser reaches nothing but this machine: every other request is aborted.
 import assert from "node:assert/strict";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import * as OTPAuth from "otpauth";
@@ -421,10 +421,9 @@ describe("the console", () => {
     assert.deepEqual(stored, { local: 0, session: 0, cookie: "" });
     assert.deepEqual(await context.cookies(), []);
     await page.reload();
-    await page.getByLabel("API key").waitFor();
     await signIn(page, live);
     await page.getByRole("button", { name: "Sign out" }).click();
-    await page.getByLabel("API key").waitFor();
+    await page.getByRole("button", { name: "Sign in with an API key" }).click();
     assert.equal(await page.getByLabel("API key").inputValue(), "");
     await context.close();
   });
@@ -457,8 +456,9 @@ describe("the console", () => {
 
   it("shows an API error with its message and a link to its doc_url", async () => {
     const { context, page } = await openConsole();
+    await page.getByRole("button", { name: "Sign in with an API key" }).click();
     await page.getByLabel("API key").fill(`live_${"0".repeat(64)}`);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     const alert = page.getByRole("alert");
     await alert.waitFor();
     assert.match(await alert.textContent(), /unauthorized · HTTP 401/);

@@ -90,6 +90,15 @@ export async function startStack({ nodes = 1, slots = nodes }: { nodes?: number;
     targetUrl: `http://127.0.0.1:${portOf(target)}/hello`,
     targetPort: portOf(target),
     admin: (method: string, route: string, body?: object) => adminCall(base, vars.ADMIN_TOKEN, method, route, body),
+    /** The newest mail the worker kept in its local outbox for `to` (an invitation, a password reset), or null. */
+    async lastMailTo(to: string): Promise<{ subject: string; text: string } | null> {
+      const response = await fetch(`${base}/internal/dev/outbox?to=${encodeURIComponent(to)}&limit=1`, {
+        headers: { Authorization: `Bearer ${vars.ADMIN_TOKEN}` },
+      });
+      if (!response.ok) throw new Error(`outbox: ${response.status} ${await response.text()}`);
+      const { data } = (await response.json()) as { data: { subject: string; text: string }[] };
+      return data[0] ?? null;
+    },
     /** A new `pro` account with $100 and 1 GB of residential traffic bought; resolves with its API key. */
     async fundedAccount(label: string): Promise<string> {
       const account = await adminCall(base, vars.ADMIN_TOKEN, "POST", "/accounts", {

@@ -6,8 +6,14 @@ import type { paths } from "./schema.js";
 import { authenticatedFetch, type Fetch, type RetryOptions } from "./transport.js";
 
 export interface ClientOptions {
-  /** An API key from the dashboard (`live_…`). Sent as `Authorization: Bearer <apiKey>`. */
-  apiKey: string;
+  /**
+   * An API key from the dashboard (`live_…`), sent as `Authorization: Bearer <apiKey>`. Left out, the client is a
+   * signed-in member's browser on the API's own pages: its session cookie goes with every call (same origin), or it
+   * calls the operations that need no credential (sign-in, accepting an invitation, password resets).
+   */
+  apiKey?: string;
+  /** With the session cookie: the session's CSRF token (from sign-in), sent in `X-CSRF-Token` on every change. */
+  csrfToken?: string;
   /** The API's base URL with its version, e.g. `https://api.example.com/v1`. */
   baseUrl: string;
   /** The fetch to send requests with (default: the global `fetch`). */
@@ -78,7 +84,7 @@ export function createProxyAccountClient(options: ClientOptions): ProxyAccountCl
   const send = options.fetch ?? ((request: Request) => fetch(request));
   const raw = createFetchClient<paths>({
     baseUrl: options.baseUrl,
-    fetch: authenticatedFetch(options.apiKey, send, retry),
+    fetch: authenticatedFetch(options, send, retry),
   });
   const get = unwrapped<"get">(raw.GET);
   return {

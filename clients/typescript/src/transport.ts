@@ -11,14 +11,21 @@ export interface RetryOptions extends RetryPolicy {
 
 const WRITE_METHODS = new Set(["POST", "PATCH", "PUT", "DELETE"]);
 
+/** What a request is signed with: an API key, or (no key) the browser's session cookie and its CSRF token. */
+export interface Credential {
+  apiKey?: string;
+  csrfToken?: string;
+}
+
 /**
- * A `fetch` that signs every request with the API key, gives every write an `Idempotency-Key` (a UUID, unless the
+ * A `fetch` that signs every request with the API key (or, without one, sends the session cookie and, on a change,
+ * the CSRF token), gives every write an `Idempotency-Key` (a UUID, unless the
  * caller set one) that stays the same across its retries — so a retried write takes effect once — and retries
  * 429, 5xx and network failures within the retry policy. The last answer is returned as is, error or not.
  */
-export function authenticatedFetch(apiKey: string, send: Fetch, retry: RetryOptions): Fetch {
+export function authenticatedFetch(credential: Credential, send: Fetch, retry: RetryOptions): Fetch {
   return async (request) => {
-    const prepared = signed(request, apiKey);
+    const prepared = signed(request, credential);
     for (let attempt = 1; ; attempt++) {
       const outcome = await attemptOnce(send, prepared.clone());
       const wait = prepared.signal.aborted ? null : await waitBeforeRetry(outcome, attempt, retry);
@@ -29,12 +36,16 @@ export function authenticatedFetch(apiKey: string, send: Fetch, retry: RetryOpti
   };
 }
 
-function signed(request: Request, apiKey: string): Request {
+function signed(request: Request, { apiKey, csrfToken }: Credential): Request {
   const headers = new Headers(request.headers);
-  headers.set("Authorization", `Bearer ${apiKey}`);
-  if (WRITE_METHODS.has(request.method) && !headers.has("Idempotency-Key")) {
-    headers.set("Idempotency-Key", crypto.randomUUID());
+  const write = WRITE_METHODS.has(request.method);
+  if (write && !headers.has("Idempotency-Key")) headers.set("Idempotency-Key", crypto.randomUUID());
+  if (apiKey !== undefined) {
+    headers.set("Authorization", `Bearer ${apiKey}`);
+    return new Request(request, { headers });
   }
+  // No key: a browser's own `credentials` default, `same-origin`, sends the session cookie to the API's own pages.
+  if (write && csrfToken !== undefined) headers.set("X-CSRF-Token", csrfToken);
   return new Request(request, { headers });
 }
 

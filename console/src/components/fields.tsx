@@ -21,7 +21,12 @@ interface InputSettings {
   required?: boolean;
   placeholder?: string;
   pattern?: string;
+  /** Said when the value does not match `pattern`. */
+  title?: string;
+  minLength?: number;
   hint?: string;
+  /** What a browser or password manager may fill in (`email`, `current-password`…); none by default. */
+  autoComplete?: string;
 }
 
 interface NumberSettings extends InputSettings {
@@ -42,7 +47,16 @@ export function number(label: string, settings: NumberSettings = {}): Field<stri
   return input(label, "number", settings);
 }
 
-function input(label: string, type: "text" | "email" | "date" | "number", settings: NumberSettings): Field<string> {
+/** A secret typed by hand (a password, an API key): hidden as it is typed, never spell-checked. */
+export function secret(label: string, settings: InputSettings = {}): Field<string> {
+  return input(label, "password", settings);
+}
+
+function input(
+  label: string,
+  type: "text" | "email" | "date" | "number" | "password",
+  settings: NumberSettings,
+): Field<string> {
   return {
     initial: settings.value ?? "",
     render: ({ name, value, onChange }) => (
@@ -59,7 +73,10 @@ function input(label: string, type: "text" | "email" | "date" | "number", settin
           max={settings.max}
           step={settings.step}
           pattern={settings.pattern}
-          autoComplete="off"
+          title={settings.title}
+          minLength={settings.minLength}
+          spellcheck={type === "password" ? false : undefined}
+          autoComplete={settings.autoComplete ?? "off"}
           onInput={(event) => onChange(event.currentTarget.value)}
         />
         <Hint text={settings.hint} />

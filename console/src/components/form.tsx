@@ -2,7 +2,7 @@ import type { ComponentChildren } from "preact";
 import { Fragment } from "preact";
 import { useState } from "preact/hooks";
 import { useAction } from "../hooks/use-action";
-import { useSession } from "../session";
+import { useNeedsMfa } from "../session";
 import { ErrorNote } from "./error-note";
 import type { Fields } from "./fields";
 
@@ -24,7 +24,7 @@ export function Form<V extends object, Answer>(props: {
   const [values, setValues] = useState(() => initialValues(props.fields));
   const [mfaCode, setMfaCode] = useState("");
   const action = useAction();
-  const { needsMfa } = useSession();
+  const needsMfa = useNeedsMfa();
   const gated = props.mfa === true && needsMfa;
 
   const onSubmit = (event: Event) => {

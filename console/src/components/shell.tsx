@@ -1,18 +1,26 @@
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
+import { useAction } from "../hooks/use-action";
 import { href } from "../router";
-import { useSession } from "../session";
+import { type Session, signOut, useSession } from "../session";
+import { ErrorNote } from "./error-note";
 
-/** The signed-in frame: the sandbox banner, the top bar with the key and sign-out, the menu, then the page. */
+/** The signed-in frame: the sandbox banner, the top bar with who signed in and sign-out, the menu, then the page. */
 export function Shell(props: {
   /** The menu: each page's address and name. */
   pages: { page: string; label: string }[];
   current: string;
-  onSignOut: () => void;
   children: ComponentChildren;
 }) {
-  const { key, sandbox, account } = useSession();
+  const session = useSession();
+  const { sandbox } = session;
   const [menuOpen, setMenuOpen] = useState(false);
+  const leaving = useAction();
+  const onSignOut = () =>
+    void leaving.run(async () => {
+      await signOut(session);
+      history.replaceState(null, "", location.pathname);
+    });
   return (
     <div class={`shell ${sandbox ? "sandbox" : ""}`}>
       <a class="skip" href="#main">
@@ -36,13 +44,13 @@ export function Shell(props: {
         </button>
         <span class="brand">Proxy Account</span>
         <span class="who">
-          {sandbox ? "Sandbox" : (account?.email ?? "API key")} · <code>{key.token_hint}…</code>
-          {key.name ? ` (${key.name})` : ""}
+          <SignedInAs session={session} />
         </span>
-        <button type="button" class="ghost" onClick={props.onSignOut}>
+        <button type="button" class="ghost" onClick={onSignOut} disabled={leaving.busy} aria-busy={leaving.busy}>
           Sign out
         </button>
       </header>
+      {leaving.error ? <ErrorNote error={leaving.error} /> : null}
       <div class="body">
         <nav id="nav" aria-label="Console" class={menuOpen ? "open" : ""}>
           <ul>
@@ -62,5 +70,23 @@ export function Shell(props: {
         <main id="main">{props.children}</main>
       </div>
     </div>
+  );
+}
+
+/** A member by name and role; a key by its hint and name (and the account's email, when it may read it). */
+function SignedInAs({ session }: { session: Session }) {
+  const { signer, sandbox, account } = session;
+  if (signer.kind === "member") {
+    return (
+      <>
+        {signer.member.name} · {signer.member.role}
+      </>
+    );
+  }
+  return (
+    <>
+      {sandbox ? "Sandbox" : (account?.email ?? "API key")} · <code>{signer.key.token_hint}…</code>
+      {signer.key.name ? ` (${signer.key.name})` : ""}
+    </>
   );
 }

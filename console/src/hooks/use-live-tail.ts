@@ -16,18 +16,19 @@ export interface LiveTail {
 const KEPT = 500;
 
 /**
- * While `enabled`, the product's live tail (`GET /v1/{product}/requests/tail`), filtered by sub-user: the key rides in
- * the `bearer.<key>` subprotocol (a browser's WebSocket cannot send `Authorization`), and records are acknowledged
- * as the server's hello asks, so a tab in view is never dropped as a slow viewer.
+ * While `enabled`, the product's live tail (`GET /v1/{product}/requests/tail`), filtered by sub-user: a key rides in
+ * the `bearer.<key>` subprotocol (a browser's WebSocket cannot send `Authorization`), a member's session in its
+ * cookie; records are acknowledged as the server's hello asks, so a tab in view is never dropped as a slow viewer.
  */
-export function useLiveTail(apiKey: string, enabled: boolean, product: Product, subuser: string): LiveTail {
+export function useLiveTail(apiKey: string | null, enabled: boolean, product: Product, subuser: string): LiveTail {
   const [tail, setTail] = useState<LiveTail>({ records: [], state: "off", reason: "" });
   useEffect(() => {
     setTail({ records: [], state: enabled ? "connecting" : "off", reason: "" });
     if (!enabled) return;
     const query = subuser ? `?subuser=${encodeURIComponent(subuser)}` : "";
     const url = `${location.origin.replace(/^http/, "ws")}/v1/${product}/requests/tail${query}`;
-    const socket = new WebSocket(url, ["tail", `bearer.${apiKey}`]);
+    // A member's tail goes with the session cookie (the browser sends it to the API's own origin).
+    const socket = new WebSocket(url, apiKey === null ? ["tail"] : ["tail", `bearer.${apiKey}`]);
     let ackEvery = 50;
     socket.onopen = () => setTail((previous) => ({ ...previous, state: "live" }));
     socket.onmessage = (event) => {

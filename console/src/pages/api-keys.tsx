@@ -1,3 +1,4 @@
+import type { Access } from "../access";
 import { type Area, mfaHeaders, type Schemas } from "../api";
 import { ConfirmButton } from "../components/confirm-button";
 import { Secret } from "../components/copy";
@@ -47,6 +48,12 @@ function keyFields(own: Scopes, key?: Schemas["ApiKey"]): field.Fields<KeyValues
   };
 }
 
+/** The scopes of an access (a member's role's), area by area. */
+function scopesOf(can: Access["can"]): Scopes {
+  const granted = AREAS.map((area) => [area, can(area, "write") ? "write" : can(area) ? "read" : undefined]);
+  return Object.fromEntries(granted.filter(([, access]) => access !== undefined));
+}
+
 /** The scopes editor: one select per area, none / read / write, never above the signed-in key's own access. */
 function scopesField(own: Scopes, initial: Scopes): field.Field<Scopes> {
   return {
@@ -90,12 +97,14 @@ function changes(values: KeyValues, ownBinding: string[] | null): Schemas["ApiKe
 }
 
 function ApiKeysPage() {
-  const { client, can, key: signedInKey } = useSession();
+  const { client, can, signer } = useSession();
   const keys = usePagedList({}, (_filters, page) => client.get("/api-keys", { params: { query: page } }));
   const writable = can("api_keys", "write");
-  const own = signedInKey.scopes;
-  const self = signedInKey.id;
-  const ownBinding = signedInKey.subuser_ids;
+  // A key makes keys within its own scopes and binding; a member within its role's scopes.
+  const signedInKey = signer.kind === "key" ? signer.key : null;
+  const own = signedInKey?.scopes ?? scopesOf(can);
+  const self = signedInKey?.id ?? null;
+  const ownBinding = signedInKey?.subuser_ids ?? null;
   return (
     <Page
       title="API keys"

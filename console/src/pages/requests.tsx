@@ -23,14 +23,14 @@ export const requestsPage: PageEntry = { label: "Request log", area: "traffic", 
  * opens the live tail with the same filters and puts each request on top as the gateway reports it.
  */
 function RequestsPage() {
-  const { client, apiKey, productsOf } = useSession();
+  const { client, signer, productsOf } = useSession();
   const products = productsOf(allProducts);
   const [view, change] = useView({ product: products[0] ?? "residential", subuser: "", search: "", failed: "" });
   const product = oneOf(view.product, products, "residential");
   const { subuser, search } = view;
   const failedOnly = view.failed === "1";
   const [live, setLive] = useState(false);
-  const tail = useLiveTail(apiKey, live, product, subuser);
+  const tail = useLiveTail(signer.kind === "key" ? signer.apiKey : null, live, product, subuser);
   const log = useLoad(
     () =>
       client.get("/{product}/requests", {

@@ -3,6 +3,7 @@ import { Shell } from "./components/shell";
 import { AcceptInvitation } from "./pages/accept-invitation";
 import { apiKeysPage } from "./pages/api-keys";
 import { auditPage } from "./pages/audit";
+import { connectedAppsPage } from "./pages/connected-apps";
 import { invitationsPage } from "./pages/invitations";
 import { ispPage } from "./pages/isp";
 import { membersPage } from "./pages/members";
@@ -44,6 +45,7 @@ const MENU: AddressedPage[] = Object.entries({
   members: membersPage,
   invitations: invitationsPage,
   "my-sessions": mySessionsPage,
+  "connected-apps": connectedAppsPage,
 }).map(([page, entry]) => ({ page, ...entry }));
 
 /** A sub-user's own page, under the sub-users' address (`#/subusers/<id>`); not in the menu. */

@@ -34,7 +34,7 @@ export function time(iso: string | null): string {
   return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 }
 
-/** `in about 12 days`, `in about 5 hours`, `about 3 minutes ago`. */
+/** `in about 12 days`, `in about 5 hours`, `about 3 minutes ago`, `about 1 minute ago`. */
 export function relative(iso: string, now = Date.now()): string {
   const ms = Date.parse(iso) - now;
   const abs = Math.abs(ms);
@@ -44,5 +44,6 @@ export function relative(iso: string, now = Date.now()): string {
       : abs >= 2 * 3_600_000
         ? [Math.round(abs / 3_600_000), "hours"]
         : [Math.max(1, Math.round(abs / 60_000)), "minutes"];
-  return ms >= 0 ? `in about ${amount} ${unit}` : `about ${amount} ${unit} ago`;
+  const span = `${amount} ${amount === 1 ? unit.slice(0, -1) : unit}`;
+  return ms >= 0 ? `in about ${span}` : `about ${span} ago`;
 }

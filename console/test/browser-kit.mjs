@@ -26,6 +26,7 @@ export const PAGE_TITLES = {
   members: "Members",
   invitations: "Invitations",
   "my-sessions": "My sessions",
+  "connected-apps": "Connected applications",
 };
 
 export function launchBrowser() {

@@ -1,8 +1,9 @@
 // OAuth for /mcp end to end: the official MCP SDK client's OAuth support against `wrangler dev`, the consent given in
-// Chromium. Register, authorize, exchange, list and call tools within the granted scopes only, revoke and see the
-// next call refused within a second.
+// Chromium. Register, authorize, exchange, list and call tools within the granted scopes only; the console's
+// Connected applications lists the grant (axe and screenshots at desktop width and 375 px), its Revoke ends it, and
+// the next call is refused within a second.
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -10,9 +11,12 @@ import { after, before, test } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { chromium } from "playwright-core";
+import { axeViolations, go, openConsole, signInAsMember } from "../../console/test/browser-kit.mjs";
+import { buildConsole } from "../lib/console-build.mjs";
 import { prepare, startWorker } from "../lib/local-worker.mjs";
 
 const CHROMIUM = "/usr/bin/chromium";
+const SHOTS = path.join(import.meta.dirname, "..", "..", "test-results", "console");
 let worker;
 let base;
 let vars;
@@ -86,6 +90,8 @@ class MemoryProvider {
 
 before(async () => {
   assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing`);
+  await buildConsole();
+  mkdirSync(SHOTS, { recursive: true });
   const state = mkdtempSync(path.join(tmpdir(), "oauth-e2e-"));
   vars = prepare({ persistTo: state });
   ({ child: worker, base } = await startWorker(await freePort(), {
@@ -156,32 +162,70 @@ test("an MCP client connects with OAuth, uses the granted tools only, and stops 
   assert.equal(refused.isError, true);
   assert.equal(refused.structuredContent.code, "insufficient_scope");
 
-  // Revocation from the member's connected applications: the next call is refused within a second.
-  const signIn = await fetch(`${base}/v1/auth/sign-in`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json", Origin: base },
-    body: JSON.stringify(owner),
-  });
-  const { csrf_token: csrf } = await signIn.json();
-  const cookie = signIn.headers.get("set-cookie").split(";")[0];
-  const grants = await (await fetch(`${base}/v1/oauth/grants`, { headers: { Cookie: cookie } })).json();
-  assert.equal(grants.data.length, 1);
-  assert.deepEqual(grants.data[0].scopes.sort(), ["account:read", "subusers:read"]);
-  const started = Date.now();
-  const revoked = await fetch(`${base}/v1/oauth/grants/${grants.data[0].id}`, {
-    method: "DELETE",
-    headers: { Cookie: cookie, "X-CSRF-Token": csrf, Origin: base },
-  });
-  assert.equal(revoked.status, 200);
-  const after = await fetch(mcpUrl, {
-    method: "POST",
-    headers: {
-      Authorization: `Bearer ${provider.saved.tokens.access_token}`,
-      "Content-Type": "application/json",
-      Accept: "application/json, text/event-stream",
-    },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/list", params: {} }),
-  });
-  assert.equal(after.status, 401);
-  assert.ok(Date.now() - started < 1000, `refused after ${Date.now() - started} ms`);
+  // The console's Connected applications lists the grant: its client, redirect host, scopes, when, the member.
+  const consoleUrl = `${base}/console/`;
+  for (const [label, viewport] of [
+    ["mobile", { width: 375, height: 812 }],
+    ["desktop", { width: 1280, height: 900 }],
+  ]) {
+    const tab = await openConsole(browser, consoleUrl, viewport);
+    await signInAsMember(tab.page, owner.email, owner.password);
+    // At 375 px the menu folds into its toggle.
+    if (label === "mobile") await tab.page.getByRole("button", { name: "Menu" }).click();
+    await go(tab.page, "connected-apps");
+    const rows = tab.page.getByRole("region", { name: "Connected applications" }).locator("tbody tr");
+    assert.equal(await rows.count(), 1);
+    const cells = await rows.first().locator("td").allTextContents();
+    assert.deepEqual(cells.slice(0, 3), ["E2E assistant", "127.0.0.1", "account:read, subusers:read"]);
+    assert.match(cells[3], /^\d{4}-\d\d-\d\d /, cells[3]);
+    assert.notEqual(cells[4], "never", "used by the calls above");
+    assert.equal(cells[5], `${owner.email} you`);
+    await tab.page.screenshot({ path: path.join(SHOTS, `${label}-connected-apps.png`), fullPage: true });
+    assert.deepEqual(await axeViolations(tab.page), [], label);
+    if (label === "mobile") {
+      assert.deepEqual(tab.problems, []);
+      await tab.context.close();
+      continue;
+    }
+
+    // Revoke there: the next call with the assistant's token is refused within a second.
+    await rows.first().getByRole("button", { name: "Revoke" }).click();
+    const dialog = tab.page.getByRole("dialog");
+    await dialog.getByText(/Its access stops at once/).waitFor();
+    assert.deepEqual(await axeViolations(tab.page), [], "revoke dialog");
+    const deleted = tab.page.waitForResponse(
+      (response) => response.request().method() === "DELETE" && response.url().includes("/v1/oauth/grants/"),
+    );
+    await dialog.getByRole("button", { name: "Revoke" }).click();
+    assert.equal((await deleted).status(), 200);
+    const started = Date.now();
+    const refusedAfter = await fetch(mcpUrl, {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${provider.saved.tokens.access_token}`,
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/list", params: {} }),
+    });
+    assert.equal(refusedAfter.status, 401);
+    assert.ok(Date.now() - started < 1000, `refused after ${Date.now() - started} ms`);
+    await tab.page.getByText(/No connected applications/).waitFor();
+    await tab.page.screenshot({ path: path.join(SHOTS, "desktop-connected-apps-revoked.png"), fullPage: true });
+
+    // The API, with the owner's own session, answers the grant as revoked: listed no more, a second revoke 404.
+    const grantId = /\/v1\/oauth\/grants\/([^/?]+)/.exec((await deleted).url())[1];
+    const api = await tab.page.evaluate(async (id) => {
+      const { csrf_token } = await (await fetch("/v1/auth/session")).json();
+      const listed = await (await fetch("/v1/oauth/grants")).json();
+      const again = await fetch(`/v1/oauth/grants/${id}`, {
+        method: "DELETE",
+        headers: { "X-CSRF-Token": csrf_token },
+      });
+      return { listed: listed.data.length, again: again.status };
+    }, grantId);
+    assert.deepEqual(api, { listed: 0, again: 404 });
+    assert.deepEqual(tab.problems, []);
+    await tab.context.close();
+  }
 });

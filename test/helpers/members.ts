@@ -1,6 +1,6 @@
 import { expect } from "vitest";
 import type { TestAccount } from "./accounts";
-import { ADMIN_TOKEN, admin, call, json } from "./http";
+import { ADMIN_TOKEN, admin, call, json, someAddress } from "./http";
 
 /** A signed-in member: its session cookie's token and its CSRF token. */
 export interface TestMember {
@@ -54,12 +54,6 @@ export function memberCall(
  */
 export function publicCall(path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
   return call("POST", path, { body, headers: { "CF-Connecting-IP": someAddress(), ...headers } });
-}
-
-/** A random private client address. */
-function someAddress(): string {
-  const part = () => Math.floor(Math.random() * 250);
-  return `10.${part()}.${part()}.${part()}`;
 }
 
 export async function signIn(

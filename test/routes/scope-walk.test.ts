@@ -253,7 +253,8 @@ async function liveWorld(account: TestAccount, isp: TestBatch): Promise<World> {
 
   // Keys to be read or managed (never the walkers themselves).
   for (const product of PRODUCTS) add("key", product, (await issueKey(account.id, [product])).id, true);
-  // The account's people and an invitation (of no product, like keys); the session ids are a signed-in member's own.
+  // The account's people and an invitation (of no product, like keys); session and OAuth grant ids are a signed-in
+  // member's own.
   const member = await created(
     await admin("POST", `/accounts/${account.id}/members`, { email: `${label()}@example.com`, name: "Walker" }),
     "member",
@@ -261,6 +262,7 @@ async function liveWorld(account: TestAccount, isp: TestBatch): Promise<World> {
   add("mem", "account", member.id, true);
   add("inv", "account", (await post("/invitations", { email: `${label()}@example.com`, role: "viewer" })).id, true);
   add("msn", "account", "msn_01JD2W6Q6J5E4V3N0Z9Y8X7W6V", true);
+  add("oag", "account", "oag_01JD2W6Q6J5E4V3N0Z9Y8X7W6V", true);
 
   const names = Object.fromEntries([resSub, mobSub, isp.subuser].map((subuser) => [subuser.id, subuser.name]));
   return { name: "live", token, resources: live, names, traffic, accountId: account.id };
@@ -765,7 +767,7 @@ async function readings(world: World): Promise<Record<string, string>> {
 /** A reading without what changes by the clock or by reading it: keys' last use, fresh links, a pool's forecast. */
 function normalized(text: string): string {
   return text
-    .replace(/"last_used_at":("[^"]*"|null)/g, "")
+    .replace(/"last_used_(at|ip)":("[^"]*"|null)/g, "")
     .replace(/"download_(url|expires_at)":"[^"]*"/g, "")
     .replace(/"forecast":\{[^}]*\}/g, "");
 }

@@ -2,7 +2,7 @@ import { HOUR } from "../../platform/clock";
 import { newIdAt } from "../../platform/ids";
 import { LOGGED_SAMPLE } from "./arrival-rows";
 import type { ClientSources } from "./client-sources";
-import { CELL, type HourlyRate, type SpikeAlert, type SpikeAlertReceipt, type SpikeSetting } from "./contract";
+import { CELL, type HourlyRate, type Lesson, type SpikeAlert, type SpikeAlertReceipt, type SpikeSetting } from "./contract";
 import { type FoldedTiers, floorTo } from "./folded-tiers";
 import {
   type Baseline,
@@ -16,6 +16,7 @@ import {
   pushStep,
   SENSITIVITY,
   SPIKE_STEP_MS,
+  taughtBaseline,
   trailingRate,
   type Usage,
 } from "./spike-detector";
@@ -47,7 +48,7 @@ export class SpikeWatch {
     const stored = sql
       .exec<{ body: string; version: number }>("SELECT body, version FROM spike_watch WHERE id = 1")
       .toArray()[0];
-    this.#state = stored ? SPIKE_WATCH_STATE.read(stored) : { judgedTo: null, settings: {}, tracks: {}, outbox: [] };
+    this.#state = stored ? SPIKE_WATCH_STATE.read(stored) : { judgedTo: null, settings: {}, tracks: {}, outbox: [], lessons: {} };
     this.#watching = anyEpisode(this.#state.tracks);
   }
 
@@ -79,6 +80,18 @@ export class SpikeWatch {
       delete this.#state.tracks[subuserId];
     }
     this.#watching = anyEpisode(this.#state.tracks);
+    this.#save();
+  }
+
+  /**
+   * A sub-user's episode was acknowledged as normal: its lesson raises the sub-user's baseline until it lapses, in
+   * place of any earlier one. `null` undoes the lesson of episode `spikeId`, if it is still the sub-user's.
+   */
+  teach(subuserId: string, spikeId: string, lesson: Lesson | null): void {
+    const known = this.#state.lessons[subuserId];
+    if (lesson) this.#state.lessons[subuserId] = lesson;
+    else if (known?.spikeId === spikeId) delete this.#state.lessons[subuserId];
+    else return;
     this.#save();
   }
 
@@ -115,7 +128,7 @@ export class SpikeWatch {
       const open = track.episode;
       const needsBaseline = track.episode !== null || canOpen(trailingRate(track), track.sensitivity);
       const outcome = needsBaseline
-        ? judgeStep(track, bucket, this.#baseline(tiers, subuserId, floorTo(bucket, HOUR)), track.sensitivity)
+        ? judgeStep(track, bucket, this.#baseline(tiers, subuserId, floorTo(bucket, HOUR), bucket), track.sensitivity)
         : judgeStep(track, bucket, baselineOf([]), track.sensitivity);
       if (outcome === "opened" && track.episode) {
         track.spikeId = newIdAt("trafficSpike", track.episode.startedAt);
@@ -175,14 +188,24 @@ export class SpikeWatch {
     }
   }
 
-  /** The sub-user's baseline for an hour, from the hour tier's rows of the same hour ±1 in the past weeks (or days). */
-  #baseline(tiers: FoldedTiers, subuserId: string, hour: number): Baseline {
+  /**
+   * The sub-user's baseline for an hour, from the hour tier's rows of the same hour ±1 in the past weeks (or days),
+   * raised by its lesson while that runs at `at`.
+   */
+  #baseline(tiers: FoldedTiers, subuserId: string, hour: number, at: number): Baseline {
     const { weeks, days } = baselineHours(hour);
     const wanted = new Set([...weeks.flat(), ...days.flat()]);
     for (const cached of this.#hours.keys()) if (!wanted.has(cached)) this.#hours.delete(cached);
     const usage = (windows: number[][]) =>
       windows.map((hours) => hours.map((h): Usage => this.#hourUsage(tiers, h).get(subuserId) ?? [0, 0]));
-    return baselineOf(usage(weeks), usage(days));
+    return taughtBaseline(baselineOf(usage(weeks), usage(days)), this.#lesson(subuserId, at), at);
+  }
+
+  /** The sub-user's lesson, forgotten once it lapsed. */
+  #lesson(subuserId: string, at: number): Lesson | undefined {
+    const lesson = this.#state.lessons[subuserId];
+    if (lesson && lesson.until <= at) delete this.#state.lessons[subuserId];
+    return this.#state.lessons[subuserId];
   }
 
   #hourUsage(tiers: FoldedTiers, hour: number): Map<string, Usage> {

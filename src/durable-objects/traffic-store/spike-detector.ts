@@ -178,10 +178,16 @@ export function taughtBaseline(baseline: Baseline, lesson: Lesson | undefined, a
  * sub-user with no history, the first floor (the sudden-rise rules need the track too: `judgeStep`).
  */
 export function openingLevel(baseline: Baseline, sensitivity: SpikeSensitivity): number {
-  const { stake, ratio, spreads, floor, firstFloor } = SENSITIVITY[sensitivity];
+  const level = usualLevel(baseline, sensitivity);
+  const fresh = baseline.weeks === 0 && baseline.days === 0;
+  return fresh ? Math.max(level, SENSITIVITY[sensitivity].firstFloor) : level;
+}
+
+/** The opening level but for the first floor: what an open episode's closing level is measured from. */
+function usualLevel(baseline: Baseline, sensitivity: SpikeSensitivity): number {
+  const { stake, ratio, spreads, floor } = SENSITIVITY[sensitivity];
   const rate = baseline.rate[0];
-  const level = Math.max(floor[0], rate + stake, rate * ratio, rate + spreads * MAD_SCALE * baseline.spread[0]);
-  return baseline.weeks === 0 && baseline.days === 0 ? Math.max(level, firstFloor) : level;
+  return Math.max(floor[0], rate + stake, rate * ratio, rate + spreads * MAD_SCALE * baseline.spread[0]);
 }
 
 /**
@@ -248,7 +254,7 @@ export function pushStep(track: SpikeTrack, usage: Usage): void {
   track.recent.push(usage);
   if (track.recent.length <= TRAILING_STEPS) return;
   const [left] = track.recent.shift() as Usage;
-  if (track.above > 0 && track.prior !== null) return;
+  if (track.above > 0) return;
   const rate = left * STEPS_PER_HOUR;
   track.prior = track.prior === null ? rate : track.prior + (rate - track.prior) / PRIOR_STEPS;
 }
@@ -277,7 +283,7 @@ export function judgeStep(
     const usage = track.recent[track.recent.length - 1] ?? [0, 0];
     episode.total = [episode.total[0] + usage[0], episode.total[1] + usage[1]];
     episode.peak = [Math.max(episode.peak[0], rate[0]), Math.max(episode.peak[1], rate[1])];
-    track.below = rate[0] < closingLevel(baseline, opening) ? track.below + 1 : 0;
+    track.below = rate[0] < closingLevel(baseline, usualLevel(baseline, sensitivity)) ? track.below + 1 : 0;
     if (track.below < CLOSE_STEPS) return null;
     track.episode = null;
     track.below = 0;

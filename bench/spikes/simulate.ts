@@ -247,10 +247,16 @@ export function normalMonth(subusers: number, seed: number) {
 }
 
 /** Notifications per account-month for accounts of `size` sub-users cut from the population (whole accounts only). */
-export function notificationsPerAccount(episodes: number[][], size: number): { accounts: number; mean: number; max: number } {
+export function notificationsPerAccount(
+  episodes: number[][],
+  size: number,
+): { accounts: number; mean: number; max: number } {
   const accounts = Math.floor(episodes.length / size);
   const counts = Array.from({ length: accounts }, (_, a) => {
-    const times = episodes.slice(a * size, (a + 1) * size).flat().sort((x, y) => x - y);
+    const times = episodes
+      .slice(a * size, (a + 1) * size)
+      .flat()
+      .sort((x, y) => x - y);
     return notify(times).count;
   });
   return { accounts, mean: counts.reduce((s, c) => s + c, 0) / accounts, max: Math.max(...counts) };

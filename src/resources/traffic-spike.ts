@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { spikeActions, spikeSettings, type TrafficSpikeRow } from "../db/schema";
 import { toIso } from "../platform/clock";
-import { bytesToGb } from "../platform/units";
 import { id, idParam, integer, list, timestamp, token } from "../platform/fields";
+import { bytesToGb } from "../platform/units";
 import { clientSourceSchema } from "./subuser";
 
 const rateSchema = z.object({
@@ -98,11 +98,13 @@ export const trafficSpikeSchema = z
       description: "The action (`disable` or `cap`) holds until the episode is acknowledged.",
     }),
     acknowledged_at: timestamp().nullable(),
-    digest: id("trafficSpikeDigest").nullable().openapi({
-      description:
-        "The `subuser.traffic_spike` notification that announces it, shared by the account's episodes announced " +
-        "together (null: recorded before notifications were grouped).",
-    }),
+    digest: id("trafficSpikeDigest")
+      .nullable()
+      .openapi({
+        description:
+          "The `subuser.traffic_spike` notification that announces it, shared by the account's episodes announced " +
+          "together (null: recorded before notifications were grouped).",
+      }),
     taught: lessonSchema.nullable().openapi({
       description:
         "Acknowledged as normal (`normal: true`): the rate its sub-user's baseline is at least until `until` " +

@@ -1527,7 +1527,7 @@ export interface paths {
     };
     /**
      * List traffic spikes
-     * @description Spike episodes of the account's sub-users, newest first: a sub-user's traffic (bytes or requests) well above its own baseline, the same hour of the week over its past 4 weeks (a floor for new sub-users). An episode is detected within about 15 minutes of its start, ends after its rate stays back near the baseline for 30 minutes, and raises `subuser.traffic_spike` and `subuser.traffic_spike_ended` once each.
+     * @description Spike episodes of the account's sub-users, newest first: a sub-user's traffic (bytes or requests) well above its own baseline, the same hour of the week over its past 4 weeks (a floor for new sub-users). An episode is detected within about 15 minutes of its start, ends after its rate stays back near the baseline for 30 minutes, and raises `subuser.traffic_spike_ended` once. Starts are announced by `subuser.traffic_spike`, one per account per hour: episodes that start within an hour of the account's last one are announced together at its end (the episode is listed here, and its action taken, at once).
      *
      *     Key scope: `subusers:read`. Keys bound to sub-users: confined to their sub-users.
      */
@@ -1551,7 +1551,7 @@ export interface paths {
     put?: never;
     /**
      * Acknowledge a traffic spike
-     * @description Lifts the episode's own action at once: a sub-user it disabled is active again, a cap it set is removed (the gateway's next decision uses it). A status the customer set before, during or after the episode is left as it is. An episode without an action is only marked acknowledged. Acknowledging again changes nothing.
+     * @description Lifts the episode's own action at once: a sub-user it disabled is active again, a cap it set is removed (the gateway's next decision uses it). A status the customer set before, during or after the episode is left as it is. An episode without an action is only marked acknowledged. Acknowledging again changes nothing but the lesson (`normal`): the body is optional.
      *
      *     Key scope: `subusers:write`. Keys bound to sub-users: confined to their sub-users.
      */
@@ -1791,7 +1791,7 @@ export interface webhooks {
     put?: never;
     /**
      * subuser.traffic_spike
-     * @description A sub-user's traffic (bytes or requests) went well above its own baseline — the same hour of the week over its past 4 weeks, a floor for new sub-users — as set by its `spike_sensitivity`: one event per episode, naming the observed rate, the baseline, the episode's top domains and client sources, and the action taken (`spike_action`).
+     * @description Sub-users' traffic went well above their own baselines — the same hour of the week over their past 4 weeks — by enough traffic to matter, as set by each one's `spike_sensitivity`. One event per account per window: the first episode after a quiet hour is announced at once; episodes that start within an hour of it are announced together at the hour's end. Each episode names its observed rate, baseline, top domains and client sources, and the action taken (`spike_action`, taken at once whatever the notification waits for); the top-level figures are the first episode's, `episodes` lists them all (up to 100) and `digest` names the notification.
      */
     post: operations["onSubuserTrafficSpike"];
     delete?: never;
@@ -2040,8 +2040,40 @@ export interface components {
       type?: "subuser.traffic_spike";
       data?: components["schemas"]["SubuserTrafficSpikeData"];
     };
-    /** @description A sub-user's traffic went well above its own baseline: one event per episode. */
-    SubuserTrafficSpikeData: {
+    /** @description Sub-users' traffic went well above their own baselines: one event per account per window, naming every episode it announces (the top-level figures are the first's). */
+    SubuserTrafficSpikeData: components["schemas"]["TrafficSpikeStart"] & {
+      /**
+       * @description The notification's id: every episode it announces carries it as `digest` (`GET /traffic-spikes?digest=`).
+       * @example spd_01JD2W6Q6J5E4V3N0Z9Y8X7W6V
+       */
+      digest: string;
+      /**
+       * Format: int64
+       * @description Episodes it announces.
+       */
+      episode_count: number;
+      /** @description Up to 100 of them, oldest first (the first is the one the top-level figures describe). */
+      episodes: components["schemas"]["TrafficSpikeStart"][];
+    };
+    ClientSource: {
+      /**
+       * @description The client block: an IPv4 /24 or an IPv6 /64.
+       * @example 198.51.100.0/24
+       */
+      block: string;
+      /** Format: date-time */
+      first_seen: string;
+      /** Format: date-time */
+      last_seen: string;
+      /** Format: int64 */
+      requests: number;
+      /**
+       * Format: int64
+       * @description Bytes in + out.
+       */
+      bytes: number;
+    };
+    TrafficSpikeStart: {
       /** @example spk_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
       spike: string;
       /** @example sub_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
@@ -2092,24 +2124,6 @@ export interface components {
        * @description `cap`: the requests per second allowed.
        */
       cap_rps?: number;
-    };
-    ClientSource: {
-      /**
-       * @description The client block: an IPv4 /24 or an IPv6 /64.
-       * @example 198.51.100.0/24
-       */
-      block: string;
-      /** Format: date-time */
-      first_seen: string;
-      /** Format: date-time */
-      last_seen: string;
-      /** Format: int64 */
-      requests: number;
-      /**
-       * Format: int64
-       * @description Bytes in + out.
-       */
-      bytes: number;
     };
     SubuserTrafficSpikeEndedEvent: components["schemas"]["Event"] & {
       /** @enum {string} */
@@ -4295,58 +4309,12 @@ export interface components {
       action_pending: boolean;
       /** Format: date-time */
       acknowledged_at: string | null;
-    };
-    TrafficSpikeStart: {
-      /** @example spk_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
-      spike: string;
-      /** @example sub_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
-      subuser: string;
-      /** @enum {string} */
-      sensitivity: "off" | "low" | "medium" | "high";
       /**
-       * Format: date-time
-       * @description The start of the first 5 minutes above the threshold.
+       * @description The `subuser.traffic_spike` notification that announces it, shared by the account's episodes announced together (null: recorded before notifications were grouped).
+       * @example spd_01JD2W6Q6J5E4V3N0Z9Y8X7W6V
        */
-      started_at: string;
-      /** Format: date-time */
-      detected_at: string;
-      /** @description The trailing 15 minutes' rate when the episode was detected. */
-      observed: {
-        gb_per_hour: number;
-        /** Format: int64 */
-        requests_per_hour: number;
-      };
-      /** @description The median rate of the same hour of the week (±1 hour) in the past 4 weeks, or the past days' for a sub-user with little history. */
-      baseline: {
-        gb_per_hour: number;
-        /** Format: int64 */
-        requests_per_hour: number;
-        /**
-         * Format: int32
-         * @description Past weeks with traffic the baseline is made of.
-         */
-        weeks: number;
-        /**
-         * Format: int32
-         * @description Past days it also reads while fewer than 2 weeks had traffic at this hour (0 with 0 weeks: a new sub-user, judged against the sensitivity's floor).
-         */
-        days: number;
-      };
-      /** @description From the sampled request log. */
-      top_domains: {
-        domain: string;
-        /** @description Its share of the episode's sampled bytes. */
-        share: number;
-      }[];
-      /** @description Client blocks seen since the episode started, the heaviest first (bytes over 30 days). */
-      top_sources: components["schemas"]["ClientSource"][];
-      /** @enum {string} */
-      action: "none" | "disable" | "cap";
-      /**
-       * Format: int32
-       * @description `cap`: the requests per second allowed.
-       */
-      cap_rps?: number;
+      digest: string | null;
+      taught: components["schemas"]["TrafficSpikeLesson"];
     };
     TrafficSpikeEnd: {
       /** @example spk_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
@@ -4376,6 +4344,26 @@ export interface components {
       }[];
       top_sources: components["schemas"]["ClientSource"][];
     } | null;
+    /** @description Acknowledged as normal (`normal: true`): the rate its sub-user's baseline is at least until `until` (null: not taught, or undone). */
+    TrafficSpikeLesson: {
+      gb_per_hour: number;
+      /** Format: int64 */
+      requests_per_hour: number;
+      /**
+       * Format: date-time
+       * @description When the lesson lapses (28 days after it was taught).
+       */
+      until: string;
+    } | null;
+    /**
+     * @example {
+     *       "normal": true
+     *     }
+     */
+    TrafficSpikeAcknowledge: {
+      /** @description `true`: this traffic is normal for the sub-user. Its baseline is then at least the episode's peak rate (at most 100 GB and 1,000,000 requests an hour) for 28 days, in place of any earlier lesson of the sub-user, so the same level does not alarm again. `false` undoes this episode's lesson. Either works on an episode already acknowledged; left out, nothing is taught. */
+      normal?: boolean;
+    };
     BandwidthBalance: {
       /** @enum {string} */
       product: "residential" | "mobile";
@@ -15631,6 +15619,8 @@ export interface operations {
         /** @description Page size, 1-200; default 50. */
         limit?: number;
         subuser?: string;
+        /** @description Only the episodes one `subuser.traffic_spike` notification announced (its `digest`). */
+        digest?: string;
         /** @description `true`: only episodes still open or whose action waits to be acknowledged. */
         active?: "true" | "false";
       };
@@ -15752,7 +15742,11 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    requestBody?: {
+      content: {
+        "application/json": components["schemas"]["TrafficSpikeAcknowledge"];
+      };
+    };
     responses: {
       /** @description The acknowledged traffic spike. */
       200: {
@@ -16779,4 +16773,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "b6b8e3e699daa880f26c17d6c78441159c04decbeeb84d07c0fbbd07bee4546e";
+export const CONTRACT_SHA256 = "dde1435a419df40b52cc6e680c1096509944e698cbcea18466717eea208d8d01";

@@ -195,7 +195,12 @@ function waitingDigestId(accountId: string): SQL {
 function digestNotified(ctx: DomainContext, accountId: string, at: number): Step[] {
   const d = trafficSpikeDigests;
   const s = subuserTrafficSpikes;
-  const due = and(eq(d.accountId, accountId), isNull(d.notifiedAt), lte(d.dueAt, at), sql`EXISTS (SELECT 1 FROM ${s} WHERE ${s.digestId} = ${d.id})`);
+  const due = and(
+    eq(d.accountId, accountId),
+    isNull(d.notifiedAt),
+    lte(d.dueAt, at),
+    sql`EXISTS (SELECT 1 FROM ${s} WHERE ${s.digestId} = ${d.id})`,
+  );
   const payload = sql`json_patch(
     (SELECT ${s.figures} FROM ${s} WHERE ${s.digestId} = ${d.id} ORDER BY ${s.id} LIMIT 1),
     json_object('digest', ${d.id},
@@ -422,10 +427,7 @@ function episodePeak(spike: TrafficSpikeRow): [number, number] {
     gb_per_hour: number;
     requests_per_hour: number;
   }>;
-  return [
-    Math.max(...rates.map((r) => gbToBytes(r.gb_per_hour))),
-    Math.max(...rates.map((r) => r.requests_per_hour)),
-  ];
+  return [Math.max(...rates.map((r) => gbToBytes(r.gb_per_hour))), Math.max(...rates.map((r) => r.requests_per_hour))];
 }
 
 /**

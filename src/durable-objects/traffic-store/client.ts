@@ -1,6 +1,7 @@
 import type {
   IngestOutcome,
   IpHealth,
+  Lesson,
   MeterFigures,
   PeriodUsage,
   ReportScope,
@@ -12,7 +13,6 @@ import type {
   Settlement,
   SourceAlertReceipt,
   SourceEntry,
-  Lesson,
   SpikeAlert,
   SpikeAlertReceipt,
   SpikeSetting,

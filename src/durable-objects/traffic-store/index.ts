@@ -3,6 +3,6 @@
 export { AccountTrafficStores } from "./account-stores";
 export { TrafficStoreClient } from "./client";
 export * from "./contract";
-export { LESSON_MAX, LESSON_MS, lessonOf } from "./spike-detector";
+export { lessonOf } from "./spike-detector";
 export { isShardCount, MAX_TRAFFIC_SHARDS, storeName, subuserShard } from "./store-shards";
 export { TrafficStore } from "./traffic-store";

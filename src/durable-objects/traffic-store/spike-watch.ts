@@ -2,7 +2,14 @@ import { HOUR } from "../../platform/clock";
 import { newIdAt } from "../../platform/ids";
 import { LOGGED_SAMPLE } from "./arrival-rows";
 import type { ClientSources } from "./client-sources";
-import { CELL, type HourlyRate, type Lesson, type SpikeAlert, type SpikeAlertReceipt, type SpikeSetting } from "./contract";
+import {
+  CELL,
+  type HourlyRate,
+  type Lesson,
+  type SpikeAlert,
+  type SpikeAlertReceipt,
+  type SpikeSetting,
+} from "./contract";
 import { type FoldedTiers, floorTo } from "./folded-tiers";
 import {
   type Baseline,
@@ -48,7 +55,9 @@ export class SpikeWatch {
     const stored = sql
       .exec<{ body: string; version: number }>("SELECT body, version FROM spike_watch WHERE id = 1")
       .toArray()[0];
-    this.#state = stored ? SPIKE_WATCH_STATE.read(stored) : { judgedTo: null, settings: {}, tracks: {}, outbox: [], lessons: {} };
+    this.#state = stored
+      ? SPIKE_WATCH_STATE.read(stored)
+      : { judgedTo: null, settings: {}, tracks: {}, outbox: [], lessons: {} };
     this.#watching = anyEpisode(this.#state.tracks);
   }
 

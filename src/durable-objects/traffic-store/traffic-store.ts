@@ -6,6 +6,7 @@ import { AccountTraffic } from "./account-traffic";
 import type {
   IngestOutcome,
   IpHealth,
+  Lesson,
   MeterFigures,
   PeriodUsage,
   ReportScope,
@@ -18,7 +19,6 @@ import type {
   Settlement,
   SourceAlertReceipt,
   SourceEntry,
-  Lesson,
   SpikeAlert,
   SpikeAlertReceipt,
   SpikeSetting,

@@ -6,13 +6,16 @@ import { presentTrafficSpike, trafficSpikeIdParam, trafficSpikeSchema } from "..
 
 const body = z
   .strictObject({
-    normal: z.boolean().optional().openapi({
-      description:
-        "`true`: this traffic is normal for the sub-user. Its baseline is then at least the episode's peak rate " +
-        "(at most 100 GB and 1,000,000 requests an hour) for 28 days, in place of any earlier lesson of the " +
-        "sub-user, so the same level does not alarm again. `false` undoes this episode's lesson. Either works on " +
-        "an episode already acknowledged; left out, nothing is taught.",
-    }),
+    normal: z
+      .boolean()
+      .optional()
+      .openapi({
+        description:
+          "`true`: this traffic is normal for the sub-user. Its baseline is then at least the episode's peak rate " +
+          "(at most 100 GB and 1,000,000 requests an hour) for 28 days, in place of any earlier lesson of the " +
+          "sub-user, so the same level does not alarm again. `false` undoes this episode's lesson. Either works on " +
+          "an episode already acknowledged; left out, nothing is taught.",
+      }),
   })
   .openapi("TrafficSpikeAcknowledge", { example: { normal: true } });
 

@@ -3,8 +3,10 @@ import {
   baselineOf,
   canOpen,
   judgeStep,
+  NO_RECENT,
   newTrack,
   pushStep,
+  type Recent,
   SENSITIVITY,
   SPIKE_STEP_MS,
   trailingRate,
@@ -176,6 +178,16 @@ function detect(traffic: Traffic, hourly: Traffic, sensitivity: Sensitivity): Ep
     }
     return baseline;
   };
+  /** As the store reads them from its hour tier (`SpikeWatch`): the previous hour, yesterday's window and baseline. */
+  const recentAt = (hourIndex: number): Recent => {
+    const at = (h: number) => (h < 0 ? null : (hourly.bytes[h] as number));
+    const window = [at(hourIndex - 25), at(hourIndex - 24), at(hourIndex - 23)].filter((b) => b !== null);
+    return {
+      lastHour: at(hourIndex - 1),
+      yesterday: window.length === 0 ? null : Math.max(...window),
+      yesterdayUsual: hourIndex < 24 ? null : baselineAt(hourIndex - 24).rate[0],
+    };
+  };
   const none = baselineOf([]);
   const episodes: Episode[] = [];
   const first = (HISTORY_DAYS * DAY) / STEP - 3;
@@ -183,12 +195,10 @@ function detect(traffic: Traffic, hourly: Traffic, sensitivity: Sensitivity): Ep
     pushStep(track, [traffic.bytes[i] as number, traffic.requests[i] as number]);
     if (i < first + 3) continue;
     const needed = track.episode !== null || canOpen(trailingRate(track), sensitivity);
-    const outcome = judgeStep(
-      track,
-      T0 + i * STEP,
-      needed ? baselineAt(Math.floor(i / STEPS_PER_HOUR)) : none,
-      sensitivity,
-    );
+    const hourIndex = Math.floor(i / STEPS_PER_HOUR);
+    const outcome = needed
+      ? judgeStep(track, T0 + i * STEP, baselineAt(hourIndex), sensitivity, recentAt(hourIndex))
+      : judgeStep(track, T0 + i * STEP, none, sensitivity, NO_RECENT);
     const judgedAt = (i + 1) * STEP + FOLD_LATENESS;
     if (outcome === "opened") episodes.push({ judgedAt, closedAt: null });
     const last = episodes[episodes.length - 1];

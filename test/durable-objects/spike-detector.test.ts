@@ -12,6 +12,9 @@ import {
   newTrack,
   openingLevel,
   pushStep,
+  REPEAT_RATIO,
+  REPEAT_SURGE,
+  type Recent,
   SENSITIVITY,
   type SpikeTrack,
   taughtBaseline,
@@ -37,6 +40,14 @@ function run(track: SpikeTrack, steps: Usage[], baseline: Baseline, sensitivity:
 }
 
 const repeat = (usage: Usage, n: number): Usage[] => Array.from({ length: n }, () => usage);
+
+/** As `run`, with what the hour tier says of the last hours at every step. */
+function runWith(track: SpikeTrack, steps: Usage[], baseline: Baseline, recent: Recent, t0 = 0) {
+  return steps.map((usage, i) => {
+    pushStep(track, usage);
+    return judgeStep(track, t0 + i * STEP, baseline, "medium", recent);
+  });
+}
 
 describe("spike detector: the baseline", () => {
   it("reads the same hour ±1 in each of the 4 past weeks, the latest first, and in each of the 6 past days", () => {
@@ -190,6 +201,66 @@ describe("spike detector: episodes", () => {
     const leak = repeat([(45 * GB) / 12, 800], 8);
     expect(run(newTrack(), [...idle, ...biggerJob], baseline, "medium")).not.toContain("opened");
     expect(run(newTrack(), [...idle, ...leak], baseline, "medium")).toContain("opened");
+  });
+
+  it("rule: a daily job an hour into its run is judged against its previous clock hour, which its rise does not pull up", () => {
+    const baseline: Baseline = { rate: [10 * GB, 10_000], spread: [0.5 * GB, 1000], weeks: 4, days: 0 };
+    // The job ran 2.5 × its usual for the whole last hour (held back then as a job starting under 4 × its baseline).
+    const grown = repeat([(25 * GB) / 12, 800], 12);
+    const lastHour = 25 * GB;
+    const t0 = 10 * HOUR;
+    const quiet: Recent = { lastHour: 0.2 * GB, yesterday: null, yesterdayUsual: null };
+    const busy: Recent = { lastHour, yesterday: null, yesterdayUsual: null };
+    // Without the hour tier, the running prior follows the job up slowly and the second hour opens an episode.
+    const track = newTrack();
+    run(track, repeat([(0.2 * GB) / 12, 10], 24), baseline, "medium", t0 - 2 * HOUR);
+    track.prior = 8 * GB;
+    expect(runWith(track, grown, baseline, { ...busy, lastHour: null }, t0)).toContain("opened");
+    const judged = newTrack();
+    runWith(judged, repeat([(0.2 * GB) / 12, 10], 24), baseline, quiet, t0 - 2 * HOUR);
+    judged.prior = 8 * GB;
+    expect(runWith(judged, grown, baseline, busy, t0)).not.toContain("opened");
+    // A leak on top of it, 1.5 × the last hour and more, still opens.
+    const leaking = newTrack();
+    leaking.prior = 8 * GB;
+    expect(runWith(leaking, repeat([(60 * GB) / 12, 800], 8), baseline, busy, t0)).toContain("opened");
+  });
+
+  it("rule: the previous clock hour counts only while the rise started in this one (a leak is not judged against itself)", () => {
+    const baseline: Baseline = { rate: [10 * GB, 10_000], spread: [0.5 * GB, 1000], weeks: 4, days: 0 };
+    const track = newTrack();
+    run(track, repeat([(10 * GB) / 12, 800], 15), baseline, "medium", 9 * HOUR);
+    // A leak from 9:45, above from then; from 10:00 the last hour (9:00–10:00) holds part of it, here so much that
+    // 30 GB/h would not be 1.5 × it: it is not read, the rise having started before 10:00.
+    const leak = repeat([(30 * GB) / 12, 800], 8);
+    const recent: Recent = { lastHour: 25 * GB, yesterday: null, yesterdayUsual: null };
+    const outcomes = leak.map((usage, i) => {
+      pushStep(track, usage);
+      const at = 9 * HOUR + 45 * MINUTE + i * STEP;
+      return judgeStep(track, at, baseline, "medium", at < 10 * HOUR ? { ...recent, lastHour: 10 * GB } : recent);
+    });
+    expect(outcomes).toContain("opened");
+  });
+
+  it(`rule: a repeat of yesterday's surge at this hour (above ${REPEAT_SURGE} × yesterday's baseline) must pass ${REPEAT_RATIO} × it`, () => {
+    const baseline: Baseline = { rate: [10 * GB, 10_000], spread: [0.5 * GB, 1000], weeks: 4, days: 0 };
+    const surge = repeat([(28 * GB) / 12, 800], 8);
+    const before = repeat([(10 * GB) / 12, 800], 15);
+    const yesterdaySurged: Recent = { lastHour: 10 * GB, yesterday: 26 * GB, yesterdayUsual: 10 * GB };
+    const yesterdayUsual: Recent = { lastHour: 10 * GB, yesterday: 26 * GB, yesterdayUsual: 20 * GB };
+    const judge = (recent: Recent) => {
+      const track = newTrack();
+      runWith(track, before, baseline, recent);
+      return runWith(track, surge, baseline, recent, HOUR + 15 * STEP);
+    };
+    // Yesterday did the same at this hour: a daily job that grew, not a new spike.
+    expect(judge(yesterdaySurged)).not.toContain("opened");
+    // Yesterday was busy but usual for it (a weekday before a weekend day): today's surge opens.
+    expect(judge(yesterdayUsual)).toContain("opened");
+    // Twice yesterday's surge opens even after one.
+    const track = newTrack();
+    runWith(track, before, baseline, yesterdaySurged);
+    expect(runWith(track, repeat([(55 * GB) / 12, 800], 8), baseline, yesterdaySurged)).toContain("opened");
   });
 
   it("records the episode's start, its observed rate, baseline, peak and totals", () => {

@@ -36,7 +36,8 @@ const MAD_SCALE = 1.4826;
  *   day is not a spike;
  * - for a sub-user about to get busy (its prior under half its baseline, e.g. a daily job starting), the baseline ×
  *   `startRatio`: a job a little bigger than usual is not a spike;
- * - for a sub-user with no history at this hour (new, or back after a month), `firstFloor`.
+ * - for a sub-user with no history at this hour (new, or back after a month), `firstFloor`;
+ * - where yesterday surged at this hour, `REPEAT_RATIO` × yesterday's level (`Recent`, from the hour tier).
  * It opens after `openSteps` steps in a row above at `quickRatio` × the baseline or more, else after `slowSteps`
  * (a smaller surge must last longer: 5-minute noise does not).
  */
@@ -96,6 +97,27 @@ export const SENSITIVITY: Record<
 /** The prior rate: an average of the steps before the trailing window, over about an hour (weight 1/12 a step). */
 const PRIOR_STEPS = 12;
 
+/**
+ * A repeat: yesterday's busiest hour of the same hour ±1 was above this × yesterday's own baseline (it surged then),
+ * so today's step must pass `REPEAT_RATIO` × that hour too. A daily job that grew, or a sub-user that settled
+ * higher, is judged against what it did yesterday, not only against its weeks (which learn it in 2 to 3 weeks).
+ */
+export const REPEAT_SURGE = 1.5;
+export const REPEAT_RATIO = 2;
+
+/**
+ * What the hour tier says of the sub-user's last hours (bytes per hour), for the rules on rises and repeats: its
+ * previous clock hour (complete), yesterday's busiest hour of the same hour ±1 and yesterday's baseline there. Null
+ * where unknown (the rule then does not apply).
+ */
+export interface Recent {
+  lastHour: number | null;
+  yesterday: number | null;
+  yesterdayUsual: number | null;
+}
+
+export const NO_RECENT: Recent = { lastHour: null, yesterday: null, yesterdayUsual: null };
+
 export interface Baseline {
   /** Median of the windows' busiest hours, per hour. */
   rate: Usage;
@@ -113,7 +135,8 @@ const FALLBACK_DAYS = 6;
 
 /**
  * The hours whose usage makes the baseline of `hour`, as windows of the same hour ±1: one per past week (the latest
- * first), and one per past day (1 to 6 days back) for a sub-user with little history.
+ * first), and one per past day (1 to 6 days back) for a sub-user with little history (`days[0]`, yesterday's, is
+ * also what the repeat rule reads: `Recent`).
  */
 export function baselineHours(hour: number): { weeks: number[][]; days: number[][] } {
   const around = (same: number) => [same - HOUR, same, same + HOUR];
@@ -264,20 +287,30 @@ export type StepOutcome = "opened" | "closed" | null;
 /**
  * Judges the step starting at `stepStart` (its usage already pushed): opens an episode after `openSteps` (or
  * `slowSteps`) steps in a row above (`SENSITIVITY`; it started with the first of them), closes one after 6 steps in
- * a row with the trailing bytes rate below the closing level. `baseline` is needed only when the rate can open one
- * or an episode is open.
+ * a row with the trailing bytes rate below the closing level. `baseline` and `recent` are needed only when the rate
+ * can open one or an episode is open.
  */
 export function judgeStep(
   track: SpikeTrack,
   stepStart: number,
   baseline: Baseline,
   sensitivity: SpikeSensitivity,
+  recent: Recent = NO_RECENT,
 ): StepOutcome {
   const rate = trailingRate(track);
   const opening = openingLevel(baseline, sensitivity);
   // Both the step itself and the trailing 15 minutes: one burst step keeps the trailing rate up for 3 steps.
   const stepBytes = (track.recent[track.recent.length - 1]?.[0] ?? 0) * STEPS_PER_HOUR;
-  const prior = track.prior ?? 0;
+  // The hour before: the running average of the steps before the trailing window and, while the rise started in
+  // this clock hour, the previous clock hour's own rate (a fixed hour that a rise does not pull up as it goes on: a
+  // daily job an hour into its run is judged against its first hour, not against its quiet before).
+  const held = track.prior ?? 0;
+  const lastHour =
+    recent.lastHour !== null && (track.aboveSince === null || track.aboveSince >= floorToHour(stepStart))
+      ? recent.lastHour
+      : null;
+  const prior = lastHour === null ? held : Math.max(held, lastHour);
+  const quietBefore = lastHour === null ? held : Math.min(held, lastHour);
   const episode = track.episode;
   if (episode) {
     const usage = track.recent[track.recent.length - 1] ?? [0, 0];
@@ -294,8 +327,9 @@ export function judgeStep(
   const { jump, startRatio, quickRatio, openSteps, slowSteps } = SENSITIVITY[sensitivity];
   const bytes = Math.min(rate[0], stepBytes);
   const usual = baseline.rate[0];
-  const starting = prior < usual / 2;
-  const above = bytes > opening && bytes >= prior * jump && (!starting || bytes > usual * startRatio);
+  const starting = quietBefore < usual / 2;
+  const above =
+    bytes > opening && bytes >= prior * jump && (!starting || bytes > usual * startRatio) && !repeats(bytes, recent);
   if (!above) {
     track.above = 0;
     track.aboveSince = null;
@@ -308,6 +342,16 @@ export function judgeStep(
   track.episode = { startedAt: track.aboveSince, observed: rate, baseline, peak: rate, total };
   track.below = 0;
   return "opened";
+}
+
+/** Whether a step is a repeat of yesterday's surge at this hour (`REPEAT_SURGE`): not above twice its level. */
+function repeats(bytes: number, { yesterday, yesterdayUsual }: Recent): boolean {
+  if (yesterday === null || yesterdayUsual === null || yesterday <= yesterdayUsual * REPEAT_SURGE) return false;
+  return bytes <= yesterday * REPEAT_RATIO;
+}
+
+function floorToHour(at: number): number {
+  return at - (((at % HOUR) + HOUR) % HOUR);
 }
 
 /** Whether a track holds nothing worth keeping: no episode, nothing above, no usage in its window. */

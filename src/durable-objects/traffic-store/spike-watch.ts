@@ -1,4 +1,4 @@
-import { HOUR } from "../../platform/clock";
+import { DAY, HOUR } from "../../platform/clock";
 import { newIdAt } from "../../platform/ids";
 import { LOGGED_SAMPLE } from "./arrival-rows";
 import type { ClientSources } from "./client-sources";
@@ -19,8 +19,10 @@ import {
   type EpisodeState,
   isIdle,
   judgeStep,
+  NO_RECENT,
   newTrack,
   pushStep,
+  type Recent,
   SENSITIVITY,
   SPIKE_STEP_MS,
   taughtBaseline,
@@ -136,9 +138,16 @@ export class SpikeWatch {
       if (!track.episode) track.sensitivity = setting;
       const open = track.episode;
       const needsBaseline = track.episode !== null || canOpen(trailingRate(track), track.sensitivity);
+      const hour = floorTo(bucket, HOUR);
       const outcome = needsBaseline
-        ? judgeStep(track, bucket, this.#baseline(tiers, subuserId, floorTo(bucket, HOUR), bucket), track.sensitivity)
-        : judgeStep(track, bucket, baselineOf([]), track.sensitivity);
+        ? judgeStep(
+            track,
+            bucket,
+            this.#baseline(tiers, subuserId, hour, bucket),
+            track.sensitivity,
+            this.#recent(tiers, subuserId, hour),
+          )
+        : judgeStep(track, bucket, baselineOf([]), track.sensitivity, NO_RECENT);
       if (outcome === "opened" && track.episode) {
         track.spikeId = newIdAt("trafficSpike", track.episode.startedAt);
         track.hosts = {};
@@ -202,12 +211,39 @@ export class SpikeWatch {
    * raised by its lesson while that runs at `at`.
    */
   #baseline(tiers: FoldedTiers, subuserId: string, hour: number, at: number): Baseline {
+    this.#keepHours(hour);
+    return taughtBaseline(this.#untaught(tiers, subuserId, hour), this.#lesson(subuserId, at), at);
+  }
+
+  #untaught(tiers: FoldedTiers, subuserId: string, hour: number): Baseline {
     const { weeks, days } = baselineHours(hour);
-    const wanted = new Set([...weeks.flat(), ...days.flat()]);
-    for (const cached of this.#hours.keys()) if (!wanted.has(cached)) this.#hours.delete(cached);
     const usage = (windows: number[][]) =>
       windows.map((hours) => hours.map((h): Usage => this.#hourUsage(tiers, h).get(subuserId) ?? [0, 0]));
-    return taughtBaseline(baselineOf(usage(weeks), usage(days)), this.#lesson(subuserId, at), at);
+    return baselineOf(usage(weeks), usage(days));
+  }
+
+  /**
+   * What the hour tier says of the sub-user's last hours (`Recent`): its previous hour, and yesterday's window of
+   * this hour (the baseline's first past day) with yesterday's own baseline there (no lesson: what it usually did).
+   */
+  #recent(tiers: FoldedTiers, subuserId: string, hour: number): Recent {
+    const bytes = (h: number) => this.#hourUsage(tiers, h).get(subuserId)?.[0] ?? 0;
+    const [yesterday = []] = baselineHours(hour).days;
+    return {
+      lastHour: bytes(hour - HOUR),
+      yesterday: Math.max(...yesterday.map(bytes)),
+      yesterdayUsual: this.#untaught(tiers, subuserId, hour - DAY).rate[0],
+    };
+  }
+
+  /** Forgets cached hours that neither this hour's baseline nor its recent hours read (yesterday's baseline too). */
+  #keepHours(hour: number): void {
+    const wanted = new Set([hour - HOUR]);
+    for (const of of [hour, hour - DAY]) {
+      const { weeks, days } = baselineHours(of);
+      for (const h of [...weeks.flat(), ...days.flat()]) wanted.add(h);
+    }
+    for (const cached of this.#hours.keys()) if (!wanted.has(cached)) this.#hours.delete(cached);
   }
 
   /** The sub-user's lesson, forgotten once it lapsed. */

@@ -3,8 +3,10 @@ import {
   baselineOf,
   canOpen,
   judgeStep,
+  NO_RECENT,
   newTrack,
   pushStep,
+  type Recent,
   SENSITIVITY,
   SPIKE_STEP_MS,
   trailingRate,
@@ -124,10 +126,10 @@ function grown(growth: { at: number; factor: number }, t: number): number {
  * A leak from a leaked credential: 250 GB at a steady rate (drawn so that it takes 2 to 24 hours), reached over 15
  * minutes, from `start`, with bytes per request of its own. Its rate per hour.
  */
-function addLeak(traffic: Traffic, rand: () => number, start: number): number {
-  const rate = LEAK_BYTES / (2 * 12 ** rand());
+function addLeak(traffic: Traffic, rand: () => number, start: number, total = LEAK_BYTES): number {
+  const rate = total / (2 * 12 ** rand());
   const size = 50e3 * 10 ** rand();
-  let left = LEAK_BYTES;
+  let left = total;
   for (let i = Math.floor(start / STEP); i < traffic.bytes.length && left > 0; i++) {
     const ramp = Math.min(1, (i * STEP - start + STEP) / (15 * MINUTE));
     const stepBytes = Math.min(left, (rate / STEPS_PER_HOUR) * ramp);
@@ -176,6 +178,16 @@ function detect(traffic: Traffic, hourly: Traffic, sensitivity: Sensitivity): Ep
     }
     return baseline;
   };
+  /** As the store reads them from its hour tier (`SpikeWatch`): the previous hour, yesterday's window and baseline. */
+  const recentAt = (hourIndex: number): Recent => {
+    const at = (h: number) => (h < 0 ? null : (hourly.bytes[h] as number));
+    const window = [at(hourIndex - 25), at(hourIndex - 24), at(hourIndex - 23)].filter((b) => b !== null);
+    return {
+      lastHour: at(hourIndex - 1),
+      yesterday: window.length === 0 ? null : Math.max(...window),
+      yesterdayUsual: hourIndex < 24 ? null : baselineAt(hourIndex - 24).rate[0],
+    };
+  };
   const none = baselineOf([]);
   const episodes: Episode[] = [];
   const first = (HISTORY_DAYS * DAY) / STEP - 3;
@@ -183,12 +195,10 @@ function detect(traffic: Traffic, hourly: Traffic, sensitivity: Sensitivity): Ep
     pushStep(track, [traffic.bytes[i] as number, traffic.requests[i] as number]);
     if (i < first + 3) continue;
     const needed = track.episode !== null || canOpen(trailingRate(track), sensitivity);
-    const outcome = judgeStep(
-      track,
-      T0 + i * STEP,
-      needed ? baselineAt(Math.floor(i / STEPS_PER_HOUR)) : none,
-      sensitivity,
-    );
+    const hourIndex = Math.floor(i / STEPS_PER_HOUR);
+    const outcome = needed
+      ? judgeStep(track, T0 + i * STEP, baselineAt(hourIndex), sensitivity, recentAt(hourIndex))
+      : judgeStep(track, T0 + i * STEP, none, sensitivity, NO_RECENT);
     const judgedAt = (i + 1) * STEP + FOLD_LATENESS;
     if (outcome === "opened") episodes.push({ judgedAt, closedAt: null });
     const last = episodes[episodes.length - 1];
@@ -197,62 +207,99 @@ function detect(traffic: Traffic, hourly: Traffic, sensitivity: Sensitivity): Ep
   return episodes;
 }
 
-/** Episodes on normal traffic (false alarms), per sensitivity, over `subusers` sub-user-months. */
-export function falseAlarms(subusers: number, seed: number) {
+/** After an account's notification, episodes starting within this window are announced together at its end. */
+export const DIGEST_WINDOW_MS = HOUR;
+
+/**
+ * The account's notifications for episodes opened at `times` (sorted), as the API sends them: the first after a
+ * quiet window at once, later ones together at the window's end. Their number, and when each episode was announced.
+ */
+export function notify(times: number[]): { count: number; announcedAt: number[] } {
+  let last = Number.NEGATIVE_INFINITY;
+  let waiting: number | null = null;
+  let count = 0;
+  const announcedAt = times.map((t) => {
+    if (waiting !== null && waiting <= t) {
+      last = waiting;
+      waiting = null;
+    }
+    if (waiting !== null) return waiting;
+    count++;
+    if (t >= last + DIGEST_WINDOW_MS) {
+      last = t;
+      return t;
+    }
+    waiting = last + DIGEST_WINDOW_MS;
+    return waiting;
+  });
+  return { count, announcedAt };
+}
+
+/**
+ * `subusers` seeded sub-user-months of normal traffic at medium: each one's episodes (all false alarms), by kind.
+ * Accounts are made of consecutive sub-users.
+ */
+export function normalMonth(subusers: number, seed: number) {
   const rand = random(seed);
   const kinds: Record<string, number> = {};
-  const per = {} as Record<Sensitivity, { alarms: number; subusersAlarmed: number; byKind: Record<string, number> }>;
-  for (const s of SENSITIVITIES) per[s] = { alarms: 0, subusersAlarmed: 0, byKind: {} };
+  const alarmsByKind: Record<string, number> = {};
+  const episodes: number[][] = [];
   for (let n = 0; n < subusers; n++) {
     const profile = profileOf(rand);
     const kind = profile.growth ? `${profile.kind}+growth` : profile.kind;
     kinds[kind] = (kinds[kind] ?? 0) + 1;
     const traffic = trafficOf(profile, rand);
-    const hourly = hourlyOf(traffic);
-    for (const sensitivity of SENSITIVITIES) {
-      const alarms = detect(traffic, hourly, sensitivity).length;
-      const figures = per[sensitivity];
-      figures.alarms += alarms;
-      if (alarms > 0) figures.subusersAlarmed++;
-      figures.byKind[kind] = (figures.byKind[kind] ?? 0) + alarms;
-    }
+    const opened = detect(traffic, hourlyOf(traffic), "medium").map((e) => e.judgedAt);
+    if (opened.length > 0) alarmsByKind[kind] = (alarmsByKind[kind] ?? 0) + opened.length;
+    episodes.push(opened);
   }
-  return {
-    subuserMonths: subusers,
-    kinds,
-    perSensitivity: Object.fromEntries(
-      Object.entries(per).map(([s, f]) => [
-        s,
-        { ...f, alarmsPerSubuserMonth: f.alarms / subusers, subusersAlarmedShare: f.subusersAlarmed / subusers },
-      ]),
-    ),
-  };
+  return { kinds, alarmsByKind, episodes };
+}
+
+/** Notifications per account-month for accounts of `size` sub-users cut from the population (whole accounts only). */
+export function notificationsPerAccount(
+  episodes: number[][],
+  size: number,
+): { accounts: number; mean: number; max: number } {
+  const accounts = Math.floor(episodes.length / size);
+  const counts = Array.from({ length: accounts }, (_, a) => {
+    const times = episodes
+      .slice(a * size, (a + 1) * size)
+      .flat()
+      .sort((x, y) => x - y);
+    return notify(times).count;
+  });
+  return { accounts, mean: counts.reduce((s, c) => s + c, 0) / accounts, max: Math.max(...counts) };
 }
 
 /**
- * A 250 GB leak into each of `subusers` sub-users' month (at a random time): minutes from its start until the store
- * judges an episode open (0 when one was already open; null when none opens while it lasts), per sensitivity, with
- * the leak's rate over the sub-user's usual peak rate.
+ * A leak of `bytes` into each of `subusers` sub-users' month (at a random time), at medium: minutes from its start
+ * until an episode opens (0 when one was already open; null when none opens while it lasts), and until the account
+ * is notified, the sub-user being one of `accountSize` whose other episodes are `neighbours` (a normal account).
  */
-export function leakDelays(subusers: number, seed: number) {
+export function leakDelays(subusers: number, seed: number, bytes: number, neighbours: number[][][]) {
   const rand = random(seed);
-  const results = {} as Record<Sensitivity, Array<{ minutes: number | null; leakToUsual: number }>>;
-  for (const s of SENSITIVITIES) results[s] = [];
+  const results: Array<{ minutes: number | null; notifiedMinutes: number | null; leakToUsual: number }> = [];
   for (let n = 0; n < subusers; n++) {
     const profile = profileOf(rand);
     const traffic = trafficOf(profile, rand);
     const start = Math.floor((HISTORY_DAYS * DAY + (1 + rand() * (MONTH_DAYS - 3)) * DAY) / MINUTE) * MINUTE;
-    const rate = addLeak(traffic, rand, start);
-    const leakEnd = start + (LEAK_BYTES / rate) * HOUR + HOUR;
-    const hourly = hourlyOf(traffic);
+    const rate = addLeak(traffic, rand, start, bytes);
+    const leakEnd = start + (bytes / rate) * HOUR + HOUR;
     const usual = profile.level * (profile.kind === "scheduled" ? 12 : 1 + profile.amplitude);
-    for (const sensitivity of SENSITIVITIES) {
-      const episodes = detect(traffic, hourly, sensitivity);
-      const alreadyOpen = episodes.some((e) => e.judgedAt < start && (e.closedAt === null || e.closedAt > start));
-      const found = episodes.find((e) => e.judgedAt >= start && e.judgedAt <= leakEnd);
-      const minutes = alreadyOpen ? 0 : found ? (found.judgedAt - start) / MINUTE : null;
-      results[sensitivity].push({ minutes, leakToUsual: rate / usual });
+    const episodes = detect(traffic, hourlyOf(traffic), "medium");
+    const open = episodes.find((e) => e.judgedAt < start && (e.closedAt === null || e.closedAt > start));
+    const found = open ?? episodes.find((e) => e.judgedAt >= start && e.judgedAt <= leakEnd);
+    let minutes: number | null = null;
+    let notifiedMinutes: number | null = null;
+    if (found) {
+      minutes = open ? 0 : (found.judgedAt - start) / MINUTE;
+      const others = (neighbours[n % neighbours.length] ?? []).flat();
+      const times = [...others, found.judgedAt].sort((a, b) => a - b);
+      const announced = notify(times).announcedAt[times.indexOf(found.judgedAt)] as number;
+      notifiedMinutes = Math.max(0, (announced - start) / MINUTE);
     }
+    results.push({ minutes, notifiedMinutes, leakToUsual: rate / usual });
   }
   return results;
 }

@@ -1,4 +1,4 @@
-import { type SQL, sql } from "drizzle-orm";
+import { SQL, sql } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { bandwidthPools, events, subuserMonthlyUsage, subusers, webhookEndpoints } from "../db/schema";
 import { LIFETIME } from "../platform/cap-periods";
@@ -25,7 +25,9 @@ export const eventTypes = {
 /**
  * Records an event once per `dedupeKey` (a job that runs twice records nothing twice): a write for the unit of
  * work that makes the event true. An event no endpoint awaits is recorded as already dispatched; one that an
- * endpoint awaits marks the request (`awaitedEvents`), so only such requests pay the prompt webhook fan-out.
+ * endpoint awaits marks the request (`awaitedEvents`), so only such requests pay the prompt webhook fan-out. With
+ * `when`, it is recorded only if that condition holds as the statement runs (its payload and key may then read
+ * the rows the condition found, through `from`).
  */
 export function eventStatement(
   ctx: DomainContext,
@@ -33,24 +35,33 @@ export function eventStatement(
     accountId: string;
     type: string;
     payload: Record<string, unknown> | SQL;
-    dedupeKey: string;
+    dedupeKey: string | SQL;
     at: number;
     /** An id known beforehand (a run's outcome event, `runEventId`); else a new one. */
     id?: string;
+    /** The rows the event is made of (`FROM …`), and the condition for recording it at all. */
+    when?: { from: SQL; where: SQL };
   },
 ) {
-  return new Write(
-    ctx.db
-      .insert(events)
-      .values({
-        id: event.id ?? newId("event", event.at),
+  const id = event.id ?? newId("event", event.at);
+  const deliveredAt = dispatchedUnlessAwaited(sql`${event.accountId}`, sql`${event.type}`, event.at);
+  const insert = event.when
+    ? ctx.db.insert(events).select(
+        sql`SELECT ${id}, ${event.accountId}, ${event.type},
+          ${event.payload instanceof SQL ? event.payload : JSON.stringify(event.payload)}, ${event.dedupeKey}, ${event.at},
+          ${deliveredAt} FROM ${event.when.from} WHERE ${event.when.where}`,
+      )
+    : ctx.db.insert(events).values({
+        id,
         accountId: event.accountId,
         type: event.type,
         payload: event.payload,
         dedupeKey: event.dedupeKey,
         createdAt: event.at,
-        deliveredAt: dispatchedUnlessAwaited(sql`${event.accountId}`, sql`${event.type}`, event.at),
-      })
+        deliveredAt,
+      });
+  return new Write(
+    insert
       .onConflictDoNothing({ target: events.dedupeKey })
       .returning({ awaited: sql<number>`${events.deliveredAt} IS NULL` }),
     {

@@ -11,6 +11,7 @@ import {
 import { claimDueReports, pruneExpiredRuns, requeueLostRuns } from "../domain/reports/runs";
 import { renewDueSubscriptions } from "../domain/subscriptions/renewals";
 import { announceExpiredSubusers } from "../domain/subusers/expiry";
+import { announceDueSpikeDigests } from "../domain/subusers/traffic-spikes";
 import { pruneProxyTests } from "../domain/tools/proxy-tests";
 import { finishTerminations } from "../domain/traffic/sessions";
 import { dispatchWebhooks } from "../domain/webhooks/dispatch";
@@ -33,6 +34,7 @@ export async function runScheduledJobs(env: Cloudflare.Env, scheduledTime: numbe
     ["retell_pool_gates", () => retellPoolGates(ctx)],
     ["watch_balances", () => watchBalances(ctx, scheduledTime)],
     ["announce_expired_subusers", () => announceExpiredSubusers(ctx, now())],
+    ["announce_spike_digests", () => announceDueSpikeDigests(ctx, now())],
     ["finish_session_terminations", () => finishTerminations(ctx, now())],
     ["prune_proxy_tests", () => pruneProxyTests(ctx, scheduledTime)],
     ["run_due_reports", () => claimDueReports(ctx, scheduledTime)],

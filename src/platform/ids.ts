@@ -22,6 +22,7 @@ export const idPrefixes = {
   webhookEndpoint: "whe",
   webhookDelivery: "whd",
   trafficSpike: "spk",
+  trafficSpikeDigest: "spd",
   gatewayNode: "gwn",
   member: "mem",
   memberSession: "msn",

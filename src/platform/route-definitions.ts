@@ -191,6 +191,11 @@ export function jsonBody<T extends z.ZodType>(schema: T) {
   return { required: true, content: { "application/json": { schema } } };
 }
 
+/** A body a request may leave out (then validated as `{}`): options of an operation that works without them. */
+export function optionalJsonBody<T extends z.ZodType>(schema: T) {
+  return { required: false, content: { "application/json": { schema } } };
+}
+
 // ── The builders ──────────────────────────────────────────────────────────────────────────────────
 
 type OperationConfig = Omit<RouteConfig, "operationId" | "middleware"> & {

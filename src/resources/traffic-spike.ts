@@ -2,12 +2,17 @@ import { z } from "@hono/zod-openapi";
 import { spikeActions, spikeSettings, type TrafficSpikeRow } from "../db/schema";
 import { toIso } from "../platform/clock";
 import { id, idParam, integer, list, timestamp, token } from "../platform/fields";
+import { bytesToGb } from "../platform/units";
 import { clientSourceSchema } from "./subuser";
 
 const rateSchema = z.object({
   gb_per_hour: z.number().min(0),
   requests_per_hour: integer(0, Number.MAX_SAFE_INTEGER).openapi({ format: "int64" }),
 });
+
+const lessonSchema = rateSchema
+  .extend({ until: timestamp().openapi({ description: "When the lesson lapses (28 days after it was taught)." }) })
+  .openapi("TrafficSpikeLesson");
 
 const domainShareSchema = z.object({
   domain: token(/^[^\s]{1,253}$/, 253),
@@ -46,6 +51,23 @@ export const trafficSpikeStartSchema = z
   })
   .openapi("TrafficSpikeStart");
 
+/**
+ * What `subuser.traffic_spike` carries: one notification per account per window. Its top-level figures are its
+ * first episode's (the payload of one episode); `episodes` lists every episode it announces, the first included.
+ */
+export const trafficSpikeDigestSchema = trafficSpikeStartSchema
+  .extend({
+    digest: id("trafficSpikeDigest").openapi({
+      description:
+        "The notification's id: every episode it announces carries it as `digest` (`GET /traffic-spikes?digest=`).",
+    }),
+    episode_count: integer(1, Number.MAX_SAFE_INTEGER).openapi({ description: "Episodes it announces." }),
+    episodes: list(trafficSpikeStartSchema, 100).openapi({
+      description: "Up to 100 of them, oldest first (the first is the one the top-level figures describe).",
+    }),
+  })
+  .openapi("TrafficSpikeDigest");
+
 /** The figures of an episode's end: what `subuser.traffic_spike_ended` carries. */
 export const trafficSpikeEndSchema = z
   .object({
@@ -76,6 +98,18 @@ export const trafficSpikeSchema = z
       description: "The action (`disable` or `cap`) holds until the episode is acknowledged.",
     }),
     acknowledged_at: timestamp().nullable(),
+    digest: id("trafficSpikeDigest")
+      .nullable()
+      .openapi({
+        description:
+          "The `subuser.traffic_spike` notification that announces it, shared by the account's episodes announced " +
+          "together (null: recorded before notifications were grouped).",
+      }),
+    taught: lessonSchema.nullable().openapi({
+      description:
+        "Acknowledged as normal (`normal: true`): the rate its sub-user's baseline is at least until `until` " +
+        "(null: not taught, or undone).",
+    }),
   })
   .openapi("TrafficSpike");
 
@@ -96,5 +130,14 @@ export function presentTrafficSpike(row: TrafficSpikeRow): z.infer<typeof traffi
     action: row.action,
     action_pending: row.action !== "none" && row.acknowledgedAt === null,
     acknowledged_at: row.acknowledgedAt === null ? null : toIso(row.acknowledgedAt),
+    digest: row.digestId,
+    taught:
+      row.taught === null
+        ? null
+        : {
+            gb_per_hour: bytesToGb(row.taught.bytesPerHour),
+            requests_per_hour: row.taught.requestsPerHour,
+            until: toIso(row.taught.until),
+          },
   };
 }

@@ -13,7 +13,7 @@ import { eventTypes } from "../domain/events";
 import { type EventRecord, eventBody } from "../domain/webhooks/event-body";
 import { toIso } from "../platform/clock";
 import { id, idParam, integer, list, text, timestamp, token } from "../platform/fields";
-import { trafficSpikeEndSchema, trafficSpikeStartSchema } from "./traffic-spike";
+import { trafficSpikeDigestSchema, trafficSpikeEndSchema } from "./traffic-spike";
 
 // ── Events ─────────────────────────────────────────────────────────────────────────────────────────
 
@@ -109,8 +109,10 @@ export const eventPayloads = {
       description:
         "Traffic of a sub-user with `alert_on_new_source` came from client blocks it had not used in 30 days.",
     }),
-  "subuser.traffic_spike": trafficSpikeStartSchema.openapi("SubuserTrafficSpikeData", {
-    description: "A sub-user's traffic went well above its own baseline: one event per episode.",
+  "subuser.traffic_spike": trafficSpikeDigestSchema.openapi("SubuserTrafficSpikeData", {
+    description:
+      "Sub-users' traffic went well above their own baselines: one event per account per window, naming every " +
+      "episode it announces (the top-level figures are the first's).",
   }),
   "subuser.traffic_spike_ended": trafficSpikeEndSchema.openapi("SubuserTrafficSpikeEndedData", {
     description: "A spike episode ended: its rate stayed near the baseline for 30 minutes.",

@@ -5,11 +5,12 @@ import type { Cell, SampleCandidate, SpikeAlert, StorePart } from "../../src/dur
 import { SPIKE_WATCH_STATE } from "../../src/durable-objects/traffic-store/spike-watch-state";
 import v1 from "../fixtures/spike-watch-state-v1.json";
 import v2 from "../fixtures/spike-watch-state-v2.json";
+import v3 from "../fixtures/spike-watch-state-v3.json";
 
 /**
  * The spike watch's state as earlier code saved it, before the state had a version: `spike-watch-state-v1.json` by
- * the code before baselines read past days (no `days`), `spike-watch-state-v2.json` by the code since (today's
- * shape). Each is the `spike_watch` row's body that code left after `runScenario` below, dumped: an account's store
+ * the code before baselines read past days (no `days`), `spike-watch-state-v2.json` by the code since, and
+ * `spike-watch-state-v3.json` by the code with lessons and each track's prior rate (today's shape). Each is the `spike_watch` row's body that code left after `runScenario` below, dumped: an account's store
  * where a sub-user that used 1 GB/h the day before (today's baseline reads its last days) leaks 30 GB/h for 20
  * minutes (an episode opens, its start waits in the outbox), another at `high` uses a little (a track, no episode)
  * and a third is `off`.
@@ -128,33 +129,41 @@ function goOn(traffic: AccountTraffic): SpikeAlert[] {
 }
 
 describe("the spike watch's state: shape versions", () => {
-  it("reads a state saved before baselines had days with none read (0), one saved since as it is", () => {
-    expect(SPIKE_WATCH_STATE.version).toBe(2);
-    expect(SPIKE_WATCH_STATE.read({ body: JSON.stringify(v2), version: 1 })).toEqual(v2);
+  it("reads a state saved before baselines had days with none read (0); before lessons with none and no prior rates", () => {
+    expect(SPIKE_WATCH_STATE.version).toBe(3);
+    expect(SPIKE_WATCH_STATE.read({ body: JSON.stringify(v3), version: 3 })).toEqual(v3);
+    const noPriors = (tracks: Record<string, object>) =>
+      Object.fromEntries(Object.entries(tracks).map(([id, track]) => [id, { ...track, prior: null }]));
+    expect(SPIKE_WATCH_STATE.read({ body: JSON.stringify(v2), version: 1 })).toEqual({
+      ...v2,
+      tracks: noPriors(v2.tracks),
+      lessons: {},
+    });
     const leaking = v1.tracks.sub_leak;
     expect(SPIKE_WATCH_STATE.read({ body: JSON.stringify(v1), version: 1 })).toEqual({
       ...v1,
-      tracks: {
+      tracks: noPriors({
         ...v1.tracks,
         sub_leak: { ...leaking, episode: { ...leaking.episode, baseline: { ...leaking.episode.baseline, days: 0 } } },
-      },
+      }),
       outbox: v1.outbox.map((alert) => ({ ...alert, baseline: { ...alert.baseline, days: 0 } })),
+      lessons: {},
     });
   });
 
   // A field added to the state without a shape step fails here.
-  it("today's code writes the state at version 2, in the v2 fixture's shape", async () => {
+  it("today's code writes the state at version 3, in the v3 fixture's shape", async () => {
     await runInDurableObject(freshStore(), (_store, state) => {
       runScenario(state.storage);
       const { version, state: saved } = storedRow(state.storage.sql);
-      expect(version).toBe(2);
-      expect(shapeOf(saved)).toEqual(shapeOf(v2));
+      expect(version).toBe(3);
+      expect(shapeOf(saved)).toEqual(shapeOf(v3));
     });
   });
 
   for (const [saved, fixture, days] of [
     ["before baselines had days (v1)", v1, 0],
-    ["by today's code before versions (v2 shape)", v2, 1],
+    ["by the code before lessons, unversioned (v2 shape)", v2, 1],
   ] as const) {
     it(`a store holding a state saved ${saved} keeps judging its open episode: raised once, ended once`, async () => {
       // The same course on a store that ran the scenario itself, without a restart.
@@ -182,7 +191,7 @@ describe("the spike watch's state: shape versions", () => {
           },
         ]);
         const row = storedRow(state.storage.sql);
-        expect(row.version).toBe(2);
+        expect(row.version).toBe(3);
         // Read again (a restart), it is what was written.
         expect(SPIKE_WATCH_STATE.read({ body: JSON.stringify(row.state), version: row.version })).toEqual(row.state);
       });

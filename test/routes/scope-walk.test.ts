@@ -208,6 +208,11 @@ async function liveWorld(account: TestAccount, isp: TestBatch): Promise<World> {
   add("spk", "residential", alerts[0]!.spikeId);
   add("spk", "mobile", alerts[1]!.spikeId);
   add("spk", "isp", alerts[2]!.spikeId);
+  // Their notification, one for the account: every product's episodes name it.
+  const listed = await call("GET", "/v1/traffic-spikes", { token });
+  for (const spike of (await listed.json<{ data: Array<{ digest: string }> }>()).data) {
+    add("spd", "account", spike.digest, true);
+  }
 
   // Proxy tests (bandwidth products only: the username grammar has no ISP type).
   for (const [sub, owner, type] of [

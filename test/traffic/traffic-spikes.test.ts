@@ -1,6 +1,7 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createAccount, issueKey, type TestAccount } from "../helpers/accounts";
+import { runCron } from "../helpers/cron";
 import { call, env, gateway, json } from "../helpers/http";
 import { authorize, createSubuser, type TestSubuser, username } from "../helpers/subusers";
 import { eventually, type RecordFields, reportUsage, settleUsage, traffic, usageRecord } from "../helpers/usage";
@@ -90,13 +91,20 @@ async function onlySpike(account: TestAccount, query = ""): Promise<Record<strin
   return list[0] as Record<string, any>;
 }
 
-const acknowledge = (account: TestAccount, id: string) =>
-  call("POST", `/v1/traffic-spikes/${id}/acknowledge`, { token: account.token });
+const acknowledge = (account: TestAccount, id: string, body?: Record<string, unknown>) =>
+  call("POST", `/v1/traffic-spikes/${id}/acknowledge`, { token: account.token, body });
 
-/** A new sub-user's 20-minute leak at 30 GB/h (the medium floor is 2 GB/h), folded 7 minutes after it ends. */
-async function leak(account: TestAccount, subuser: TestSubuser, t0: number): Promise<void> {
+/**
+ * New sub-users' 20-minute leak at `gbPerHour` (60 by default: a sub-user with no history opens an episode over
+ * 50 GB/h at medium), folded 7 minutes after it ends.
+ */
+async function leak(account: TestAccount, subuser: TestSubuser | TestSubuser[], t0: number, gbPerHour = 60) {
   vi.setSystemTime(t0 + 20 * MINUTE);
-  await ingest(account, steadyUsage(subuser, t0, 20, 30));
+  const leaking = Array.isArray(subuser) ? subuser : [subuser];
+  await ingest(
+    account,
+    leaking.flatMap((one) => steadyUsage(one, t0, 20, gbPerHour)),
+  );
   await foldAt(account, t0 + 27 * MINUTE);
 }
 
@@ -113,24 +121,25 @@ describe("subuser.traffic_spike", () => {
       // More of the same episode, folded twice more: still one event. (Its bucket from minute 20 was judged empty
       // at the first fold: usage arriving later counts in traffic, not in the episode.)
       vi.setSystemTime(t0 + 35 * MINUTE);
-      await ingest(account, steadyUsage(subuser, t0 + 25 * MINUTE, 10, 30));
+      await ingest(account, steadyUsage(subuser, t0 + 25 * MINUTE, 10, 60));
       await foldAt(account, t0 + 37 * MINUTE);
       await foldAt(account, t0 + 42 * MINUTE);
 
       const started = await eventsOf(account, "subuser.traffic_spike");
       expect(started).toHaveLength(1);
       const data = started[0]?.data;
+      // Its first 5 and 10 minutes leave the trailing 15 minutes at 20 and 40 GB/h, under a new sub-user's 50.
       expect(data).toMatchObject({
         subuser: subuser.id,
         sensitivity: "medium",
-        started_at: iso(t0),
+        started_at: iso(t0 + 10 * MINUTE),
         baseline: { gb_per_hour: 0, requests_per_hour: 0, weeks: 0, days: 0 },
         top_domains: [{ domain: "leaky-site.com", share: 1 }],
         top_sources: [{ block: "203.0.113.0/24" }],
         action: "none",
       });
-      expect(data.observed.gb_per_hour).toBeGreaterThan(2);
-      expect(data.observed.gb_per_hour).toBeLessThanOrEqual(30.01);
+      expect(data.observed.gb_per_hour).toBeGreaterThan(50);
+      expect(data.observed.gb_per_hour).toBeLessThanOrEqual(60.01);
       expect(await eventsOf(account, "subuser.traffic_spike_ended")).toHaveLength(0);
       expect((await spikes(account, "?active=true")).map((s) => [s.id, s.status])).toEqual([[data.spike, "open"]]);
 
@@ -139,8 +148,9 @@ describe("subuser.traffic_spike", () => {
       await foldAt(account, t0 + 100 * MINUTE);
       const ended = await eventsOf(account, "subuser.traffic_spike_ended");
       expect(ended).toHaveLength(1);
-      expect(ended[0]?.data).toMatchObject({ spike: data.spike, subuser: subuser.id, started_at: iso(t0) });
-      expect(ended[0]?.data.gb).toBeCloseTo(15, 0);
+      expect(ended[0]?.data).toMatchObject({ spike: data.spike, subuser: subuser.id, started_at: data.started_at });
+      // The usage of its steps as they were judged (the trailing 15 minutes it opened with, and those after).
+      expect(ended[0]?.data.gb).toBeCloseTo(25, 0);
       expect(ended[0]?.data.peak.gb_per_hour).toBeGreaterThanOrEqual(data.observed.gb_per_hour);
       const listed = await onlySpike(account, `?subuser=${subuser.id}`);
       expect(listed).toMatchObject({ id: data.spike, status: "ended", action: "none", action_pending: false });
@@ -151,7 +161,7 @@ describe("subuser.traffic_spike", () => {
   );
 
   it(
-    "off raises nothing; sensitivity moves the threshold; a new sub-user is judged against the floor",
+    "off raises nothing; sensitivity moves the threshold; a new sub-user is judged against the first floor",
     SLOW,
     async () => {
       const t0 = startClock();
@@ -162,12 +172,12 @@ describe("subuser.traffic_spike", () => {
       const mediumUnderFloor = await createSubuser(account);
       vi.setSystemTime(t0 + 20 * MINUTE);
       await ingest(account, [
-        ...steadyUsage(off, t0, 20, 50),
-        // 5 GB/h: over high's floor (1 GB/h), under low's (10 GB/h).
-        ...steadyUsage(high, t0, 20, 5),
-        ...steadyUsage(low, t0, 20, 5),
-        // 1.5 GB/h: under medium's floor (2 GB/h).
-        ...steadyUsage(mediumUnderFloor, t0, 20, 1.5),
+        ...steadyUsage(off, t0, 20, 150),
+        // 30 GB/h: over high's first floor (20 GB/h), under low's (100 GB/h).
+        ...steadyUsage(high, t0, 20, 30),
+        ...steadyUsage(low, t0, 20, 30),
+        // 40 GB/h: under medium's (50 GB/h).
+        ...steadyUsage(mediumUnderFloor, t0, 20, 40),
       ]);
       await foldAt(account, t0 + 27 * MINUTE);
       const events = await eventsOf(account, "subuser.traffic_spike");
@@ -193,10 +203,10 @@ describe("subuser.traffic_spike", () => {
       const account = await createAccount({ bandwidthGb: 5000 });
       const regular = await createSubuser(account);
       const newcomer = await createSubuser(account);
-      // Last week, the same hours ±1: 12 GB/h.
-      await ingest(account, steadyUsage(regular, t0 - WEEK - HOUR, 180, 12));
+      // Last week, the same hours ±1: 60 GB/h.
+      await ingest(account, steadyUsage(regular, t0 - WEEK - HOUR, 180, 60));
       vi.setSystemTime(t0 + 20 * MINUTE);
-      await ingest(account, [...steadyUsage(regular, t0, 20, 12), ...steadyUsage(newcomer, t0, 20, 12)]);
+      await ingest(account, [...steadyUsage(regular, t0, 20, 60), ...steadyUsage(newcomer, t0, 20, 60)]);
       await foldAt(account, t0 + 27 * MINUTE);
       expect((await eventsOf(account, "subuser.traffic_spike")).map((event) => event.data.subuser)).toEqual([
         newcomer.id,
@@ -357,4 +367,143 @@ describe("acknowledging an episode undoes only the action it took itself", () =>
       expect(body).not.toHaveProperty("id");
     },
   );
+});
+
+describe("subuser.traffic_spike: one notification per account per window", () => {
+  it(
+    "rule: episodes of several sub-users that start together are one event listing them all, under one digest",
+    SLOW,
+    async () => {
+      const t0 = startClock();
+      const account = await createAccount({ bandwidthGb: 2000 });
+      const leaking = [await createSubuser(account), await createSubuser(account), await createSubuser(account)];
+      await leak(account, leaking, t0);
+
+      const events = await eventsOf(account, "subuser.traffic_spike");
+      expect(events).toHaveLength(1);
+      const data = events[0]?.data;
+      expect(data.episode_count).toBe(3);
+      expect(data.episodes.map((e: Record<string, unknown>) => e.subuser).sort()).toEqual(
+        leaking.map((s) => s.id).sort(),
+      );
+      // The top-level figures are the first episode's, as one episode's event always carried them.
+      expect(data).toMatchObject({ spike: data.episodes[0].spike, subuser: data.episodes[0].subuser });
+      const listed = await spikes(account);
+      expect(listed).toHaveLength(3);
+      expect(new Set(listed.map((s) => s.digest))).toEqual(new Set([data.digest]));
+      expect((await spikes(account, `?digest=${data.digest}`)).map((s) => s.id).sort()).toEqual(
+        data.episodes.map((e: Record<string, unknown>) => e.spike).sort(),
+      );
+    },
+  );
+
+  it(
+    "rule: an episode within an hour of the account's last notification is listed and acted on at once, announced at the hour's end",
+    SLOW,
+    async () => {
+      const t0 = startClock();
+      const account = await createAccount({ bandwidthGb: 2000 });
+      const first = await createSubuser(account);
+      const second = await createSubuser(account, { spike_action: "disable" });
+      await leak(account, first, t0);
+      const [announced] = await eventsOf(account, "subuser.traffic_spike");
+      expect(announced?.data.episode_count).toBe(1);
+
+      // 30 minutes later, another sub-user: its episode and its action now, its notification later.
+      await leak(account, second, t0 + 30 * MINUTE);
+      const waiting = await onlySpike(account, `?subuser=${second.id}`);
+      expect(waiting.action_pending).toBe(true);
+      expect((await json(await call("GET", `/v1/subusers/${second.id}`, { token: account.token }))).status).toBe(
+        "disabled",
+      );
+      expect(await eventsOf(account, "subuser.traffic_spike")).toHaveLength(1);
+      // The job before the hour's end announces nothing; at its end, the waiting episode.
+      const notifiedAt = Date.parse(announced?.created_at);
+      vi.setSystemTime(notifiedAt + HOUR - MINUTE);
+      await runCron(notifiedAt + HOUR - MINUTE);
+      expect(await eventsOf(account, "subuser.traffic_spike")).toHaveLength(1);
+      vi.setSystemTime(notifiedAt + HOUR);
+      await runCron(notifiedAt + HOUR);
+      const events = await eventsOf(account, "subuser.traffic_spike");
+      expect(events).toHaveLength(2);
+      const later = events.find((event) => event.data.digest !== announced?.data.digest);
+      expect(later?.data).toMatchObject({ spike: waiting.id, subuser: second.id, episode_count: 1 });
+      expect(later?.data.digest).toBe(waiting.digest);
+      // Run again: nothing more.
+      await runCron(notifiedAt + HOUR + MINUTE);
+      expect(await eventsOf(account, "subuser.traffic_spike")).toHaveLength(2);
+    },
+  );
+});
+
+describe("acknowledging a spike as normal", () => {
+  it(
+    "rule: `normal: true` teaches the sub-user's baseline the episode's peak, so the same level raises nothing; `false` undoes it",
+    SLOW,
+    async () => {
+      const t0 = startClock();
+      const account = await createAccount({ bandwidthGb: 5000 });
+      const subuser = await createSubuser(account);
+      await leak(account, subuser, t0);
+      const spike = await onlySpike(account);
+      expect(spike.taught).toBeNull();
+
+      const taught = await acknowledge(account, spike.id, { normal: true });
+      expect(taught.status).toBe(200);
+      const lesson = (await json(taught)).taught;
+      expect(lesson.gb_per_hour).toBeCloseTo(spike.start.observed.gb_per_hour, 1);
+      expect(Date.parse(lesson.until)).toBe(Date.now() + 28 * 24 * HOUR);
+      expect((await onlySpike(account)).taught).toEqual(lesson);
+
+      // Three hours later, the same level again: no episode.
+      await leak(account, subuser, t0 + 3 * HOUR);
+      expect(await spikes(account)).toHaveLength(1);
+
+      // Undone: the same level opens an episode again.
+      const undone = await acknowledge(account, spike.id, { normal: false });
+      expect(undone.status).toBe(200);
+      expect((await json(undone)).taught).toBeNull();
+      await leak(account, subuser, t0 + 6 * HOUR);
+      expect(await spikes(account)).toHaveLength(2);
+    },
+  );
+
+  it(
+    "rule: a lesson is bounded (at most 100 GB an hour) and one per sub-user: a new one replaces the earlier, whose undo then changes nothing",
+    SLOW,
+    async () => {
+      const t0 = startClock();
+      const account = await createAccount({ bandwidthGb: 20_000 });
+      const subuser = await createSubuser(account);
+      await leak(account, subuser, t0, 300);
+      const [big] = await spikes(account);
+      const lesson = (await json(await acknowledge(account, big?.id, { normal: true }))).taught;
+      expect(lesson.gb_per_hour).toBe(100);
+
+      // Idle before it, the sub-user must pass 4 × the taught 100 GB/h, and 10 × to open within 20 minutes: 1,100
+      // GB/h does, a new episode, taught in its turn.
+      await leak(account, subuser, t0 + 3 * HOUR, 1100);
+      const [newer] = await spikes(account);
+      expect(newer?.id).not.toBe(big?.id);
+      expect((await json(await acknowledge(account, newer?.id, { normal: true }))).taught.gb_per_hour).toBe(100);
+      const byId = async () => Object.fromEntries((await spikes(account)).map((s) => [s.id, s.taught]));
+      expect((await byId())[big?.id]).toBeNull();
+      // Undoing the replaced lesson changes nothing: the newer one still holds.
+      expect((await json(await acknowledge(account, big?.id, { normal: false }))).taught).toBeNull();
+      expect((await byId())[newer?.id]).toMatchObject({ gb_per_hour: 100 });
+    },
+  );
+
+  it("rule: `normal` must be a boolean; other fields are refused", SLOW, async () => {
+    const t0 = startClock();
+    const account = await createAccount({ bandwidthGb: 1000 });
+    const subuser = await createSubuser(account);
+    await leak(account, subuser, t0);
+    const spike = await onlySpike(account);
+    for (const body of [{ normal: "yes" }, { teach: true }]) {
+      const refused = await acknowledge(account, spike.id, body);
+      expect(refused.status).toBe(422);
+      expect(await json(refused)).toMatchObject({ code: "invalid_request", request_id: expect.any(String) });
+    }
+  });
 });

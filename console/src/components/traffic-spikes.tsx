@@ -12,7 +12,8 @@ type Spike = Schemas["TrafficSpike"];
 
 /**
  * Spike episodes still open or whose action waits to be acknowledged: the account's (the overview) or one
- * sub-user's (its page). Shows nothing when there are none; a pending action gets an acknowledge button.
+ * sub-user's (its page). Episodes announced by one notification (`digest`) are shown together, the group's size
+ * beside each. Shows nothing when there are none; a pending action gets an acknowledge button.
  */
 export function ActiveTrafficSpikes(props: { subuser?: string; onAcknowledged?: () => void }) {
   const { client, can } = useSession();
@@ -27,11 +28,12 @@ export function ActiveTrafficSpikes(props: { subuser?: string; onAcknowledged?: 
   if (spikes.error) return <ErrorNote error={spikes.error} />;
   const page = spikes.data;
   if (!page || page.data.length === 0) return null;
+  const groups = byDigest(page.data);
   return (
     <Section title="Traffic spikes">
       <Table
         caption="Traffic spikes"
-        rows={page.data}
+        rows={groups.flat()}
         rowKey={(spike) => spike.id}
         columns={[
           ...(props.subuser
@@ -43,6 +45,13 @@ export function ActiveTrafficSpikes(props: { subuser?: string; onAcknowledged?: 
                 },
               ]),
           { label: "Since", render: (spike) => format.time(spike.started_at) },
+          {
+            label: "Notification",
+            render: (spike) => {
+              const together = groups.find((group) => group.includes(spike))?.length ?? 1;
+              return together > 1 ? `one alert for ${together} sub-users` : "";
+            },
+          },
           {
             label: "Rate",
             render: (spike) =>
@@ -78,6 +87,16 @@ export function ActiveTrafficSpikes(props: { subuser?: string; onAcknowledged?: 
       />
     </Section>
   );
+}
+
+/** The episodes grouped by the notification that announced them, in the order each group first appears. */
+function byDigest(spikes: Spike[]): Spike[][] {
+  const groups = new Map<string, Spike[]>();
+  for (const spike of spikes) {
+    const key = spike.digest ?? spike.id;
+    groups.set(key, [...(groups.get(key) ?? []), spike]);
+  }
+  return [...groups.values()];
 }
 
 function SpikeState({ spike }: { spike: Spike }) {

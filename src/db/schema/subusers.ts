@@ -133,13 +133,45 @@ export const subuserTrafficSpikes = sqliteTable(
     outcome: text("outcome", { mode: "json" }).$type<Record<string, unknown>>(),
     action: text("action", { enum: spikeActions }).notNull(),
     acknowledgedAt: integer("acknowledged_at"),
+    /** The account's notification (`subuser.traffic_spike`) that announces it (null: recorded before digests). */
+    digestId: text("digest_id"),
+    /** Acknowledged as normal: the level it taught its sub-user's baseline, and until when (null: none, or undone). */
+    taught: text("taught", { mode: "json" }).$type<SpikeLesson>(),
   },
   (t) => [
     index("subuser_traffic_spikes_account").on(t.accountId, t.id),
     index("subuser_traffic_spikes_subuser").on(t.subuserId, t.id),
+    index("subuser_traffic_spikes_digest").on(t.digestId),
+  ],
+);
+
+/** What acknowledging an episode as normal taught: a rate per hour its sub-user's baseline is at least, until `until`. */
+export interface SpikeLesson {
+  bytesPerHour: number;
+  requestsPerHour: number;
+  until: number;
+}
+
+/**
+ * The account's spike notifications: one `subuser.traffic_spike` per digest, naming every episode that joined it.
+ * At most one digest per account waits (`notified_at` null) for its due time, one window after the last notified.
+ */
+export const trafficSpikeDigests = sqliteTable(
+  "traffic_spike_digests",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    dueAt: integer("due_at").notNull(),
+    notifiedAt: integer("notified_at"),
+  },
+  (t) => [
+    uniqueIndex("traffic_spike_digests_waiting").on(t.accountId).where(sql`notified_at IS NULL`),
+    index("traffic_spike_digests_account").on(t.accountId, t.notifiedAt),
+    index("traffic_spike_digests_due").on(t.dueAt).where(sql`notified_at IS NULL`),
   ],
 );
 
 export type SubuserRow = typeof subusers.$inferSelect;
 export type TrafficSpikeRow = typeof subuserTrafficSpikes.$inferSelect;
+export type TrafficSpikeDigestRow = typeof trafficSpikeDigests.$inferSelect;
 export type WhitelistEntryRow = typeof whitelistEntries.$inferSelect;

@@ -11,6 +11,7 @@ import {
   cellRow,
   type IngestOutcome,
   type IpHealth,
+  type Lesson,
   type MeterFigures,
   type PeriodUsage,
   type ReportScope,
@@ -326,6 +327,11 @@ export class AccountTraffic {
   /** A sub-user's spike alert setting (it is `medium` until told otherwise). */
   configureSpikes(subuserId: string, setting: SpikeSetting, at: number): void {
     this.#spikes.configure(subuserId, setting, at);
+  }
+
+  /** A sub-user's episode acknowledged as normal teaches its baseline (`lesson`), or stops teaching it (null). */
+  teachSpikes(subuserId: string, spikeId: string, lesson: Lesson | null): void {
+    this.#spikes.teach(subuserId, spikeId, lesson);
   }
 
   /** The spike alerts not confirmed yet (also for a `settle` message, when no usage brings them). */

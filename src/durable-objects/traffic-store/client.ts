@@ -1,6 +1,7 @@
 import type {
   IngestOutcome,
   IpHealth,
+  Lesson,
   MeterFigures,
   PeriodUsage,
   ReportScope,
@@ -100,6 +101,11 @@ export class TrafficStoreClient {
 
   configureSpikes(subuserId: string, setting: SpikeSetting): Promise<void> {
     return this.#stub.configureSpikes(subuserId, setting);
+  }
+
+  /** A sub-user's episode acknowledged as normal teaches its baseline (`lesson`), or stops teaching it (null). */
+  teachSpikes(subuserId: string, spikeId: string, lesson: Lesson | null): Promise<void> {
+    return this.#stub.teachSpikes(subuserId, spikeId, lesson);
   }
 
   spikeAlerts(): Promise<SpikeAlert[]> {

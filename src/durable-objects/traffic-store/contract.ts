@@ -246,6 +246,16 @@ export type SpikeSensitivity = "low" | "medium" | "high";
 /** A sub-user's spike alerts: a sensitivity, or off (the store's default for a sub-user it was not told of: medium). */
 export type SpikeSetting = SpikeSensitivity | "off";
 
+/**
+ * An episode acknowledged as normal taught its sub-user: its baseline is at least `rate` (bytes, requests per hour)
+ * until `until` (`spike-detector.ts`).
+ */
+export interface Lesson {
+  spikeId: string;
+  rate: [bytes: number, requests: number];
+  until: number;
+}
+
 /** A rate per hour. */
 export interface HourlyRate {
   bytesPerHour: number;

@@ -3,5 +3,6 @@
 export { AccountTrafficStores } from "./account-stores";
 export { TrafficStoreClient } from "./client";
 export * from "./contract";
+export { lessonOf } from "./spike-detector";
 export { isShardCount, MAX_TRAFFIC_SHARDS, storeName, subuserShard } from "./store-shards";
 export { TrafficStore } from "./traffic-store";

@@ -1,5 +1,5 @@
 import { BLOB_VERSION_COLUMN, BlobShapes } from "../shared/blob-shapes";
-import type { SpikeAlert, SpikeSensitivity, SpikeSetting } from "./contract";
+import type { Lesson, SpikeAlert, SpikeSensitivity, SpikeSetting } from "./contract";
 import type { SpikeTrack } from "./spike-detector";
 
 /**
@@ -21,7 +21,7 @@ export interface WatchedTrack extends SpikeTrack {
   sampledBytes: number;
 }
 
-/** The state, shape 2 (the latest). */
+/** The state, shape 3 (the latest). */
 export interface WatchState {
   /** Every 5-minute bucket before this was judged. */
   judgedTo: number | null;
@@ -29,20 +29,25 @@ export interface WatchState {
   settings: Record<string, SpikeSetting>;
   tracks: Record<string, WatchedTrack>;
   outbox: SpikeAlert[];
+  /** Per sub-user, what an episode acknowledged as normal taught its baseline (one at a time, the latest). */
+  lessons: Record<string, Lesson>;
 }
 
 /**
  * The state's shapes (append, never edit). A state saved before versions is shape 1.
  * 2: a baseline (an episode's, an alert's) says how many past days it read (`days`).
+ * 3: lessons (episodes acknowledged as normal), and each track's rate before its latest rise (`prior`).
  */
-export const SPIKE_WATCH_STATE = BlobShapes.first<WatchStateV1>("spike_watch").step(baselineDays);
+export const SPIKE_WATCH_STATE = BlobShapes.first<WatchStateV1>("spike_watch")
+  .step(baselineDays)
+  .step(lessonsAndPriors);
 
 /**
  * 1 → 2: `days` where a baseline lacks it. A state saved before baselines read past days has none: 0, which is what
  * they read (weeks alone). One saved unversioned by the code after (shape 2, stored as 1) keeps its own.
  */
-function baselineDays(state: WatchStateV1): WatchState {
-  const tracks: Record<string, WatchedTrack> = {};
+function baselineDays(state: WatchStateV1): WatchStateV2 {
+  const tracks: WatchStateV2["tracks"] = {};
   for (const [subuserId, track] of Object.entries(state.tracks)) {
     const episode = track.episode && {
       ...track.episode,
@@ -55,6 +60,25 @@ function baselineDays(state: WatchStateV1): WatchState {
     baseline: { ...alert.baseline, days: alert.baseline.days ?? 0 },
   }));
   return { ...state, tracks, outbox };
+}
+
+/**
+ * 2 → 3: no lessons yet; a track's `prior` unknown (null: its next step that leaves the trailing window sets it, so
+ * until then a rise is judged against the baseline alone, as before).
+ */
+function lessonsAndPriors(state: WatchStateV2): WatchState {
+  const tracks: Record<string, WatchedTrack> = {};
+  for (const [subuserId, track] of Object.entries(state.tracks)) tracks[subuserId] = { ...track, prior: null };
+  return { ...state, tracks, lessons: {} };
+}
+
+/* Shape 2, frozen: shape 1 with `days` on every baseline. */
+
+interface WatchStateV2 {
+  judgedTo: number | null;
+  settings: Record<string, "off" | "low" | "medium" | "high">;
+  tracks: Record<string, Omit<WatchedTrack, "prior">>;
+  outbox: SpikeAlert[];
 }
 
 /* Shape 1, frozen: the state as the code before versions saved it (`days` only from the code that had it). */

@@ -1,8 +1,15 @@
-import { HOUR } from "../../platform/clock";
+import { DAY, HOUR } from "../../platform/clock";
 import { newIdAt } from "../../platform/ids";
 import { LOGGED_SAMPLE } from "./arrival-rows";
 import type { ClientSources } from "./client-sources";
-import { CELL, type HourlyRate, type SpikeAlert, type SpikeAlertReceipt, type SpikeSetting } from "./contract";
+import {
+  CELL,
+  type HourlyRate,
+  type Lesson,
+  type SpikeAlert,
+  type SpikeAlertReceipt,
+  type SpikeSetting,
+} from "./contract";
 import { type FoldedTiers, floorTo } from "./folded-tiers";
 import {
   type Baseline,
@@ -12,10 +19,13 @@ import {
   type EpisodeState,
   isIdle,
   judgeStep,
+  NO_RECENT,
   newTrack,
   pushStep,
+  type Recent,
   SENSITIVITY,
   SPIKE_STEP_MS,
+  taughtBaseline,
   trailingRate,
   type Usage,
 } from "./spike-detector";
@@ -47,7 +57,9 @@ export class SpikeWatch {
     const stored = sql
       .exec<{ body: string; version: number }>("SELECT body, version FROM spike_watch WHERE id = 1")
       .toArray()[0];
-    this.#state = stored ? SPIKE_WATCH_STATE.read(stored) : { judgedTo: null, settings: {}, tracks: {}, outbox: [] };
+    this.#state = stored
+      ? SPIKE_WATCH_STATE.read(stored)
+      : { judgedTo: null, settings: {}, tracks: {}, outbox: [], lessons: {} };
     this.#watching = anyEpisode(this.#state.tracks);
   }
 
@@ -79,6 +91,18 @@ export class SpikeWatch {
       delete this.#state.tracks[subuserId];
     }
     this.#watching = anyEpisode(this.#state.tracks);
+    this.#save();
+  }
+
+  /**
+   * A sub-user's episode was acknowledged as normal: its lesson raises the sub-user's baseline until it lapses, in
+   * place of any earlier one. `null` undoes the lesson of episode `spikeId`, if it is still the sub-user's.
+   */
+  teach(subuserId: string, spikeId: string, lesson: Lesson | null): void {
+    const known = this.#state.lessons[subuserId];
+    if (lesson) this.#state.lessons[subuserId] = lesson;
+    else if (known?.spikeId === spikeId) delete this.#state.lessons[subuserId];
+    else return;
     this.#save();
   }
 
@@ -114,9 +138,16 @@ export class SpikeWatch {
       if (!track.episode) track.sensitivity = setting;
       const open = track.episode;
       const needsBaseline = track.episode !== null || canOpen(trailingRate(track), track.sensitivity);
+      const hour = floorTo(bucket, HOUR);
       const outcome = needsBaseline
-        ? judgeStep(track, bucket, this.#baseline(tiers, subuserId, floorTo(bucket, HOUR)), track.sensitivity)
-        : judgeStep(track, bucket, baselineOf([]), track.sensitivity);
+        ? judgeStep(
+            track,
+            bucket,
+            this.#baseline(tiers, subuserId, hour, bucket),
+            track.sensitivity,
+            this.#recent(tiers, subuserId, hour),
+          )
+        : judgeStep(track, bucket, baselineOf([]), track.sensitivity, NO_RECENT);
       if (outcome === "opened" && track.episode) {
         track.spikeId = newIdAt("trafficSpike", track.episode.startedAt);
         track.hosts = {};
@@ -175,14 +206,51 @@ export class SpikeWatch {
     }
   }
 
-  /** The sub-user's baseline for an hour, from the hour tier's rows of the same hour ±1 in the past weeks (or days). */
-  #baseline(tiers: FoldedTiers, subuserId: string, hour: number): Baseline {
+  /**
+   * The sub-user's baseline for an hour, from the hour tier's rows of the same hour ±1 in the past weeks (or days),
+   * raised by its lesson while that runs at `at`.
+   */
+  #baseline(tiers: FoldedTiers, subuserId: string, hour: number, at: number): Baseline {
+    this.#keepHours(hour);
+    return taughtBaseline(this.#untaught(tiers, subuserId, hour), this.#lesson(subuserId, at), at);
+  }
+
+  #untaught(tiers: FoldedTiers, subuserId: string, hour: number): Baseline {
     const { weeks, days } = baselineHours(hour);
-    const wanted = new Set([...weeks.flat(), ...days.flat()]);
-    for (const cached of this.#hours.keys()) if (!wanted.has(cached)) this.#hours.delete(cached);
     const usage = (windows: number[][]) =>
       windows.map((hours) => hours.map((h): Usage => this.#hourUsage(tiers, h).get(subuserId) ?? [0, 0]));
     return baselineOf(usage(weeks), usage(days));
+  }
+
+  /**
+   * What the hour tier says of the sub-user's last hours (`Recent`): its previous hour, and yesterday's window of
+   * this hour (the baseline's first past day) with yesterday's own baseline there (no lesson: what it usually did).
+   */
+  #recent(tiers: FoldedTiers, subuserId: string, hour: number): Recent {
+    const bytes = (h: number) => this.#hourUsage(tiers, h).get(subuserId)?.[0] ?? 0;
+    const [yesterday = []] = baselineHours(hour).days;
+    return {
+      lastHour: bytes(hour - HOUR),
+      yesterday: Math.max(...yesterday.map(bytes)),
+      yesterdayUsual: this.#untaught(tiers, subuserId, hour - DAY).rate[0],
+    };
+  }
+
+  /** Forgets cached hours that neither this hour's baseline nor its recent hours read (yesterday's baseline too). */
+  #keepHours(hour: number): void {
+    const wanted = new Set([hour - HOUR]);
+    for (const of of [hour, hour - DAY]) {
+      const { weeks, days } = baselineHours(of);
+      for (const h of [...weeks.flat(), ...days.flat()]) wanted.add(h);
+    }
+    for (const cached of this.#hours.keys()) if (!wanted.has(cached)) this.#hours.delete(cached);
+  }
+
+  /** The sub-user's lesson, forgotten once it lapsed. */
+  #lesson(subuserId: string, at: number): Lesson | undefined {
+    const lesson = this.#state.lessons[subuserId];
+    if (lesson && lesson.until <= at) delete this.#state.lessons[subuserId];
+    return this.#state.lessons[subuserId];
   }
 
   #hourUsage(tiers: FoldedTiers, hour: number): Map<string, Usage> {

@@ -6,6 +6,7 @@ import { AccountTraffic } from "./account-traffic";
 import type {
   IngestOutcome,
   IpHealth,
+  Lesson,
   MeterFigures,
   PeriodUsage,
   ReportScope,
@@ -94,6 +95,10 @@ export class TrafficStore extends DurableObject {
   configureSpikes(subuserId: string, setting: SpikeSetting): void {
     this.#change(() => this.#traffic.configureSpikes(subuserId, setting, now()));
     this.#wake();
+  }
+
+  teachSpikes(subuserId: string, spikeId: string, lesson: Lesson | null): void {
+    this.#change(() => this.#traffic.teachSpikes(subuserId, spikeId, lesson));
   }
 
   spikeAlerts(): SpikeAlert[] {

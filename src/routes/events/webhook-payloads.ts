@@ -37,9 +37,12 @@ const DESCRIPTIONS: Record<keyof typeof eventPayloads, string> = {
     "last 30 days. At most one per sub-user every 15 minutes: `new_blocks` counts every new block since the " +
     "previous event (blocks that arrive inside the window are counted in the next one).",
   "subuser.traffic_spike":
-    "A sub-user's traffic (bytes or requests) went well above its own baseline — the same hour of the week over its " +
-    "past 4 weeks, a floor for new sub-users — as set by its `spike_sensitivity`: one event per episode, naming the " +
-    "observed rate, the baseline, the episode's top domains and client sources, and the action taken (`spike_action`).",
+    "Sub-users' traffic went well above their own baselines — the same hour of the week over their past 4 weeks — " +
+    "by enough traffic to matter, as set by each one's `spike_sensitivity`. One event per account per window: the " +
+    "first episode after a quiet hour is announced at once; episodes that start within an hour of it are announced " +
+    "together at the hour's end. Each episode names its observed rate, baseline, top domains and client sources, " +
+    "and the action taken (`spike_action`, taken at once whatever the notification waits for); the top-level " +
+    "figures are the first episode's, `episodes` lists them all (up to 100) and `digest` names the notification.",
   "subuser.traffic_spike_ended":
     "A spike episode ended (its rate stayed near the baseline for 30 minutes): its peak, traffic and top domains " +
     "and sources. An action it took holds until the episode is acknowledged.",

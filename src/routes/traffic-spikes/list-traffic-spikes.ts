@@ -8,6 +8,9 @@ import { presentTrafficSpike, trafficSpikeSchema } from "../../resources/traffic
 
 const query = paginationQuery.extend({
   subuser: idParam("subuser").optional(),
+  digest: idParam("trafficSpikeDigest").optional().openapi({
+    description: "Only the episodes one `subuser.traffic_spike` notification announced (its `digest`).",
+  }),
   active: z.enum(["true", "false"]).optional().openapi({
     description: "`true`: only episodes still open or whose action waits to be acknowledged.",
   }),
@@ -24,7 +27,9 @@ export const route = apiRoute({
     "Spike episodes of the account's sub-users, newest first: a sub-user's traffic (bytes or requests) well above " +
     "its own baseline, the same hour of the week over its past 4 weeks (a floor for new sub-users). An episode is " +
     "detected within about 15 minutes of its start, ends after its rate stays back near the baseline for 30 " +
-    "minutes, and raises `subuser.traffic_spike` and `subuser.traffic_spike_ended` once each.",
+    "minutes, and raises `subuser.traffic_spike_ended` once. Starts are announced by `subuser.traffic_spike`, one per " +
+    "account per hour: episodes that start within an hour of the account's last one are announced together at " +
+    "its end (the episode is listed here, and its action taken, at once).",
   request: { query },
   paginated: true,
   errors: ["invalid_request", "subuser_not_found", "subuser_scope_mismatch"],
@@ -32,10 +37,11 @@ export const route = apiRoute({
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
-  const { subuser, active, ...page } = c.req.valid("query");
+  const { subuser, digest, active, ...page } = c.req.valid("query");
   const rows = await listTrafficSpikes(c.get("ctx"), c.get("principal"), {
     ...page,
     subuserId: subuser,
+    digestId: digest,
     active: active === "true",
   });
   return c.json(toPage(c, rows, page.limit, presentTrafficSpike), 200);

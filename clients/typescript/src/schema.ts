@@ -859,7 +859,7 @@ export interface paths {
     };
     /**
      * Live tail of the request log (WebSocket)
-     * @description A WebSocket (`Upgrade: websocket`) that streams the product's sampled requests as the gateway reports them, within about 2 seconds, optionally filtered: the request log's entries with `product` and `error_code`, sampled as the log is (every request under 100 a minute per gateway batch, a uniform sample above). A browser, which cannot send `Authorization`, offers the subprotocols `tail` and `bearer.<API_KEY>`; the answer selects `tail`. The server sends `{"type": "hello", "ack_every": 50, "max_unacked": 1000}`, then `{"type": "request", "seq": n, "request": {...}}` per request (n counts from 1). Acknowledge with `{"type": "ack", "seq": n}` at least every 50 requests: a viewer 1000 requests behind is closed with code 1008. Send `ping` to be answered `pong`. An account may have 5 tails open at once (409 `tail_limit`). A request that is not a WebSocket upgrade is answered 426 `websocket_required`. A tail lives no longer than the key that opened it: it closes within a second with 4001 `api_key_revoked`, 4002 `api_key_expired`, 4003 `api_key_rotated`, 4004 `insufficient_scope` when the key is revoked, expires, has that token rotated away (at the end of the rotation's grace), or no longer covers the product or `traffic:read`.
+     * @description A WebSocket (`Upgrade: websocket`) that streams the product's sampled requests as the gateway reports them, within about 2 seconds, optionally filtered: the request log's entries with `product` and `error_code`, sampled as the log is (every request under 100 a minute per gateway batch, a uniform sample above). A browser, which cannot send `Authorization`, offers the subprotocols `tail` and `bearer.<API_KEY>`; the answer selects `tail`. The server sends `{"type": "hello", "ack_every": 50, "max_unacked": 1000}`, then `{"type": "request", "seq": n, "request": {...}}` per request (n counts from 1). Acknowledge with `{"type": "ack", "seq": n}` at least every 50 requests: a viewer 1000 requests behind is closed with code 1008. Send `ping` to be answered `pong`. An account may have 5 tails open at once (409 `tail_limit`). A request that is not a WebSocket upgrade is answered 426 `websocket_required`. A tail lives no longer than the key that opened it: it closes within a second with 4001 `api_key_revoked`, 4002 `api_key_expired`, 4003 `api_key_rotated`, 4004 `insufficient_scope`, 4005 `session_ended` when the key is revoked, expires, has that token rotated away (at the end of the rotation's grace), or no longer covers the product or `traffic:read`.
      *
      *     Key scope: `traffic:read`. Keys bound to sub-users: confined to their sub-users.
      */
@@ -1229,7 +1229,7 @@ export interface paths {
     };
     /**
      * Get the calling API key
-     * @description The key this request is signed with: its scopes, product scope and expiry, so a client can show only what the key may do. Open to every key, whatever its scopes; never its token.
+     * @description The key this request is signed with: its scopes, product scope and expiry, so a client can show only what the key may do. Open to every key, whatever its scopes; never its token. A signed-in member (no key) gets 404 `api_key_not_found`: `GET /auth/session` describes it.
      *
      *     Key scope: any key.
      */
@@ -1613,6 +1613,416 @@ export interface paths {
      *     Key scope: `billing:write`. Keys bound to sub-users: refused.
      */
     delete: operations["deleteBudget"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/members": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List members
+     * @description The account's people, newest first: each one's role and the scopes it gives.
+     *
+     *     Key scope: `members:read`. Keys bound to sub-users: refused.
+     */
+    get: operations["listMembers"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/members/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get a member
+     * @description Key scope: `members:read`. Keys bound to sub-users: refused.
+     */
+    get: operations["getMember"];
+    put?: never;
+    post?: never;
+    /**
+     * Remove a member
+     * @description The member's sessions end and every request of theirs answers 401 from the next one on. The API keys they made stay the account's (revoke them apart). Below an owner, only members ranked under the caller (403 `insufficient_scope`); the account keeps at least one owner (409 `last_owner`).
+     *
+     *     Key scope: `members:write`. Keys bound to sub-users: refused.
+     */
+    delete: operations["deleteMember"];
+    options?: never;
+    head?: never;
+    /**
+     * Change a member's role or name
+     * @description A new role is in force from the member's next request. Nobody grants more than they have: a role is given only by a caller whose own scopes cover it, and below an owner only roles ranked under the caller's own (an admin manages developers, billing members and viewers, and gives developer and viewer); else 403 `insufficient_scope`. The account keeps at least one owner (409 `last_owner`).
+     *
+     *     Key scope: `members:write`. Keys bound to sub-users: refused.
+     */
+    patch: operations["updateMember"];
+    trace?: never;
+  };
+  "/invitations": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List invitations
+     * @description The account's invitations, newest first, with their status (pending, accepted, revoked, expired).
+     *
+     *     Key scope: `members:read`. Keys bound to sub-users: refused.
+     */
+    get: operations["listInvitations"];
+    put?: never;
+    /**
+     * Invite a person
+     * @description Mails the address a link to join the account with this role: it works once, for 24 hours, and asks for a name and a password (`POST /invitations/accept`). The link's token is mailed only, stored hashed. The role is within the caller's own (403 `insufficient_scope`); an address that is a member already, or has a pending invitation, is 409 `member_exists`. A mail that cannot be sent withdraws the invitation: 502 `mail_failed`.
+     *
+     *     Key scope: `members:write`. Keys bound to sub-users: refused.
+     */
+    post: operations["createInvitation"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/invitations/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Revoke an invitation
+     * @description Its link stops working at once. An invitation no longer pending is answered as it is.
+     *
+     *     Key scope: `members:write`. Keys bound to sub-users: refused.
+     */
+    delete: operations["revokeInvitation"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/auth/session": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get the signed-in member
+     * @description Who is signed in, with their role's scopes, and the session's CSRF token again (a page reloaded keeps its cookie, not the token).
+     *
+     *     Signed-in members only (the session cookie); an API key gets 403 `session_required`.
+     */
+    get: operations["getCurrentSession"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/auth/sign-out": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Sign out
+     * @description Ends this session and clears its cookie.
+     *
+     *     Signed-in members only (the session cookie); an API key gets 403 `session_required`.
+     */
+    post: operations["signOut"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/auth/sign-out-everywhere": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Sign out everywhere
+     * @description Ends every session of the signed-in member, this one included (its cookie is cleared): other browsers answer 401 from their next request. Recorded in the audit log.
+     *
+     *     Signed-in members only (the session cookie); an API key gets 403 `session_required`.
+     */
+    post: operations["signOutEverywhere"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/auth/sessions": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List my sessions
+     * @description The signed-in member's open sessions, newest first; `current` marks this one.
+     *
+     *     Signed-in members only (the session cookie); an API key gets 403 `session_required`.
+     */
+    get: operations["listMemberSessions"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/auth/sessions/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * End one of my sessions
+     * @description That browser answers 401 from its next request. Ending this one signs out (its cookie is cleared).
+     *
+     *     Signed-in members only (the session cookie); an API key gets 403 `session_required`.
+     */
+    delete: operations["revokeMemberSession"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/auth/password": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Change my password
+     * @description Needs the current password (else 401 `invalid_credentials`; throttled like a sign-in). Every other session of the member ends; this one stays.
+     *
+     *     Signed-in members only (the session cookie); an API key gets 403 `session_required`.
+     */
+    post: operations["changePassword"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/auth/mfa": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Enroll my TOTP MFA
+     * @description The signed-in member's own second factor, as the account's: a new TOTP secret and 10 recovery codes, shown once; on from the first code sent to `POST /auth/mfa/verify`. Then asked at sign-in and, as `X-MFA-Code`, for the actions the API gates. Re-enrolling with MFA on needs `X-MFA-Code`.
+     *
+     *     Signed-in members only (the session cookie); an API key gets 403 `session_required`.
+     */
+    post: operations["enrollMemberMfa"];
+    /**
+     * Disable my MFA
+     * @description Turns the member's MFA off and deletes its recovery codes. Needs `X-MFA-Code`.
+     *
+     *     Signed-in members only (the session cookie); an API key gets 403 `session_required`.
+     */
+    delete: operations["disableMemberMfa"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/auth/mfa/verify": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Confirm my MFA enrollment
+     * @description Turns the member's MFA on with the first code. A wrong code answers 403 `mfa_required`.
+     *
+     *     Signed-in members only (the session cookie); an API key gets 403 `session_required`.
+     */
+    post: operations["verifyMemberMfa"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/auth/sign-in": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Sign in
+     * @description A member signs in with email and password (+ `mfa_code` when they enrolled MFA): a new session, its cookie set (`__Host-session`: `HttpOnly`, `Secure`, `SameSite=Lax`, `Path=/`, an opaque random token stored hashed; a session the browser already held ends), and its CSRF token, which every change made with the cookie sends in `X-CSRF-Token`. The session ends after an idle hour, 12 hours after sign-in, at sign-out, or when revoked. A wrong email and a wrong password answer alike, 401 `invalid_credentials`. Attempts are throttled per address (10 a minute, 100 a day) and per account (60 a minute, 1,000 a day): 429 with `Retry-After`, like every call without a credential (60 a minute per client address).
+     */
+    post: operations["signIn"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/invitations/accept": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Accept an invitation
+     * @description The invited person chooses a name and a password and becomes a member with the invited role; then signs in with `POST /auth/sign-in`. The link works once, for 24 hours: used, revoked, expired or unknown is 410 `link_expired`.
+     */
+    post: operations["acceptInvitation"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/auth/password-reset": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Ask for a password reset
+     * @description Mails each member with this address a link to choose a new password (it works once, for 1 hour). The answer is the same whether or not the address belongs to a member. At most 3 a minute and 20 a day per address (429 with `Retry-After`).
+     */
+    post: operations["requestPasswordReset"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/auth/password-reset/complete": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Set a new password with a reset link
+     * @description The member's password becomes the new one, every session of theirs ends and their other reset links stop working. A link works once, for 1 hour: used, expired or unknown is 410 `link_expired`.
+     */
+    post: operations["completePasswordReset"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/oauth/grants": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List connected applications
+     * @description The OAuth grants standing (AI assistants connected to the MCP server), newest first: the signed-in member's own, or the whole account's for an owner or an admin.
+     *
+     *     Signed-in members only (the session cookie); an API key gets 403 `session_required`.
+     */
+    get: operations["listOAuthGrants"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/oauth/grants/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Revoke a connected application
+     * @description Its access and refresh tokens stop at once: the next call to the MCP server with them answers 401. The signed-in member's own grants, or any of the account's for an owner or an admin (another's answers 404).
+     *
+     *     Signed-in members only (the session cookie); an API key gets 403 `session_required`.
+     */
+    delete: operations["revokeOAuthGrant"];
     options?: never;
     head?: never;
     patch?: never;
@@ -2256,7 +2666,18 @@ export interface components {
         | "websocket_required"
         | "tail_limit"
         | "node_credential_required"
-        | "node_mismatch";
+        | "node_mismatch"
+        | "invalid_credentials"
+        | "session_required"
+        | "csrf_failed"
+        | "live_key_required"
+        | "member_not_found"
+        | "invitation_not_found"
+        | "member_exists"
+        | "last_owner"
+        | "account_required"
+        | "mail_failed"
+        | "link_expired";
       /** @example label: must match [a-z0-9-]{1,64}. */
       message: string;
       /** @example req_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
@@ -2842,7 +3263,18 @@ export interface components {
           | "websocket_required"
           | "tail_limit"
           | "node_credential_required"
-          | "node_mismatch";
+          | "node_mismatch"
+          | "invalid_credentials"
+          | "session_required"
+          | "csrf_failed"
+          | "live_key_required"
+          | "member_not_found"
+          | "invitation_not_found"
+          | "member_exists"
+          | "last_owner"
+          | "account_required"
+          | "mail_failed"
+          | "link_expired";
         message: string;
       } | null;
     };
@@ -3885,6 +4317,11 @@ export interface components {
        * @enum {string}
        */
       api_keys?: "read" | "write";
+      /**
+       * @description `write` includes `read`.
+       * @enum {string}
+       */
+      members?: "read" | "write";
     };
     ApiKeyWithToken: components["schemas"]["ApiKey"] & {
       /** @description Shown once; stored only hashed. */
@@ -3984,7 +4421,21 @@ export interface components {
         | "webhook_delivery.retried"
         | "proxy_test.created"
         | "budget.set"
-        | "budget.deleted";
+        | "budget.deleted"
+        | "member.created"
+        | "member.updated"
+        | "member.removed"
+        | "member.password_changed"
+        | "member.password_reset"
+        | "member.mfa_enrollment_started"
+        | "member.mfa_enabled"
+        | "member.mfa_disabled"
+        | "member.sessions_revoked"
+        | "invitation.created"
+        | "invitation.accepted"
+        | "invitation.revoked"
+        | "oauth_grant.created"
+        | "oauth_grant.revoked";
       /** @enum {string} */
       resource_type:
         | "account"
@@ -4000,7 +4451,10 @@ export interface components {
         | "webhook_endpoint"
         | "webhook_delivery"
         | "proxy_test"
-        | "budget";
+        | "budget"
+        | "member"
+        | "invitation"
+        | "oauth_grant";
       /** @example sub_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
       resource_id: string;
       /**
@@ -4010,8 +4464,20 @@ export interface components {
        *     ]
        */
       products: ("residential" | "mobile" | "isp")[] | null;
-      /** @description The acting API key's id, or `admin` for an operator through the admin API. */
-      actor_key: string | "admin";
+      /** @description The acting API key's id, `admin` for an operator through the admin API, or null when a member acted signed in (without a key; `actor_member` names them). */
+      actor_key: string | "admin" | null;
+      /** @description The person who acted, signed in (their email as it was then); null when a key acted alone. */
+      actor_member: {
+        /** @example mem_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
+        id: string;
+        /** Format: email */
+        email: string;
+      } | null;
+      /** @description The OAuth client (an AI assistant on the MCP server) the member acted through: its id and the name it registered (not verified); null otherwise. */
+      actor_client: {
+        id: string;
+        name: string;
+      } | null;
       /** @description The caller's address as the edge saw it. */
       source_ip: string | null;
       /** @description The `X-Request-Id` of the call. */
@@ -4448,6 +4914,230 @@ export interface components {
       /** @default false */
       hard_stop: boolean;
     };
+    Member: {
+      /** @example mem_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
+      id: string;
+      /** Format: email */
+      email: string;
+      name: string;
+      role: components["schemas"]["MemberRole"];
+      scopes: components["schemas"]["ApiKeyScopes"] & (Record<string, never> | null);
+      mfa_enabled: boolean;
+      /** Format: date-time */
+      last_sign_in_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+    };
+    /**
+     * @description `owner`: everything. `admin`: everything but money (billing read only) and the account's owners and admins. `billing`: orders, balances, budget, subscriptions, the account's profile read. `developer`: sub-users, traffic, and the API keys it made. `viewer`: every area, read only.
+     * @example developer
+     * @enum {string}
+     */
+    MemberRole: "owner" | "admin" | "billing" | "developer" | "viewer";
+    /**
+     * @example {
+     *       "role": "viewer"
+     *     }
+     */
+    MemberChanges: {
+      role?: components["schemas"]["MemberRole"];
+      name?: string;
+    };
+    Invitation: {
+      /** @example inv_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
+      id: string;
+      /** Format: email */
+      email: string;
+      role: components["schemas"]["MemberRole"];
+      /** @enum {string} */
+      status: "pending" | "accepted" | "revoked" | "expired";
+      /** Format: date-time */
+      expires_at: string;
+      /**
+       * @description The member it made, once accepted.
+       * @example mem_01JD2W6Q6J5E4V3N0Z9Y8X7W6V
+       */
+      member_id: string | null;
+      /** Format: date-time */
+      created_at: string;
+    };
+    /**
+     * @example {
+     *       "email": "dev@acme.example",
+     *       "role": "developer"
+     *     }
+     */
+    InvitationRequest: {
+      /** Format: email */
+      email: string;
+      role: components["schemas"]["MemberRole"];
+    };
+    CurrentSession: {
+      /** @example msn_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
+      session_id: string;
+      member: components["schemas"]["Member"];
+      /**
+       * @description Send it in `X-CSRF-Token` on every change made with the session cookie.
+       * @example Jx3k9ZqP0w7mL2nB8vC4dF6gH1jK5sA0eR3tY7uI9oP
+       */
+      csrf_token: string;
+    };
+    MemberSession: {
+      /** @example msn_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
+      id: string;
+      /** Format: date-time */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description Moved at most once a minute.
+       */
+      last_seen_at: string;
+      /**
+       * Format: date-time
+       * @description The absolute end; an idle hour ends it sooner.
+       */
+      expires_at: string;
+      ip: string | null;
+      user_agent: string | null;
+      /** @description The session this request came through. */
+      current: boolean;
+    };
+    /**
+     * @example {
+     *       "current_password": "correct horse battery staple",
+     *       "new_password": "a new correct horse battery"
+     *     }
+     */
+    PasswordChange: {
+      current_password: string;
+      /**
+       * @description 10-200 characters; never shown or logged, stored as a peppered PBKDF2 hash.
+       * @example correct horse battery staple
+       */
+      new_password: string;
+    };
+    SignedIn: {
+      session: components["schemas"]["MemberSession"];
+      member: components["schemas"]["Member"];
+      /**
+       * @description Send it in `X-CSRF-Token` on every change made with the session cookie.
+       * @example Jx3k9ZqP0w7mL2nB8vC4dF6gH1jK5sA0eR3tY7uI9oP
+       */
+      csrf_token: string;
+    };
+    /**
+     * @example {
+     *       "email": "ops@acme.example",
+     *       "password": "correct horse battery staple"
+     *     }
+     */
+    SignInRequest: {
+      /** Format: email */
+      email: string;
+      password: string;
+      /** @description A current TOTP code (or a recovery code), when the member enrolled MFA. */
+      mfa_code?: string;
+      /**
+       * @description The account, when the address belongs to members of several (else 409).
+       * @example usr_01JD2W6Q6J5E4V3N0Z9Y8X7W6V
+       */
+      account?: string;
+    };
+    /**
+     * @example {
+     *       "token": "3kT9xZq0pW7mL2nB8vC4dF6gH1jK5sA0eR3tY7uI9oP",
+     *       "name": "Dana Developer",
+     *       "password": "correct horse battery staple"
+     *     }
+     */
+    InvitationAcceptance: {
+      /**
+       * @description The token of the mailed link (the `token` in its address).
+       * @example 3kT9xZq0pW7mL2nB8vC4dF6gH1jK5sA0eR3tY7uI9oP
+       */
+      token: string;
+      name: string;
+      /**
+       * @description 10-200 characters; never shown or logged, stored as a peppered PBKDF2 hash.
+       * @example correct horse battery staple
+       */
+      password: string;
+    };
+    /**
+     * @example {
+     *       "email": "ops@acme.example"
+     *     }
+     */
+    PasswordResetRequest: {
+      /** Format: email */
+      email: string;
+      /**
+       * @description Only the member of this account.
+       * @example usr_01JD2W6Q6J5E4V3N0Z9Y8X7W6V
+       */
+      account?: string;
+    };
+    /**
+     * @example {
+     *       "token": "3kT9xZq0pW7mL2nB8vC4dF6gH1jK5sA0eR3tY7uI9oP",
+     *       "password": "a new correct horse battery"
+     *     }
+     */
+    PasswordReset: {
+      /**
+       * @description The token of the mailed link (the `token` in its address).
+       * @example 3kT9xZq0pW7mL2nB8vC4dF6gH1jK5sA0eR3tY7uI9oP
+       */
+      token: string;
+      /**
+       * @description 10-200 characters; never shown or logged, stored as a peppered PBKDF2 hash.
+       * @example correct horse battery staple
+       */
+      password: string;
+    };
+    OAuthGrant: {
+      /** @example oag_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
+      id: string;
+      /** @enum {string} */
+      object: "oauth_grant";
+      /** @description The OAuth client's id (from its dynamic registration). */
+      client_id: string;
+      /** @description The name the client registered itself under: not verified. */
+      client_name: string;
+      /** @description Where the client's authorization was sent. */
+      redirect_host: string;
+      /** @description The scopes the member granted. Each call uses those its role still has: a demotion narrows them at once. */
+      scopes: (
+        | "account:read"
+        | "account:write"
+        | "billing:read"
+        | "billing:write"
+        | "subusers:read"
+        | "subusers:write"
+        | "isp:read"
+        | "isp:write"
+        | "traffic:read"
+        | "traffic:write"
+        | "reports:read"
+        | "reports:write"
+        | "webhooks:read"
+        | "webhooks:write"
+      )[];
+      /** @description The member who granted it, and whom the client acts as. */
+      member: {
+        /** @example mem_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
+        id: string;
+        /** Format: email */
+        email: string;
+      };
+      /** Format: date-time */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description The last call to `/mcp` with its tokens (to the minute); null: never used.
+       */
+      last_used_at: string | null;
+    };
   };
   responses: never;
   parameters: never;
@@ -4618,6 +5308,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
        *
        *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
        */
@@ -4839,6 +5531,8 @@ export interface operations {
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
        *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
        */
       403: {
@@ -4973,6 +5667,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
        *
        *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
        */
@@ -5110,6 +5806,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
        *
        *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
        */
@@ -5350,6 +6048,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        *
@@ -5600,6 +6300,8 @@ export interface operations {
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
@@ -5750,6 +6452,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        *
@@ -5906,6 +6610,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -6418,6 +7124,8 @@ export interface operations {
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
@@ -6572,6 +7280,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -6825,6 +7535,8 @@ export interface operations {
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
@@ -6987,6 +7699,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
        */
       403: {
         headers: {
@@ -7540,6 +8254,8 @@ export interface operations {
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
        *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
@@ -7926,6 +8642,8 @@ export interface operations {
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
@@ -8089,6 +8807,8 @@ export interface operations {
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
@@ -8249,6 +8969,8 @@ export interface operations {
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
@@ -8407,6 +9129,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -8691,6 +9415,8 @@ export interface operations {
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
@@ -8850,6 +9576,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -9104,6 +9832,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -9380,6 +10110,8 @@ export interface operations {
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
@@ -9545,6 +10277,8 @@ export interface operations {
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
@@ -9697,6 +10431,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -10193,6 +10929,8 @@ export interface operations {
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
@@ -10445,6 +11183,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -11086,6 +11826,8 @@ export interface operations {
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
@@ -11421,6 +12163,8 @@ export interface operations {
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
@@ -11575,6 +12319,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
        *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
@@ -11734,6 +12480,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
        *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
@@ -12106,6 +12854,8 @@ export interface operations {
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
@@ -12357,6 +13107,8 @@ export interface operations {
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
@@ -12512,6 +13264,8 @@ export interface operations {
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
@@ -12666,6 +13420,8 @@ export interface operations {
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
@@ -12816,6 +13572,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
        *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
@@ -13089,6 +13847,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
        *
        *     `feature_not_in_plan`: This feature is not included in the account's plan.
        *
@@ -13573,6 +14333,8 @@ export interface operations {
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
        *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
        */
       403: {
@@ -13687,6 +14449,19 @@ export interface operations {
       };
       /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
       401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `api_key_not_found`: No API key with this id exists. */
+      404: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
           "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -13874,6 +14649,8 @@ export interface operations {
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
        *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
        */
       403: {
@@ -14026,6 +14803,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
        *
        *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
        */
@@ -14185,6 +14964,8 @@ export interface operations {
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
        *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
        */
       403: {
@@ -14297,10 +15078,15 @@ export interface operations {
               | "webhook_delivery"
               | "proxy_test"
               | "budget"
+              | "member"
+              | "invitation"
+              | "oauth_grant"
             )
           | string;
         /** @description The acting API key's id, or `admin` for an operator through the admin API. */
         actor_key?: string | "admin";
+        /** @description A member's id: only what that person did. */
+        actor_member?: string;
         action?:
           | "account.created"
           | "account.updated"
@@ -14342,7 +15128,21 @@ export interface operations {
           | "webhook_delivery.retried"
           | "proxy_test.created"
           | "budget.set"
-          | "budget.deleted";
+          | "budget.deleted"
+          | "member.created"
+          | "member.updated"
+          | "member.removed"
+          | "member.password_changed"
+          | "member.password_reset"
+          | "member.mfa_enrollment_started"
+          | "member.mfa_enabled"
+          | "member.mfa_disabled"
+          | "member.sessions_revoked"
+          | "invitation.created"
+          | "invitation.accepted"
+          | "invitation.revoked"
+          | "oauth_grant.created"
+          | "oauth_grant.revoked";
         /** @description Entries made at or after this instant. */
         from?: string;
         /** @description Entries made before this instant. */
@@ -14562,6 +15362,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -14915,6 +15717,8 @@ export interface operations {
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
        *     `sandbox_key_required`: Test helpers act only in the sandbox: call them with a sandbox (test_) API key.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
@@ -15069,6 +15873,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
        *
        *     `sandbox_key_required`: Test helpers act only in the sandbox: call them with a sandbox (test_) API key.
        *
@@ -15225,6 +16031,8 @@ export interface operations {
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
        *     `sandbox_key_required`: Test helpers act only in the sandbox: call them with a sandbox (test_) API key.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
@@ -15379,6 +16187,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
        *
        *     `sandbox_key_required`: Test helpers act only in the sandbox: call them with a sandbox (test_) API key.
        *
@@ -15536,6 +16346,8 @@ export interface operations {
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
        *
        *     `sandbox_key_required`: Test helpers act only in the sandbox: call them with a sandbox (test_) API key.
        */
@@ -15792,6 +16604,8 @@ export interface operations {
       };
       /**
        * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
@@ -16125,6 +16939,8 @@ export interface operations {
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
        *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
@@ -16262,11 +17078,2760 @@ export interface operations {
        *
        *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
        *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
        *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
        *
        *     `subuser_scope_mismatch`: The API key's product scope does not cover this sub-user.
        */
       403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `idempotency_key_in_use`: A request with this Idempotency-Key is still being processed; retry later. */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `invalid_request`: The request is invalid.
+       *
+       *     `idempotency_key_reused`: This Idempotency-Key was already used with a different request.
+       */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  listMembers: {
+    parameters: {
+      query?: {
+        /** @description Opaque cursor from a previous page's `next_cursor`. */
+        cursor?: string;
+        /** @description Page size, 1-200; default 50. */
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of members. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          Link: components["headers"]["Link"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["Member"][];
+            /** @description Cursor of the next page; null on the last page. */
+            next_cursor: string | null;
+          } & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
+       *     `live_key_required`: The account's people belong to the live account: call with a live (live_) API key, or signed in.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `invalid_request`: The request is invalid. */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getMember: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The member. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Member"] & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
+       *     `live_key_required`: The account's people belong to the live account: call with a live (live_) API key, or signed in.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `member_not_found`: No member with this id exists. */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  deleteMember: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any string of up to 64 characters, fresh per logical operation (a UUID is a good choice). Retries with the same key within 24 hours replay the first response instead of acting twice. */
+        "Idempotency-Key"?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Removed. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Deleted"] & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
+       *     `live_key_required`: The account's people belong to the live account: call with a live (live_) API key, or signed in.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `member_not_found`: No member with this id exists. */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `idempotency_key_in_use`: A request with this Idempotency-Key is still being processed; retry later.
+       *
+       *     `last_owner`: An account keeps at least one owner.
+       */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `invalid_request`: The request is invalid.
+       *
+       *     `idempotency_key_reused`: This Idempotency-Key was already used with a different request.
+       */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  updateMember: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any string of up to 64 characters, fresh per logical operation (a UUID is a good choice). Retries with the same key within 24 hours replay the first response instead of acting twice. */
+        "Idempotency-Key"?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["MemberChanges"];
+      };
+    };
+    responses: {
+      /** @description The member. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Member"] & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
+       *     `live_key_required`: The account's people belong to the live account: call with a live (live_) API key, or signed in.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `member_not_found`: No member with this id exists. */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `idempotency_key_in_use`: A request with this Idempotency-Key is still being processed; retry later.
+       *
+       *     `last_owner`: An account keeps at least one owner.
+       */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `invalid_request`: The request is invalid.
+       *
+       *     `idempotency_key_reused`: This Idempotency-Key was already used with a different request.
+       */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  listInvitations: {
+    parameters: {
+      query?: {
+        /** @description Opaque cursor from a previous page's `next_cursor`. */
+        cursor?: string;
+        /** @description Page size, 1-200; default 50. */
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of invitations. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          Link: components["headers"]["Link"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["Invitation"][];
+            /** @description Cursor of the next page; null on the last page. */
+            next_cursor: string | null;
+          } & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
+       *     `live_key_required`: The account's people belong to the live account: call with a live (live_) API key, or signed in.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `invalid_request`: The request is invalid. */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  createInvitation: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any string of up to 64 characters, fresh per logical operation (a UUID is a good choice). Retries with the same key within 24 hours replay the first response instead of acting twice. */
+        "Idempotency-Key"?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["InvitationRequest"];
+      };
+    };
+    responses: {
+      /** @description The pending invitation. */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Invitation"] & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
+       *     `live_key_required`: The account's people belong to the live account: call with a live (live_) API key, or signed in.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `idempotency_key_in_use`: A request with this Idempotency-Key is still being processed; retry later.
+       *
+       *     `member_exists`: A member of the account, or a pending invitation, already has this email.
+       */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `invalid_request`: The request is invalid.
+       *
+       *     `idempotency_key_reused`: This Idempotency-Key was already used with a different request.
+       */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `mail_failed`: The mail could not be sent, so nothing was done. */
+      502: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  revokeInvitation: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any string of up to 64 characters, fresh per logical operation (a UUID is a good choice). Retries with the same key within 24 hours replay the first response instead of acting twice. */
+        "Idempotency-Key"?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The invitation. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Invitation"] & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `insufficient_scope`: The API key's scopes do not allow this call.
+       *
+       *     `subuser_binding`: The API key is bound to sub-users, and this call reaches beyond them.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
+       *     `live_key_required`: The account's people belong to the live account: call with a live (live_) API key, or signed in.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `invitation_not_found`: No invitation with this id exists. */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `idempotency_key_in_use`: A request with this Idempotency-Key is still being processed; retry later. */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `invalid_request`: The request is invalid.
+       *
+       *     `idempotency_key_reused`: This Idempotency-Key was already used with a different request.
+       */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getCurrentSession: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The signed-in member. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Cache-Control": components["headers"]["Cache-Control"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["CurrentSession"] & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `session_required`: This operation is about a signed-in member's own session: call it signed in, not with an API key. */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  signOut: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any string of up to 64 characters, fresh per logical operation (a UUID is a good choice). Retries with the same key within 24 hours replay the first response instead of acting twice. */
+        "Idempotency-Key"?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Signed out. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @enum {boolean} */
+            signed_out: true;
+          } & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `session_required`: This operation is about a signed-in member's own session: call it signed in, not with an API key.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `idempotency_key_in_use`: A request with this Idempotency-Key is still being processed; retry later. */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `invalid_request`: The request is invalid.
+       *
+       *     `idempotency_key_reused`: This Idempotency-Key was already used with a different request.
+       */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  signOutEverywhere: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any string of up to 64 characters, fresh per logical operation (a UUID is a good choice). Retries with the same key within 24 hours replay the first response instead of acting twice. */
+        "Idempotency-Key"?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Signed out everywhere. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /**
+             * Format: int32
+             * @description How many sessions ended.
+             */
+            sessions_ended: number;
+          } & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `session_required`: This operation is about a signed-in member's own session: call it signed in, not with an API key.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `idempotency_key_in_use`: A request with this Idempotency-Key is still being processed; retry later. */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `invalid_request`: The request is invalid.
+       *
+       *     `idempotency_key_reused`: This Idempotency-Key was already used with a different request.
+       */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  listMemberSessions: {
+    parameters: {
+      query?: {
+        /** @description Opaque cursor from a previous page's `next_cursor`. */
+        cursor?: string;
+        /** @description Page size, 1-200; default 50. */
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of sessions. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          Link: components["headers"]["Link"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["MemberSession"][];
+            /** @description Cursor of the next page; null on the last page. */
+            next_cursor: string | null;
+          } & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `session_required`: This operation is about a signed-in member's own session: call it signed in, not with an API key. */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `invalid_request`: The request is invalid. */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  revokeMemberSession: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any string of up to 64 characters, fresh per logical operation (a UUID is a good choice). Retries with the same key within 24 hours replay the first response instead of acting twice. */
+        "Idempotency-Key"?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Ended. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Deleted"] & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `session_required`: This operation is about a signed-in member's own session: call it signed in, not with an API key.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `not_found`: The requested resource does not exist. */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `idempotency_key_in_use`: A request with this Idempotency-Key is still being processed; retry later. */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `invalid_request`: The request is invalid.
+       *
+       *     `idempotency_key_reused`: This Idempotency-Key was already used with a different request.
+       */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  changePassword: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any string of up to 64 characters, fresh per logical operation (a UUID is a good choice). Retries with the same key within 24 hours replay the first response instead of acting twice. */
+        "Idempotency-Key"?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["PasswordChange"];
+      };
+    };
+    responses: {
+      /** @description The password is changed. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @enum {boolean} */
+            changed: true;
+          } & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`.
+       *
+       *     `invalid_credentials`: The email or password is not right.
+       */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `session_required`: This operation is about a signed-in member's own session: call it signed in, not with an API key.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `idempotency_key_in_use`: A request with this Idempotency-Key is still being processed; retry later. */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `invalid_request`: The request is invalid.
+       *
+       *     `idempotency_key_reused`: This Idempotency-Key was already used with a different request.
+       */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  enrollMemberMfa: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any string of up to 64 characters, fresh per logical operation (a UUID is a good choice). Retries with the same key within 24 hours replay the first response instead of acting twice. */
+        "Idempotency-Key"?: string;
+        /** @description Required when the account has MFA enabled: a current TOTP code or an unused recovery code. Without a valid one the request is refused with 403 `mfa_required`. */
+        "X-MFA-Code"?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["MfaEnrollmentRequest"];
+      };
+    };
+    responses: {
+      /** @description The pending enrollment. */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          "Cache-Control": components["headers"]["Cache-Control"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["MfaEnrollment"] & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `session_required`: This operation is about a signed-in member's own session: call it signed in, not with an API key.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
+       *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `idempotency_key_in_use`: A request with this Idempotency-Key is still being processed; retry later. */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `invalid_request`: The request is invalid.
+       *
+       *     `idempotency_key_reused`: This Idempotency-Key was already used with a different request.
+       */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  disableMemberMfa: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any string of up to 64 characters, fresh per logical operation (a UUID is a good choice). Retries with the same key within 24 hours replay the first response instead of acting twice. */
+        "Idempotency-Key"?: string;
+        /** @description Required when the account has MFA enabled: a current TOTP code or an unused recovery code. Without a valid one the request is refused with 403 `mfa_required`. */
+        "X-MFA-Code"?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The member, MFA disabled. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Member"] & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `session_required`: This operation is about a signed-in member's own session: call it signed in, not with an API key.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
+       *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `idempotency_key_in_use`: A request with this Idempotency-Key is still being processed; retry later. */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `invalid_request`: The request is invalid.
+       *
+       *     `idempotency_key_reused`: This Idempotency-Key was already used with a different request.
+       */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  verifyMemberMfa: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any string of up to 64 characters, fresh per logical operation (a UUID is a good choice). Retries with the same key within 24 hours replay the first response instead of acting twice. */
+        "Idempotency-Key"?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["MfaVerification"];
+      };
+    };
+    responses: {
+      /** @description The member, MFA enabled. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Member"] & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `session_required`: This operation is about a signed-in member's own session: call it signed in, not with an API key.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
+       *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `idempotency_key_in_use`: A request with this Idempotency-Key is still being processed; retry later. */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `invalid_request`: The request is invalid.
+       *
+       *     `idempotency_key_reused`: This Idempotency-Key was already used with a different request.
+       */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  signIn: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["SignInRequest"];
+      };
+    };
+    responses: {
+      /** @description Signed in: the session cookie is set. */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Cache-Control": components["headers"]["Cache-Control"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["SignedIn"];
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `invalid_credentials`: The email or password is not right. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       *
+       *     `mfa_required`: This action requires a valid MFA code in the X-MFA-Code header.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `account_required`: This email belongs to members of several accounts: say which account to sign in to. */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `invalid_request`: The request is invalid. */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  acceptInvitation: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["InvitationAcceptance"];
+      };
+    };
+    responses: {
+      /** @description The new member. */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Member"];
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin. */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `member_exists`: A member of the account, or a pending invitation, already has this email. */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `link_expired`: This link is unknown, already used, revoked or expired. */
+      410: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `invalid_request`: The request is invalid. */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  requestPasswordReset: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["PasswordResetRequest"];
+      };
+    };
+    responses: {
+      /** @description Asked: a link is mailed if it can be. */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @enum {boolean} */
+            accepted: true;
+          };
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin. */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `invalid_request`: The request is invalid. */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  completePasswordReset: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["PasswordReset"];
+      };
+    };
+    responses: {
+      /** @description The password is changed. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @enum {boolean} */
+            reset: true;
+          };
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin. */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `link_expired`: This link is unknown, already used, revoked or expired. */
+      410: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `invalid_request`: The request is invalid. */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  listOAuthGrants: {
+    parameters: {
+      query?: {
+        /** @description Opaque cursor from a previous page's `next_cursor`. */
+        cursor?: string;
+        /** @description Page size, 1-200; default 50. */
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of grants. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          Link: components["headers"]["Link"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["OAuthGrant"][];
+            /** @description Cursor of the next page; null on the last page. */
+            next_cursor: string | null;
+          } & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `session_required`: This operation is about a signed-in member's own session: call it signed in, not with an API key. */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `invalid_request`: The request is invalid. */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  revokeOAuthGrant: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any string of up to 64 characters, fresh per logical operation (a UUID is a good choice). Retries with the same key within 24 hours replay the first response instead of acting twice. */
+        "Idempotency-Key"?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Revoked. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Deleted"] & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `session_required`: This operation is about a signed-in member's own session: call it signed in, not with an API key.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `not_found`: The requested resource does not exist. */
+      404: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
           "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -16773,4 +20338,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "dde1435a419df40b52cc6e680c1096509944e698cbcea18466717eea208d8d01";
+export const CONTRACT_SHA256 = "3257c65fa9aeb1f371c15179b10f07b7ae7f57b4e138d302e3fa8bdb36f79fbc";

@@ -53,6 +53,24 @@ export function authorizeUrl(params: Record<string, string | undefined>): string
   return `${url.pathname}${url.search}`;
 }
 
+/**
+ * A newly registered client's authorization request with an S256 challenge (to our redirect URI unless `extra` says
+ * otherwise); its PKCE verifier is kept for the exchange.
+ */
+export async function newAuthorization(extra: Record<string, string> = {}, name?: string) {
+  const clientId = await registerClient(name);
+  const { verifier, challenge } = await pkce();
+  const path = authorizeUrl({
+    response_type: "code",
+    client_id: clientId,
+    redirect_uri: REDIRECT_URI,
+    code_challenge: challenge,
+    code_challenge_method: "S256",
+    ...extra,
+  });
+  return { clientId, verifier, challenge, path };
+}
+
 /** The cookies a response sets, as one `Cookie` header value (name=value pairs). */
 export function cookiesOf(response: Response): string[] {
   return response.headers.getSetCookie().map((cookie) => cookie.split(";")[0] as string);
@@ -121,17 +139,7 @@ export interface Tokens {
 
 /** The whole flow: register, consent as `member` with `scopes`, exchange the code. */
 export async function authorized(member: TestMember, scopes: string[], name = "Test assistant"): Promise<Tokens> {
-  const clientId = await registerClient(name);
-  const { verifier, challenge } = await pkce();
-  const path = authorizeUrl({
-    response_type: "code",
-    client_id: clientId,
-    redirect_uri: REDIRECT_URI,
-    code_challenge: challenge,
-    code_challenge_method: "S256",
-    state: "st4te",
-    scope: scopes.join(" "),
-  });
+  const { clientId, verifier, path } = await newAuthorization({ state: "st4te", scope: scopes.join(" ") }, name);
   const form = await openConsent(member, path);
   const decided = await decide(member, path, form, scopes);
   expect(decided.status, await decided.clone().text()).toBe(302);

@@ -8,6 +8,7 @@ import {
   call,
   decide,
   exchange,
+  newAuthorization,
   openConsent,
   pkce,
   REDIRECT_URI,
@@ -60,15 +61,7 @@ describe("OAuth for /mcp: discovery and registration", () => {
   });
 
   it("asks a browser without a session to sign in on the page, then shows the consent", async () => {
-    const clientId = await registerClient();
-    const { challenge } = await pkce();
-    const path = authorizeUrl({
-      response_type: "code",
-      client_id: clientId,
-      redirect_uri: REDIRECT_URI,
-      code_challenge: challenge,
-      code_challenge_method: "S256",
-    });
+    const { path } = await newAuthorization();
     const page = await call("GET", path);
     const html = await page.text();
     expect(page.status).toBe(200);
@@ -129,16 +122,7 @@ describe("OAuth for /mcp: the authorization request", () => {
   });
 
   it("deny redirects with access_denied", async () => {
-    const clientId = await registerClient();
-    const { challenge } = await pkce();
-    const path = authorizeUrl({
-      response_type: "code",
-      client_id: clientId,
-      redirect_uri: REDIRECT_URI,
-      code_challenge: challenge,
-      code_challenge_method: "S256",
-      state: "d",
-    });
+    const { path } = await newAuthorization({ state: "d" });
     const response = await decide(owner, path, await openConsent(owner, path), [], "deny");
     expect(response.status).toBe(302);
     const location = new URL(response.headers.get("Location") as string);
@@ -147,15 +131,7 @@ describe("OAuth for /mcp: the authorization request", () => {
   });
 
   it("refuses a consent POST without the session's CSRF token or from another origin", async () => {
-    const clientId = await registerClient();
-    const { challenge } = await pkce();
-    const path = authorizeUrl({
-      response_type: "code",
-      client_id: clientId,
-      redirect_uri: REDIRECT_URI,
-      code_challenge: challenge,
-      code_challenge_method: "S256",
-    });
+    const { path } = await newAuthorization();
     const form = await openConsent(owner, path);
     expect((await decide(owner, path, form, ["account:read"], "approve", { csrf_token: "forged" })).status).toBe(403);
     const foreign = await call("POST", path, {
@@ -173,16 +149,7 @@ describe("OAuth for /mcp: the authorization request", () => {
 describe("OAuth for /mcp: tokens bound to the member and the grant", () => {
   it("offers only the role's scopes, and grants no more than the role has whatever the form says", async () => {
     const viewer = await invited(owner, "viewer");
-    const clientId = await registerClient();
-    const { challenge } = await pkce();
-    const path = authorizeUrl({
-      response_type: "code",
-      client_id: clientId,
-      redirect_uri: REDIRECT_URI,
-      code_challenge: challenge,
-      code_challenge_method: "S256",
-      scope: "subusers:read subusers:write",
-    });
+    const { path } = await newAuthorization({ scope: "subusers:read subusers:write" });
     const form = await openConsent(viewer, path);
     expect(form.offered).toContain("subusers:read");
     expect(form.offered).not.toContain("subusers:write");

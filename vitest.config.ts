@@ -51,6 +51,11 @@ export default defineConfig(async () => {
     ],
     test: {
       setupFiles: ["./test/helpers/setup.ts"],
+      // `npm test` runs the suite beside the console's browser and the fleet simulation on the same cores, so a test
+      // may take several times its quiet time. A test that times out keeps running in the shared runtime (its clock
+      // moves could reach the next test), so the limit is set well above the slowest test's loaded time.
+      testTimeout: 30_000,
+      hookTimeout: 30_000,
       projects: [
         // Most files share one runtime (module graph, storage): a fresh runtime per file cost about 5 s each, most
         // of the suite's time. Every file makes its own accounts and keys, so none sees another's.

@@ -8,6 +8,7 @@ import {
   releaseAfterGrace,
   warnExpiringBatches,
 } from "../domain/isp/batch-lifecycle";
+import { pruneExpiredPasskeyChallenges } from "../domain/members/passkeys";
 import { claimDueReports, pruneExpiredRuns, requeueLostRuns } from "../domain/reports/runs";
 import { renewDueSubscriptions } from "../domain/subscriptions/renewals";
 import { announceExpiredSubusers } from "../domain/subusers/expiry";
@@ -45,6 +46,7 @@ export async function runScheduledJobs(env: Cloudflare.Env, scheduledTime: numbe
     ["dispatch_webhooks", () => dispatchWebhooks(ctx, now())],
     ["prune_webhook_deliveries", () => pruneDeliveries(ctx, now())],
     ["prune_audit_events", () => pruneAuditEvents(ctx, now())],
+    ["prune_passkey_challenges", () => pruneExpiredPasskeyChallenges(ctx, now())],
   ] as const;
   for (const [name, step] of steps) {
     try {

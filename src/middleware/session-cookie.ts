@@ -1,5 +1,7 @@
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { endPresentedSession, type NewSession } from "../domain/members/sessions";
+import type { AppEnv } from "../env";
 import { now } from "../platform/clock";
 
 /**
@@ -29,4 +31,11 @@ export function setSessionCookie(c: Context, token: string, expiresAt: number): 
 
 export function clearSessionCookie(c: Context): void {
   deleteCookie(c, NAME, { path: "/", secure: true, httpOnly: true, sameSite: "Lax", prefix: "host" });
+}
+
+/** Sets a new session's cookie in place of the one the browser held, which ends: one browser, one session. */
+export async function adoptSession(c: Context<AppEnv>, signed: NewSession): Promise<void> {
+  const presented = sessionCookieToken(c);
+  if (presented !== undefined) await endPresentedSession(c.get("ctx"), presented);
+  setSessionCookie(c, signed.token, signed.session.expiresAt);
 }

@@ -372,6 +372,22 @@ export const errorCatalogue = {
     message: "This email belongs to members of several accounts: say which account to sign in to.",
     fix: "Send `account` (the account's `usr_…` id) with the sign-in.",
   },
+  passkey_not_found: {
+    status: 404,
+    message: "No passkey of yours has this id.",
+    fix: "List your passkeys with `GET /v1/auth/passkeys`.",
+  },
+  passkey_rejected: {
+    status: 400,
+    message:
+      "The browser's passkey answer did not verify: its challenge is unknown, used or expired, or it was not made here.",
+    fix: "Ask for new options (`POST /v1/auth/passkeys/options`) and create the passkey again from a page of the API's own origin.",
+  },
+  passkey_limit: {
+    status: 409,
+    message: "A member holds at most 10 passkeys.",
+    fix: "Remove a passkey you no longer use (`DELETE /v1/auth/passkeys/{id}`), then add the new one.",
+  },
   mail_failed: {
     status: 502,
     message: "The mail could not be sent, so nothing was done.",

@@ -30,6 +30,7 @@ export const idPrefixes = {
   passwordReset: "pwr",
   mail: "eml",
   oauthGrant: "oag",
+  passkey: "pky",
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

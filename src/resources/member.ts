@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { InvitationRow, MemberRow, MemberSessionRow } from "../db/schema";
 import { invitationStatus } from "../domain/members/invitations";
+import type { NewSession } from "../domain/members/sessions";
 import { toIso } from "../platform/clock";
 import { email, id, idParam, ipText, text, timestamp, token } from "../platform/fields";
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "../platform/passwords";
@@ -115,3 +116,15 @@ export const csrfTokenSchema = token(/^[A-Za-z0-9_-]{43}$/, 43).openapi({
   description: "Send it in `X-CSRF-Token` on every change made with the session cookie.",
   example: "Jx3k9ZqP0w7mL2nB8vC4dF6gH1jK5sA0eR3tY7uI9oP",
 });
+
+export const signedInSchema = z
+  .object({ session: sessionSchema, member: memberSchema, csrf_token: csrfTokenSchema })
+  .openapi("SignedIn");
+
+export function presentSignedIn(signed: NewSession): z.infer<typeof signedInSchema> {
+  return {
+    session: presentSession(signed.session, signed.session.id),
+    member: presentMember(signed.member),
+    csrf_token: signed.csrfToken,
+  };
+}

@@ -1,14 +1,17 @@
 import { exports } from "cloudflare:workers";
 import { expect } from "vitest";
-import { BASE, json } from "./http";
+import { BASE, json, someAddress } from "./http";
 
-/** One call to the worker that does not follow redirects (the flow's answers are redirects to the client). */
+/**
+ * One call to the worker that does not follow redirects (the flow's answers are redirects to the client), from a
+ * client address of its own unless given (calls without a credential count against their address's window).
+ */
 export function call(
   method: string,
   path: string,
   options: { body?: unknown; headers?: Record<string, string>; token?: string } = {},
 ): Promise<Response> {
-  const headers: Record<string, string> = { ...options.headers };
+  const headers: Record<string, string> = { "CF-Connecting-IP": someAddress(), ...options.headers };
   if (options.token) headers.Authorization = `Bearer ${options.token}`;
   let body: string | undefined;
   if (options.body !== undefined) {
@@ -40,7 +43,6 @@ export async function pkce(): Promise<{ verifier: string; challenge: string }> {
 export async function registerClient(name = "Test assistant", redirectUris = [REDIRECT_URI]): Promise<string> {
   const response = await call("POST", "/oauth/register", {
     body: { client_name: name, redirect_uris: redirectUris, token_endpoint_auth_method: "none" },
-    headers: { "CF-Connecting-IP": "10.9.9.9" },
   });
   const body = await json(response);
   expect(response.status, JSON.stringify(body)).toBe(201);
@@ -126,7 +128,7 @@ export function decide(
 export async function exchange(params: Record<string, string>): Promise<Response> {
   return call("POST", "/oauth/token", {
     body: new URLSearchParams(params).toString(),
-    headers: { "Content-Type": "application/x-www-form-urlencoded", "CF-Connecting-IP": "10.9.9.8" },
+    headers: { "Content-Type": "application/x-www-form-urlencoded" },
   });
 }
 

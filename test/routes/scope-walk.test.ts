@@ -258,7 +258,7 @@ async function liveWorld(account: TestAccount, isp: TestBatch): Promise<World> {
 
   // Keys to be read or managed (never the walkers themselves).
   for (const product of PRODUCTS) add("key", product, (await issueKey(account.id, [product])).id, true);
-  // The account's people and an invitation (of no product, like keys); session and OAuth grant ids are a signed-in
+  // The account's people and an invitation (of no product, like keys); session, OAuth grant and passkey ids are a signed-in
   // member's own.
   const member = await created(
     await admin("POST", `/accounts/${account.id}/members`, { email: `${label()}@example.com`, name: "Walker" }),
@@ -268,6 +268,7 @@ async function liveWorld(account: TestAccount, isp: TestBatch): Promise<World> {
   add("inv", "account", (await post("/invitations", { email: `${label()}@example.com`, role: "viewer" })).id, true);
   add("msn", "account", "msn_01JD2W6Q6J5E4V3N0Z9Y8X7W6V", true);
   add("oag", "account", "oag_01JD2W6Q6J5E4V3N0Z9Y8X7W6V", true);
+  add("pky", "account", "pky_01JD2W6Q6J5E4V3N0Z9Y8X7W6V", true);
 
   const names = Object.fromEntries([resSub, mobSub, isp.subuser].map((subuser) => [subuser.id, subuser.name]));
   return { name: "live", token, resources: live, names, traffic, accountId: account.id };

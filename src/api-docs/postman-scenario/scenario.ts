@@ -77,6 +77,7 @@ export const CONSTANTS = {
   /** Well-formed member and member-session ids that never exist: members join by invitation, mailed. */
   unknown_member_id: "mem_00000000000000000000000000",
   unknown_member_session_id: "msn_00000000000000000000000000",
+  unknown_passkey_id: "pky_00000000000000000000000000",
   unknown_oauth_grant_id: "oag_00000000000000000000000000",
 };
 
@@ -418,6 +419,8 @@ export const SCENARIO: Folder[] = [
       { operationId: "revokeInvitation", expect: { id: "{{invitation_id}}", status: "revoked" }, liveOnly: true },
       { operationId: "acceptInvitation", status: 410, expect: { code: "link_expired" } },
       { operationId: "signIn", status: 401, expect: { code: "invalid_credentials" } },
+      { operationId: "createPasskeySignInOptions", expect: { userVerification: "required" } },
+      { operationId: "signInWithPasskey", status: 401, expect: { code: "invalid_credentials" } },
       { operationId: "requestPasswordReset", body: { email: "postman-{{$timestamp}}@example.com" } },
       { operationId: "completePasswordReset", status: 410, expect: { code: "link_expired" } },
       { operationId: "getCurrentSession", ...SESSION_ONLY },
@@ -426,6 +429,10 @@ export const SCENARIO: Folder[] = [
       { operationId: "enrollMemberMfa", ...SESSION_ONLY },
       { operationId: "verifyMemberMfa", ...SESSION_ONLY },
       { operationId: "disableMemberMfa", ...SESSION_ONLY },
+      { operationId: "listPasskeys", ...SESSION_ONLY },
+      { operationId: "createPasskeyOptions", ...SESSION_ONLY },
+      { operationId: "addPasskey", ...SESSION_ONLY },
+      { operationId: "removePasskey", ...SESSION_ONLY, path: { id: "{{unknown_passkey_id}}" } },
       { operationId: "changePassword", ...SESSION_ONLY },
       { operationId: "signOutEverywhere", ...SESSION_ONLY },
       { operationId: "signOut", ...SESSION_ONLY },

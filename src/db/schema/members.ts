@@ -121,3 +121,43 @@ export const mailOutbox = sqliteTable("mail_outbox", {
 export type MemberRow = typeof members.$inferSelect;
 export type MemberSessionRow = typeof memberSessions.$inferSelect;
 export type InvitationRow = typeof invitations.$inferSelect;
+
+/**
+ * A member's passkey (a WebAuthn credential, discoverable, user-verified): signs the member in without a password
+ * or TOTP code. The public key is stored as the authenticator gave it (COSE, base64url); the counter is the last one
+ * seen (a clone that replays an older one is refused).
+ */
+export const memberPasskeys = sqliteTable(
+  "member_passkeys",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    memberId: text("member_id")
+      .notNull()
+      .references(() => members.id),
+    name: text("name").notNull(),
+    credentialId: text("credential_id").notNull().unique(),
+    publicKey: text("public_key").notNull(),
+    signCount: integer("sign_count").notNull(),
+    /** JSON array of the transports the authenticator named (`internal`, `hybrid`, `usb`, …). */
+    transports: text("transports").notNull(),
+    /** Synced to other devices by its provider (a multi-device passkey), as the authenticator said. */
+    backedUp: integer("backed_up", { mode: "boolean" }).notNull(),
+    createdAt: integer("created_at").notNull(),
+    lastUsedAt: integer("last_used_at"),
+  },
+  (t) => [index("member_passkeys_member").on(t.memberId, t.id)],
+);
+
+/**
+ * A WebAuthn challenge the API handed out: one use (deleted as it is checked), valid five minutes. A registration's
+ * is bound to the member adding a passkey; a sign-in's to nobody (the passkey names its member).
+ */
+export const passkeyChallenges = sqliteTable("passkey_challenges", {
+  challenge: text("challenge").primaryKey(),
+  purpose: text("purpose", { enum: ["register", "sign_in"] }).notNull(),
+  memberId: text("member_id"),
+  expiresAt: integer("expires_at").notNull(),
+});
+
+export type MemberPasskeyRow = typeof memberPasskeys.$inferSelect;

@@ -61,6 +61,8 @@ export const auditActions = [
   "member.mfa_enabled",
   "member.mfa_disabled",
   "member.sessions_revoked",
+  "member.passkey_added",
+  "member.passkey_removed",
   "invitation.created",
   "invitation.accepted",
   "invitation.revoked",

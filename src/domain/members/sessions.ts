@@ -12,7 +12,7 @@ import type { MemberRole } from "../../vocabulary";
 import { unauthenticatedGuard } from "../api-keys/api-keys";
 import { auditStatements } from "../audit/audit-log";
 import type { Actor, DomainContext, Principal } from "../context";
-import { commit } from "../unit-of-work";
+import { commit, type Step } from "../unit-of-work";
 import { consumeMemberMfaCode } from "./member-mfa";
 import {
   endSessions,
@@ -122,13 +122,28 @@ export async function signIn(
   if (!verified.ok) throw new ApiError("invalid_credentials");
   // Told only to who knows a password of the address.
   if (candidates.length > 1) throw new ApiError("account_required");
-  const actor = memberActor(member, { keyId: null, sourceIp: meta.ip, requestId: meta.requestId });
   if (member.mfaEnabled) {
     if (!input.mfaCode) throw new ApiError("mfa_required", "This member has MFA: send `mfa_code` with the sign-in.");
     if (!(await consumeMemberMfaCode(ctx, member, input.mfaCode))) {
       throw new ApiError("mfa_required", "The MFA code is invalid or was already used.");
     }
   }
+  const rehash = verified.rehash ? { passwordHash: await newPasswordHash(ctx.env, input.password) } : {};
+  return openSession(ctx, member, meta, rehash);
+}
+
+/**
+ * A new session for a member whose credentials were just checked (a fresh random token: a session fixed before
+ * sign-in is never the one after it), recorded with the member's sign-in time and `memberChanges` in one batch.
+ */
+export async function openSession(
+  ctx: DomainContext,
+  member: MemberRow,
+  meta: { ip: string | null; userAgent: string | null; requestId: string },
+  memberChanges: Partial<Pick<MemberRow, "passwordHash">> = {},
+  alsoWrite: Step[] = [],
+): Promise<NewSession> {
+  const actor = memberActor(member, { keyId: null, sourceIp: meta.ip, requestId: meta.requestId });
   const at = now();
   const token = randomString(43);
   const session: MemberSessionRow = {
@@ -143,13 +158,13 @@ export async function signIn(
     ip: meta.ip,
     userAgent: meta.userAgent?.slice(0, 200) ?? null,
   };
-  const rehash = verified.rehash ? { passwordHash: await newPasswordHash(ctx.env, input.password) } : {};
   await commit({ ...ctx, actor }, [
     ctx.db.insert(memberSessions).values(session),
     ctx.db
       .update(members)
-      .set({ lastSignInAt: at, ...rehash })
+      .set({ lastSignInAt: at, ...memberChanges })
       .where(eq(members.id, member.id)),
+    ...alsoWrite,
   ]);
   // The member's guard accepts the new session from its first request.
   await syncMemberGuard(ctx, member.id);

@@ -1,11 +1,11 @@
 import { type RouteHandler, z } from "@hono/zod-openapi";
-import { endPresentedSession, signIn } from "../../domain/members/sessions";
+import { signIn } from "../../domain/members/sessions";
 import type { AppEnv } from "../../env";
 import { clientAddress } from "../../middleware/client-address";
-import { sessionCookieToken, setSessionCookie } from "../../middleware/session-cookie";
+import { adoptSession } from "../../middleware/session-cookie";
 import { email, id, text, token } from "../../platform/fields";
 import { jsonBody, jsonContent, publicRoute } from "../../platform/route-definitions";
-import { csrfTokenSchema, memberSchema, presentMember, presentSession, sessionSchema } from "../../resources/member";
+import { presentSignedIn, signedInSchema } from "../../resources/member";
 
 const body = z
   .strictObject({
@@ -19,10 +19,6 @@ const body = z
       .openapi({ description: "The account, when the address belongs to members of several (else 409)." }),
   })
   .openapi("SignInRequest", { example: { email: "ops@acme.example", password: "correct horse battery staple" } });
-
-const signedIn = z
-  .object({ session: sessionSchema, member: memberSchema, csrf_token: csrfTokenSchema })
-  .openapi("SignedIn");
 
 export const route = publicRoute({
   operationId: "signIn",
@@ -41,7 +37,7 @@ export const route = publicRoute({
   request: { body: jsonBody(body) },
   secret: true,
   errors: ["invalid_credentials", "mfa_required", "account_required"],
-  responses: { 201: jsonContent(signedIn, "Signed in: the session cookie is set.") },
+  responses: { 201: jsonContent(signedInSchema, "Signed in: the session cookie is set.") },
 });
 
 export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
@@ -52,15 +48,6 @@ export const handler: RouteHandler<typeof route, AppEnv> = async (c) => {
     { email: input.email, password: input.password, mfaCode: input.mfa_code, account: input.account },
     { ip: clientAddress(c), userAgent: c.req.header("User-Agent") ?? null, requestId: c.get("requestId") },
   );
-  const presented = sessionCookieToken(c);
-  if (presented !== undefined) await endPresentedSession(ctx, presented);
-  setSessionCookie(c, signed.token, signed.session.expiresAt);
-  return c.json(
-    {
-      session: presentSession(signed.session, signed.session.id),
-      member: presentMember(signed.member),
-      csrf_token: signed.csrfToken,
-    },
-    201,
-  );
+  await adoptSession(c, signed);
+  return c.json(presentSignedIn(signed), 201);
 };

@@ -1,18 +1,12 @@
 import { AuthorizationError, type AuthRequest, authorizationErrorRedirect } from "@cloudflare/workers-oauth-provider";
 import type { Context } from "hono";
 import { memberActor, memberGuard } from "../../domain/members/members";
-import {
-  type ActiveSession,
-  csrfTokenFor,
-  endPresentedSession,
-  sessionForToken,
-  signIn,
-} from "../../domain/members/sessions";
+import { type ActiveSession, csrfTokenFor, sessionForToken, signIn } from "../../domain/members/sessions";
 import { attachProviderGrant, recordGrant } from "../../domain/oauth/grants";
 import { authorizationServer, type GrantProps } from "../../domain/oauth/provider";
 import type { AppEnv } from "../../env";
 import { clientAddress } from "../../middleware/client-address";
-import { sessionCookieToken, setSessionCookie } from "../../middleware/session-cookie";
+import { adoptSession, sessionCookieToken } from "../../middleware/session-cookie";
 import { now } from "../../platform/clock";
 import { timingSafeEqual } from "../../platform/crypto";
 import { ApiError } from "../../platform/errors";
@@ -204,9 +198,7 @@ export async function signInForConsent(c: C): Promise<Response> {
       { email, password: field("password") ?? "", mfaCode: field("mfa_code"), account: field("account") },
       { ip: clientAddress(c), userAgent: c.req.header("User-Agent") ?? null, requestId: c.get("requestId") },
     );
-    const presented = sessionCookieToken(c);
-    if (presented !== undefined) await endPresentedSession(c.get("ctx"), presented);
-    setSessionCookie(c, signed.token, signed.session.expiresAt);
+    await adoptSession(c, signed);
     return c.redirect(actionOf(c, "/oauth/authorize"), 303);
   } catch (error) {
     if (!(error instanceof ApiError) || error.status >= 500) throw error;

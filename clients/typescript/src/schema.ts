@@ -1904,6 +1904,78 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/auth/passkeys": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List my passkeys
+     * @description The signed-in member's passkeys (at most 10), newest first.
+     *
+     *     Signed-in members only (the session cookie); an API key gets 403 `session_required`.
+     */
+    get: operations["listPasskeys"];
+    put?: never;
+    /**
+     * Add a passkey
+     * @description Adds the passkey the browser created from `POST /auth/passkeys/options` (its challenge is used up either way): from then on the member can sign in with it (`POST /auth/sign-in/passkey`) without a password or TOTP code. 400 `passkey_rejected` when the answer does not verify (an unknown, used or expired challenge, another origin, no user verification, a passkey already added).
+     *
+     *     Signed-in members only (the session cookie); an API key gets 403 `session_required`.
+     */
+    post: operations["addPasskey"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/auth/passkeys/options": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Start adding a passkey
+     * @description The WebAuthn options for adding a passkey to the signed-in member: give them to `navigator.credentials.create` (after `PublicKeyCredential.parseCreationOptionsFromJSON`), then send what it returns to `POST /auth/passkeys` within five minutes. 409 `passkey_limit` once the member holds 10.
+     *
+     *     Signed-in members only (the session cookie); an API key gets 403 `session_required`.
+     */
+    post: operations["createPasskeyOptions"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/auth/passkeys/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Remove a passkey
+     * @description The passkey signs nobody in from now on (remove it from the device too). Sessions it opened stay: end them in `DELETE /auth/sessions/{id}` or sign out everywhere.
+     *
+     *     Signed-in members only (the session cookie); an API key gets 403 `session_required`.
+     */
+    delete: operations["removePasskey"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/auth/sign-in": {
     parameters: {
       query?: never;
@@ -1918,6 +1990,46 @@ export interface paths {
      * @description A member signs in with email and password (+ `mfa_code` when they enrolled MFA): a new session, its cookie set (`__Host-session`: `HttpOnly`, `Secure`, `SameSite=Lax`, `Path=/`, an opaque random token stored hashed; a session the browser already held ends), and its CSRF token, which every change made with the cookie sends in `X-CSRF-Token`. The session ends after an idle hour, 12 hours after sign-in, at sign-out, or when revoked. A wrong email and a wrong password answer alike, 401 `invalid_credentials`. Attempts are throttled per address (10 a minute, 100 a day) and per account (60 a minute, 1,000 a day): 429 with `Retry-After`, like every call without a credential (60 a minute per client address).
      */
     post: operations["signIn"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/auth/sign-in/passkey/options": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Start signing in with a passkey
+     * @description The WebAuthn options for signing in with a passkey: give them to `navigator.credentials.get` (after `PublicKeyCredential.parseRequestOptionsFromJSON`); the person picks one of their passkeys for this site. Send the answer to `POST /auth/sign-in/passkey` within five minutes.
+     */
+    post: operations["createPasskeySignInOptions"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/auth/sign-in/passkey": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Sign in with a passkey
+     * @description Signs in with the passkey the browser answered `POST /auth/sign-in/passkey/options` with: the same session, cookie and CSRF token as `POST /auth/sign-in`. A passkey unlocked by the person's PIN or biometrics is both factors, so no password or TOTP code is asked. An unknown or removed passkey, a used or expired challenge, another origin or a signature counter that went back answer 401 `invalid_credentials`; attempts count against the account's sign-in throttle.
+     */
+    post: operations["signInWithPasskey"];
     delete?: never;
     options?: never;
     head?: never;
@@ -2676,6 +2788,9 @@ export interface components {
         | "member_exists"
         | "last_owner"
         | "account_required"
+        | "passkey_not_found"
+        | "passkey_rejected"
+        | "passkey_limit"
         | "mail_failed"
         | "link_expired";
       /** @example label: must match [a-z0-9-]{1,64}. */
@@ -3273,6 +3388,9 @@ export interface components {
           | "member_exists"
           | "last_owner"
           | "account_required"
+          | "passkey_not_found"
+          | "passkey_rejected"
+          | "passkey_limit"
           | "mail_failed"
           | "link_expired";
         message: string;
@@ -4431,6 +4549,8 @@ export interface components {
         | "member.mfa_enabled"
         | "member.mfa_disabled"
         | "member.sessions_revoked"
+        | "member.passkey_added"
+        | "member.passkey_removed"
         | "invitation.created"
         | "invitation.accepted"
         | "invitation.revoked"
@@ -5016,6 +5136,89 @@ export interface components {
        */
       new_password: string;
     };
+    Passkey: {
+      /** @example pky_01JD2W6Q6J5E4V3N0Z9Y8X7W6V */
+      id: string;
+      name: string;
+      /** @description Synced by its provider to the person's other devices. */
+      backed_up: boolean;
+      /** @description How the browser reaches the authenticator. */
+      transports: string[];
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      last_used_at: string | null;
+    };
+    /** @description `PublicKeyCredentialCreationOptionsJSON` for `navigator.credentials.create` (pass it to `PublicKeyCredential.parseCreationOptionsFromJSON`): the API as relying party (its own host), a challenge valid five minutes and once, a discoverable credential with user verification required, the member's passkeys excluded. */
+    PasskeyCreationOptions: {
+      [key: string]: unknown;
+    };
+    /**
+     * @example {
+     *       "name": "MacBook Touch ID",
+     *       "credential": {
+     *         "id": "hX8kq1Zb2Qy3Wv4Ut5Sr6Q",
+     *         "rawId": "hX8kq1Zb2Qy3Wv4Ut5Sr6Q",
+     *         "type": "public-key",
+     *         "clientExtensionResults": {},
+     *         "response": {
+     *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIn0",
+     *           "attestationObject": "o2NmbXRkbm9uZQ"
+     *         }
+     *       }
+     *     }
+     */
+    NewPasskey: {
+      /** @description What the member calls it ("MacBook Touch ID"). */
+      name: string;
+      credential: components["schemas"]["PasskeyRegistrationCredential"];
+    };
+    /**
+     * @description What `navigator.credentials.create` returned, as JSON (`PublicKeyCredential.toJSON()`).
+     * @example {
+     *       "id": "hX8kq1Zb2Qy3Wv4Ut5Sr6Q",
+     *       "rawId": "hX8kq1Zb2Qy3Wv4Ut5Sr6Q",
+     *       "type": "public-key",
+     *       "authenticatorAttachment": "platform",
+     *       "clientExtensionResults": {},
+     *       "response": {
+     *         "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIn0",
+     *         "attestationObject": "o2NmbXRkbm9uZWdhdHRTdG10oGhhdXRoRGF0YVg",
+     *         "transports": [
+     *           "internal",
+     *           "hybrid"
+     *         ]
+     *       }
+     *     }
+     */
+    PasskeyRegistrationCredential: {
+      /** @description The credential id (base64url). */
+      id: string;
+      rawId: string;
+      /** @enum {string} */
+      type: "public-key";
+      /** @enum {string} */
+      authenticatorAttachment?: "platform" | "cross-platform";
+      /** @description The browser's extension outputs. */
+      clientExtensionResults: {
+        [key: string]: unknown;
+      };
+      response: {
+        clientDataJSON: string;
+        attestationObject: string;
+        /**
+         * @example [
+         *       "internal",
+         *       "hybrid"
+         *     ]
+         */
+        transports?: string[];
+        authenticatorData?: string;
+        publicKey?: string;
+        /** Format: int32 */
+        publicKeyAlgorithm?: number;
+      };
+    };
     SignedIn: {
       session: components["schemas"]["MemberSession"];
       member: components["schemas"]["Member"];
@@ -5042,6 +5245,63 @@ export interface components {
        * @example usr_01JD2W6Q6J5E4V3N0Z9Y8X7W6V
        */
       account?: string;
+    };
+    /** @description `PublicKeyCredentialRequestOptionsJSON` for `navigator.credentials.get` (pass it to `PublicKeyCredential.parseRequestOptionsFromJSON`): a challenge valid five minutes and once, any passkey of this site, user verification required. */
+    PasskeyRequestOptions: {
+      [key: string]: unknown;
+    };
+    /**
+     * @example {
+     *       "credential": {
+     *         "id": "hX8kq1Zb2Qy3Wv4Ut5Sr6Q",
+     *         "rawId": "hX8kq1Zb2Qy3Wv4Ut5Sr6Q",
+     *         "type": "public-key",
+     *         "clientExtensionResults": {},
+     *         "response": {
+     *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0",
+     *           "authenticatorData": "SZYN5Yg",
+     *           "signature": "MEUCIQDx"
+     *         }
+     *       }
+     *     }
+     */
+    PasskeySignInRequest: {
+      credential: components["schemas"]["PasskeyAuthenticationCredential"];
+    };
+    /**
+     * @description What `navigator.credentials.get` returned, as JSON (`PublicKeyCredential.toJSON()`).
+     * @example {
+     *       "id": "hX8kq1Zb2Qy3Wv4Ut5Sr6Q",
+     *       "rawId": "hX8kq1Zb2Qy3Wv4Ut5Sr6Q",
+     *       "type": "public-key",
+     *       "authenticatorAttachment": "platform",
+     *       "clientExtensionResults": {},
+     *       "response": {
+     *         "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0",
+     *         "authenticatorData": "SZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2MFAAAAAQ",
+     *         "signature": "MEUCIQDx",
+     *         "userHandle": "bWVtXzAxSkQyVzZRNkoxUVI"
+     *       }
+     *     }
+     */
+    PasskeyAuthenticationCredential: {
+      /** @description The credential id (base64url). */
+      id: string;
+      rawId: string;
+      /** @enum {string} */
+      type: "public-key";
+      /** @enum {string} */
+      authenticatorAttachment?: "platform" | "cross-platform";
+      /** @description The browser's extension outputs. */
+      clientExtensionResults: {
+        [key: string]: unknown;
+      };
+      response: {
+        clientDataJSON: string;
+        authenticatorData: string;
+        signature: string;
+        userHandle?: string;
+      };
     };
     /**
      * @example {
@@ -15138,6 +15398,8 @@ export interface operations {
           | "member.mfa_enabled"
           | "member.mfa_disabled"
           | "member.sessions_revoked"
+          | "member.passkey_added"
+          | "member.passkey_removed"
           | "invitation.created"
           | "invitation.accepted"
           | "invitation.revoked"
@@ -19219,6 +19481,528 @@ export interface operations {
       };
     };
   };
+  listPasskeys: {
+    parameters: {
+      query?: {
+        /** @description Opaque cursor from a previous page's `next_cursor`. */
+        cursor?: string;
+        /** @description Page size, 1-200; default 50. */
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of passkeys. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          Link: components["headers"]["Link"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["Passkey"][];
+            /** @description Cursor of the next page; null on the last page. */
+            next_cursor: string | null;
+          } & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `session_required`: This operation is about a signed-in member's own session: call it signed in, not with an API key. */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `invalid_request`: The request is invalid. */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  addPasskey: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any string of up to 64 characters, fresh per logical operation (a UUID is a good choice). Retries with the same key within 24 hours replay the first response instead of acting twice. */
+        "Idempotency-Key"?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["NewPasskey"];
+      };
+    };
+    responses: {
+      /** @description The passkey, added. */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Passkey"] & components["schemas"]["Livemode"];
+        };
+      };
+      /**
+       * @description `invalid_json`: The request body is not valid JSON.
+       *
+       *     `passkey_rejected`: The browser's passkey answer did not verify: its challenge is unknown, used or expired, or it was not made here.
+       */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `session_required`: This operation is about a signed-in member's own session: call it signed in, not with an API key.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `idempotency_key_in_use`: A request with this Idempotency-Key is still being processed; retry later.
+       *
+       *     `passkey_limit`: A member holds at most 10 passkeys.
+       */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `invalid_request`: The request is invalid.
+       *
+       *     `idempotency_key_reused`: This Idempotency-Key was already used with a different request.
+       */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  createPasskeyOptions: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any string of up to 64 characters, fresh per logical operation (a UUID is a good choice). Retries with the same key within 24 hours replay the first response instead of acting twice. */
+        "Idempotency-Key"?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The options, with a new challenge. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PasskeyCreationOptions"] & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `session_required`: This operation is about a signed-in member's own session: call it signed in, not with an API key.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `idempotency_key_in_use`: A request with this Idempotency-Key is still being processed; retry later.
+       *
+       *     `passkey_limit`: A member holds at most 10 passkeys.
+       */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `invalid_request`: The request is invalid.
+       *
+       *     `idempotency_key_reused`: This Idempotency-Key was already used with a different request.
+       */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  removePasskey: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any string of up to 64 characters, fresh per logical operation (a UUID is a good choice). Retries with the same key within 24 hours replay the first response instead of acting twice. */
+        "Idempotency-Key"?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Removed. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Deleted"] & components["schemas"]["Livemode"];
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `unauthorized`: A valid API key is required: send `Authorization: Bearer <API_KEY>`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `session_required`: This operation is about a signed-in member's own session: call it signed in, not with an API key.
+       *
+       *     `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin.
+       */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `passkey_not_found`: No passkey of yours has this id. */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `idempotency_key_in_use`: A request with this Idempotency-Key is still being processed; retry later. */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /**
+       * @description `invalid_request`: The request is invalid.
+       *
+       *     `idempotency_key_reused`: This Idempotency-Key was already used with a different request.
+       */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
   signIn: {
     parameters: {
       query?: never;
@@ -19291,6 +20075,198 @@ export interface operations {
       };
       /** @description `account_required`: This email belongs to members of several accounts: say which account to sign in to. */
       409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `invalid_request`: The request is invalid. */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  createPasskeySignInOptions: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The options, with a new challenge. */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PasskeyRequestOptions"];
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin. */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `invalid_request`: The request is invalid. */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `rate_limited`: API rate limit exceeded; retry after the time in Retry-After. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `internal_error`: An internal error occurred. Quote the request_id when contacting support. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  signInWithPasskey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["PasskeySignInRequest"];
+      };
+    };
+    responses: {
+      /** @description Signed in: the session cookie is set. */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Cache-Control": components["headers"]["Cache-Control"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["SignedIn"];
+        };
+      };
+      /** @description `invalid_json`: The request body is not valid JSON. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `invalid_credentials`: The email or password is not right. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `csrf_failed`: A change made with the session cookie needs the session's CSRF token in X-CSRF-Token, from the API's own origin. */
+      403: {
         headers: {
           "X-Request-Id": components["headers"]["X-Request-Id"];
           "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -20338,4 +21314,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "3257c65fa9aeb1f371c15179b10f07b7ae7f57b4e138d302e3fa8bdb36f79fbc";
+export const CONTRACT_SHA256 = "5687aba253a1a4e0517047ea6b8f43c165b2ea7c38d1c0d6a2426518977827df";

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { createAccount, type TestAccount } from "../helpers/accounts";
-import { BASE, json } from "../helpers/http";
+import { BASE, env, json } from "../helpers/http";
 import { invited, memberCall, ownerOf, type TestMember } from "../helpers/members";
 import {
   authorized,
@@ -236,6 +236,19 @@ describe("OAuth for /mcp: tokens bound to the member and the grant", () => {
       client_id: tokens.clientId,
     });
     expect(refreshed.status).toBe(400);
+  });
+
+  it("removing a member revokes its connected applications: their tokens stop, and the grants are recorded revoked", async () => {
+    const leaving = await invited(owner, "developer");
+    const tokens = await authorized(leaving, ["subusers:read"]);
+    expect((await post(tokens.access_token, rpc("tools/list"))).status).toBe(200);
+    expect((await memberCall(owner, "DELETE", `/v1/members/${leaving.id}`)).status).toBe(200);
+    expect((await post(tokens.access_token, rpc("tools/list"))).status).toBe(401);
+    const rows = await env.DB.prepare("SELECT revoked_at FROM oauth_grants WHERE member_id = ?")
+      .bind(leaving.id)
+      .all<{ revoked_at: number | null }>();
+    expect(rows.results).toHaveLength(1);
+    expect(rows.results[0]?.revoked_at).not.toBeNull();
   });
 
   it("leaves API keys on /mcp as they were", async () => {

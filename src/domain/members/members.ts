@@ -14,6 +14,7 @@ import { syncMemberKeys } from "../api-keys/api-keys";
 import { reviewKeyChannels } from "../api-keys/key-channels";
 import { auditStatements, commitAudited } from "../audit/audit-log";
 import type { Actor, DomainContext, Principal } from "../context";
+import { endMemberGrants } from "../oauth/grants";
 import { effectiveLimits } from "../plans";
 import { commit } from "../unit-of-work";
 
@@ -290,8 +291,9 @@ export async function updateMember(
 }
 
 /**
- * Removes a member: its sessions end and its guard refuses it from the next call. Keys it made stay (they belong
- * to the account; revoke them separately). The last owner cannot be removed.
+ * Removes a member: its sessions end, its connected applications are revoked, and its guard refuses it from the
+ * next call. Keys it made stay (they belong to the account; revoke them separately). The last owner cannot be
+ * removed.
  */
 export async function removeMember(ctx: DomainContext, principal: Principal, id: string): Promise<void> {
   const member = await findMember(ctx, principal, id);
@@ -302,6 +304,7 @@ export async function removeMember(ctx: DomainContext, principal: Principal, id:
     .set({ removedAt: at, updatedAt: at })
     .where(and(eq(members.id, id), isNull(members.removedAt), keepsAnOwner(member)))
     .returning({ id: members.id });
+  const removed = sql`EXISTS (SELECT 1 FROM ${members} WHERE ${members.id} = ${id} AND ${members.removedAt} IS NOT NULL)`;
   const committed = await commit(ctx, [
     removal,
     ...auditStatements(ctx, {
@@ -311,10 +314,9 @@ export async function removeMember(ctx: DomainContext, principal: Principal, id:
       before: memberFields(member),
       ifChanged: true,
     }),
-    // Only when the removal happened: the last owner's sessions stay.
-    endSessions(ctx, id, at, {
-      when: sql`EXISTS (SELECT 1 FROM ${members} WHERE ${members.id} = ${id} AND ${members.removedAt} IS NOT NULL)`,
-    }),
+    // Only when the removal happened: the last owner's sessions and connected applications stay.
+    endSessions(ctx, id, at, { when: removed }),
+    endMemberGrants(ctx, id, at, removed),
   ]);
   if (committed.of(removal).length === 0) throw new ApiError("last_owner");
   await syncMemberGuard(ctx, id);

@@ -1,4 +1,4 @@
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, type SQL } from "drizzle-orm";
 import { members, type OAuthGrantRow, oauthGrants } from "../../db/schema";
 import { MINUTE, now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
@@ -44,6 +44,19 @@ export async function recordGrant(ctx: DomainContext, grant: NewGrant): Promise<
     }),
   ]);
   return row;
+}
+
+/**
+ * The statement that revokes a member's grants at `at` (only `when` a condition holds, for a batch whose earlier
+ * statement decides): a removed member's connected applications show as revoked. Their tokens already stop, as
+ * every `/mcp` call reads the member; the library's KV records expire on their own TTL.
+ */
+export function endMemberGrants(ctx: DomainContext, memberId: string, at: number, when?: SQL) {
+  return ctx.db
+    .update(oauthGrants)
+    .set({ revokedAt: at })
+    .where(and(eq(oauthGrants.memberId, memberId), isNull(oauthGrants.revokedAt), when))
+    .returning({ id: oauthGrants.id });
 }
 
 /** The library's id of the grant, once it made it: its KV records are deleted with our row's revocation. */

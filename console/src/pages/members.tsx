@@ -57,7 +57,8 @@ function MembersPage() {
 }
 
 function MemberActions(props: { member: Schemas["Member"]; onDone: () => void }) {
-  const { client } = useSession();
+  const session = useSession();
+  const { client } = session;
   const { member, onDone } = props;
   const path = { id: member.id };
   return (
@@ -67,7 +68,7 @@ function MemberActions(props: { member: Schemas["Member"]; onDone: () => void })
         title={`Change ${member.name}'s role`}
         body={<p>The new role is in force from their next request.</p>}
         confirmLabel="Change"
-        fields={{ role: roleField(member.role) }}
+        fields={{ role: roleField(session, member.role) }}
         run={(body) => client.patch("/members/{id}", { params: { path }, body })}
         onDone={onDone}
       />

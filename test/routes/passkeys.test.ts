@@ -85,6 +85,14 @@ describe("passkeys", () => {
     expect((await json(replay)).code).toBe("invalid_credentials");
   });
 
+  it("the same answer sent twice at once signs in once", async () => {
+    const member = await invited(owner, "viewer");
+    const { authenticator } = await addPasskey(member);
+    const credential = await authenticator.signIn(await signInOptions());
+    const answers = await Promise.all([1, 2, 3].map(() => publicCall("/v1/auth/sign-in/passkey", { credential })));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([201, 401, 401]);
+  });
+
   it("an answer made for another site, without the person verified, or with a counter that went back is refused", async () => {
     const member = await invited(owner, "viewer");
     const { authenticator } = await addPasskey(member);
@@ -169,10 +177,21 @@ describe("passkeys", () => {
     const over = await memberCall(member, "POST", "/v1/auth/passkeys/options");
     expect(over.status).toBe(409);
     expect((await json(over)).code).toBe("passkey_limit");
+    // Two additions at once from the ninth: one is added, the other refused.
+    expect((await memberCall(member, "DELETE", `/v1/auth/passkeys/${added.pop()}`)).status).toBe(200);
+    const pending: { name: string; credential: object }[] = [];
+    for (let i = 0; i < 2; i++) {
+      const options = await json<CreationOptions>(await memberCall(member, "POST", "/v1/auth/passkeys/options"));
+      pending.push({ name: `Race ${i}`, credential: await (await softPasskey()).register(options) });
+    }
+    const raced = await Promise.all(pending.map((body) => memberCall(member, "POST", "/v1/auth/passkeys", { body })));
+    expect(raced.map((answer) => answer.status).sort()).toEqual([201, 409]);
+    expect((await json(await memberCall(member, "GET", "/v1/auth/passkeys?limit=100"))).data).toHaveLength(10);
     expect((await memberCall(member, "DELETE", `/v1/auth/passkeys/${added[0]}`)).status).toBe(200);
     const audit = await json(await memberCall(owner, "GET", `/v1/audit-events?resource=${member.id}&limit=100`));
     const actions = audit.data.map((entry: { action: string }) => entry.action);
-    expect(actions.filter((action: string) => action === "member.passkey_added")).toHaveLength(10);
+    // Ten, then the race's winner; the refused one left no entry.
+    expect(actions.filter((action: string) => action === "member.passkey_added")).toHaveLength(11);
     expect(actions).toContain("member.passkey_removed");
   });
 

@@ -4,9 +4,10 @@ import type {
   PublicKeyCredentialRequestOptionsJSON,
   RegistrationResponseJSON,
 } from "@simplewebauthn/server";
-import { and, count, eq, gt, isNull, lt } from "drizzle-orm";
+import { and, eq, gt, isNull, lt, sql } from "drizzle-orm";
 import { isUniqueViolation } from "../../db/errors";
 import { type MemberPasskeyRow, type MemberRow, memberPasskeys, members, passkeyChallenges } from "../../db/schema";
+import { insertWhere } from "../../db/statements";
 import { base64UrlToBytes, bytesToBase64Url } from "../../platform/base64";
 import { MINUTE, now } from "../../platform/clock";
 import { ApiError } from "../../platform/errors";
@@ -104,27 +105,32 @@ export async function addPasskey(
     createdAt: at,
     lastUsedAt: null,
   };
-  const held = await ctx.db
-    .select({ n: count() })
-    .from(memberPasskeys)
-    .where(eq(memberPasskeys.memberId, member.id))
-    .get();
-  if ((held?.n ?? 0) >= PASSKEYS_PER_MEMBER) throw new ApiError("passkey_limit");
+  // The count is decided in the statement itself: two additions at once cannot pass 10 together.
+  const insert = insertWhere(
+    ctx.db,
+    memberPasskeys,
+    row,
+    sql`(SELECT COUNT(*) FROM ${memberPasskeys} WHERE ${memberPasskeys.memberId} = ${member.id}) < ${PASSKEYS_PER_MEMBER}`,
+  ).returning({ id: memberPasskeys.id });
+  let added: { id: string }[];
   try {
-    await commit(ctx, [
-      ctx.db.insert(memberPasskeys).values(row),
+    const committed = await commit(ctx, [
+      insert,
       ...auditStatements(ctx, {
         action: "member.passkey_added",
         accountId: member.accountId,
         resourceId: member.id,
         after: { passkey: row.id, name: row.name },
+        ifChanged: true,
       }),
     ]);
+    added = committed.of(insert);
   } catch (error) {
     // The same authenticator registered twice (the options exclude it; an old page may not).
     if (isUniqueViolation(error, "credential_id")) throw new ApiError("passkey_rejected");
     throw error;
   }
+  if (added.length === 0) throw new ApiError("passkey_limit");
   return row;
 }
 
@@ -226,7 +232,12 @@ export async function signInWithPasskey(
   return openSession(ctx, member, meta, {}, [
     ctx.db
       .update(memberPasskeys)
-      .set({ signCount: counter, lastUsedAt: at, backedUp: verified.authenticationInfo.credentialBackedUp })
+      // Two sign-ins at once each passed the counter check: the stored counter only moves up.
+      .set({
+        signCount: sql`max(${memberPasskeys.signCount}, ${counter})`,
+        lastUsedAt: at,
+        backedUp: verified.authenticationInfo.credentialBackedUp,
+      })
       .where(eq(memberPasskeys.id, passkey.id)),
   ]);
 }

@@ -770,10 +770,14 @@ async function readings(world: World): Promise<Record<string, string>> {
   return seen;
 }
 
-/** A reading without what changes by the clock or by reading it: keys' last use, fresh links, a pool's forecast. */
+/**
+ * A reading without what changes by the clock or by reading it: keys' last use, fresh links, a pool's forecast, and
+ * the range a reading of the last hour echoes (it moves with the minute the reading falls in).
+ */
 function normalized(text: string): string {
   return text
     .replace(/"last_used_(at|ip)":("[^"]*"|null)/g, "")
+    .replace(/^\{"from":"[^"]*","to":"[^"]*"/, '{"from":"","to":""')
     .replace(/"download_(url|expires_at)":"[^"]*"/g, "")
     .replace(/"forecast":\{[^}]*\}/g, "");
 }

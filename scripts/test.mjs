@@ -19,7 +19,13 @@ const first = [
   ["--test", "--test-concurrency=1", ...nodeTests(path.join("gateway", "test"), ".test.ts")],
 ];
 const beside = [
-  ["--test", "--test-concurrency=1", "console/test/browser.test.mjs", "console/test/members.test.mjs"],
+  [
+    "--test",
+    "--test-concurrency=1",
+    "console/test/browser.test.mjs",
+    "console/test/members.test.mjs",
+    "console/test/security.test.mjs",
+  ],
   // The deploy script against a stand-in wrangler, and wrangler.toml's environments (no network).
   ["--test", ...nodeTests(path.join("scripts", "test"), ".test.mjs")],
   // The fleet simulation (docs/scale.md), short: the scale model still runs on the code as it is.

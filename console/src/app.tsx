@@ -13,6 +13,7 @@ import { overviewPage } from "./pages/overview";
 import { reportsPage } from "./pages/reports";
 import { requestsPage } from "./pages/requests";
 import { ResetPassword } from "./pages/reset-password";
+import { securityPage } from "./pages/security";
 import { sessionsPage } from "./pages/sessions";
 import { SignIn } from "./pages/sign-in";
 import { subscriptionsPage } from "./pages/subscriptions";
@@ -46,6 +47,7 @@ const MENU: AddressedPage[] = Object.entries({
   invitations: invitationsPage,
   "my-sessions": mySessionsPage,
   "connected-apps": connectedAppsPage,
+  security: securityPage,
 }).map(([page, entry]) => ({ page, ...entry }));
 
 /** A sub-user's own page, under the sub-users' address (`#/subusers/<id>`); not in the menu. */

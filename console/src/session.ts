@@ -1,6 +1,7 @@
 import { type Access, accessOf } from "./access";
 import { ApiError, createProxyAccountClient, type ProxyAccountClient, type Schemas } from "./api";
 import { signal, useSignal } from "./lib/signal";
+import { passkeyAssertion } from "./passkeys";
 
 /**
  * Who signed in. A member, with email and password, on a server session: its `__Host-session` cookie is `HttpOnly`
@@ -105,8 +106,22 @@ export async function resumeSession(): Promise<void> {
 }
 
 export async function signInWithPassword(credentials: Schemas["SignInRequest"]): Promise<void> {
-  const signed = await publicClient.post("/auth/sign-in", { body: credentials });
-  await enter(cookieClient(signed.csrf_token), {
+  await enterSignedIn(await publicClient.post("/auth/sign-in", { body: credentials }));
+}
+
+/**
+ * Signs in with a passkey of this site: the API's options, the person picks and unlocks one, and the API answers as
+ * a password sign-in does (the session cookie, its CSRF token). No email, password or TOTP code is asked.
+ */
+export async function signInWithPasskey(): Promise<void> {
+  const options = await publicClient.post("/auth/sign-in/passkey/options");
+  const credential = await passkeyAssertion(options);
+  await enterSignedIn(await publicClient.post("/auth/sign-in/passkey", { body: { credential } }));
+}
+
+/** A member's sign-in answered (by password or passkey): its session, its CSRF token, the pages. */
+function enterSignedIn(signed: Schemas["SignedIn"]): Promise<void> {
+  return enter(cookieClient(signed.csrf_token), {
     kind: "member",
     member: signed.member,
     sessionId: signed.session.id,
@@ -142,6 +157,8 @@ async function enter(client: ProxyAccountClient, signer: Signer): Promise<void> 
     shownPasswords: new Map(),
     subuserLabels: new Map(),
     ...access,
+    // A member's gated actions ask for the member's own code (the account's factor is not theirs to use).
+    ...(signer.kind === "member" ? { needsMfa: signer.member.mfa_enabled } : {}),
   };
   state.set({ status: "signed-in", session });
 }
@@ -177,6 +194,14 @@ export async function refreshAccount(session: Session): Promise<void> {
   if (current.status === "signed-in" && current.session === session) {
     state.set({ status: "signed-in", session: { ...session, account } });
   }
+}
+
+/** The member turned their own MFA on or off (the Security page): gated actions ask for a code from now on, or not. */
+export function setOwnMfa(session: Session, enabled: boolean): void {
+  const current = state.value;
+  if (current.status !== "signed-in" || current.session !== session || session.signer.kind !== "member") return;
+  const signer = { ...session.signer, member: { ...session.signer.member, mfa_enabled: enabled } };
+  state.set({ status: "signed-in", session: { ...session, signer, needsMfa: enabled } });
 }
 
 /** Whether gated actions ask for a second factor: never on the pages shown signed out (an invitation, a reset). */

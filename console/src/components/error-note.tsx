@@ -1,6 +1,10 @@
 import { ApiError } from "../api";
+import { PasskeyError } from "../passkeys";
 
-/** An API error as the API gave it: its message, code, request id and a link to the code's documentation. */
+/**
+ * An API error as the API gave it: its message, code, request id and a link to the code's documentation; or what the
+ * browser refused of a passkey ceremony.
+ */
 export function ErrorNote({ error }: { error: unknown }) {
   if (error instanceof ApiError) {
     return (
@@ -27,6 +31,14 @@ export function ErrorNote({ error }: { error: unknown }) {
             </>
           ) : null}
         </small>
+      </div>
+    );
+  }
+  if (error instanceof PasskeyError) {
+    return (
+      <div class="error" role="alert">
+        <strong>{error.message}</strong>
+        <small>Nothing was sent to the API: try again, or use another way.</small>
       </div>
     );
   }

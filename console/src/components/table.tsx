@@ -6,6 +6,11 @@ export interface Column<Row> {
   numeric?: boolean;
 }
 
+/**
+ * A table of rows. On narrow screens (phones) each row stacks into a card, every value under or beside its column's
+ * label (`data-label`), so nothing hides off-screen to the right: a column without a label (a row's actions) shows
+ * its buttons alone.
+ */
 export function Table<Row>(props: {
   caption: string;
   columns: Column<Row>[];
@@ -31,8 +36,12 @@ export function Table<Row>(props: {
           {props.rows.map((row) => (
             <tr key={props.rowKey(row)}>
               {props.columns.map((column) => (
-                <td key={column.label} class={column.numeric ? "num" : undefined}>
-                  {column.render(row)}
+                <td
+                  key={column.label}
+                  class={column.numeric ? "num" : undefined}
+                  data-label={column.label || undefined}
+                >
+                  <div class="cell">{column.render(row)}</div>
                 </td>
               ))}
             </tr>

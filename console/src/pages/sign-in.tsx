@@ -1,14 +1,17 @@
 import { useState } from "preact/hooks";
 import { ApiError } from "../api";
+import { ErrorNote } from "../components/error-note";
 import * as field from "../components/fields";
 import { Form } from "../components/form";
-import { publicClient, signInWithKey, signInWithPassword } from "../session";
+import { useAction } from "../hooks/use-action";
+import { passkeysSupported } from "../passkeys";
+import { publicClient, signInWithKey, signInWithPasskey, signInWithPassword } from "../session";
 
 type Method = "password" | "key" | "forgot";
 
 /**
- * Sign-in: a member with email and password (and a code when they enrolled MFA), on a session that a reload keeps;
- * or a program's API key, kept in this tab's memory only. "Forgot your password?" mails a reset link.
+ * Sign-in: a member with email and password (and a code when they enrolled MFA), or with a passkey, on a session that
+ * a reload keeps; or a program's API key, kept in this tab's memory only. "Forgot your password?" mails a reset link.
  */
 export function SignIn(props: { notice: string | null }) {
   const [method, setMethod] = useState<Method>("password");
@@ -20,7 +23,16 @@ export function SignIn(props: { notice: string | null }) {
           {props.notice}
         </p>
       ) : null}
-      {method === "password" ? <PasswordSignIn /> : method === "key" ? <KeySignIn /> : <ForgotPassword />}
+      {method === "password" ? (
+        <>
+          <PasswordSignIn />
+          <PasskeySignIn />
+        </>
+      ) : method === "key" ? (
+        <KeySignIn />
+      ) : (
+        <ForgotPassword />
+      )}
       <div class="sign-in-methods">
         {method !== "password" ? (
           <button type="button" class="link" onClick={() => setMethod("password")}>
@@ -83,6 +95,42 @@ function PasswordSignIn() {
         ) : null}
       </Form>
     </>
+  );
+}
+
+/**
+ * A member's passkey in place of email, password and code: the browser offers this site's passkeys. A passkey the
+ * API no longer knows (removed) is said so, rather than as a bare `invalid_credentials`.
+ */
+function PasskeySignIn() {
+  const action = useAction();
+  if (!passkeysSupported()) {
+    return <p class="muted">Passkeys are not supported by this browser: sign in with your email and password.</p>;
+  }
+  const refused = action.error instanceof ApiError && action.error.code === "invalid_credentials";
+  return (
+    <div class="passkey-sign-in">
+      <p class="or">or</p>
+      <button
+        type="button"
+        disabled={action.busy}
+        aria-busy={action.busy}
+        onClick={() => void action.run(signInWithPasskey)}
+      >
+        {action.busy ? "Waiting for your passkey…" : "Sign in with a passkey"}
+      </button>
+      {refused ? (
+        <div class="error" role="alert">
+          <strong>That passkey did not sign you in: it is not one of your account's passkeys.</strong>
+          <small>
+            It may have been removed from your account. Sign in with your email and password, then add a passkey again
+            on your Security page.
+          </small>
+        </div>
+      ) : action.error ? (
+        <ErrorNote error={action.error} />
+      ) : null}
+    </div>
   );
 }
 

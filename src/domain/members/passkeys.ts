@@ -1,8 +1,12 @@
-import type {
-  AuthenticationResponseJSON,
-  PublicKeyCredentialCreationOptionsJSON,
-  PublicKeyCredentialRequestOptionsJSON,
-  RegistrationResponseJSON,
+import {
+  type AuthenticationResponseJSON,
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  type PublicKeyCredentialCreationOptionsJSON,
+  type PublicKeyCredentialRequestOptionsJSON,
+  type RegistrationResponseJSON,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
 } from "@simplewebauthn/server";
 import { and, eq, gt, isNull, lt, sql } from "drizzle-orm";
 import { isUniqueViolation } from "../../db/errors";
@@ -23,12 +27,6 @@ import { callerSession, type NewSession, openSession, SIGN_IN_ACCOUNT_LIMITS, th
  * TOTP code (a discoverable credential the authenticator unlocks with the person's PIN or biometrics: two factors
  * in one gesture). Verified with SimpleWebAuthn; every challenge is the API's own, used once, for five minutes.
  */
-
-/**
- * The library (with its certificate parsers for attestations) is loaded at the first passkey call, not at the
- * worker's start: most requests never need it.
- */
-const webauthn = () => import("@simplewebauthn/server");
 
 export const PASSKEYS_PER_MEMBER = 10;
 const CHALLENGE_TTL_MS = 5 * MINUTE;
@@ -54,7 +52,6 @@ export async function passkeyRegistrationOptions(
     .where(eq(memberPasskeys.memberId, member.id))
     .limit(PASSKEYS_PER_MEMBER + 1);
   if (existing.length >= PASSKEYS_PER_MEMBER) throw new ApiError("passkey_limit");
-  const { generateRegistrationOptions } = await webauthn();
   const options = await generateRegistrationOptions({
     rpName: rp.name,
     rpID: rpId(rp),
@@ -81,7 +78,6 @@ export async function addPasskey(
   rp: RelyingParty,
 ): Promise<MemberPasskeyRow> {
   const member = await sessionMember(ctx, principal);
-  const { verifyRegistrationResponse } = await webauthn();
   const verified = await verifyRegistrationResponse({
     response: input.credential,
     expectedChallenge: (challenge) => consumeChallenge(ctx, challenge, "register", member.id),
@@ -172,7 +168,6 @@ export async function passkeySignInOptions(
   ctx: DomainContext,
   rp: RelyingParty,
 ): Promise<PublicKeyCredentialRequestOptionsJSON> {
-  const { generateAuthenticationOptions } = await webauthn();
   const options = await generateAuthenticationOptions({
     rpID: rpId(rp),
     timeout: CHALLENGE_TTL_MS,
@@ -207,7 +202,6 @@ export async function signInWithPasskey(
   if (userHandle !== undefined && userHandle !== bytesToBase64Url(new TextEncoder().encode(member.id))) {
     throw new ApiError("invalid_credentials", "The passkey does not belong to its member.");
   }
-  const { verifyAuthenticationResponse } = await webauthn();
   const verified = await verifyAuthenticationResponse({
     response: credential,
     expectedChallenge: (challenge) => consumeChallenge(ctx, challenge, "sign_in", null),

@@ -194,19 +194,18 @@ describe("spike detector: episodes", () => {
     expect(run(newTrack(), [...ramp, ...held], baseline, "medium")).not.toContain("opened");
   });
 
-  it("rule: a sub-user about to get busy (a daily job starting) opens only above 2.5 × its baseline", () => {
+  it("rule: a sub-user about to get busy (a daily job starting) opens only above 4 × its baseline", () => {
     const baseline: Baseline = { rate: [10 * GB, 10_000], spread: [0.1 * GB, 1000], weeks: 4, days: 0 };
     const idle = repeat([(0.1 * GB) / 12, 10], 15);
-    const biggerJob = repeat([(23 * GB) / 12, 800], 8);
-    const leak = repeat([(30 * GB) / 12, 800], 8);
+    const biggerJob = repeat([(35 * GB) / 12, 800], 8);
+    const leak = repeat([(45 * GB) / 12, 800], 8);
     expect(run(newTrack(), [...idle, ...biggerJob], baseline, "medium")).not.toContain("opened");
     expect(run(newTrack(), [...idle, ...leak], baseline, "medium")).toContain("opened");
   });
 
   it("rule: a daily job an hour into its run is judged against its previous clock hour, which its rise does not pull up", () => {
     const baseline: Baseline = { rate: [10 * GB, 10_000], spread: [0.5 * GB, 1000], weeks: 4, days: 0 };
-    // The job ran 2.5 × its usual for the whole last hour (held back then as a job starting, not over 2.5 × its
-    // baseline).
+    // The job ran 2.5 × its usual for the whole last hour (held back then as a job starting under 4 × its baseline).
     const grown = repeat([(25 * GB) / 12, 800], 12);
     const lastHour = 25 * GB;
     const t0 = 10 * HOUR;
@@ -262,74 +261,6 @@ describe("spike detector: episodes", () => {
     const track = newTrack();
     runWith(track, before, baseline, yesterdaySurged);
     expect(runWith(track, repeat([(55 * GB) / 12, 800], 8), baseline, yesterdaySurged)).toContain("opened");
-  });
-
-  it("rule: the accumulated excess: a rise under 2 × the baseline opens once its bytes over 1.3 × the sub-user's level pass max(5 GB, 0.4 h of that level)", () => {
-    const baseline: Baseline = { rate: [12 * GB, 10_000], spread: [1 * GB, 1000], weeks: 4, days: 0 };
-    const usual = repeat([(11 * GB) / 12, 800], 15);
-    // A leak of 11 GB/h on top: 22 GB/h, under 2 × 12 (the level rule) but 6.4 GB/h over 1.3 × 12 every step.
-    const leak = repeat([(22 * GB) / 12, 800], 12);
-    const outcomes = run(newTrack(), [...usual, ...leak], baseline, "medium", 10 * HOUR);
-    const opened = outcomes.indexOf("opened");
-    expect(opened).toBeGreaterThan(15);
-    // 5 GB over: some 50 minutes of it, in any case within the hour.
-    expect(opened - 15).toBeLessThanOrEqual(11);
-    // The same rise at low (1.5 × and 12 GB) does not open within the hour.
-    expect(run(newTrack(), [...usual, ...leak], baseline, "low", 10 * HOUR)).not.toContain("opened");
-  });
-
-  it("rule: the accumulated excess is dated from its first step over the level, and holds the hour before while the rise is sudden", () => {
-    const baseline: Baseline = { rate: [12 * GB, 10_000], spread: [1 * GB, 1000], weeks: 4, days: 0 };
-    const track = newTrack();
-    run(track, repeat([(11 * GB) / 12, 800], 15), baseline, "medium", 10 * HOUR);
-    const prior = track.prior;
-    const priors: Array<number | null> = [];
-    const outcomes = repeat([(22 * GB) / 12, 800], 12).map((usage, i) => {
-      pushStep(track, usage);
-      priors.push(track.prior);
-      return judgeStep(track, 10 * HOUR + (15 + i) * STEP, baseline, "medium");
-    });
-    const opened = outcomes.indexOf("opened");
-    expect(opened).toBeGreaterThan(0);
-    // Its first step leaves the trailing 15 minutes at 14.7 GB/h, under 1.3 × 12: it counts from the second.
-    expect(track.episode?.startedAt).toBe(10 * HOUR + 16 * STEP);
-    // Until it opened, the prior did not follow the rise (22 GB/h is more than 1.5 × it).
-    expect(priors.slice(0, opened + 1).every((p) => p === prior)).toBe(true);
-  });
-
-  it("rule: the accumulated excess leaves alone a sub-user whose level rose slowly, a daily job starting, and one that noise lifts for a step", () => {
-    const baseline: Baseline = { rate: [12 * GB, 10_000], spread: [1 * GB, 1000], weeks: 4, days: 0 };
-    // From 11 to 22 GB/h over 4 hours: the prior follows (never 1.5 × behind), nothing accumulates for long.
-    const ramp = Array.from({ length: 48 }, (_, i): Usage => [((11 + (11 * i) / 47) * GB) / 12, 800]);
-    expect(run(newTrack(), [...ramp, ...repeat([(22 * GB) / 12, 800], 12)], baseline, "medium")).not.toContain(
-      "opened",
-    );
-    // Idle before (its prior under half the baseline): a job 1.8 × its usual is held back however long it runs.
-    const idle = repeat([(0.1 * GB) / 12, 10], 15);
-    expect(run(newTrack(), [...idle, ...repeat([(22 * GB) / 12, 800], 24)], baseline, "medium")).not.toContain(
-      "opened",
-    );
-    // One burst step of 120 GB/h among usual ones counts at most 2.5 × the level, and only the trailing window's.
-    const burst = [...repeat([(11 * GB) / 12, 800], 15), [(120 * GB) / 12, 800] as Usage];
-    expect(run(newTrack(), [...burst, ...repeat([(11 * GB) / 12, 800], 12)], baseline, "medium")).not.toContain(
-      "opened",
-    );
-  });
-
-  it("rule: where yesterday surged at this hour, the accumulated excess is measured from the baseline scaled by yesterday's surge", () => {
-    const baseline: Baseline = { rate: [12 * GB, 10_000], spread: [1 * GB, 1000], weeks: 4, days: 0 };
-    const before = repeat([(11 * GB) / 12, 800], 15);
-    // 23 GB/h: under 2 × yesterday's 26 (the repeat rule), and under 1.3 × the baseline × 26 / 12.
-    const rise = repeat([(23 * GB) / 12, 800], 12);
-    const surged: Recent = { lastHour: 11 * GB, yesterday: 26 * GB, yesterdayUsual: 12 * GB };
-    const usualDay: Recent = { lastHour: 11 * GB, yesterday: 13 * GB, yesterdayUsual: 12 * GB };
-    const judge = (recent: Recent) => {
-      const track = newTrack();
-      runWith(track, before, baseline, recent, 10 * HOUR);
-      return runWith(track, rise, baseline, recent, 10 * HOUR + 15 * STEP);
-    };
-    expect(judge(surged)).not.toContain("opened");
-    expect(judge(usualDay)).toContain("opened");
   });
 
   it("records the episode's start, its observed rate, baseline, peak and totals", () => {

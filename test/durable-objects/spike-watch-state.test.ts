@@ -6,12 +6,11 @@ import { SPIKE_WATCH_STATE } from "../../src/durable-objects/traffic-store/spike
 import v1 from "../fixtures/spike-watch-state-v1.json";
 import v2 from "../fixtures/spike-watch-state-v2.json";
 import v3 from "../fixtures/spike-watch-state-v3.json";
-import v4 from "../fixtures/spike-watch-state-v4.json";
 
 /**
  * The spike watch's state as earlier code saved it, before the state had a version: `spike-watch-state-v1.json` by
  * the code before baselines read past days (no `days`), `spike-watch-state-v2.json` by the code since, and
- * `spike-watch-state-v3.json` by the code with lessons and each track's prior rate, and `spike-watch-state-v4.json` by the code with each track's accumulated excess (today's shape). Each is the `spike_watch` row's body that code left after `runScenario` below, dumped: an account's store
+ * `spike-watch-state-v3.json` by the code with lessons and each track's prior rate (today's shape). Each is the `spike_watch` row's body that code left after `runScenario` below, dumped: an account's store
  * where a sub-user that used 1 GB/h the day before (today's baseline reads its last days) leaks 30 GB/h for 20
  * minutes (an episode opens, its start waits in the outbox), another at `high` uses a little (a track, no episode)
  * and a third is `off`.
@@ -130,17 +129,11 @@ function goOn(traffic: AccountTraffic): SpikeAlert[] {
 }
 
 describe("the spike watch's state: shape versions", () => {
-  it("reads a state saved before baselines had days with none read (0); before lessons with none and no prior rates; before the accumulated excess with none", () => {
-    expect(SPIKE_WATCH_STATE.version).toBe(4);
-    expect(SPIKE_WATCH_STATE.read({ body: JSON.stringify(v4), version: 4 })).toEqual(v4);
-    const noExcess = (tracks: Record<string, object>) =>
-      Object.fromEntries(Object.entries(tracks).map(([id, track]) => [id, { ...track, excess: 0, excessSince: null }]));
-    expect(SPIKE_WATCH_STATE.read({ body: JSON.stringify(v3), version: 3 })).toEqual({
-      ...v3,
-      tracks: noExcess(v3.tracks),
-    });
+  it("reads a state saved before baselines had days with none read (0); before lessons with none and no prior rates", () => {
+    expect(SPIKE_WATCH_STATE.version).toBe(3);
+    expect(SPIKE_WATCH_STATE.read({ body: JSON.stringify(v3), version: 3 })).toEqual(v3);
     const noPriors = (tracks: Record<string, object>) =>
-      noExcess(Object.fromEntries(Object.entries(tracks).map(([id, track]) => [id, { ...track, prior: null }])));
+      Object.fromEntries(Object.entries(tracks).map(([id, track]) => [id, { ...track, prior: null }]));
     expect(SPIKE_WATCH_STATE.read({ body: JSON.stringify(v2), version: 1 })).toEqual({
       ...v2,
       tracks: noPriors(v2.tracks),
@@ -159,12 +152,12 @@ describe("the spike watch's state: shape versions", () => {
   });
 
   // A field added to the state without a shape step fails here.
-  it("today's code writes the state at version 4, in the v4 fixture's shape", async () => {
+  it("today's code writes the state at version 3, in the v3 fixture's shape", async () => {
     await runInDurableObject(freshStore(), (_store, state) => {
       runScenario(state.storage);
       const { version, state: saved } = storedRow(state.storage.sql);
-      expect(version).toBe(4);
-      expect(shapeOf(saved)).toEqual(shapeOf(v4));
+      expect(version).toBe(3);
+      expect(shapeOf(saved)).toEqual(shapeOf(v3));
     });
   });
 
@@ -198,7 +191,7 @@ describe("the spike watch's state: shape versions", () => {
           },
         ]);
         const row = storedRow(state.storage.sql);
-        expect(row.version).toBe(4);
+        expect(row.version).toBe(3);
         // Read again (a restart), it is what was written.
         expect(SPIKE_WATCH_STATE.read({ body: JSON.stringify(row.state), version: row.version })).toEqual(row.state);
       });

@@ -480,7 +480,7 @@ describe("acknowledging a spike as normal", () => {
       const lesson = (await json(await acknowledge(account, big?.id, { normal: true }))).taught;
       expect(lesson.gb_per_hour).toBe(100);
 
-      // Idle before it, the sub-user must pass 2.5 × the taught 100 GB/h, and 10 × to open within 20 minutes: 1,100
+      // Idle before it, the sub-user must pass 4 × the taught 100 GB/h, and 10 × to open within 20 minutes: 1,100
       // GB/h does, a new episode, taught in its turn.
       await leak(account, subuser, t0 + 3 * HOUR, 1100);
       const [newer] = await spikes(account);

@@ -54,9 +54,6 @@ export const SENSITIVITY: Record<
     floor: Usage;
     openSteps: number;
     slowSteps: number;
-    excessRatio: number;
-    excessStake: number;
-    excessHours: number;
   }
 > = {
   high: {
@@ -64,30 +61,24 @@ export const SENSITIVITY: Record<
     ratio: 1.5,
     spreads: 4,
     jump: 1.3,
-    startRatio: 2,
+    startRatio: 3,
     firstFloor: 20e9,
     quickRatio: 5,
     floor: [1e9, 20_000],
     openSteps: 2,
     slowSteps: 4,
-    excessRatio: 1.2,
-    excessStake: 3e9,
-    excessHours: 0.3,
   },
   medium: {
     stake: 6e9,
     ratio: 2,
     spreads: 6,
     jump: 1.5,
-    startRatio: 2.5,
+    startRatio: 4,
     firstFloor: 50e9,
     quickRatio: 10,
     floor: [2e9, 40_000],
     openSteps: 2,
     slowSteps: 6,
-    excessRatio: 1.3,
-    excessStake: 5e9,
-    excessHours: 0.4,
   },
   low: {
     stake: 15e9,
@@ -100,14 +91,8 @@ export const SENSITIVITY: Record<
     floor: [10e9, 200_000],
     openSteps: 3,
     slowSteps: 8,
-    excessRatio: 1.5,
-    excessStake: 12e9,
-    excessHours: 0.6,
   },
 };
-
-/** The accumulated-excess rule counts a step's rate up to this × the sub-user's level (one burst is not a trend). */
-const EXCESS_CAP = 2.5;
 
 /** The prior rate: an average of the steps before the trailing window, over about an hour (weight 1/12 a step). */
 const PRIOR_STEPS = 12;
@@ -254,9 +239,6 @@ export interface SpikeTrack {
   /** Steps in a row above the opening level, and when the first of them started. */
   above: number;
   aboveSince: number | null;
-  /** Bytes accumulated over the reference level since `excessSince` (the accumulated-excess rule). */
-  excess: number;
-  excessSince: number | null;
   /** Steps in a row below the closing level during an episode. */
   below: number;
   episode: EpisodeState | null;
@@ -273,7 +255,7 @@ export interface EpisodeState {
 }
 
 export function newTrack(): SpikeTrack {
-  return { recent: [], prior: null, above: 0, aboveSince: null, excess: 0, excessSince: null, below: 0, episode: null };
+  return { recent: [], prior: null, above: 0, aboveSince: null, below: 0, episode: null };
 }
 
 /** The trailing rate per hour: the last 3 steps' usage (missing steps count as none). */
@@ -295,21 +277,10 @@ export function pushStep(track: SpikeTrack, usage: Usage): void {
   track.recent.push(usage);
   if (track.recent.length <= TRAILING_STEPS) return;
   const [left] = track.recent.shift() as Usage;
-  if (track.above > 0 || (track.excess > 0 && rising(track))) return;
+  if (track.above > 0) return;
   const rate = left * STEPS_PER_HOUR;
   track.prior = track.prior === null ? rate : track.prior + (rate - track.prior) / PRIOR_STEPS;
 }
-
-/**
- * Whether the trailing rate is `SUDDEN` × the prior rate or more: while it accumulates excess, such a rise holds the
- * prior (it is judged against the hour before it); a slower one lets the prior follow it (a sub-user that grows).
- */
-function rising(track: SpikeTrack): boolean {
-  return track.prior !== null && trailingRate(track)[0] >= track.prior * SUDDEN;
-}
-
-/** A rise this fast against the prior rate holds it while excess accumulates (medium's sudden rise). */
-const SUDDEN = 1.5;
 
 export type StepOutcome = "opened" | "closed" | null;
 
@@ -353,40 +324,12 @@ export function judgeStep(
     track.aboveSince = null;
     return "closed";
   }
-  const { jump, startRatio, quickRatio, openSteps, slowSteps, stake, excessRatio, excessStake, excessHours } =
-    SENSITIVITY[sensitivity];
+  const { jump, startRatio, quickRatio, openSteps, slowSteps } = SENSITIVITY[sensitivity];
   const bytes = Math.min(rate[0], stepBytes);
   const usual = baseline.rate[0];
   const starting = quietBefore < usual / 2;
   const above =
     bytes > opening && bytes >= prior * jump && (!starting || bytes > usual * startRatio) && !repeats(bytes, recent);
-  // The accumulated excess: the bytes over `excessRatio` × the sub-user's level (the higher of its baseline, raised
-  // by yesterday's surge at this hour, and the hour before), summed over the steps while positive.
-  const surged =
-    recent.yesterday !== null &&
-    recent.yesterdayUsual !== null &&
-    recent.yesterday > recent.yesterdayUsual * REPEAT_SURGE;
-  const usualHere = surged ? (usual * (recent.yesterday as number)) / (recent.yesterdayUsual as number) : usual;
-  const level = Math.max(usualHere, prior);
-  if (rate[0] <= stake || usual === 0) {
-    track.excess = 0;
-    track.excessSince = null;
-  } else {
-    const counted = Math.min(bytes, level * EXCESS_CAP);
-    track.excess = Math.max(0, track.excess + ((counted - level * excessRatio) * SPIKE_STEP_MS) / HOUR);
-    track.excessSince = track.excess === 0 ? null : (track.excessSince ?? stepStart);
-  }
-  const accumulated =
-    track.excess >= Math.max(excessStake, excessHours * Math.max(usual, held)) &&
-    !starting &&
-    rate[0] > usual + stake &&
-    !repeats(rate[0], recent);
-  if (accumulated) {
-    const since = Math.min(track.excessSince ?? stepStart, (above ? track.aboveSince : null) ?? stepStart);
-    track.above = 0;
-    track.aboveSince = null;
-    return open(track, since, rate, baseline);
-  }
   if (!above) {
     track.above = 0;
     track.aboveSince = null;
@@ -395,16 +338,9 @@ export function judgeStep(
   track.above += 1;
   track.aboveSince ??= stepStart;
   if (track.above < (bytes >= usual * quickRatio ? openSteps : slowSteps)) return null;
-  return open(track, track.aboveSince, rate, baseline);
-}
-
-/** Opens an episode that started at `startedAt` (the trailing window's usage its first). */
-function open(track: SpikeTrack, startedAt: number, rate: Usage, baseline: Baseline): StepOutcome {
   const total = track.recent.reduce<Usage>((sum, [b, r]) => [sum[0] + b, sum[1] + r], [0, 0]);
-  track.episode = { startedAt, observed: rate, baseline, peak: rate, total };
+  track.episode = { startedAt: track.aboveSince, observed: rate, baseline, peak: rate, total };
   track.below = 0;
-  track.excess = 0;
-  track.excessSince = null;
   return "opened";
 }
 
@@ -420,12 +356,7 @@ function floorToHour(at: number): number {
 
 /** Whether a track holds nothing worth keeping: no episode, nothing above, no usage in its window. */
 export function isIdle(track: SpikeTrack): boolean {
-  return (
-    track.episode === null &&
-    track.above === 0 &&
-    track.excess === 0 &&
-    track.recent.every(([b, r]) => b === 0 && r === 0)
-  );
+  return track.episode === null && track.above === 0 && track.recent.every(([b, r]) => b === 0 && r === 0);
 }
 
 function median(values: number[]): number {

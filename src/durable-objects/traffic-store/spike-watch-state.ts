@@ -21,7 +21,7 @@ export interface WatchedTrack extends SpikeTrack {
   sampledBytes: number;
 }
 
-/** The state, shape 4 (the latest). */
+/** The state, shape 3 (the latest). */
 export interface WatchState {
   /** Every 5-minute bucket before this was judged. */
   judgedTo: number | null;
@@ -37,12 +37,10 @@ export interface WatchState {
  * The state's shapes (append, never edit). A state saved before versions is shape 1.
  * 2: a baseline (an episode's, an alert's) says how many past days it read (`days`).
  * 3: lessons (episodes acknowledged as normal), and each track's rate before its latest rise (`prior`).
- * 4: each track's accumulated excess (`excess`, `excessSince`).
  */
 export const SPIKE_WATCH_STATE = BlobShapes.first<WatchStateV1>("spike_watch")
   .step(baselineDays)
-  .step(lessonsAndPriors)
-  .step(accumulatedExcess);
+  .step(lessonsAndPriors);
 
 /**
  * 1 → 2: `days` where a baseline lacks it. A state saved before baselines read past days has none: 0, which is what
@@ -68,28 +66,10 @@ function baselineDays(state: WatchStateV1): WatchStateV2 {
  * 2 → 3: no lessons yet; a track's `prior` unknown (null: its next step that leaves the trailing window sets it, so
  * until then a rise is judged against the baseline alone, as before).
  */
-function lessonsAndPriors(state: WatchStateV2): WatchStateV3 {
-  const tracks: WatchStateV3["tracks"] = {};
+function lessonsAndPriors(state: WatchStateV2): WatchState {
+  const tracks: Record<string, WatchedTrack> = {};
   for (const [subuserId, track] of Object.entries(state.tracks)) tracks[subuserId] = { ...track, prior: null };
   return { ...state, tracks, lessons: {} };
-}
-
-/** 3 → 4: nothing accumulated yet (0: the accumulated-excess rule starts counting at the track's next step). */
-function accumulatedExcess(state: WatchStateV3): WatchState {
-  const tracks: Record<string, WatchedTrack> = {};
-  for (const [subuserId, track] of Object.entries(state.tracks))
-    tracks[subuserId] = { ...track, excess: 0, excessSince: null };
-  return { ...state, tracks };
-}
-
-/* Shape 3, frozen: shape 2 with lessons and each track's `prior`. */
-
-interface WatchStateV3 {
-  judgedTo: number | null;
-  settings: Record<string, "off" | "low" | "medium" | "high">;
-  tracks: Record<string, Omit<WatchedTrack, "excess" | "excessSince">>;
-  outbox: SpikeAlert[];
-  lessons: Record<string, Lesson>;
 }
 
 /* Shape 2, frozen: shape 1 with `days` on every baseline. */
@@ -97,7 +77,7 @@ interface WatchStateV3 {
 interface WatchStateV2 {
   judgedTo: number | null;
   settings: Record<string, "off" | "low" | "medium" | "high">;
-  tracks: Record<string, Omit<WatchedTrack, "prior" | "excess" | "excessSince">>;
+  tracks: Record<string, Omit<WatchedTrack, "prior">>;
   outbox: SpikeAlert[];
 }
 

@@ -547,9 +547,9 @@ describe("rises and repeats, judged through the worker", () => {
       // not started yet), its running average too.
       await ingest(account, [...around(job, t0 - WEEK, 10), ...around(job, t0 - WEEK + HOUR, 10)].filter(unique()));
       await runFor(account, [job], t0 - HOUR, 60, 0.5);
-      // The job runs at 22 GB/h for its first clock hour (held back as a job starting: not over 2.5 × its baseline),
-      // then at 30 GB/h for 40 minutes: judged against its first hour (22 GB/h), not 1.5 × it, where its running
-      // average of the hour before, held since the rise began, still reads it as a job starting 3 × its baseline.
+      // The job runs at 22 GB/h for its first clock hour: held back as a job starting (under 4 × its baseline) while
+      // its running average catches up, judged against its previous clock hour (0.5 GB/h), a fixed figure the rise
+      // does not pull up; then at 30 GB/h for 40 minutes, judged against its first hour (22 GB/h): under 1.5 × it.
       await runFor(account, [job], t0, 60, 22);
       await runFor(account, [job], t0 + HOUR, 40, 30);
       expect(await spikes(account)).toEqual([]);
@@ -577,7 +577,7 @@ describe("rises and repeats, judged through the worker", () => {
       await ingest(account, history);
       // Yesterday, `repeating` surged at this hour: 30 GB/h, over 1.5 × yesterday's baseline (10).
       await ingest(account, around(repeating, t0 - DAY, 30));
-      // Today both rise to 45 GB/h for 40 minutes: over 2 × and 2.5 × the baseline (idle before), under 2 × 30.
+      // Today both rise to 45 GB/h for 40 minutes: over 2 × and 4 × the baseline (idle before), under 2 × 30.
       await runFor(account, [repeating, usual], t0, 40, 45);
       const [spike, ...others] = await spikes(account);
       expect(others).toEqual([]);

@@ -507,3 +507,94 @@ describe("acknowledging a spike as normal", () => {
     }
   });
 });
+
+describe("rises and repeats, judged through the worker", () => {
+  const DAY = 24 * HOUR;
+
+  /** Usage at `gbPerHour` over the 3 hours around `hour` (its hour ±1): a window the baseline reads. */
+  const around = (subuser: TestSubuser, hour: number, gbPerHour: number) =>
+    steadyUsage(subuser, hour - HOUR, 180, gbPerHour);
+
+  /**
+   * Ingests `gbPerHour` from `from` for `minutes` in chunks of 20, folding each as its last bucket is due (2 minutes
+   * after its end: the next chunk's first bucket is not judged before its usage arrived).
+   */
+  async function runFor(
+    account: TestAccount,
+    subusers: TestSubuser[],
+    from: number,
+    minutes: number,
+    gbPerHour: number,
+  ) {
+    for (let at = from; at < from + minutes * MINUTE; at += 20 * MINUTE) {
+      vi.setSystemTime(at + 20 * MINUTE);
+      await ingest(
+        account,
+        subusers.flatMap((subuser) => steadyUsage(subuser, at, 20, gbPerHour)),
+      );
+      await foldAt(account, at + 22 * MINUTE);
+    }
+  }
+
+  it(
+    "rule: previous clock hour: a daily job an hour into its run is judged against its first hour, which its rise does not pull up; a leak on top of it opens",
+    SLOW,
+    async () => {
+      const t0 = startClock();
+      const account = await createAccount({ bandwidthGb: 5000 });
+      const job = await createSubuser(account);
+      // Its usual: 10 GB/h in these hours last week. The hour before t0 it is all but idle (0.5 GB/h: a daily job
+      // not started yet), its running average too.
+      await ingest(account, [...around(job, t0 - WEEK, 10), ...around(job, t0 - WEEK + HOUR, 10)].filter(unique()));
+      await runFor(account, [job], t0 - HOUR, 60, 0.5);
+      // The job runs at 22 GB/h for its first clock hour: held back as a job starting (under 4 × its baseline) while
+      // its running average catches up, judged against its previous clock hour (0.5 GB/h), a fixed figure the rise
+      // does not pull up; then at 30 GB/h for 40 minutes, judged against its first hour (22 GB/h): under 1.5 × it.
+      await runFor(account, [job], t0, 60, 22);
+      await runFor(account, [job], t0 + HOUR, 40, 30);
+      expect(await spikes(account)).toEqual([]);
+      // A leak on top of it, 60 GB/h (over 1.5 × its previous clock hour): an episode.
+      await runFor(account, [job], t0 + 100 * MINUTE, 40, 60);
+      const spike = await onlySpike(account, `?subuser=${job.id}`);
+      expect(Date.parse(spike.start.started_at)).toBeGreaterThanOrEqual(t0 + 100 * MINUTE);
+      expect(spike.start.baseline.weeks).toBe(1);
+      expect(spike.start.baseline.gb_per_hour).toBeCloseTo(10, 3);
+    },
+  );
+
+  it(
+    "rule: yesterday's surge: a rise that repeats yesterday's surge at this hour must pass 2 × yesterday's level; the same rise after a usual day opens",
+    SLOW,
+    async () => {
+      const t0 = startClock();
+      const account = await createAccount({ bandwidthGb: 5000 });
+      const repeating = await createSubuser(account);
+      const usual = await createSubuser(account);
+      // Both: 10 GB/h in these hours over the past 2 weeks, for today's baseline and yesterday's.
+      const history = [repeating, usual].flatMap((subuser) =>
+        [t0 - WEEK, t0 - 2 * WEEK, t0 - DAY - WEEK, t0 - DAY - 2 * WEEK].flatMap((hour) => around(subuser, hour, 10)),
+      );
+      await ingest(account, history);
+      // Yesterday, `repeating` surged at this hour: 30 GB/h, over 1.5 × yesterday's baseline (10).
+      await ingest(account, around(repeating, t0 - DAY, 30));
+      // Today both rise to 45 GB/h for 40 minutes: over 2 × and 4 × the baseline (idle before), under 2 × 30.
+      await runFor(account, [repeating, usual], t0, 40, 45);
+      const [spike, ...others] = await spikes(account);
+      expect(others).toEqual([]);
+      expect(spike?.subuser).toBe(usual.id);
+      expect(spike?.start.baseline.weeks).toBe(2);
+      expect(spike?.start.baseline.gb_per_hour).toBeCloseTo(10, 3);
+    },
+  );
+});
+
+/** A filter keeping the first record of each minute and sub-user (windows that overlap are ingested once). */
+function unique() {
+  const seen = new Set<string>();
+  return (record: RecordFields) => {
+    const key = `${record.username}:${record.ts}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  };
+}

@@ -24,6 +24,7 @@ const WRITES =
 
 let stack;
 let browser;
+let accountId;
 let consoleUrl;
 
 before(async () => {
@@ -32,6 +33,7 @@ before(async () => {
   consoleUrl = `${stack.base}/console/`;
   const account = await stack.admin("POST", "/accounts", { email: OWNER.email, plan: "pro", balance_usd: 50 });
   await stack.admin("POST", `/accounts/${account.id}/members`, { ...OWNER, name: "Olga Owner" });
+  accountId = account.id;
   browser = await launchBrowser();
   mkdirSync(SHOTS, { recursive: true });
 });
@@ -147,6 +149,23 @@ describe("members in the console", () => {
 
     for (const tab of [owner, viewer, other]) assert.deepEqual(tab.problems, []);
     await Promise.all([owner.context.close(), viewer.context.close(), other.context.close()]);
+  });
+
+  it("the invite dialog offers an admin only the roles an admin may give: developer and viewer", async () => {
+    const admin = { email: `admin-${Date.now()}@example.com`, password: "admin correct horse battery" };
+    await stack.admin("POST", `/accounts/${accountId}/members`, { ...admin, name: "Adam Admin", role: "admin" });
+    const { context, page, problems } = await openConsole();
+    await signInAsMember(page, admin.email, admin.password);
+    await go(page, "members");
+    await page.getByRole("button", { name: "Invite a person" }).click();
+    const roles = await page
+      .getByRole("dialog")
+      .getByLabel("Role")
+      .locator("option")
+      .evaluateAll((options) => options.map((option) => option.value));
+    assert.deepEqual(roles.sort(), ["developer", "viewer"]);
+    assert.deepEqual(problems, []);
+    await context.close();
   });
 
   it("a forgotten password: the mailed link sets a new one, and the old one no longer signs in", async () => {

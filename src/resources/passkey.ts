@@ -14,6 +14,19 @@ export const passkeyIdParam = z.object({ id: idParam("passkey") });
 const base64Url = (max: number) => token(/^[A-Za-z0-9_-]*$/, max, "must be base64url");
 const transports = list(token(/^[a-z-]{1,20}$/, 20), 8).openapi({ example: ["internal", "hybrid"] });
 
+/** An example of a browser's answer: the credential's envelope around its `response`. */
+export function exampleCredential(response: Record<string, unknown>) {
+  const id = "hX8kq1Zb2Qy3Wv4Ut5Sr6Q";
+  return {
+    id,
+    rawId: id,
+    type: "public-key",
+    authenticatorAttachment: "platform",
+    clientExtensionResults: {},
+    response,
+  };
+}
+
 const credentialFields = {
   id: base64Url(1400).min(1).openapi({ description: "The credential id (base64url)." }),
   rawId: base64Url(1400).min(1),
@@ -36,18 +49,11 @@ export const registrationCredentialSchema = z
   })
   .openapi("PasskeyRegistrationCredential", {
     description: "What `navigator.credentials.create` returned, as JSON (`PublicKeyCredential.toJSON()`).",
-    example: {
-      id: "hX8kq1Zb2Qy3Wv4Ut5Sr6Q",
-      rawId: "hX8kq1Zb2Qy3Wv4Ut5Sr6Q",
-      type: "public-key",
-      authenticatorAttachment: "platform",
-      clientExtensionResults: {},
-      response: {
-        clientDataJSON: "eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIn0",
-        attestationObject: "o2NmbXRkbm9uZWdhdHRTdG10oGhhdXRoRGF0YVg",
-        transports: ["internal", "hybrid"],
-      },
-    },
+    example: exampleCredential({
+      clientDataJSON: "eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIn0",
+      attestationObject: "o2NmbXRkbm9uZWdhdHRTdG10oGhhdXRoRGF0YVg",
+      transports: ["internal", "hybrid"],
+    }),
   });
 
 export const authenticationCredentialSchema = z
@@ -62,19 +68,12 @@ export const authenticationCredentialSchema = z
   })
   .openapi("PasskeyAuthenticationCredential", {
     description: "What `navigator.credentials.get` returned, as JSON (`PublicKeyCredential.toJSON()`).",
-    example: {
-      id: "hX8kq1Zb2Qy3Wv4Ut5Sr6Q",
-      rawId: "hX8kq1Zb2Qy3Wv4Ut5Sr6Q",
-      type: "public-key",
-      authenticatorAttachment: "platform",
-      clientExtensionResults: {},
-      response: {
-        clientDataJSON: "eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0",
-        authenticatorData: "SZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2MFAAAAAQ",
-        signature: "MEUCIQDx",
-        userHandle: "bWVtXzAxSkQyVzZRNkoxUVI",
-      },
-    },
+    example: exampleCredential({
+      clientDataJSON: "eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0",
+      authenticatorData: "SZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2MFAAAAAQ",
+      signature: "MEUCIQDx",
+      userHandle: "bWVtXzAxSkQyVzZRNkoxUVI",
+    }),
   });
 
 /** WebAuthn options, as the browser's `parse…OptionsFromJSON` takes them (the standard's JSON form). */
@@ -118,13 +117,10 @@ export const newPasskeySchema = z
   .openapi("NewPasskey", {
     example: {
       name: "MacBook Touch ID",
-      credential: {
-        id: "hX8kq1Zb2Qy3Wv4Ut5Sr6Q",
-        rawId: "hX8kq1Zb2Qy3Wv4Ut5Sr6Q",
-        type: "public-key",
-        clientExtensionResults: {},
-        response: { clientDataJSON: "eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIn0", attestationObject: "o2NmbXRkbm9uZQ" },
-      },
+      credential: exampleCredential({
+        clientDataJSON: "eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIn0",
+        attestationObject: "o2NmbXRkbm9uZQ",
+      }),
     },
   });
 

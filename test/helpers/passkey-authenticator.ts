@@ -82,6 +82,15 @@ export async function softPasskey(): Promise<SoftPasskey> {
   const clientData = (type: string, challenge: string, answer: AnswerOptions) =>
     encoder.encode(JSON.stringify({ type, challenge, origin: answer.origin ?? BASE, crossOrigin: false }));
 
+  const credentialOf = (response: Record<string, unknown>) => ({
+    id: passkey.credentialId,
+    rawId: passkey.credentialId,
+    type: "public-key",
+    authenticatorAttachment: "platform",
+    clientExtensionResults: {},
+    response,
+  });
+
   const passkey: SoftPasskey = {
     credentialId: b64url(credentialBytes),
     userHandle: null,
@@ -104,18 +113,11 @@ export async function softPasskey(): Promise<SoftPasskey> {
           ["authData", authData],
         ]) as never,
       );
-      return {
-        id: passkey.credentialId,
-        rawId: passkey.credentialId,
-        type: "public-key",
-        authenticatorAttachment: "platform",
-        clientExtensionResults: {},
-        response: {
-          clientDataJSON: b64url(clientData("webauthn.create", options.challenge, answer)),
-          attestationObject: b64url(attestationObject),
-          transports: ["internal", "hybrid"],
-        },
-      };
+      return credentialOf({
+        clientDataJSON: b64url(clientData("webauthn.create", options.challenge, answer)),
+        attestationObject: b64url(attestationObject),
+        transports: ["internal", "hybrid"],
+      });
     },
     async signIn(options, answer = {}) {
       counter = answer.counter ?? counter + 1;
@@ -124,19 +126,12 @@ export async function softPasskey(): Promise<SoftPasskey> {
       const clientDataJSON = clientData("webauthn.get", options.challenge, answer);
       const signed = concat(authData, await sha256(clientDataJSON));
       const raw = new Uint8Array(await crypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, keys.privateKey, signed));
-      return {
-        id: passkey.credentialId,
-        rawId: passkey.credentialId,
-        type: "public-key",
-        authenticatorAttachment: "platform",
-        clientExtensionResults: {},
-        response: {
-          clientDataJSON: b64url(clientDataJSON),
-          authenticatorData: b64url(authData),
-          signature: b64url(derSignature(raw)),
-          ...(passkey.userHandle ? { userHandle: passkey.userHandle } : {}),
-        },
-      };
+      return credentialOf({
+        clientDataJSON: b64url(clientDataJSON),
+        authenticatorData: b64url(authData),
+        signature: b64url(derSignature(raw)),
+        ...(passkey.userHandle ? { userHandle: passkey.userHandle } : {}),
+      });
     },
   };
   return passkey;

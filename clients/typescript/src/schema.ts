@@ -5160,6 +5160,7 @@ export interface components {
      *         "id": "hX8kq1Zb2Qy3Wv4Ut5Sr6Q",
      *         "rawId": "hX8kq1Zb2Qy3Wv4Ut5Sr6Q",
      *         "type": "public-key",
+     *         "authenticatorAttachment": "platform",
      *         "clientExtensionResults": {},
      *         "response": {
      *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIn0",
@@ -21314,4 +21315,4 @@ export interface operations {
 }
 
 /** SHA-256 of the OpenAPI document (without `servers`) these types were generated from. */
-export const CONTRACT_SHA256 = "5687aba253a1a4e0517047ea6b8f43c165b2ea7c38d1c0d6a2426518977827df";
+export const CONTRACT_SHA256 = "cde0736ba3a43315f3353998bd970a4f53dbe21e793c05014a5c2982bcae0540";

@@ -6,7 +6,7 @@ import { relyingParty } from "../../middleware/relying-party";
 import { adoptSession } from "../../middleware/session-cookie";
 import { jsonBody, jsonContent, publicRoute } from "../../platform/route-definitions";
 import { presentSignedIn, signedInSchema } from "../../resources/member";
-import { authenticationCredentialSchema } from "../../resources/passkey";
+import { authenticationCredentialSchema, exampleCredential } from "../../resources/passkey";
 
 const body = z.strictObject({ credential: authenticationCredentialSchema }).openapi("PasskeySignInRequest", {
   example: {

@@ -52,6 +52,9 @@ for (const requestsPerMinute of accessPathOnly ? [] : rates) {
 }
 const accessPath = [];
 console.log("\nThe access path (deciding at the node), every request a new connection:");
+/** Dollars to the cent; a share that float rounding left a hair under zero prints as $0.00, not $-0.00. */
+const dollars = (usd) => `$${(Math.abs(usd) < 0.005 ? 0 : usd).toFixed(2)}`;
+
 for (const requestsPerMinute of rates) {
   for (const mix of sim.MIXES) {
     const path = await sim.accessPathCost(mix, requestsPerMinute, sim.ACCOUNTS);
@@ -60,7 +63,7 @@ for (const requestsPerMinute of rates) {
     const sessions = path.cost.reduce((sum, line) => sum + line.sessionsUsdPerBillion, 0);
     console.log(
       `  ${mix.name}, ${format(requestsPerMinute)} requests/min, ${path.nodes} nodes, ${path.slots} slots: ` +
-        `$${total.toFixed(2)} per billion, of which sticky sessions $${sessions.toFixed(2)}; ` +
+        `$${total.toFixed(2)} per billion, of which sticky sessions ${dollars(sessions)}; ` +
         `gate calls ${format(Math.round(path.perSecond.gateCalls))}/s, ` +
         `session-index calls ${format(Math.round(path.perSecond.indexCalls))}/s, ` +
         `push fan-out ${path.fanOutPerChange} messages per change; target rules at the bound (every sub-user, ` +
@@ -68,7 +71,7 @@ for (const requestsPerMinute of rates) {
     );
     for (const line of path.cost) {
       console.log(
-        `    ${line.line.padEnd(29)} $${line.usdPerBillion.toFixed(2)} (sticky sessions $${line.sessionsUsdPerBillion.toFixed(2)})`,
+        `    ${line.line.padEnd(29)} $${line.usdPerBillion.toFixed(2)} (sticky sessions ${dollars(line.sessionsUsdPerBillion)})`,
       );
     }
   }
@@ -81,7 +84,7 @@ if (bills.length > 0) {
       `  ${bill.scenario.padEnd(12)} ${format(bill.requestsPerMinute).padStart(10)}/min ` +
         `${format(bill.recordsPerPost).padStart(5)} per POST: $${bill.totalUsd.toFixed(2)} ` +
         `(metering $${bill.meteringUsd.toFixed(2)}, access path $${bill.accessPathUsd.toFixed(2)}, ` +
-        `of which sticky sessions $${bill.sessionsUsd.toFixed(2)})`,
+        `of which sticky sessions ${dollars(bill.sessionsUsd)})`,
     );
   }
 }

@@ -158,11 +158,9 @@ describe("members in the console", () => {
     await signInAsMember(page, admin.email, admin.password);
     await go(page, "members");
     await page.getByRole("button", { name: "Invite a person" }).click();
-    const roles = await page
-      .getByRole("dialog")
-      .getByLabel("Role")
-      .locator("option")
-      .evaluateAll((options) => options.map((option) => option.value));
+    const select = page.getByRole("dialog").getByLabel("Role");
+    await select.waitFor();
+    const roles = await select.locator("option").evaluateAll((options) => options.map((option) => option.value));
     assert.deepEqual(roles.sort(), ["developer", "viewer"]);
     assert.deepEqual(problems, []);
     await context.close();

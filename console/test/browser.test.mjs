@@ -484,6 +484,8 @@ describe("the console", () => {
     assert.equal(generated.status, 202, JSON.stringify(generated.body));
     const { context, page, problems } = await openConsole();
     await signIn(page, sandbox);
+    // The page signed in to (the overview) finishes its own calls before the traffic page's are counted.
+    await page.waitForLoadState("networkidle");
     const calls = [];
     page.on("request", (request) => {
       const { pathname } = new URL(request.url());

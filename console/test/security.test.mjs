@@ -93,13 +93,15 @@ describe("a member's security in the console", () => {
     await signInAsMember(page, member.email, member.password);
     await visit(page, "security");
     const { section, secret } = await setUpTotp(page);
-    // A code of the step before: the sign-in below takes the current one (each step signs in once).
-    await section.getByLabel("Code from the app").fill(totp(secret, -1));
+    // The current step's code (still accepted if the step turns before it arrives); the sign-in below takes the
+    // next step's, as each step is used once.
+    await section.getByLabel("Code from the app").fill(totp(secret));
     await section.getByRole("button", { name: "Turn on" }).click();
     const codes = section.getByRole("list", { name: "Recovery codes" }).getByRole("listitem");
     await section.getByText(/Save these recovery codes now/).waitFor();
     assert.equal(await codes.count(), 10);
-    for (const code of await codes.allTextContents()) assert.match(code, /^[a-z2-9]{5}-[a-z2-9]{5}$/);
+    const recovery = await codes.allTextContents();
+    for (const code of recovery) assert.match(code, /^[a-z2-9]{5}-[a-z2-9]{5}$/);
     await page.screenshot({ path: path.join(SHOTS, "desktop-security-recovery-codes.png"), fullPage: true });
     assert.deepEqual(await axeViolations(page), [], "recovery codes");
     await section.getByRole("button", { name: "I saved them" }).click();
@@ -123,17 +125,17 @@ describe("a member's security in the console", () => {
       .getByText(/The MFA code is invalid or was already used/)
       .waitFor();
     assert.equal(await page.getByRole("button", { name: "Sign out", exact: true }).count(), 0);
-    await code.fill(totp(secret));
+    await code.fill(totp(secret, 1));
     await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.getByRole("button", { name: "Sign out", exact: true }).waitFor();
     const session = await page.evaluate(async () => (await fetch("/v1/auth/session")).json());
     assert.equal(session.member.mfa_enabled, true);
 
-    // Turning it off asks for a current code (the next step's: the current one signed in).
+    // Turning it off asks for a code: a recovery code serves (the app's next steps are used up by now).
     await visit(page, "security");
     await section.getByRole("button", { name: "Turn off" }).click();
     const dialog = page.getByRole("dialog");
-    await dialog.getByLabel("Current code").fill(totp(secret, 1));
+    await dialog.getByLabel("Current code").fill(recovery[0]);
     await dialog.getByRole("button", { name: "Turn off" }).click();
     await dialog.waitFor({ state: "hidden" });
     await section.getByText("Off", { exact: true }).waitFor();
